@@ -1,0 +1,53 @@
+/* gputrace — the analyzer's entry point: dispatches to one subcommand per file (cmd_*.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+static const subcommand SUBCOMMANDS[] = {
+    {"record", cmd_record, "run a program under gputrace, then convert and report"},
+    {"info", cmd_info, "show a trace's header, versions, record counts and losses"},
+    {"convert", cmd_convert, "write a Perfetto trace (or Chrome JSON) for ui.perfetto.dev"},
+    {"report", cmd_report, "summarize a run and give advice (text or --json)"},
+    {"diff", cmd_diff, "compare two runs operation by operation"},
+};
+#define N_SUBCOMMANDS (sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: gputrace COMMAND [ARGS...]\n\n"
+                 "A light profiler for CUDA programs: records what the program asked of the GPU\n"
+                 "and what the GPU did, then explains why the GPU is underused.\n\ncommands:\n");
+    for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+        fprintf(out, "  %-8s  %s\n", SUBCOMMANDS[i].name, SUBCOMMANDS[i].summary);
+    fprintf(out, "\n'gputrace COMMAND --help' describes each command.\n"
+                 "Quick start: gputrace record -- python train.py\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("gputrace %s\n", GT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+        if (!strcmp(argv[1], SUBCOMMANDS[i].name))
+            return SUBCOMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gputrace: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+}

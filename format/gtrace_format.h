@@ -1,0 +1,453 @@
+/* gtrace_format.h — the on-disk layout of a .gtrace file (format version 1.x).
+ *
+ * Shared by the recorder (libgputrace.so) and the analyzer. Everything is little-endian on the
+ * machines we support; the header carries an endianness mark so a reader can refuse a foreign file.
+ * docs/format.md is the prose specification; keep both in step.
+ *
+ * File  = header (header_size bytes) followed by chunks until end of file.
+ * Chunk = gt_chunk_header + payload_len bytes of records. CRC32 (zlib) covers the payload.
+ * Record = gt_record_header + body; size counts the header and is a multiple of 8.
+ * Unknown record kinds are skipped by size and counted, so new kinds never break old readers.
+ * A minor version bump adds kinds or appends fields at the end of a body (readers take
+ * min(size, known) bytes); a major bump is incompatible and refused.
+ */
+#ifndef GTRACE_FORMAT_H
+#define GTRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
+#define GT_VERSION_MAJOR 1
+#define GT_VERSION_MINOR 0
+#define GT_ENDIAN_MARK 0x01020304u
+#define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
+#define GT_MAX_DEVICES 16
+#define GT_MAX_CHUNK_PAYLOAD (64u << 20) /* a reader treats larger lengths as damage */
+
+/* ---------------------------------------------------------------- header */
+
+typedef struct gt_device_info {
+    char name[64];
+    int32_t ordinal;
+    int32_t cc_major;
+    int32_t cc_minor;
+    int32_t sm_count;
+    uint64_t total_mem_bytes;
+} gt_device_info; /* 88 bytes */
+
+/* Versions found at run time. Zero means "not seen". The recorder rewrites the header in place
+ * (pwrite, header_crc32 recomputed) when these become known, so a file always has them once the
+ * application initialised CUDA, even if the process was killed later. */
+typedef struct gt_runtime_info {
+    int32_t driver_version;       /* cudaDriverGetVersion, e.g. 13000 */
+    int32_t runtime_version;      /* cudaRuntimeGetVersion */
+    int32_t cudnn_version;        /* cudnnGetVersion, e.g. 91900 */
+    int32_t cudnn_cudart_version; /* cudnnGetCudartVersion */
+    int32_t cublas_version;
+    int32_t cupti_version; /* cuptiGetVersion */
+    int32_t device_count;
+    uint32_t cupti_state; /* enum gt_cupti_state */
+    gt_device_info devices[GT_MAX_DEVICES];
+} gt_runtime_info;
+
+enum gt_cupti_state {
+    GT_CUPTI_UNKNOWN = 0,
+    GT_CUPTI_ACTIVE = 1,
+    GT_CUPTI_NOT_FOUND = 2,        /* libcupti could not be loaded */
+    GT_CUPTI_OTHER_SUBSCRIBER = 3, /* torch.profiler, nsys... held CUPTI */
+    GT_CUPTI_NO_DEVICE = 4,        /* no driver or no GPU */
+    GT_CUPTI_DISABLED = 5,         /* GPUTRACE_CUPTI=0 */
+    GT_CUPTI_FAILED = 6,
+};
+
+/* Fixed part of the header. Followed by: u32 exe_len, exe bytes, u32 cmdline_len, cmdline bytes
+ * (arguments separated by NUL), zero padding to a multiple of 8. header_size counts it all. */
+typedef struct gt_file_header {
+    char magic[8];
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;
+    uint32_t endian_mark;
+    uint32_t header_crc32; /* CRC32 of header_size bytes with this field taken as 0 */
+    int32_t pid;
+    int32_t ppid;
+    int64_t start_realtime_ns;  /* CLOCK_REALTIME at start: the clock of every timestamp */
+    int64_t start_monotonic_ns; /* CLOCK_MONOTONIC at the same instant */
+    int64_t start_boottime_ns;  /* CLOCK_BOOTTIME at the same instant (Perfetto's clock) */
+    int32_t rank;               /* RANK / SLURM_PROCID / ... ; -1 when unset */
+    int32_t local_rank;         /* -1 when unset */
+    int32_t world_size;         /* -1 when unset */
+    uint32_t flags;             /* GT_HDR_* */
+    char host[64];
+    gt_runtime_info runtime;
+} gt_file_header;
+
+enum gt_header_flags {
+    GT_HDR_FORKED_CHILD = 1u << 0, /* written by a child after fork (no CUDA/CUPTI in it) */
+    GT_HDR_STATIC_CUDART = 1u << 1, /* kernels seen but no runtime wrapper fired */
+};
+
+/* ---------------------------------------------------------------- chunks */
+
+typedef struct gt_chunk_header {
+    uint32_t magic; /* GT_CHUNK_MAGIC */
+    uint32_t payload_len;
+    uint32_t seq; /* 0,1,2... per file: a gap means chunks were lost */
+    uint32_t crc32;
+    uint32_t record_count;
+    uint32_t tid; /* thread that produced the records (0: gputrace itself) */
+} gt_chunk_header; /* 24 bytes */
+
+typedef struct gt_record_header {
+    uint16_t kind;
+    uint16_t flags;
+    uint32_t size; /* header + body, multiple of 8 */
+} gt_record_header;
+
+/* ---------------------------------------------------------------- record kinds */
+
+enum gt_record_kind {
+    GT_REC_PAD = 0, /* filler, skipped */
+    GT_REC_STRING = 1,
+    GT_REC_LOST = 2,
+    GT_REC_CLOCK_SYNC = 3,
+    GT_REC_THREAD = 4,
+    /* CPU side: wrapped calls (interpose/) */
+    GT_REC_API = 10,         /* a call with no specific arguments */
+    GT_REC_API_MEMCPY = 11,  /* copies */
+    GT_REC_API_MEMSET = 12,
+    GT_REC_API_ALLOC = 13,   /* allocations and frees, device and host */
+    GT_REC_API_LAUNCH = 14,
+    GT_REC_API_SYNC = 15,
+    GT_REC_API_CUDNN = 16,   /* a cuDNN call: legacy conv or backend execute/finalize */
+    GT_REC_API_CUBLAS = 17,
+    GT_REC_CUDNN_PLAN = 20,  /* a decoded backend execution plan, once per plan */
+    GT_REC_CUDNN_CONV_SIG = 21, /* a legacy convolution signature, once per distinct signature */
+    GT_REC_CUDNN_PERF = 22,  /* the perf table returned by Find/Get_v7 */
+    GT_REC_NVTX = 30,
+    GT_REC_STACK = 40,       /* call-site stacks (issue 8) */
+    GT_REC_MODULE = 41,
+    /* GPU side: CUPTI activity (cupti/) */
+    GT_REC_GPU_KERNEL = 50,
+    GT_REC_GPU_MEMCPY = 51,
+    GT_REC_GPU_MEMSET = 52,
+    GT_REC_GPU_SYNC = 53,
+    GT_REC_GPU_EXT_CORR = 54,
+    GT_REC_GPU_API = 55,     /* CUPTI runtime/driver API records */
+    GT_REC_CUPTI_STATS = 56,
+    GT_REC_KIND_MAX = 64,
+};
+
+/* Record flags (gt_record_header.flags) */
+enum gt_record_flags {
+    GT_RF_PTDS = 1u << 0,   /* called through a _ptds/_ptsz entry point */
+    GT_RF_VIA_DLSYM = 1u << 1, /* wrapper reached through an interposed dlsym/GetProcAddress */
+    GT_RF_TRUNCATED = 1u << 2, /* a variable-length field was cut to fit */
+    GT_RF_DRIVER = 1u << 3,  /* a driver API (cu*) entry point */
+};
+
+/* ---- bookkeeping records */
+
+typedef struct gt_rec_string { /* defines string id (>=1) once per file, before any use */
+    uint32_t id;
+    uint32_t len; /* bytes that follow, no NUL */
+    /* char bytes[len]; */
+} gt_rec_string;
+
+typedef struct gt_rec_lost { /* "count records of this thread were dropped between t_first and t_last" */
+    uint64_t count;
+    uint64_t t_first_ns;
+    uint64_t t_last_ns;
+    uint32_t reason; /* enum gt_lost_reason */
+    uint32_t lost_tid;
+} gt_rec_lost;
+
+enum gt_lost_reason {
+    GT_LOST_BUFFER_FULL = 1, /* a thread's ring was full */
+    GT_LOST_CUPTI_DROPPED = 2, /* CUPTI reported dropped activity records */
+    GT_LOST_CUPTI_CAP = 3,   /* GPUTRACE_CUPTI_MB reached: no buffer given to CUPTI */
+    GT_LOST_TOO_LARGE = 4,   /* a record larger than a ring */
+    GT_LOST_WRITE_FAILED = 5, /* written at close: chunks that could not be written */
+};
+
+typedef struct gt_rec_clock_sync { /* the same instant on several clocks */
+    uint64_t realtime_ns;
+    uint64_t monotonic_ns;
+    uint64_t boottime_ns;
+    uint64_t cupti_ns; /* cuptiGetTimestamp, 0 when CUPTI is not active */
+} gt_rec_clock_sync;
+
+typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */
+    uint32_t tid;
+    uint32_t name_id;
+    uint64_t t_start_ns;
+} gt_rec_thread;
+
+/* ---- CPU side: wrapped API calls. Every API record starts with gt_api_common. */
+
+typedef struct gt_api_common {
+    uint64_t t_begin_ns; /* CLOCK_REALTIME */
+    uint64_t t_end_ns;
+    uint64_t corr_id; /* our id; pushed to CUPTI as external correlation CUSTOM2 */
+    uint64_t stream;  /* cudaStream_t as an integer, 0 = legacy default */
+    uint32_t func;    /* enum gt_api_func (gtrace_api.def) */
+    int32_t result;   /* return code, passed back unchanged to the app */
+    int32_t device;   /* current device, -1 unknown */
+    uint32_t stack_id; /* GT_REC_STACK id, 0 = none */
+} gt_api_common; /* 48 bytes */
+
+typedef struct gt_rec_api {
+    gt_api_common c;
+} gt_rec_api;
+
+enum gt_memcpy_dir { /* same values as cudaMemcpyKind */
+    GT_DIR_H2H = 0, GT_DIR_H2D = 1, GT_DIR_D2H = 2, GT_DIR_D2D = 3, GT_DIR_DEFAULT = 4,
+};
+enum gt_mem_kind { /* host/device memory classification, shared by CPU and GPU records */
+    GT_MEM_UNKNOWN = 0, GT_MEM_PAGEABLE = 1, GT_MEM_PINNED = 2, GT_MEM_DEVICE = 3,
+    GT_MEM_ARRAY = 4, GT_MEM_MANAGED = 5,
+};
+
+typedef struct gt_rec_api_memcpy {
+    gt_api_common c;
+    uint64_t bytes;
+    uint64_t dst;
+    uint64_t src;
+    uint8_t direction; /* gt_memcpy_dir, resolved (never DEFAULT when pointers are classified) */
+    uint8_t src_kind;  /* gt_mem_kind */
+    uint8_t dst_kind;
+    uint8_t is_async;
+    int32_t peer_device; /* for Peer copies, else -1 */
+} gt_rec_api_memcpy;
+
+typedef struct gt_rec_api_memset {
+    gt_api_common c;
+    uint64_t ptr;
+    uint64_t bytes;
+    int32_t value;
+    uint8_t is_async;
+    uint8_t pad[3];
+} gt_rec_api_memset;
+
+enum gt_alloc_kind {
+    GT_ALLOC_DEVICE = 1, GT_ALLOC_DEVICE_ASYNC = 2, GT_ALLOC_MANAGED = 3, GT_ALLOC_HOST_PINNED = 4,
+    GT_ALLOC_HOST_REGISTERED = 5, GT_ALLOC_PITCH = 6,
+};
+
+typedef struct gt_rec_api_alloc {
+    gt_api_common c;
+    uint64_t ptr;   /* allocated or freed pointer */
+    uint64_t bytes; /* 0 for frees where unknown; the analyzer pairs frees with allocations */
+    uint32_t alloc_kind; /* gt_alloc_kind */
+    uint32_t is_free;
+} gt_rec_api_alloc;
+
+typedef struct gt_rec_api_launch {
+    gt_api_common c;
+    uint64_t function; /* host function / cudaKernel_t / CUfunction pointer */
+    uint32_t name_id;  /* mangled kernel name, 0 when unknown */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_mem;
+    uint64_t graph_exec; /* cudaGraphLaunch: the graph exec handle */
+} gt_rec_api_launch;
+
+enum gt_sync_kind {
+    GT_SYNC_DEVICE = 1, GT_SYNC_STREAM = 2, GT_SYNC_EVENT = 3, GT_SYNC_STREAM_WAIT_EVENT = 4,
+    GT_SYNC_STREAM_QUERY = 5, GT_SYNC_EVENT_QUERY = 6, GT_SYNC_EVENT_RECORD = 7,
+};
+
+typedef struct gt_rec_api_sync {
+    gt_api_common c; /* t_end - t_begin of a blocking kind is the sync stall */
+    uint64_t event;
+    uint32_t sync_kind; /* gt_sync_kind */
+    uint32_t pad;
+} gt_rec_api_sync;
+
+enum gt_cudnn_flags {
+    GT_CUDNN_AUTOTUNE = 1u << 0,  /* this execute was one candidate of an autotuning sweep */
+    GT_CUDNN_HEURISTIC = 1u << 1, /* plan chosen by heuristics (one plan for its op graph) */
+};
+
+typedef struct gt_rec_api_cudnn {
+    gt_api_common c;
+    uint64_t handle;
+    uint64_t plan;      /* backend: execution plan descriptor pointer */
+    uint32_t plan_id;   /* GT_REC_CUDNN_PLAN id, 0 = none */
+    uint32_t sig_id;    /* GT_REC_CUDNN_CONV_SIG id (legacy), 0 = none */
+    int32_t algo;       /* legacy algorithm, -1 = n/a */
+    int32_t math_type;  /* cudnnMathType_t, -1 = unknown */
+    uint64_t workspace_bytes;
+    uint32_t cudnn_flags; /* gt_cudnn_flags */
+    uint32_t desc_type; /* Finalize/Destroy: cudnnBackendDescriptorType_t, else 0 */
+} gt_rec_api_cudnn;
+
+typedef struct gt_rec_cudnn_plan { /* once per distinct plan pointer life */
+    uint64_t plan;
+    uint32_t plan_id;
+    uint32_t op_kind;     /* enum gt_cudnn_op */
+    int64_t engine_global_index; /* -1 unknown */
+    uint64_t numerical_notes; /* bit i = cudnnBackendNumericalNote_t value i */
+    uint64_t behavior_notes;
+    uint64_t workspace_bytes;
+    uint64_t op_graph;   /* operation graph pointer: several plans for one graph = autotuning */
+    uint32_t dtype;      /* cudnnDataType_t of the main input, -1 unknown */
+    uint32_t sig_id;     /* conv signature (GT_REC_CUDNN_CONV_SIG) decoded from the plan, 0 none */
+    uint32_t knobs_len;  /* bytes of "KNOB=value,..." text that follows */
+    uint32_t json_len;   /* bytes of the plan's JSON representation that follow the knobs */
+    /* char knobs[knobs_len]; char json[json_len]; */
+} gt_rec_cudnn_plan;
+
+enum gt_cudnn_op {
+    GT_CUDNN_OP_UNKNOWN = 0, GT_CUDNN_OP_CONV_FWD = 1, GT_CUDNN_OP_CONV_BWD_DATA = 2,
+    GT_CUDNN_OP_CONV_BWD_FILTER = 3, GT_CUDNN_OP_CONV_BIAS_ACT = 4, GT_CUDNN_OP_MATMUL = 5,
+    GT_CUDNN_OP_OTHER = 6,
+};
+
+typedef struct gt_rec_cudnn_conv_sig { /* a convolution's shape, once per distinct signature */
+    uint32_t sig_id;
+    uint32_t op_kind; /* gt_cudnn_op */
+    int32_t nb_dims;  /* tensor rank, 4 or 5 */
+    int32_t dtype;    /* cudnnDataType_t of x */
+    int32_t compute_dtype;
+    int32_t format;   /* cudnnTensorFormat_t of the filter (NCHW=0, NHWC=1), -1 unknown */
+    int32_t math_type;
+    int32_t groups;
+    int32_t x_dims[5], x_strides[5];
+    int32_t w_dims[5];
+    int32_t y_dims[5], y_strides[5];
+    int32_t pad[3], stride[3], dilation[3];
+    int32_t conv_mode; /* CUDNN_CONVOLUTION / CUDNN_CROSS_CORRELATION */
+} gt_rec_cudnn_conv_sig;
+
+typedef struct gt_cudnn_perf_entry {
+    int32_t algo;
+    int32_t status;
+    float time_ms;
+    uint32_t pad;
+    uint64_t memory;
+    int32_t determinism;
+    int32_t math_type;
+} gt_cudnn_perf_entry; /* 32 bytes */
+
+typedef struct gt_rec_cudnn_perf { /* follows the GT_REC_API_CUDNN of the Find/Get call */
+    uint64_t corr_id; /* of that call */
+    uint32_t sig_id;
+    uint32_t count;
+    /* gt_cudnn_perf_entry entries[count]; */
+} gt_rec_cudnn_perf;
+
+typedef struct gt_rec_api_cublas {
+    gt_api_common c;
+    uint64_t handle;
+    int64_t m, n, k;
+    int64_t batch; /* 1 unless batched */
+    int32_t transa, transb;
+    int32_t atype, btype, ctype; /* cudaDataType_t, -1 unknown */
+    int32_t compute_type;        /* cublasComputeType_t, -1 unknown */
+} gt_rec_api_cublas;
+
+enum gt_nvtx_kind {
+    GT_NVTX_PUSH = 1, GT_NVTX_POP = 2, GT_NVTX_MARK = 3, GT_NVTX_RANGE_START = 4,
+    GT_NVTX_RANGE_END = 5, GT_NVTX_NAME_THREAD = 6,
+};
+
+typedef struct gt_rec_nvtx {
+    uint64_t t_ns;
+    uint64_t range_id; /* start/end ranges; 0 otherwise */
+    uint32_t nvtx_kind; /* gt_nvtx_kind */
+    uint32_t name_id;   /* message, 0 for pop/end */
+    uint32_t domain_id; /* domain name, 0 = default */
+    uint32_t color;
+} gt_rec_nvtx;
+
+typedef struct gt_rec_stack { /* a call-site stack, once per distinct stack */
+    uint32_t stack_id;
+    uint32_t depth; /* native frames */
+    uint32_t py_depth; /* Python frames that follow the native ones */
+    uint32_t pad;
+    /* uint64_t pcs[depth]; then py_depth × {u32 file_id, u32 func_id, i32 line, u32 pad} */
+} gt_rec_stack;
+
+typedef struct gt_rec_module { /* a loaded module, for offline symbolization */
+    uint64_t base;
+    uint64_t size;
+    uint32_t path_id;
+    uint32_t build_id_len;
+    uint8_t build_id[32];
+} gt_rec_module;
+
+/* ---- GPU side: CUPTI activity. Times are CUPTI timestamps on CLOCK_REALTIME. */
+
+typedef struct gt_rec_gpu_kernel {
+    uint64_t start_ns, end_ns;
+    uint64_t corr_id; /* CUPTI correlation id */
+    uint64_t graph_id;
+    uint64_t grid_id;
+    uint32_t name_id; /* mangled name */
+    uint32_t device, context, stream;
+    int32_t grid[3], block[3];
+    uint32_t registers;
+    uint32_t static_smem, dynamic_smem;
+    uint32_t pad;
+} gt_rec_gpu_kernel;
+
+typedef struct gt_rec_gpu_memcpy {
+    uint64_t start_ns, end_ns;
+    uint64_t corr_id;
+    uint64_t bytes;
+    uint64_t graph_id;
+    uint32_t device, context, stream;
+    uint32_t src_device, dst_device;
+    uint8_t copy_kind; /* CUpti_ActivityMemcpyKind: HTOD=1, DTOH=2, ..., DTOD=8, PTOP=10 */
+    uint8_t src_kind;  /* gt_mem_kind */
+    uint8_t dst_kind;
+    uint8_t is_async;
+} gt_rec_gpu_memcpy;
+
+typedef struct gt_rec_gpu_memset {
+    uint64_t start_ns, end_ns;
+    uint64_t corr_id;
+    uint64_t bytes;
+    uint32_t device, context, stream;
+    uint32_t value;
+    uint8_t mem_kind;
+    uint8_t is_async;
+    uint8_t pad[6];
+} gt_rec_gpu_memset;
+
+typedef struct gt_rec_gpu_sync {
+    uint64_t start_ns, end_ns;
+    uint64_t corr_id;
+    uint64_t event;
+    uint32_t sync_type; /* CUpti_ActivitySynchronizationType */
+    uint32_t context, stream;
+    uint32_t pad;
+} gt_rec_gpu_sync;
+
+typedef struct gt_rec_gpu_ext_corr { /* CUPTI corr_id belongs to our call external_id */
+    uint64_t external_id;
+    uint64_t corr_id;
+    uint32_t ext_kind; /* CUpti_ExternalCorrelationKind */
+    uint32_t pad;
+} gt_rec_gpu_ext_corr;
+
+typedef struct gt_rec_gpu_api {
+    uint64_t start_ns, end_ns;
+    uint64_t corr_id;
+    uint32_t cbid;    /* CUpti_runtime_api_trace_cbid or CUpti_driver_api_trace_cbid */
+    uint32_t domain;  /* 4 = driver, 5 = runtime (CUpti_ActivityKind) */
+    uint32_t tid;
+    int32_t result;
+} gt_rec_gpu_api;
+
+typedef struct gt_rec_cupti_stats {
+    uint64_t t_ns;
+    uint64_t dropped_records; /* cuptiActivityGetNumDroppedRecords, summed */
+    uint64_t buffers_completed;
+    uint64_t buffers_refused; /* requests refused by the GPUTRACE_CUPTI_MB cap */
+    uint64_t records_converted;
+    uint64_t overhead_ns; /* CUPTI OVERHEAD activity, summed */
+} gt_rec_cupti_stats;
+
+#endif /* GTRACE_FORMAT_H */

@@ -1,0 +1,128 @@
+/* gt_core.h — the recording core inside libgputrace.so: the small API every wrapper and the CUPTI
+ * module use. Hot-path functions take no lock, call no malloc and no stdio.
+ *
+ * Typical wrapper:
+ *     if (!gt_guard_enter()) return real(args);          // nested or not recording
+ *     uint64_t t0 = gt_now_ns();
+ *     r = real(args);
+ *     gt_rec_api_sync *rec = gt_record_begin(GT_REC_API_SYNC, sizeof *rec);
+ *     if (rec) { fill...; gt_record_commit(rec); }
+ *     gt_guard_leave();
+ *     return r;
+ */
+#ifndef GT_CORE_H
+#define GT_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gtrace_api.h"
+#include "gtrace_format.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+
+/* CLOCK_REALTIME in ns: the one clock of the trace (CUPTI's default clock too). */
+uint64_t gt_now_ns(void);
+
+/* True while recording (started, not stopped by an error, not in a forked child that was told to
+ * stop). Cheap: one relaxed atomic load. */
+bool gt_core_recording(void);
+
+/* Recursion guard. gt_guard_enter returns true when the caller is the outermost gputrace wrapper on
+ * this thread and recording is on; then the caller must call gt_guard_leave. Returns false (and the
+ * caller must NOT call leave) inside another wrapper, inside gputrace's own threads or work, or
+ * while not recording. */
+bool gt_guard_enter(void);
+void gt_guard_leave(void);
+/* Marks the calling thread as gputrace's own (writer, CUPTI callbacks): its calls are never recorded. */
+void gt_guard_mark_internal_thread(void);
+
+/* Reserve room for one record of kind with a body of body_size bytes in this thread's buffer.
+ * Returns a pointer to the zeroed body (8-byte aligned), or NULL when not recording or the buffer is
+ * full (the loss is counted and written later as a GT_REC_LOST record). gt_record_commit publishes
+ * it. At most one record may be open per thread at a time. flags go into the record header. */
+void *gt_record_begin(uint16_t kind, uint16_t flags, uint32_t body_size);
+void gt_record_commit(void *body);
+/* Record a whole body in one call (copy). Returns false when dropped. */
+bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t body_size);
+
+/* For writers that are not on the application's hot path (the CUPTI buffer-completed callback):
+ * like gt_record_begin, but when the buffer is full it hands the buffer to the writer and waits up to
+ * timeout_ms for room before counting a loss. */
+void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, int timeout_ms);
+
+/* Intern a string: returns its id (>= 1), 0 on failure. The first intern of a string writes a
+ * GT_REC_STRING that reaches the file before any record that uses the id. Thread-safe; takes a short
+ * lock, so call it once per distinct name and cache the id (e.g. per kernel function pointer). */
+uint32_t gt_intern(const char *s);
+uint32_t gt_intern_n(const char *s, size_t len);
+
+/* Process-wide unique id for a call, pushed to CUPTI as the external correlation id. */
+uint64_t gt_next_corr_id(void);
+
+/* Runtime facts for the header: the writer rewrites the header with them. Thread-safe, cold. */
+void gt_core_set_versions(int32_t driver, int32_t runtime, int32_t cudnn, int32_t cudnn_cudart,
+                          int32_t cublas, int32_t cupti); /* pass 0 to leave a value unchanged */
+void gt_core_set_device(int ordinal, const gt_device_info *info);
+void gt_core_set_cupti_state(uint32_t state);
+void gt_core_set_header_flag(uint32_t flag);
+
+/* Hand this thread's records to the writer now and wait until they are written (cold; used at exit
+ * and by the CUPTI module). Never call with a lock held. */
+void gt_core_flush_self(void);
+/* Write everything recorded so far by all threads (cold). */
+void gt_core_flush_all(void);
+
+/* Hooks for other modules of libgputrace.so, called without gputrace locks held:
+ *  - before_exit: at process exit before the CUDA runtime tears down, and on the fatal signals, to
+ *    flush CUPTI. May be called from a signal handler: keep it to async-signal-safe work there.
+ *  - fork_child: in the child right after fork (only the forking thread exists).
+ *  - periodic: on the writer thread every flush period (GPUTRACE_FLUSH_MS). */
+typedef void (*gt_core_hook)(void);
+void gt_core_on_before_exit(gt_core_hook fn);
+void gt_core_on_fork_child(gt_core_hook fn);
+void gt_core_on_periodic(gt_core_hook fn);
+/* Arrange for the before_exit hooks to run before atexit handlers registered so far (call it after
+ * the CUDA runtime initialised: atexit runs handlers in reverse order of registration). */
+void gt_core_register_late_atexit(void);
+
+/* True in a child created by fork (without exec) of a traced process. */
+bool gt_core_is_forked_child(void);
+
+/* Configuration read once at load from GPUTRACE_* variables (bad values: a warning naming the
+ * variable, then the default). */
+typedef struct gt_config {
+    char dir[512];        /* GPUTRACE_DIR, default "." */
+    bool quiet;           /* GPUTRACE_QUIET=1 */
+    bool verbose;         /* GPUTRACE_VERBOSE=1 */
+    bool disabled;        /* GPUTRACE_DISABLE=1: load but record nothing */
+    uint32_t buffer_kb;   /* GPUTRACE_BUFFER_KB per thread, default 4096 */
+    uint32_t flush_ms;    /* GPUTRACE_FLUSH_MS, default 200 */
+    uint32_t cupti_mb;    /* GPUTRACE_CUPTI_MB cap on CUPTI buffers, default 256 */
+    bool cupti;           /* GPUTRACE_CUPTI=0 disables CUPTI, default on */
+    int api_mode;         /* GPUTRACE_API: 0 auto (default), 1 full, 2 off */
+    int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
+    uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
+    char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
+} gt_config;
+const gt_config *gt_core_config(void);
+
+/* Diagnostics to stderr with the "gputrace: " prefix, via write(2) (no stdio). Cold path only.
+ * gt_warn always prints unless GPUTRACE_QUIET=1; gt_debug only with GPUTRACE_VERBOSE=1. */
+void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Module entry points, called by the core's constructor in this order (weak: a module that is not
+ * linked is skipped). */
+void gt_interpose_init(void);
+void gt_cupti_init(void);
+
+/* CUPTI external correlation (cupti/): push our call id around a wrapped call that may launch GPU
+ * work; no-ops when CUPTI is not active. */
+void gt_cupti_push_correlation(uint64_t corr_id);
+void gt_cupti_pop_correlation(void);
+/* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */
+void gt_cupti_note_wrapper_fired(void);
+
+#endif
