@@ -3,6 +3,7 @@
 # Usage: tools/gpu/build.sh  -> build-gpu/lib/libgputrace.so, build-gpu/sample_apps/*
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
   -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=ON -DCUDA_HOME=/usr/local/cuda \
   -DCMAKE_CUDA_ARCHITECTURES=90 >build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
