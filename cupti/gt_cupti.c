@@ -1,0 +1,280 @@
+/* gt_cupti.c — CUPTI lifecycle: when to start, which activity kinds, flushing, exit, fork, external
+ * correlation and the automatic switch to CUPTI's runtime API records.
+ *
+ * When to start. CUPTI may be enabled before CUDA is initialised (it attaches when the context is
+ * created), but the library must be the process's own copy: a Python process only maps libcudart
+ * and libcupti when torch is imported, and loading a toolkit libcupti before that would hand torch
+ * our copy under the same soname. So at load we start at once only when CUDA libraries are already
+ * mapped, GPUTRACE_CUPTI_LIB names one, or the executable carries its own device code (static
+ * cudart, where nothing will ever be mapped); otherwise we wait ("pending") for the first wrapped
+ * call or for the writer's periodic poll to see libcudart, or for the driver to call
+ * InitializeInjection (CUDA_INJECTION64_PATH).
+ *
+ * No lock of ours is held around any CUPTI call: FlushAll calls back into gt_cupti_records.c. */
+#include <limits.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "gt_core.h"
+#include "gt_cupti_internal.h"
+
+enum { ST_IDLE, ST_PENDING, ST_STARTING, ST_ACTIVE, ST_OFF };
+
+static atomic_int state = ST_IDLE;
+static atomic_bool push_allowed;   /* the external-correlation fast path */
+static atomic_bool wrapper_fired;  /* some runtime wrapper saw a call */
+static atomic_bool api_records_on; /* RUNTIME/DRIVER kinds enabled */
+static atomic_bool armed_by_request, armed_by_records;
+static atomic_bool clock_written;
+static uint64_t start_realtime_ns, start_cupti_ns;
+static _Thread_local uint32_t tl_push_depth;
+
+static bool is_no_device_error(CUptiResult r)
+{
+    switch (r) {
+    case CUPTI_ERROR_UNKNOWN:
+    case CUPTI_ERROR_NOT_INITIALIZED:
+    case CUPTI_ERROR_INVALID_DEVICE:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED: return true;
+    default: return false;
+    }
+}
+
+static void give_up(CUptiResult r)
+{
+    atomic_store(&state, ST_OFF);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        gt_warn("another CUPTI subscriber is active (nsys, ncu, torch.profiler...): recording API "
+                "calls without GPU activity");
+        gt_core_set_cupti_state(GT_CUPTI_OTHER_SUBSCRIBER);
+    } else if (is_no_device_error(r)) {
+        gt_debug("CUPTI reports no usable driver or GPU (%s): no GPU activity recorded",
+                 gt_cupti_result_string(r));
+        gt_core_set_cupti_state(GT_CUPTI_NO_DEVICE);
+    } else {
+        gt_warn("CUPTI unavailable (%s, %d): recording API calls without GPU activity",
+                gt_cupti_result_string(r), (int)r);
+        gt_core_set_cupti_state(GT_CUPTI_FAILED);
+    }
+}
+
+static CUptiResult enable_api_kinds(void)
+{
+    CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+    if (r == CUPTI_SUCCESS)
+        GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+    if (r == CUPTI_SUCCESS)
+        atomic_store(&api_records_on, true);
+    return r;
+}
+
+/* The kernel kind decides whether CUPTI works at all; the others are best effort, except that a
+ * second subscriber or a missing driver reported by any of them stops everything. */
+static CUptiResult enable_kinds(void)
+{
+    CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    if (r != CUPTI_SUCCESS)
+        return r;
+    static const CUpti_ActivityKind optional[] = {
+        CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+    };
+    for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
+        r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(optional[i]));
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN)
+            return r;
+        if (optional[i] == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && r == CUPTI_SUCCESS &&
+            gt_cupti.ActivityPushExternalCorrelationId)
+            atomic_store(&push_allowed, true);
+    }
+    if (gt_core_config()->api_mode == 1)
+        return enable_api_kinds();
+    return CUPTI_SUCCESS;
+}
+
+static void start(const char *why)
+{
+    int cur = atomic_load(&state);
+    if ((cur != ST_IDLE && cur != ST_PENDING) ||
+        !atomic_compare_exchange_strong(&state, &cur, ST_STARTING))
+        return;
+    if (gt_core_is_forked_child()) {
+        atomic_store(&state, ST_OFF);
+        return;
+    }
+    char path[PATH_MAX + 32];
+    if (!gt_cupti_load(path, sizeof path)) {
+        gt_debug("libcupti not found: no GPU activity recorded (set GPUTRACE_CUPTI_LIB)");
+        gt_core_set_cupti_state(GT_CUPTI_NOT_FOUND);
+        atomic_store(&state, ST_OFF);
+        return;
+    }
+    gt_debug("CUPTI from %s, started at %s", path, why);
+    uint32_t version = 0;
+    if (gt_cupti.GetVersion && gt_cupti.GetVersion(&version) == CUPTI_SUCCESS)
+        gt_core_set_versions(0, 0, 0, 0, 0, (int32_t)version);
+    CUptiResult r = gt_cupti_register_buffers();
+    if (r == CUPTI_SUCCESS)
+        r = enable_kinds();
+    if (r != CUPTI_SUCCESS) {
+        atomic_store(&push_allowed, false);
+        give_up(r);
+        return;
+    }
+    /* CUPTI stamps records with CLOCK_REALTIME unless told otherwise: keep the pair to prove it. */
+    start_realtime_ns = gt_now_ns();
+    if (GT_CUPTI_CALL(gt_cupti.GetTimestamp(&start_cupti_ns)) != CUPTI_SUCCESS)
+        start_cupti_ns = 0;
+    int64_t skew = (int64_t)(start_cupti_ns - start_realtime_ns);
+    if (start_cupti_ns && (skew > 1000000 || skew < -1000000))
+        gt_warn("CUPTI's clock differs from CLOCK_REALTIME by %lld ns: GPU times may be shifted",
+                (long long)skew);
+    gt_core_set_cupti_state(GT_CUPTI_ACTIVE);
+    atomic_store(&state, ST_ACTIVE);
+}
+
+static void write_clock_sync(void)
+{
+    if (atomic_exchange(&clock_written, true))
+        return;
+    struct timespec mono, boot;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    uint64_t realtime = gt_now_ns();
+    uint64_t cupti_now = 0;
+    if (gt_cupti.GetTimestamp(&cupti_now) != CUPTI_SUCCESS)
+        cupti_now = start_cupti_ns ? start_cupti_ns + (realtime - start_realtime_ns) : 0;
+    gt_rec_clock_sync sync = {
+        .realtime_ns = realtime,
+        .monotonic_ns = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec,
+        .boottime_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec,
+        .cupti_ns = cupti_now,
+    };
+    gt_record_write(GT_REC_CLOCK_SYNC, 0, &sync, sizeof sync);
+}
+
+void gt_cupti_arm_exit_flush(void)
+{
+    if (!atomic_exchange(&armed_by_request, true))
+        gt_core_register_late_atexit();
+}
+
+static void flush(uint32_t flag)
+{
+    gt_cupti_tl_we_flush = true;
+    GT_CUPTI_CALL(gt_cupti.ActivityFlushAll(flag));
+    gt_cupti_tl_we_flush = false;
+}
+
+static bool static_cudart_suspected(void)
+{
+    return atomic_load(&gt_cupti_kernels_seen) && !atomic_load(&wrapper_fired);
+}
+
+/* A program whose calls no wrapper sees (static cudart, frameworks that dlsym their CUDA) still
+ * gets API timing from CUPTI's runtime/driver records. Enabled here, on the writer thread, never
+ * from inside a CUPTI callback. */
+static void maybe_switch_api_records(void)
+{
+    if (gt_core_config()->api_mode != 0 || atomic_load(&api_records_on) || !static_cudart_suspected())
+        return;
+    gt_core_set_header_flag(GT_HDR_STATIC_CUDART);
+    if (enable_api_kinds() == CUPTI_SUCCESS)
+        gt_debug("kernels ran but no wrapped CUDA call was seen (static cudart?): CUPTI runtime "
+                 "and driver API records switched on");
+}
+
+static void on_periodic(void)
+{
+    int st = atomic_load(&state);
+    if (st == ST_PENDING && gt_cupti_cuda_libs_loaded())
+        start("the periodic check (CUDA libraries mapped)");
+    if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
+        return;
+    write_clock_sync();
+    flush(0);
+    if (atomic_load(&gt_cupti_records_seen) && !atomic_exchange(&armed_by_records, true))
+        gt_core_register_late_atexit(); /* CUDA is surely up now: get ahead of its teardown */
+    maybe_switch_api_records();
+    gt_cupti_write_stats(false);
+}
+
+static void on_before_exit(void)
+{
+    if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
+        return;
+    write_clock_sync();
+    flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (static_cudart_suspected())
+        gt_core_set_header_flag(GT_HDR_STATIC_CUDART);
+    gt_cupti_write_stats(true);
+}
+
+/* The child of a fork shares nothing of CUPTI with its parent that it may touch. */
+static void on_fork_child(void)
+{
+    atomic_store(&push_allowed, false);
+    atomic_store(&state, ST_OFF);
+    tl_push_depth = 0;
+    gt_cupti_records_reset_after_fork();
+}
+
+void gt_cupti_init(void)
+{
+    gt_core_on_fork_child(on_fork_child);
+    const gt_config *cfg = gt_core_config();
+    if (cfg->disabled || !cfg->cupti) {
+        gt_core_set_cupti_state(GT_CUPTI_DISABLED);
+        atomic_store(&state, ST_OFF);
+        return;
+    }
+    gt_core_on_periodic(on_periodic);
+    gt_core_on_before_exit(on_before_exit);
+    if (cfg->cupti_lib[0])
+        start("load (GPUTRACE_CUPTI_LIB)");
+    else if (gt_cupti_cuda_libs_loaded())
+        start("load (CUDA libraries mapped)");
+    else if (gt_cupti_exe_has_fatbin())
+        start("load (the program carries its own device code)");
+    else
+        atomic_store(&state, ST_PENDING);
+}
+
+void gt_cupti_note_wrapper_fired(void)
+{
+    if (atomic_load_explicit(&wrapper_fired, memory_order_relaxed))
+        return;
+    atomic_store(&wrapper_fired, true);
+    if (atomic_load(&state) == ST_PENDING)
+        start("the first wrapped call");
+}
+
+void gt_cupti_push_correlation(uint64_t corr_id)
+{
+    if (!atomic_load_explicit(&push_allowed, memory_order_relaxed))
+        return;
+    if (gt_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, corr_id) ==
+        CUPTI_SUCCESS)
+        tl_push_depth++;
+}
+
+void gt_cupti_pop_correlation(void)
+{
+    if (!tl_push_depth)
+        return;
+    tl_push_depth--;
+    if (!atomic_load_explicit(&push_allowed, memory_order_relaxed))
+        return;
+    uint64_t last = 0;
+    gt_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+/* The CUDA driver calls this in a library named by CUDA_INJECTION64_PATH while it initialises:
+ * the way into programs that carry their own static cudart. */
+GT_EXPORT int InitializeInjection(void)
+{
+    start("InitializeInjection (CUDA_INJECTION64_PATH)");
+    return 1;
+}
