@@ -1,0 +1,501 @@
+/* fake_cupti.c — a stand-in libcupti.so.13 for tests without a GPU.
+ *
+ * Built against the real cupti headers: the records it hands out are the real structs
+ * (CUpti_ActivityKernel10, Memcpy6, Memset4, Synchronization2, ExternalCorrelation, API, Overhead3),
+ * so the code that decodes them is the code that runs on a GPU. It hears the simulated GPU of the
+ * fake libcudart through fake_gpu_set_listener (fake_gpu.h), in the thread of the API call, and
+ * stores a record per op in buffers obtained from the client's request callback, exactly one
+ * buffer at a time like CUPTI: a request answered with NULL drops the records and counts them.
+ * Buffers are completed on cuptiActivityFlushAll (any flag), in the calling thread.
+ *
+ * Fixed values the tests rely on: kernels have registersPerThread 40, staticSharedMemory 1024,
+ * dynamicSharedMemory 0, contextId 1; memsets have memoryKind DEVICE; every completed buffer ends
+ * with one OVERHEAD record of 1000 ns (when that kind is enabled).
+ *
+ * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_DROP=<n> (added to
+ * the first dropped-record query), FAKE_CUPTI_LOG=<file> (one "pid function" line per call, to
+ * prove which process called what). */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_gpu.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_PENDING 256
+#define MAX_NAMES 1024
+#define REC_HDR 8u /* u32 size, u32 magic before each record */
+#define REC_MAGIC 0x43505446u
+
+static struct {
+    int no_driver, other_subscriber;
+    unsigned long extra_drop;
+    int log_fd;
+} env = {.log_fd = -1};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_BuffersCallbackRequestFunc request_cb;
+static CUpti_BuffersCallbackCompleteFunc complete_cb;
+static unsigned char enabled[64]; /* by CUpti_ActivityKind (only small kinds are used) */
+static uint8_t *cur_buf;
+static size_t cur_size, cur_used;
+static struct {
+    uint8_t *buf;
+    size_t size, valid;
+} pending[MAX_PENDING];
+static int pending_count;
+static size_t dropped;
+static int drop_reported;
+static pid_t owner_pid;
+static uint64_t next_grid_id = 1;
+static char *names[MAX_NAMES];
+static int name_count;
+static int attached;
+
+#define STACK_DEPTH 64
+static _Thread_local uint64_t ext_stack[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][STACK_DEPTH];
+static _Thread_local int ext_depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+static _Thread_local uint32_t ext_last_corr[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+
+static void log_call(const char *fn)
+{
+    if (env.log_fd < 0)
+        return;
+    char line[96];
+    int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), fn);
+    if (n > 0 && write(env.log_fd, line, (size_t)n) < 0) {
+        /* nothing to do: the log is best effort */
+    }
+}
+
+static int is_enabled(CUpti_ActivityKind k)
+{
+    return (unsigned)k < sizeof enabled && enabled[k];
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CUPTI keeps one string per kernel and shares it among records: do the same. */
+static const char *stable_name(const char *s)
+{
+    if (!s)
+        return NULL;
+    for (int i = 0; i < name_count; i++)
+        if (strcmp(names[i], s) == 0)
+            return names[i];
+    if (name_count == MAX_NAMES)
+        return "fake_kernel_overflow";
+    names[name_count] = strdup(s);
+    return names[name_count] ? names[name_count++] : "fake_kernel_nomem";
+}
+
+static size_t rec_space(size_t size)
+{
+    return REC_HDR + ((size + 7u) & ~(size_t)7u);
+}
+
+static void append_raw(const void *rec, size_t size)
+{
+    unsigned char *p = cur_buf + cur_used;
+    uint32_t hdr[2] = {(uint32_t)rec_space(size), REC_MAGIC};
+    memcpy(p, hdr, sizeof hdr);
+    memset(p + REC_HDR, 0, rec_space(size) - REC_HDR);
+    memcpy(p + REC_HDR, rec, size);
+    cur_used += rec_space(size);
+}
+
+/* Close the current buffer: one overhead record, then queue it for completion. Lock held. */
+static void close_buffer(void)
+{
+    if (!cur_buf)
+        return;
+    if (is_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD) && cur_used + rec_space(sizeof(CUpti_ActivityOverhead3)) <= cur_size) {
+        CUpti_ActivityOverhead3 o = {.kind = CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                     .overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH,
+                                     .objectKind = CUPTI_ACTIVITY_OBJECT_THREAD};
+        o.start = now_ns();
+        o.end = o.start + 1000;
+        append_raw(&o, sizeof o);
+    }
+    if (pending_count < MAX_PENDING) {
+        pending[pending_count].buf = cur_buf;
+        pending[pending_count].size = cur_size;
+        pending[pending_count].valid = cur_used;
+        pending_count++;
+    }
+    cur_buf = NULL;
+    cur_size = cur_used = 0;
+}
+
+/* Store one record, asking the client for a buffer when needed. Lock held. */
+static void store(const void *rec, size_t size)
+{
+    size_t need = rec_space(size) + rec_space(sizeof(CUpti_ActivityOverhead3));
+    if (cur_buf && cur_used + need > cur_size)
+        close_buffer();
+    if (!cur_buf && request_cb) {
+        uint8_t *buf = NULL;
+        size_t bsize = 0, max_records = 0;
+        request_cb(&buf, &bsize, &max_records);
+        if (buf && bsize >= need) {
+            cur_buf = buf;
+            cur_size = bsize;
+            cur_used = 0;
+        }
+    }
+    if (!cur_buf) {
+        dropped++;
+        return;
+    }
+    append_raw(rec, size);
+}
+
+static void store_ext_correlation(uint32_t corr)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION))
+        return;
+    for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+        if (ext_depth[k] == 0 || ext_last_corr[k] == corr)
+            continue;
+        ext_last_corr[k] = corr;
+        CUpti_ActivityExternalCorrelation e = {.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                               .externalKind = (CUpti_ExternalCorrelationKind)k,
+                                               .externalId = ext_stack[k][ext_depth[k] - 1],
+                                               .correlationId = corr};
+        store(&e, sizeof e);
+    }
+}
+
+static void store_kernel(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) && !is_enabled(CUPTI_ACTIVITY_KIND_KERNEL))
+        return;
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.registersPerThread = 40;
+    k.start = op->start_ns;
+    k.end = op->end_ns;
+    k.completed = op->end_ns;
+    k.deviceId = op->device;
+    k.contextId = 1;
+    k.streamId = op->stream;
+    k.gridX = (int32_t)op->grid[0], k.gridY = (int32_t)op->grid[1], k.gridZ = (int32_t)op->grid[2];
+    k.blockX = (int32_t)op->block[0], k.blockY = (int32_t)op->block[1], k.blockZ = (int32_t)op->block[2];
+    k.staticSharedMemory = 1024;
+    k.correlationId = op->correlation_id;
+    k.gridId = (int64_t)next_grid_id++;
+    k.name = stable_name(op->name ? op->name : "fake_kernel");
+    store(&k, sizeof k);
+}
+
+static void store_memcpy(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_MEMCPY))
+        return;
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = (uint8_t)op->copy_kind;
+    m.srcKind = (uint8_t)op->src_kind;
+    m.dstKind = (uint8_t)op->dst_kind;
+    m.flags = op->is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+    m.bytes = op->bytes;
+    m.start = op->start_ns;
+    m.end = op->end_ns;
+    m.deviceId = op->device;
+    m.contextId = 1;
+    m.streamId = op->stream;
+    m.correlationId = op->correlation_id;
+    store(&m, sizeof m);
+}
+
+static void store_memset(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_MEMSET))
+        return;
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.bytes = op->bytes;
+    m.start = op->start_ns;
+    m.end = op->end_ns;
+    m.deviceId = op->device;
+    m.contextId = 1;
+    m.streamId = op->stream;
+    m.correlationId = op->correlation_id;
+    m.flags = op->is_async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    store(&m, sizeof m);
+}
+
+static void store_sync(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION))
+        return;
+    CUpti_ActivitySynchronization2 s;
+    memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    s.type = (CUpti_ActivitySynchronizationType)op->sync_type;
+    s.start = op->start_ns;
+    s.end = op->end_ns;
+    s.correlationId = op->correlation_id;
+    s.contextId = 1;
+    s.streamId = op->sync_type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                     ? CUPTI_SYNCHRONIZATION_INVALID_VALUE
+                     : op->stream;
+    s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    store(&s, sizeof s);
+}
+
+static void store_api(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
+        return;
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = op->cbid;
+    a.start = op->start_ns;
+    a.end = op->end_ns;
+    a.processId = (uint32_t)getpid();
+    a.threadId = (uint32_t)gettid();
+    a.correlationId = op->correlation_id;
+    store(&a, sizeof a);
+}
+
+static void on_gpu_op(const fake_gpu_op *op, void *ctx)
+{
+    (void)ctx;
+    /* CUPTI does not follow a process into a forked child. */
+    if (owner_pid == 0 || getpid() != owner_pid)
+        return;
+    pthread_mutex_lock(&lock);
+    if (op->kind != FAKE_OP_API)
+        store_ext_correlation(op->correlation_id);
+    switch (op->kind) {
+    case FAKE_OP_KERNEL: store_kernel(op); break;
+    case FAKE_OP_MEMCPY: store_memcpy(op); break;
+    case FAKE_OP_MEMSET: store_memset(op); break;
+    case FAKE_OP_SYNC: store_sync(op); break;
+    case FAKE_OP_API: store_api(op); break;
+    default: break;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* The fake runtime may be loaded after us: look for it whenever a client talks to us. */
+static void attach_to_fake_gpu(void)
+{
+    if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+        return;
+    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return;
+    void (*set)(fake_gpu_listener, void *) = (void (*)(fake_gpu_listener, void *))dlsym(h, "fake_gpu_set_listener");
+    if (set) {
+        set(on_gpu_op, NULL);
+        __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+    }
+    dlclose(h);
+}
+
+__attribute__((constructor)) static void fake_cupti_load(void)
+{
+    env.no_driver = getenv("FAKE_CUPTI_NO_DRIVER") && atoi(getenv("FAKE_CUPTI_NO_DRIVER"));
+    env.other_subscriber = getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
+    env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
+    const char *log = getenv("FAKE_CUPTI_LOG");
+    if (log && log[0])
+        env.log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    attach_to_fake_gpu();
+}
+
+/* ---------------------------------------------------------------- exported API */
+
+EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
+{
+    log_call(__func__);
+    switch (result) {
+    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+    case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+    case CUPTI_ERROR_INVALID_KIND: *str = "CUPTI_ERROR_INVALID_KIND"; break;
+    case CUPTI_ERROR_MAX_LIMIT_REACHED: *str = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+        *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+        break;
+    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
+    default: *str = "CUPTI_ERROR_FAKE_OTHER"; break;
+    }
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
+{
+    log_call(__func__);
+    *version = CUPTI_API_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    *timestamp = now_ns();
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    if (env.other_subscriber)
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    *subscriber = (CUpti_SubscriberHandle)(uintptr_t)1;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    log_call(__func__);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                  CUpti_BuffersCallbackCompleteFunc complete)
+{
+    log_call(__func__);
+    if (!request || !complete)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    request_cb = request;
+    complete_cb = complete;
+    pthread_mutex_unlock(&lock);
+    attach_to_fake_gpu();
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
+{
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    if (env.other_subscriber)
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if ((unsigned)kind >= sizeof enabled)
+        return CUPTI_ERROR_INVALID_KIND;
+    pthread_mutex_lock(&lock);
+    enabled[kind] = on;
+    owner_pid = getpid();
+    pthread_mutex_unlock(&lock);
+    attach_to_fake_gpu();
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    log_call(__func__);
+    return set_kind(kind, 1);
+}
+
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    log_call(__func__);
+    return set_kind(kind, 0);
+}
+
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    attach_to_fake_gpu();
+    pthread_mutex_lock(&lock);
+    if (cur_buf && cur_used > 0)
+        close_buffer();
+    int n = pending_count;
+    __typeof__(pending[0]) done[MAX_PENDING];
+    memcpy(done, pending, sizeof done[0] * (size_t)n);
+    pending_count = 0;
+    CUpti_BuffersCallbackCompleteFunc cb = complete_cb;
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < n; i++) /* outside our lock: the client calls back into us */
+        if (cb)
+            cb(NULL, 0, done[i].buf, done[i].size, done[i].valid);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+{
+    size_t off = 0;
+    if (*record) {
+        const unsigned char *cur = (const unsigned char *)*record - REC_HDR;
+        uint32_t size;
+        memcpy(&size, cur, sizeof size);
+        off = (size_t)(cur - buffer) + size;
+    }
+    if (off + REC_HDR > valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    uint32_t hdr[2];
+    memcpy(hdr, buffer + off, sizeof hdr);
+    if (hdr[1] != REC_MAGIC || hdr[0] < REC_HDR || off + hdr[0] > valid)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *record = (CUpti_Activity *)(buffer + off + REC_HDR);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *count)
+{
+    log_call(__func__);
+    pthread_mutex_lock(&lock);
+    *count = dropped;
+    dropped = 0;
+    if (!drop_reported) {
+        drop_reported = 1;
+        *count += env.extra_drop;
+    }
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    if ((int)kind <= 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE || ext_depth[kind] == STACK_DEPTH)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    ext_stack[kind][ext_depth[kind]++] = id;
+    ext_last_corr[kind] = 0;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
+{
+    log_call(__func__);
+    if ((int)kind <= 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE || ext_depth[kind] == 0)
+        return CUPTI_ERROR_QUEUE_EMPTY;
+    uint64_t id = ext_stack[kind][--ext_depth[kind]];
+    ext_last_corr[kind] = 0;
+    if (lastId)
+        *lastId = id;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiFinalize(void)
+{
+    log_call(__func__);
+    return CUPTI_SUCCESS;
+}
