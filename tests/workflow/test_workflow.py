@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""The user's workflow, end to end on the fake CUDA libraries: `gputrace record`, LD_PRELOAD with
+forked children, and NVTX ranges.
+
+Usage: test_workflow.py CASE --bin-dir B --lib L --fakes F --app A --dump D --nvtx-lib N
+                        --empty-lib E --work W
+Each CASE is one ctest test; it asserts on the .gtrace files through wf_dump's output.
+"""
+import argparse
+import ctypes  # noqa: F401  (the python-fork case runs this file's child code in a subprocess)
+import glob
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+ARGS = None
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def base_env(preload=False):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.pop("NVTX_INJECTION64_PATH", None)
+    env.pop("GPUTRACE_DIR", None)
+    env["LD_LIBRARY_PATH"] = ARGS.fakes + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["GPUTRACE_FLUSH_MS"] = "50"
+    env["GPUTRACE_QUIET"] = "1"
+    if preload:
+        env["LD_PRELOAD"] = ARGS.lib
+    return env
+
+
+def fresh_dir(name):
+    path = os.path.join(ARGS.work, name)
+    subprocess.run(["rm", "-rf", path], check=True)
+    os.makedirs(path)
+    return path
+
+
+def gputrace(args, env, cwd, **kw):
+    return subprocess.run([os.path.join(ARGS.bin_dir, "gputrace")] + args, env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def traces_in(folder):
+    return sorted(glob.glob(os.path.join(folder, "*.gtrace")))
+
+
+def dump(path):
+    """Parsed wf_dump output: header dict, kind counts, nvtx tuples, thread names."""
+    out = subprocess.run([ARGS.dump, path], capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0, "wf_dump %s failed: %s" % (path, out.stderr))
+    info = {"header": {}, "kinds": {}, "nvtx": [], "threads": [], "lost": 0}
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if parts[0] == "header":
+            info["header"] = dict(p.split("=") for p in parts[1:])
+        elif parts[0] == "kind":
+            info["kinds"][parts[1]] = int(parts[2])
+        elif parts[0] == "nvtx":
+            info["nvtx"].append({"tid": parts[1], "kind": parts[2], "name": parts[3],
+                                 "domain": parts[4], "color": parts[5], "range": parts[6]})
+        elif parts[0] == "thread":
+            info["threads"].append((parts[1], parts[2]))
+        elif parts[0] == "lost":
+            info["lost"] = int(parts[1])
+    return info
+
+
+def api_records(info):
+    return sum(n for k, n in info["kinds"].items() if k.startswith("api"))
+
+
+def record_run(name, app_args, env=None, extra=()):
+    """`gputrace record -o NAME -- wf_app ARGS` in a fresh folder; returns (result, run folder)."""
+    work = fresh_dir(name)
+    env = env or base_env()
+    res = gputrace(["record", "-q", "-o", "run"] + list(extra) + ["--", ARGS.app] + app_args,
+                   env, work)
+    return res, work
+
+
+def expect_outputs(work, res, min_files=1):
+    run = os.path.join(work, "run.gputrace")
+    files = traces_in(run)
+    check(len(files) >= min_files, "expected >= %d .gtrace in %s, got %s\nstderr:\n%s"
+          % (min_files, run, files, res.stderr))
+    perfetto = os.path.join(work, "run.perfetto-trace")
+    check(os.path.isfile(perfetto) and os.path.getsize(perfetto) > 0,
+          "record did not write %s\nstdout:\n%s\nstderr:\n%s" % (perfetto, res.stdout, res.stderr))
+    return files
+
+
+# ------------------------------------------------------------------------------------- cases
+
+def case_record_exit_zero():
+    res, work = record_run("exit0", ["exit", "0"])
+    check(res.returncode == 0, "exit 0 gave %d: %s" % (res.returncode, res.stderr))
+    files = expect_outputs(work, res)
+    info = dump(files[0])
+    check(api_records(info) >= 5, "expected the app's CUDA calls in the trace: %s" % info["kinds"])
+    check("ui.perfetto.dev" in res.stderr, "record should say where to open the trace")
+
+
+def case_record_exit_three():
+    res, work = record_run("exit3", ["exit", "3"])
+    check(res.returncode == 3, "exit 3 gave %d: %s" % (res.returncode, res.stderr))
+    expect_outputs(work, res)
+
+
+def case_record_killed_by_signal():
+    res, work = record_run("killed", ["kill", str(int(signal.SIGTERM))])
+    check(res.returncode == 128 + signal.SIGTERM,
+          "SIGTERM death gave %d: %s" % (res.returncode, res.stderr))
+    check("signal" in res.stderr, "record should say the program was killed: " + res.stderr)
+    files = expect_outputs(work, res)
+    check(api_records(dump(files[0])) >= 1, "a killed program's records should still be there")
+
+
+def case_record_environment():
+    work = fresh_dir("env")
+    env = base_env()
+    env["LD_PRELOAD"] = ARGS.empty_lib
+    out = os.path.join(work, "env.txt")
+    res = gputrace(["record", "-q", "-o", "run", "--no-report", "--", ARGS.app, "env", out], env,
+                   work)
+    check(res.returncode == 0, "env run failed: %s" % res.stderr)
+    seen = dict(line.rstrip("\n").split("=", 1) for line in open(out))
+    lib = os.path.realpath(ARGS.lib)
+    check(seen["LD_PRELOAD"] == lib + ":" + ARGS.empty_lib,
+          "LD_PRELOAD should be ours first, the user's kept: %r" % seen["LD_PRELOAD"])
+    check(seen["GPUTRACE_DIR"] == os.path.realpath(os.path.join(work, "run.gputrace")),
+          "GPUTRACE_DIR should be the run folder: %r" % seen["GPUTRACE_DIR"])
+    check(seen["NVTX_INJECTION64_PATH"] == lib, "NVTX path: %r" % seen["NVTX_INJECTION64_PATH"])
+    # A user's own NVTX tool is never replaced.
+    env["NVTX_INJECTION64_PATH"] = "/opt/their/tool.so"
+    res = gputrace(["record", "-q", "-f", "-o", "run", "--no-report", "--", ARGS.app, "env", out],
+                   env, work)
+    seen = dict(line.rstrip("\n").split("=", 1) for line in open(out))
+    check(seen["NVTX_INJECTION64_PATH"] == "/opt/their/tool.so", "user's NVTX tool replaced")
+
+
+def case_record_usage():
+    work = fresh_dir("usage")
+    env = base_env()
+    res = gputrace(["record", "--help"], env, work)
+    check(res.returncode == 0 and "usage: gputrace record" in res.stdout, "record --help")
+    res = gputrace(["record"], env, work)
+    check(res.returncode == 2 and "no command" in res.stderr, "record without a command: %s"
+          % res.stderr)
+    os.makedirs(os.path.join(work, "taken.gputrace"))
+    res = gputrace(["record", "-o", "taken", "--", ARGS.app, "exit", "0"], env, work)
+    check(res.returncode == 2 and "already exists" in res.stderr,
+          "an existing run folder must not be reused silently: %s" % res.stderr)
+    res = gputrace(["record", "-q", "--no-report", "-o", "x", "--", "/no/such/program"], env, work)
+    check(res.returncode == 127, "a missing program should give 127, got %d" % res.returncode)
+    res = gputrace(["record", "--lib", "/no/such/lib.so", "--", ARGS.app, "exit", "0"], env, work)
+    check(res.returncode == 2 and "/no/such/lib.so" in res.stderr, "bad --lib: %s" % res.stderr)
+
+
+def case_record_fork():
+    res, work = record_run("fork", ["fork"])
+    check(res.returncode == 0, "fork run failed: %s" % res.stderr)
+    files = expect_outputs(work, res, min_files=2)
+    infos = [dump(f) for f in files]
+    children = [i for i in infos if int(i["header"]["flags"]) & 1]
+    parents = [i for i in infos if not int(i["header"]["flags"]) & 1]
+    check(len(children) == 1 and len(parents) == 1,
+          "one parent and one forked child file expected: %s" % [i["header"] for i in infos])
+    child, parent = children[0], parents[0]
+    check(child["header"]["ppid"] == parent["header"]["pid"], "child's ppid should be the parent")
+    names = [n["name"] for n in child["nvtx"] if n["kind"] in ("push", "mark")]
+    check(names == ["worker-batch", "worker-mark"], "child's NVTX: %s" % child["nvtx"])
+    check(api_records(parent) >= 10, "parent's CUDA calls before and after fork: %s"
+          % parent["kinds"])
+
+
+def case_record_sigint():
+    work = fresh_dir("sigint")
+    ready = os.path.join(work, "ready")
+    proc = subprocess.Popen([os.path.join(ARGS.bin_dir, "gputrace"), "record", "-q", "-o", "run",
+                             "--", ARGS.app, "wait-sigint", ready], env=base_env(), cwd=work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not os.path.exists(ready) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    check(os.path.exists(ready), "the app never got ready")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)  # to gputrace alone: it must pass it on
+    out, err = proc.communicate(timeout=60)
+
+    class Res:
+        stdout, stderr = out, err
+    check(proc.returncode == 130, "Ctrl-C'd app should exit 130 through record, got %d: %s"
+          % (proc.returncode, err))
+    files = expect_outputs(work, Res)
+    info = dump(files[0])
+    check(any(n["name"] == "waiting" for n in info["nvtx"]), "NVTX ranges before Ctrl-C missing")
+
+
+def nvtx_sequence(info):
+    return [(n["kind"], n["name"], n["domain"]) for n in info["nvtx"]]
+
+
+def run_preloaded(name, app_args, env=None):
+    work = fresh_dir(name)
+    env = env or base_env(preload=True)
+    env["GPUTRACE_DIR"] = work
+    res = subprocess.run([ARGS.app] + app_args, env=env, cwd=work, capture_output=True,
+                         text=True, timeout=60)
+    check(res.returncode == 0, "%s failed: %s" % (app_args, res.stderr))
+    files = traces_in(work)
+    check(len(files) == 1, "one trace expected in %s, got %s" % (work, files))
+    return dump(files[0])
+
+
+def case_nvtx_ranges():
+    info = run_preloaded("nvtx", ["nvtx"])
+    seq = nvtx_sequence(info)
+    expected = [
+        ("thread", "main-thread", "-"),
+        ("push", "outer", "-"), ("push", "inner", "-"), ("mark", "tick", "-"), ("pop", "-", "-"),
+        ("push", "colored", "-"), ("pop", "-", "-"), ("pop", "-", "-"),
+        ("start", "async-range", "-"), ("end", "-", "-"),
+        ("push", "registered-name", "my-domain"), ("pop", "-", "my-domain"),
+    ]
+    check(seq == expected, "NVTX records:\n  got      %s\n  expected %s" % (seq, expected))
+    colored = [n for n in info["nvtx"] if n["name"] == "colored"][0]
+    check(colored["color"] == "ff00ff00", "ARGB color lost: %s" % colored)
+    start = [n for n in info["nvtx"] if n["kind"] == "start"][0]
+    end = [n for n in info["nvtx"] if n["kind"] == "end"][0]
+    check(start["range"] == end["range"] and start["range"] != "0", "start/end ids must match")
+    tids = {n["tid"] for n in info["nvtx"]}
+    check(len(tids) == 1, "all on the calling thread: %s" % tids)
+    check(("%s" % list(tids)[0], "main-thread") in info["threads"],
+          "nvtxNameOsThreadA should name the thread: %s" % info["threads"])
+
+
+def case_nvtx_not_injected_when_disabled():
+    env = base_env(preload=True)
+    env["GPUTRACE_NVTX"] = "0"
+    info = run_preloaded("nvtx-off", ["nvtx"], env)
+    check(info["nvtx"] == [], "GPUTRACE_NVTX=0 should leave NVTX alone: %s" % info["nvtx"][:3])
+    check(api_records(info) >= 5, "CUDA calls still recorded with NVTX off")
+
+
+def case_nvtx_many_names():
+    info = run_preloaded("nvtx-many", ["many-names", "6000"])
+    pushes = [n for n in info["nvtx"] if n["kind"] == "push"]
+    check(len(pushes) + info["lost"] >= 6000, "pushes: %d (+%d lost)" % (len(pushes), info["lost"]))
+    distinct = {n["name"] for n in pushes}
+    check("(many names)" in distinct, "names past the cap should fold into '(many names)'")
+    check(4000 <= len(distinct) <= 4200, "the string table is capped near 4096: %d" % len(distinct))
+    check(info["kinds"].get("string", 0) < 4500, "strings: %s" % info["kinds"].get("string"))
+
+
+PY_CHILD = textwrap.dedent("""
+    import ctypes, os, sys, time
+    # torch loads its CUDA libraries with RTLD_LOCAL: do the same.
+    cudart = ctypes.CDLL("libcudart.so.13", mode=os.RTLD_LOCAL | os.RTLD_NOW)
+    nvtx = ctypes.CDLL(sys.argv[1], mode=os.RTLD_LOCAL | os.RTLD_NOW)
+    dev = ctypes.c_void_p()
+    buf = ctypes.create_string_buffer(1 << 16)
+    assert cudart.cudaMalloc(ctypes.byref(dev), ctypes.c_size_t(len(buf))) == 0
+    for step in range(3):
+        nvtx.wf_nvtx_push(b"step")
+        cudart.cudaMemcpy(dev, buf, ctypes.c_size_t(len(buf)), 1)
+        nvtx.wf_nvtx_pop()
+    pid = os.fork()
+    if pid == 0:  # a DataLoader worker: CPU work, NVTX, then os._exit (no atexit)
+        for i in range(4):
+            nvtx.wf_nvtx_push(b"load-batch")
+            nvtx.wf_nvtx_pop()
+        time.sleep(0.4)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    cudart.cudaDeviceSynchronize()
+    sys.exit(os.waitstatus_to_exitcode(status))
+""")
+
+
+def case_python_fork_worker():
+    work = fresh_dir("python-fork")
+    script = os.path.join(work, "loader.py")
+    with open(script, "w") as f:
+        f.write(PY_CHILD)
+    env = base_env(preload=True)
+    env["GPUTRACE_DIR"] = work
+    res = subprocess.run([sys.executable, script, ARGS.nvtx_lib], env=env, cwd=work,
+                         capture_output=True, text=True, timeout=60)
+    check(res.returncode == 0, "python script failed: %s" % res.stderr)
+    infos = [dump(f) for f in traces_in(work)]
+    check(len(infos) == 2, "the python parent and its forked worker: %d files" % len(infos))
+    child = [i for i in infos if int(i["header"]["flags"]) & 1]
+    parent = [i for i in infos if not int(i["header"]["flags"]) & 1]
+    check(len(child) == 1 and len(parent) == 1, "headers: %s" % [i["header"] for i in infos])
+    steps = [n for n in parent[0]["nvtx"] if n["kind"] == "push"]
+    check([n["name"] for n in steps] == ["step"] * 3, "parent's steps: %s" % steps)
+    check(parent[0]["kinds"].get("api_memcpy", 0) == 3,
+          "the ctypes RTLD_LOCAL cudaMemcpy calls: %s" % parent[0]["kinds"])
+    loads = [n for n in child[0]["nvtx"] if n["kind"] == "push"]
+    check([n["name"] for n in loads] == ["load-batch"] * 4,
+          "the worker's file must hold its records despite os._exit: %s" % child[0]["nvtx"])
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("case", choices=sorted(CASES))
+    for opt in ("bin-dir", "lib", "fakes", "app", "dump", "nvtx-lib", "empty-lib", "work"):
+        p.add_argument("--" + opt, required=True)
+    ARGS = p.parse_args()
+    os.makedirs(ARGS.work, exist_ok=True)
+    CASES[ARGS.case]()
+    print("ok " + ARGS.case)
+
+
+if __name__ == "__main__":
+    main()
