@@ -1,0 +1,120 @@
+/* cupti_dump — prints what the CUPTI module put into a .gtrace, one fact per line, for the shell
+ * tests in this folder to grep. Reads with the gtformat reader (the analyzer's reader).
+ *   header state=<cupti_state> flags=<hdr flags> cupti_version=<v>
+ *   count <kind-number> <n>            (every kind present)
+ *   lost reason=<r> count=<n>
+ *   stats dropped= refused= completed= converted= overhead_ns=   (the last one seen)
+ *   clock skew_us=<|cupti - realtime|>  (each clock sync carrying a CUPTI time)
+ *   kernel name= grid=x,y,z block=x,y,z regs= ssmem= dsmem= stream= corr= dur=
+ *   memcpy kind= src= dst= bytes= async= stream= corr=
+ *   memset bytes= memkind= async= stream=
+ *   sync type= stream= corr=
+ *   extcorr kind= ext= corr=
+ *   gpuapi domain= cbid= corr=
+ *   cpucall kind= func= corr=          (CPU-side API records, for correlation checks) */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gt_reader.h"
+
+static void print_gpu(const gt_reader *r, const gt_record *rec)
+{
+    switch (rec->kind) {
+    case GT_REC_GPU_KERNEL: {
+        const gt_rec_gpu_kernel *k = rec->body;
+        const char *name = gt_reader_string(r, k->name_id);
+        printf("kernel name=%s grid=%d,%d,%d block=%d,%d,%d regs=%u ssmem=%u dsmem=%u stream=%u "
+               "corr=%" PRIu64 " dur=%" PRIu64 "\n",
+               name ? name : "?", k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+               k->block[2], k->registers, k->static_smem, k->dynamic_smem, k->stream, k->corr_id,
+               k->end_ns - k->start_ns);
+        break;
+    }
+    case GT_REC_GPU_MEMCPY: {
+        const gt_rec_gpu_memcpy *m = rec->body;
+        printf("memcpy kind=%u src=%u dst=%u bytes=%" PRIu64 " async=%u stream=%u corr=%" PRIu64 "\n",
+               m->copy_kind, m->src_kind, m->dst_kind, m->bytes, m->is_async, m->stream, m->corr_id);
+        break;
+    }
+    case GT_REC_GPU_MEMSET: {
+        const gt_rec_gpu_memset *m = rec->body;
+        printf("memset bytes=%" PRIu64 " memkind=%u async=%u stream=%u\n", m->bytes, m->mem_kind,
+               m->is_async, m->stream);
+        break;
+    }
+    case GT_REC_GPU_SYNC: {
+        const gt_rec_gpu_sync *s = rec->body;
+        printf("sync type=%u stream=%u corr=%" PRIu64 "\n", s->sync_type, s->stream, s->corr_id);
+        break;
+    }
+    case GT_REC_GPU_EXT_CORR: {
+        const gt_rec_gpu_ext_corr *e = rec->body;
+        printf("extcorr kind=%u ext=%" PRIu64 " corr=%" PRIu64 "\n", e->ext_kind, e->external_id,
+               e->corr_id);
+        break;
+    }
+    case GT_REC_GPU_API: {
+        const gt_rec_gpu_api *a = rec->body;
+        printf("gpuapi domain=%u cbid=%u corr=%" PRIu64 "\n", a->domain, a->cbid, a->corr_id);
+        break;
+    }
+    default: break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: cupti_dump FILE.gtrace\n");
+        return 2;
+    }
+    gt_reader *r = NULL;
+    char err[512];
+    int st = gt_reader_open(argv[1], &r, err, sizeof err);
+    if (st != GT_OPEN_OK) {
+        fprintf(stderr, "cupti_dump: %s\n", err);
+        return 2;
+    }
+    const gt_file_header *h = gt_reader_header(r);
+    printf("header state=%u flags=%u cupti_version=%d\n", h->runtime.cupti_state, h->flags,
+           h->runtime.cupti_version);
+    uint64_t counts[GT_REC_KIND_MAX] = {0};
+    gt_rec_cupti_stats last = {0};
+    int have_stats = 0;
+    gt_record rec;
+    while (gt_reader_next(r, &rec) == 1) {
+        if (rec.kind < GT_REC_KIND_MAX)
+            counts[rec.kind]++;
+        if (rec.kind == GT_REC_LOST) {
+            const gt_rec_lost *l = rec.body;
+            printf("lost reason=%u count=%" PRIu64 "\n", l->reason, l->count);
+        } else if (rec.kind == GT_REC_CUPTI_STATS) {
+            memcpy(&last, rec.body, sizeof last);
+            have_stats = 1;
+        } else if (rec.kind == GT_REC_CLOCK_SYNC) {
+            const gt_rec_clock_sync *c = rec.body;
+            if (c->cupti_ns) {
+                int64_t d = (int64_t)(c->cupti_ns - c->realtime_ns);
+                printf("clock skew_us=%lld\n", (long long)((d < 0 ? -d : d) / 1000));
+            }
+        } else if (rec.kind >= GT_REC_API && rec.kind <= GT_REC_API_CUBLAS) {
+            const gt_api_common *c = rec.body;
+            printf("cpucall kind=%u func=%u corr=%" PRIu64 "\n", rec.kind, c->func, c->corr_id);
+        } else {
+            print_gpu(r, &rec);
+        }
+    }
+    for (int k = 0; k < GT_REC_KIND_MAX; k++)
+        if (counts[k])
+            printf("count %d %" PRIu64 "\n", k, counts[k]);
+    if (have_stats)
+        printf("stats dropped=%" PRIu64 " refused=%" PRIu64 " completed=%" PRIu64 " converted=%" PRIu64
+               " overhead_ns=%" PRIu64 "\n",
+               last.dropped_records, last.buffers_refused, last.buffers_completed,
+               last.records_converted, last.overhead_ns);
+    const gt_reader_stats *s = gt_reader_get_stats(r);
+    int damaged = s->truncated || s->chunks_damaged;
+    gt_reader_close(r);
+    return damaged ? 1 : 0;
+}

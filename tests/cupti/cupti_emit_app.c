@@ -1,0 +1,127 @@
+/* cupti_emit_app — drives the fake GPU directly through fake_gpu_emit, the way cuDNN, cuBLAS or a
+ * statically linked cudart reach the GPU without any cuda* call a wrapper could see. Every op is
+ * known here, so the tests can check each decoded field. Exits with status 3 to prove gputrace
+ * passes the exit status through.
+ *   decode      3 kernels, 2 copies, 1 set, 2 syncs, 2 runtime API ops, then exit at once
+ *   many N      N kernels as fast as possible (buffer cap test)
+ *   static MS   a kernel and a runtime API op every 5 ms for MS milliseconds
+ *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits */
+#include <cupti_activity.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_gpu.h"
+
+static uint32_t next_corr = 1000;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static fake_gpu_op op_new(int kind, uint64_t dur_ns)
+{
+    fake_gpu_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.start_ns = now_ns();
+    op.end_ns = op.start_ns + dur_ns;
+    op.correlation_id = next_corr++;
+    op.stream = 7;
+    return op;
+}
+
+static void kernel(const char *name)
+{
+    fake_gpu_op op = op_new(FAKE_OP_KERNEL, 5000);
+    op.name = name;
+    op.grid[0] = 2, op.grid[1] = 3, op.grid[2] = 4;
+    op.block[0] = 32, op.block[1] = 1, op.block[2] = 1;
+    fake_gpu_emit(&op);
+}
+
+static void api(uint32_t cbid)
+{
+    fake_gpu_op op = op_new(FAKE_OP_API, 1000);
+    op.name = "cudaLaunchKernel";
+    op.cbid = cbid;
+    fake_gpu_emit(&op);
+}
+
+static void decode(void)
+{
+    kernel("_Z7kernelAv");
+    kernel("_Z7kernelBv");
+    kernel("_Z7kernelAv");
+    fake_gpu_op op = op_new(FAKE_OP_MEMCPY, 2000);
+    op.bytes = 4096, op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    fake_gpu_emit(&op);
+    op = op_new(FAKE_OP_MEMCPY, 2000);
+    op.bytes = 8192, op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, op.is_async = 1;
+    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    fake_gpu_emit(&op);
+    op = op_new(FAKE_OP_MEMSET, 1000);
+    op.bytes = 256, op.is_async = 1;
+    fake_gpu_emit(&op);
+    op = op_new(FAKE_OP_SYNC, 3000);
+    op.sync_type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    fake_gpu_emit(&op);
+    op = op_new(FAKE_OP_SYNC, 3000);
+    op.sync_type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    fake_gpu_emit(&op);
+    api(211);
+    api(131);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "decode";
+    if (strcmp(mode, "decode") == 0) {
+        decode();
+    } else if (strcmp(mode, "many") == 0) {
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        for (long i = 0; i < n; i++)
+            kernel("_Z4manyv");
+    } else if (strcmp(mode, "static") == 0) {
+        int ms = argc > 2 ? atoi(argv[2]) : 400;
+        for (int t = 0; t < ms; t += 5) {
+            kernel("_Z6staticv");
+            api(211);
+            sleep_ms(5);
+        }
+    } else if (strcmp(mode, "fork") == 0) {
+        kernel("_Z6parentv");
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (int i = 0; i < 20; i++) {
+                kernel("_Z5childv");
+                sleep_ms(10);
+            }
+            printf("child done\n");
+            return 0; /* exit(), so atexit and the before-exit hooks run in the child */
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        kernel("_Z6parentv");
+        printf("child pid %d status %d\n", (int)pid, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    printf("%s done\n", mode);
+    return 3;
+}

@@ -1,0 +1,175 @@
+#!/bin/bash
+# cupti_test.sh CASE — one CUPTI-module test: runs a program under LD_PRELOAD=libgputrace.so with the
+# fake libcupti (tests/fakes), reads the .gtrace back with cupti_dump and checks what it must hold.
+# Needs: GT_LIB (libgputrace.so), FAKES (fake library folder), EMIT_APP, DUMP, WORK (scratch folder).
+set -u
+CASE=$1
+T=$WORK/$CASE
+rm -rf "$T" && mkdir -p "$T"
+fails=0
+
+fail() { echo "FAIL [$CASE]: $*"; fails=$((fails + 1)); }
+expect_line() { grep -qxF -- "$1" "$2" || fail "missing line '$1' in $2:$(printf '\n'; cat "$2")"; }
+count_of() { awk -v k="$1" '$1 == "count" && $2 == k { print $3 }' "$2" | grep . || echo 0; }
+
+# run_traced NAME [VAR=value...] -- CMD...: output in $T/NAME.{out,err,rc}, traces in $T/NAME.d
+run_traced() {
+    local name=$1; shift
+    local vars=()
+    while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+    shift
+    mkdir -p "$T/$name.d"
+    env LD_PRELOAD="$GT_LIB" LD_LIBRARY_PATH="$FAKES" GPUTRACE_CUPTI_LIB="$FAKES/libcupti.so.13" \
+        GPUTRACE_DIR="$T/$name.d" "${vars[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err"
+    echo $? >"$T/$name.rc"
+}
+# dump_trace NAME: the process's own (not forked child) trace, dumped into $T/NAME.dump
+dump_trace() {
+    local f found=
+    for f in "$T/$1.d"/*.gtrace; do
+        [ -e "$f" ] || continue
+        "$DUMP" "$f" >"$T/tmp.dump" || fail "cupti_dump failed on $f"
+        local flags
+        flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/tmp.dump")
+        if [ $((flags & 1)) -eq 0 ]; then mv "$T/tmp.dump" "$T/$1.dump"; found=1; fi
+    done
+    [ -n "$found" ] || { fail "no trace written for $1"; : >"$T/$1.dump"; }
+}
+# same_as_untraced NAME ARGS...: the app's stdout and exit status are what they are without gputrace
+same_as_untraced() {
+    local name=$1; shift
+    LD_LIBRARY_PATH="$FAKES" "$@" >"$T/plain.out" 2>/dev/null
+    local rc=$?
+    [ "$rc" = "$(cat "$T/$name.rc")" ] || fail "exit status $(cat "$T/$name.rc") under gputrace, $rc without"
+    cmp -s "$T/plain.out" "$T/$name.out" || fail "stdout differs under gputrace"
+}
+
+case $CASE in
+decode)
+    # Every field of every kind, from the real CUPTI structs; the program exits right after its work
+    # and the flush period is a minute, so only the forced flush at exit can have delivered them.
+    run_traced d GPUTRACE_API=off GPUTRACE_FLUSH_MS=60000 -- "$EMIT_APP" decode
+    dump_trace d
+    same_as_untraced d "$EMIT_APP" decode
+    D=$T/d.dump
+    expect_line "header state=1 flags=2 cupti_version=130001" "$D"
+    expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1000 dur=5000" "$D"
+    expect_line "kernel name=_Z7kernelBv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1001 dur=5000" "$D"
+    expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1002 dur=5000" "$D"
+    expect_line "memcpy kind=1 src=1 dst=3 bytes=4096 async=0 stream=7 corr=1003" "$D"
+    expect_line "memcpy kind=2 src=3 dst=2 bytes=8192 async=1 stream=7 corr=1004" "$D"
+    expect_line "memset bytes=256 memkind=3 async=1 stream=7" "$D"
+    expect_line "sync type=3 stream=7 corr=1006" "$D"
+    expect_line "sync type=4 stream=4294967295 corr=1007" "$D"
+    expect_line "stats dropped=0 refused=0 completed=1 converted=8 overhead_ns=1000" "$D"
+    [ "$(count_of 50 "$D")" = 3 ] || fail "kernel count $(count_of 50 "$D") != 3"
+    [ "$(count_of 55 "$D")" = 0 ] || fail "runtime API records present with GPUTRACE_API=off"
+    [ "$(count_of 2 "$D")" = 0 ] || fail "records lost in a short program"
+    # one kernel name string per distinct name (interned once)
+    names=$(grep -c '^kernel' "$D")
+    [ "$names" = 3 ] || fail "kernel lines $names"
+    skew=$(awk -F= '/^clock skew_us/ { print $2; exit }' "$D")
+    [ -n "$skew" ] && [ "$skew" -lt 1000 ] || fail "no clock sync with a CUPTI time within 1 ms (got '$skew')"
+    ;;
+api_full)
+    # GPUTRACE_API=full: every runtime API op becomes a GT_REC_GPU_API record.
+    run_traced f GPUTRACE_API=full GPUTRACE_FLUSH_MS=60000 -- "$EMIT_APP" decode
+    dump_trace f
+    expect_line "gpuapi domain=5 cbid=211 corr=1008" "$T/f.dump"
+    expect_line "gpuapi domain=5 cbid=131 corr=1009" "$T/f.dump"
+    [ "$(count_of 55 "$T/f.dump")" = 2 ] || fail "expected 2 API records"
+    ;;
+static_autoswitch)
+    # Kernels but no wrapped call (a static cudart): runtime API records switch on by themselves
+    # after the first periodic flush, and the header says why.
+    run_traced s GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" static 600
+    dump_trace s
+    D=$T/s.dump
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
+    [ $((flags & 2)) -ne 0 ] || fail "GT_HDR_STATIC_CUDART not set (flags=$flags)"
+    api=$(count_of 55 "$D")
+    kernels=$(count_of 50 "$D")
+    [ "$kernels" -ge 100 ] || fail "kernels $kernels < 100"
+    [ "$api" -gt 0 ] && [ "$api" -lt "$kernels" ] || fail "API records $api: expected some, but not before the switch (kernels $kernels)"
+    # and never with GPUTRACE_API=off
+    run_traced o GPUTRACE_FLUSH_MS=20 GPUTRACE_API=off -- "$EMIT_APP" static 200
+    dump_trace o
+    [ "$(count_of 55 "$T/o.dump")" = 0 ] || fail "API records with GPUTRACE_API=off"
+    ;;
+dropped)
+    # CUPTI's dropped-record count becomes a GT_REC_LOST (reason CUPTI_DROPPED) and the stats.
+    run_traced d FAKE_CUPTI_DROP=123 GPUTRACE_API=off -- "$EMIT_APP" decode
+    dump_trace d
+    expect_line "lost reason=2 count=123" "$T/d.dump"
+    grep -q "^stats dropped=123 refused=0 " "$T/d.dump" || fail "stats do not show 123 dropped"
+    ;;
+buffer_cap)
+    # GPUTRACE_CUPTI_MB=4: one 4 MB buffer and no flush before exit, so CUPTI drops what does not
+    # fit; the trace must account for every kernel: written + lost (reason CUPTI_CAP) = emitted.
+    N=40000
+    run_traced c GPUTRACE_CUPTI_MB=4 GPUTRACE_API=off GPUTRACE_FLUSH_MS=60000 GPUTRACE_BUFFER_KB=65536 -- "$EMIT_APP" many $N
+    dump_trace c
+    D=$T/c.dump
+    kernels=$(count_of 50 "$D")
+    lost=$(awk '/^lost reason=3 / { sub("count=", "", $3); s += $3 } END { print s + 0 }' "$D")
+    [ "$kernels" -gt 0 ] && [ "$kernels" -lt $N ] || fail "kernels $kernels: the cap did not bite"
+    [ $((kernels + lost)) = $N ] || fail "kernels $kernels + lost $lost != $N"
+    grep -Eq "^stats dropped=$lost refused=[1-9]" "$D" || fail "stats do not show the refusals: $(grep ^stats "$D")"
+    ;;
+other_subscriber)
+    # Another CUPTI client: one warning, no GPU records, the app unchanged.
+    run_traced o FAKE_CUPTI_OTHER_SUBSCRIBER=1 -- "$EMIT_APP" decode
+    dump_trace o
+    same_as_untraced o "$EMIT_APP" decode
+    n=$(grep -c "another CUPTI subscriber" "$T/o.err")
+    [ "$n" = 1 ] || fail "expected one warning, got $n: $(cat "$T/o.err")"
+    grep -q "^header state=3 " "$T/o.dump" || fail "cupti_state is not OTHER_SUBSCRIBER"
+    [ "$(count_of 50 "$T/o.dump")" = 0 ] || fail "kernels recorded despite another subscriber"
+    ;;
+no_driver)
+    # No driver: silent, no GPU records, the app unchanged; GPUTRACE_VERBOSE=1 explains.
+    run_traced n FAKE_CUPTI_NO_DRIVER=1 -- "$EMIT_APP" decode
+    dump_trace n
+    same_as_untraced n "$EMIT_APP" decode
+    if grep -qi "cupti" "$T/n.err"; then fail "not silent: $(cat "$T/n.err")"; fi
+    grep -q "^header state=4 " "$T/n.dump" || fail "cupti_state is not NO_DEVICE"
+    run_traced v FAKE_CUPTI_NO_DRIVER=1 GPUTRACE_VERBOSE=1 -- "$EMIT_APP" decode
+    grep -q "no usable driver" "$T/v.err" || fail "GPUTRACE_VERBOSE=1 does not explain: $(cat "$T/v.err")"
+    ;;
+not_found)
+    run_traced m GPUTRACE_CUPTI_LIB=/nonexistent/libcupti.so.13 -- "$EMIT_APP" decode
+    dump_trace m
+    same_as_untraced m "$EMIT_APP" decode
+    grep -q "^header state=2 " "$T/m.dump" || fail "cupti_state is not NOT_FOUND"
+    grep -q "GPUTRACE_CUPTI_LIB" "$T/m.err" || fail "no warning naming GPUTRACE_CUPTI_LIB"
+    ;;
+beside_cudart)
+    # Without GPUTRACE_CUPTI_LIB the libcupti beside the loaded libcudart wins over any toolkit.
+    mkdir -p "$T/b.d"
+    env LD_PRELOAD="$GT_LIB" LD_LIBRARY_PATH="$FAKES" GPUTRACE_DIR="$T/b.d" GPUTRACE_VERBOSE=1 \
+        GPUTRACE_API=off CUDA_HOME=/nonexistent "$EMIT_APP" decode >"$T/b.out" 2>"$T/b.err"
+    echo $? >"$T/b.rc"
+    dump_trace b
+    grep -q "CUPTI from $FAKES/libcupti.so.13" "$T/b.err" || \
+        grep -q "CUPTI from libcupti.so.13 (already loaded)" "$T/b.err" || \
+        fail "did not load the fake beside libcudart: $(grep -i cupti "$T/b.err")"
+    [ "$(count_of 50 "$T/b.dump")" = 3 ] || fail "kernels not recorded"
+    ;;
+fork_child)
+    # A forked child makes no CUPTI call at all, though it runs, flushes periodically and exits.
+    run_traced k FAKE_CUPTI_LOG="$T/calls.log" GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" fork
+    dump_trace k
+    child=$(awk '/^child pid/ { print $3 }' "$T/k.out")
+    [ -n "$child" ] || fail "no child pid in output: $(cat "$T/k.out")"
+    grep -q "^child done" "$T/k.out" || fail "child did not finish"
+    parent_calls=$(grep -vc "^$child " "$T/calls.log")
+    child_calls=$(grep -c "^$child " "$T/calls.log")
+    [ "$parent_calls" -gt 0 ] || fail "the parent made no CUPTI calls (log broken?)"
+    [ "$child_calls" = 0 ] || fail "the child made $child_calls CUPTI calls: $(grep "^$child " "$T/calls.log" | sort | uniq -c)"
+    [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
+    ;;
+*)
+    echo "unknown case $CASE"; exit 2 ;;
+esac
+[ $fails = 0 ] && echo "PASS [$CASE]"
+exit $((fails > 0))
