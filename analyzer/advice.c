@@ -1,0 +1,752 @@
+/* advice.c — the advice rules. Every threshold here is listed in docs/advice.md; change both. */
+#include "advice.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gtrace_api.h"
+
+/* ------------------------------------------------------------------ thresholds (docs/advice.md) */
+#define SYNC_STALL_SHARE 0.05      /* blocking sync time per step / step time */
+#define SYNC_STALL_CRITICAL 0.25
+#define PAGEABLE_SHARE 0.02        /* pageable copy time / steady window */
+#define PAGEABLE_WARN_SHARE 0.10
+#define NONBLOCK_SHARE 0.01        /* blocking H2D copy time / steady window */
+#define LAUNCH_BUSY_PCT 70.0       /* steady GPU busy below this */
+#define LAUNCH_SHORT_SHARE 0.5     /* short kernels (< 10 µs) among steady kernels */
+#define LAUNCH_SHORT_IDLE_SHARE 0.5 /* idle in gaps < 1 ms / all steady idle */
+#define LAUNCH_SAVING_FACTOR 0.5   /* CUDA graphs / bigger batches recover about half of it */
+#define AMP_SHARE 0.20             /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
+#define AMP_SAVING_FACTOR 0.5      /* tensor cores run such work at least 2x faster */
+#define ALLOC_PER_STEP 1.0         /* cudaMalloc/cudaFree calls per steady step */
+#define ALLOC_MIN_CALLS 3
+#define IDLE_SHARE 0.10            /* unexplained idle in gaps >= 1 ms / steady window */
+#define BENCH_MIN_EXECS 3          /* an op run this often counts as a static shape */
+#define BENCH_STATIC_SHARE 0.8     /* share of ops with static shapes */
+#define BENCH_DYNAMIC_OPS 20       /* autotuned signatures ... */
+#define BENCH_DYNAMIC_SHARE 0.5    /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
+#define BENCH_COST_SHARE 0.20      /* autotuning time / run duration */
+#define STRAGGLER_RATIO 1.05       /* slowest rank's step / median step of all ranks */
+
+/* ------------------------------------------------------------------ building items */
+
+static gt_advice *add_item(gt_advice_list *l, const gt_proc *p, const char *id, int severity)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        gt_advice *n = realloc(l->items, l->cap * sizeof *n);
+        if (!n) {
+            fprintf(stderr, "gputrace: out of memory\n");
+            exit(1);
+        }
+        l->items = n;
+    }
+    gt_advice *a = &l->items[l->n++];
+    memset(a, 0, sizeof *a);
+    snprintf(a->id, sizeof a->id, "%s", id);
+    a->severity = severity;
+    a->pid = p ? p->hdr.pid : 0;
+    a->rank = p ? p->hdr.rank : -1;
+    return a;
+}
+
+static void msg(gt_advice *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void msg(gt_advice *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    va_end(ap);
+}
+
+static void ev(gt_advice *a, const char *key, double value, const char *unit)
+{
+    if (a->n_evidence >= GT_ADVICE_MAX_EVIDENCE)
+        return;
+    gt_evidence *e = &a->evidence[a->n_evidence++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->value = value;
+    snprintf(e->unit, sizeof e->unit, "%s", unit);
+}
+
+static void saving(gt_advice *a, double ms, int per_step)
+{
+    a->has_saving = 1;
+    a->saving_ms = ms > 0 ? ms : 0;
+    a->saving_per_step = per_step;
+}
+
+static void site(gt_advice *a, const gt_proc *p, uint32_t stack_id)
+{
+    const char *s = gt_proc_call_site(p, stack_id);
+    if (s)
+        snprintf(a->call_site, sizeof a->call_site, "%s", s);
+}
+
+static int has_steps(const gt_proc *p)
+{
+    return p->n_steps >= 2;
+}
+
+static double window_ms(const gt_proc *p)
+{
+    return p->steady_end_ns > p->steady_start_ns
+               ? (double)(p->steady_end_ns - p->steady_start_ns) / 1e6
+               : 0;
+}
+
+/* The time one steady "step" lasts: the median step, or the whole steady window. */
+static double step_ms(const gt_proc *p)
+{
+    return has_steps(p) ? p->step_ms_median : window_ms(p);
+}
+
+static const char *per_step_word(const gt_proc *p)
+{
+    return has_steps(p) ? "per step" : "in the second half of the run";
+}
+
+/* ------------------------------------------------------------------ sync-stall */
+
+static const gt_site_agg *top_sync_site(const gt_proc *p)
+{
+    const gt_site_agg *best = NULL;
+    for (size_t i = 0; i < p->n_sync_sites; i++)
+        if (!best || p->sync_sites[i].total_ns > best->total_ns)
+            best = &p->sync_sites[i];
+    return best;
+}
+
+static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
+{
+    double st = step_ms(p), sync = p->steady_sync_ms_per_step;
+    if (st <= 0 || sync / st < SYNC_STALL_SHARE)
+        return;
+    gt_advice *a = add_item(l, p, "sync-stall",
+                            sync / st >= SYNC_STALL_CRITICAL ? GT_SEV_CRITICAL : GT_SEV_WARNING);
+    const gt_site_agg *top = top_sync_site(p);
+    const char *fn = top && top->func ? gt_api_func_name(top->func) : "synchronization";
+    msg(a,
+        "The CPU waits for the GPU %.2f ms %s (%.0f%% of %.2f ms), mostly in %s. Each wait drains "
+        "the launch queue so the GPU idles until new work arrives: drop per-step "
+        "torch.cuda.synchronize()/loss.item()/.cpu()/print of GPU tensors, or do them every N "
+        "steps.",
+        sync, per_step_word(p), 100 * sync / st, st, fn ? fn : "?");
+    ev(a, "sync_ms_per_step", sync, "ms");
+    ev(a, "step_ms", st, "ms");
+    ev(a, "sync_share", 100 * sync / st, "%");
+    ev(a, "sync_calls_total", (double)p->sync_count, "count");
+    ev(a, "gpu_idle_after_sync_ms_per_step", p->steady_after_sync_idle_ms_per_step, "ms");
+    if (top)
+        ev(a, "top_site_ms_total", (double)top->total_ns / 1e6, "ms");
+    if (top)
+        site(a, p, top->stack_id);
+    saving(a, p->steady_after_sync_idle_ms_per_step, has_steps(p));
+    a->t_ns = p->steady_start_ns;
+}
+
+/* ------------------------------------------------------------------ copies */
+
+static double copy_ms(const gt_proc *p, const gt_copy_agg *c)
+{
+    return (double)(p->copies_from_gpu ? c->gpu_ns : c->cpu_ns) / 1e6;
+}
+
+static double gbps(uint64_t bytes, uint64_t ns)
+{
+    return ns ? (double)bytes / (double)ns : 0; /* bytes/ns == GB/s */
+}
+
+static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
+{
+    const gt_copy_agg *h2d = &p->copies[GT_DIR_H2D][GT_MEM_PAGEABLE];
+    const gt_copy_agg *d2h = &p->copies[GT_DIR_D2H][GT_MEM_PAGEABLE];
+    uint64_t count = h2d->count + d2h->count, bytes = h2d->bytes + d2h->bytes;
+    double ms = copy_ms(p, h2d) + copy_ms(p, d2h);
+    double run_ms = gt_proc_duration_ms(p);
+    if (!count || run_ms <= 0 || ms / run_ms < PAGEABLE_SHARE)
+        return;
+    gt_advice *a = add_item(l, p, "pinned-memory",
+                            ms / run_ms >= PAGEABLE_WARN_SHARE ? GT_SEV_WARNING : GT_SEV_INFO);
+    const gt_copy_agg *pin_h2d = &p->copies[GT_DIR_H2D][GT_MEM_PINNED];
+    const gt_copy_agg *pin_d2h = &p->copies[GT_DIR_D2H][GT_MEM_PINNED];
+    uint64_t pin_bytes = pin_h2d->bytes + pin_d2h->bytes;
+    uint64_t pin_ns = p->copies_from_gpu ? pin_h2d->gpu_ns + pin_d2h->gpu_ns
+                                         : pin_h2d->cpu_ns + pin_d2h->cpu_ns;
+    double page_bw = gbps(bytes, (uint64_t)(ms * 1e6)), pin_bw = gbps(pin_bytes, pin_ns);
+    char pinned_txt[160] = "";
+    if (pin_bw > page_bw && pin_bw > 0)
+        snprintf(pinned_txt, sizeof pinned_txt,
+                 " Pinned copies in this run reached %.1f GB/s, so these would take about "
+                 "%.1f ms.",
+                 pin_bw, (double)bytes / pin_bw / 1e6);
+    msg(a,
+        "%llu copies from pageable host memory (%.1f MB) took %.1f ms (%.1f GB/s, %.0f%% of the "
+        "run): the driver stages them through a bounce buffer and they cannot overlap compute. "
+        "Use pinned memory (DataLoader(pin_memory=True), tensor.pin_memory(), cudaMallocHost)."
+        "%s",
+        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms,
+        pinned_txt);
+    ev(a, "pageable_copies", (double)count, "count");
+    ev(a, "pageable_mb", (double)bytes / 1e6, "MB");
+    ev(a, "pageable_ms", ms, "ms");
+    ev(a, "pageable_gbps", page_bw, "GB/s");
+    ev(a, "pageable_share", 100 * ms / run_ms, "%");
+    if (pin_bw > 0)
+        ev(a, "pinned_gbps_same_run", pin_bw, "GB/s");
+    if (pin_bw > page_bw && pin_bw > 0)
+        saving(a, ms - (double)bytes / pin_bw / 1e6, 0);
+    site(a, p, h2d->top_stack ? h2d->top_stack : d2h->top_stack);
+    a->t_ns = p->steady_start_ns;
+}
+
+static void rule_non_blocking_copy(const gt_proc *p, gt_advice_list *l)
+{
+    uint64_t blocking_ns = 0, blocking_count = 0;
+    uint32_t stack = 0;
+    for (int k = 0; k < 6; k++) {
+        const gt_copy_agg *c = &p->copies[GT_DIR_H2D][k];
+        blocking_ns += c->blocking_ns;
+        blocking_count += c->blocking_count;
+        if (!stack)
+            stack = c->top_stack;
+    }
+    /* PyTorch's non_blocking=False is an async copy followed by a stream synchronize */
+    blocking_ns += p->copy_then_sync_ns;
+    blocking_count += p->copy_then_sync_count;
+    double run_ms = gt_proc_duration_ms(p), ms = (double)blocking_ns / 1e6;
+    if (!blocking_count || run_ms <= 0 || ms / run_ms < NONBLOCK_SHARE)
+        return;
+    gt_advice *a = add_item(l, p, "non-blocking-copy", GT_SEV_INFO);
+    msg(a,
+        "%llu host-to-device copies blocked the CPU for %.1f ms (%.1f%% of the run) while it could "
+        "have queued more work. Copy from pinned memory with tensor.to(device, non_blocking=True) "
+        "or cudaMemcpyAsync, and synchronize only where the data is needed.",
+        (unsigned long long)blocking_count, ms, 100 * ms / run_ms);
+    ev(a, "blocking_copies", (double)blocking_count, "count");
+    ev(a, "blocking_ms", ms, "ms");
+    ev(a, "copy_then_sync", (double)p->copy_then_sync_count, "count");
+    ev(a, "share", 100 * ms / run_ms, "%");
+    saving(a, ms, 0);
+    site(a, p, stack ? stack : p->copy_then_sync_stack);
+    a->t_ns = p->steady_start_ns;
+}
+
+/* ------------------------------------------------------------------ launch-bound, gpu-idle */
+
+static double steady_idle_ms_per_step(const gt_proc *p)
+{
+    double st = step_ms(p);
+    return st * (1 - p->steady_busy_pct / 100);
+}
+
+static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
+{
+    if (!p->steady_kernels || p->steady_busy_pct >= LAUNCH_BUSY_PCT)
+        return;
+    double short_share = (double)p->steady_short_kernels / (double)p->steady_kernels;
+    double idle = steady_idle_ms_per_step(p);
+    double short_idle = p->steady_short_idle_ms_per_step;
+    if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 || short_idle / idle < LAUNCH_SHORT_IDLE_SHARE)
+        return;
+    gt_advice *a = add_item(l, p, "launch-bound", GT_SEV_WARNING);
+    double launch_us = p->launches ? (double)p->launch_ns / (double)p->launches / 1e3 : 0;
+    msg(a,
+        "The GPU is busy only %.0f%% of the time and %.0f%% of its kernels run under 10 us: it "
+        "waits for the CPU to launch work (%.2f ms %s idle in short gaps). Give it more work per "
+        "launch: a larger batch, CUDA graphs (torch.cuda.graphs / torch.compile(mode=\"reduce-"
+        "overhead\")), or fused kernels (torch.compile).",
+        p->steady_busy_pct, 100 * short_share, short_idle, per_step_word(p));
+    ev(a, "gpu_busy", p->steady_busy_pct, "%");
+    ev(a, "short_kernel_share", 100 * short_share, "%");
+    ev(a, "short_gap_idle_ms_per_step", short_idle, "ms");
+    ev(a, "kernels_per_step", (double)p->steady_kernels / p->steady_steps, "count");
+    if (launch_us > 0)
+        ev(a, "mean_launch_call_us", launch_us, "us");
+    saving(a, short_idle * LAUNCH_SAVING_FACTOR, has_steps(p));
+    a->t_ns = p->steady_start_ns;
+}
+
+static void rule_gpu_idle(const gt_proc *p, gt_advice_list *l)
+{
+    double w = window_ms(p);
+    double idle = (double)p->steady_idle_unexplained_ns / 1e6;
+    if (w <= 0 || idle / w < IDLE_SHARE)
+        return;
+    gt_advice *a = add_item(l, p, "gpu-idle", GT_SEV_WARNING);
+    double per = p->steady_idle_unexplained_ms_per_step;
+    msg(a,
+        "The GPU sat idle %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU "
+        "made no CUDA call: it was busy elsewhere, typically loading or preprocessing data. Use "
+        "DataLoader(num_workers>0, pin_memory=True, prefetch_factor), move preprocessing to the "
+        "GPU, or overlap it with the previous step.",
+        per, per_step_word(p), 100 * idle / w);
+    ev(a, "idle_ms_per_step", per, "ms");
+    ev(a, "idle_share", 100 * idle / w, "%");
+    ev(a, "idle_gaps", (double)p->steady_big_gaps, "count");
+    ev(a, "largest_gap_ms", (double)p->largest_gap_ns / 1e6, "ms");
+    saving(a, per, has_steps(p));
+    a->t_ns = p->largest_gap_start_ns;
+}
+
+/* ------------------------------------------------------------------ amp */
+
+static int max_cc(const gt_proc *p)
+{
+    int best = 0;
+    for (int i = 0; i < GT_MAX_DEVICES && i < p->hdr.runtime.device_count; i++) {
+        int cc = p->hdr.runtime.devices[i].cc_major * 10 + p->hdr.runtime.devices[i].cc_minor;
+        if (cc > best)
+            best = cc;
+    }
+    return best;
+}
+
+static int gemm_is_fp32_plain(const gt_gemm_agg *g)
+{
+    if (g->func == GT_FN_cublasSgemm_v2 || g->func == GT_FN_cublasSgemm_v2_64)
+        return g->compute_type != 77 && g->compute_type != 74 && g->compute_type != 75;
+    return g->atype == 0 && (g->compute_type == 68 || g->compute_type == 69 || g->compute_type == 0);
+}
+
+static int kernel_is_fp32_plain(const gt_kernel_agg *k)
+{
+    return !k->tensor_cores && (k->family == GT_KF_GEMM || k->conv_like) &&
+           (strstr(k->mangled, "sgemm") || strstr(k->mangled, "scudnn") ||
+            strstr(k->mangled, "fp32") || strstr(k->mangled, "_f32"));
+}
+
+static void rule_amp(const gt_proc *p, gt_advice_list *l)
+{
+    int cc = max_cc(p);
+    if (cc < 70)
+        return;
+    double fp32_ms = 0, fp32_calls = 0, all_calls = 0, inferred = 0;
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        const gt_cudnn_opstat *op = &p->cudnn[i];
+        if (op->inferred || op->chosen < 0)
+            continue;
+        const gt_cudnn_choice *c = &op->choices[op->chosen];
+        all_calls += (double)c->execs;
+        if (op->dtype == 0 && !c->tensor_cores) {
+            fp32_ms += (double)c->gpu_ns / 1e6;
+            fp32_calls += (double)c->execs;
+        }
+    }
+    for (size_t i = 0; i < p->n_gemms; i++) {
+        all_calls += (double)p->gemms[i].count;
+        if (gemm_is_fp32_plain(&p->gemms[i])) {
+            fp32_ms += (double)p->gemms[i].gpu_ns / 1e6;
+            fp32_calls += (double)p->gemms[i].count;
+        }
+    }
+    if (!p->cudnn_calls_seen && !p->n_gemms) /* nothing wrapped: judge kernels by name */
+        for (size_t i = 0; i < p->n_kernels; i++)
+            if (kernel_is_fp32_plain(&p->kernels[i])) {
+                fp32_ms += (double)p->kernels[i].total_ns / 1e6;
+                inferred = 1;
+            }
+    double busy_ms = (double)p->gpu_busy_ns / 1e6;
+    int by_time = busy_ms > 0 && fp32_ms / busy_ms >= AMP_SHARE;
+    int by_calls = fp32_ms == 0 && all_calls > 0 && fp32_calls / all_calls >= 0.5;
+    if (!by_time && !by_calls)
+        return;
+    gt_advice *a = add_item(l, p, "amp", by_time ? GT_SEV_WARNING : GT_SEV_INFO);
+    msg(a,
+        "%s fp32 convolutions/GEMMs run without tensor cores on a compute capability %d.%d GPU "
+        "(%.1f ms, %.0f%% of GPU busy time%s). Use mixed precision (torch.autocast with "
+        "bfloat16/float16) or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+        "torch.backends.cudnn.allow_tf32 = True; cublasSetMathMode CUBLAS_TF32_TENSOR_OP_MATH).",
+        inferred ? "Judging by kernel names (inferred)," : "cuDNN/cuBLAS report that", cc / 10,
+        cc % 10, fp32_ms, busy_ms > 0 ? 100 * fp32_ms / busy_ms : 0,
+        by_calls ? "; GPU time not attributed" : "");
+    ev(a, "fp32_no_tensor_core_ms", fp32_ms, "ms");
+    ev(a, "gpu_busy_ms", busy_ms, "ms");
+    ev(a, "fp32_calls", fp32_calls, "count");
+    ev(a, "compute_capability", cc / 10.0, "");
+    if (fp32_ms > 0)
+        saving(a, fp32_ms * AMP_SAVING_FACTOR, 0);
+    a->t_ns = p->steady_start_ns;
+}
+
+/* ------------------------------------------------------------------ alloc-in-loop */
+
+static void rule_alloc_in_loop(const gt_proc *p, gt_advice_list *l)
+{
+    if (p->steady_alloc_calls < ALLOC_MIN_CALLS || p->steady_alloc_per_step < ALLOC_PER_STEP)
+        return;
+    gt_advice *a = add_item(l, p, "alloc-in-loop", GT_SEV_WARNING);
+    double ms = (double)p->steady_alloc_ns / 1e6 / p->steady_steps;
+    msg(a,
+        "%.1f cudaMalloc/cudaFree calls %s in the steady state (%.2f ms). cudaFree synchronizes "
+        "the device and allocation is slow: allocate once outside the loop, reuse buffers, or use "
+        "a caching/stream-ordered allocator (cudaMallocAsync).",
+        p->steady_alloc_per_step, per_step_word(p), ms);
+    ev(a, "alloc_calls_per_step", p->steady_alloc_per_step, "count");
+    ev(a, "alloc_ms_per_step", ms, "ms");
+    ev(a, "alloc_calls_steady", (double)p->steady_alloc_calls, "count");
+    saving(a, ms, has_steps(p));
+    a->t_ns = p->steady_start_ns;
+}
+
+/* ------------------------------------------------------------------ cudnn-benchmark */
+
+static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
+{
+    size_t ops = 0, heuristic = 0, autotuned = 0, static_ops = 0, rare_autotuned = 0;
+    double conv_ms = 0;
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        const gt_cudnn_opstat *op = &p->cudnn[i];
+        if (op->inferred)
+            continue;
+        uint64_t execs = 0;
+        for (int c = 0; c < op->n_choices; c++) {
+            execs += op->choices[c].execs;
+            conv_ms += (double)op->choices[c].gpu_ns / 1e6;
+        }
+        ops++;
+        heuristic += op->heuristic && !op->autotuned;
+        autotuned += op->autotuned;
+        static_ops += execs >= BENCH_MIN_EXECS;
+        rare_autotuned += op->autotuned && execs < BENCH_MIN_EXECS;
+    }
+    if (!ops)
+        return;
+    double run_ms = gt_proc_duration_ms(p), tune_ms = (double)p->autotune_ns / 1e6;
+    if (autotuned >= BENCH_DYNAMIC_OPS && (double)rare_autotuned / (double)autotuned >= BENCH_DYNAMIC_SHARE) {
+        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_WARNING);
+        msg(a,
+            "cuDNN autotuned %zu convolution signatures and %zu of them ran fewer than %d times: "
+            "input shapes keep changing, so benchmark mode keeps paying %.0f ms of autotuning. "
+            "Set torch.backends.cudnn.benchmark = False, or pad/bucket inputs to a few shapes.",
+            autotuned, rare_autotuned, BENCH_MIN_EXECS, tune_ms);
+        ev(a, "autotuned_signatures", (double)autotuned, "count");
+        ev(a, "rarely_used_signatures", (double)rare_autotuned, "count");
+        ev(a, "autotune_ms", tune_ms, "ms");
+        saving(a, tune_ms, 0);
+        a->t_ns = p->gpu_first_ns;
+        return;
+    }
+    if (autotuned && run_ms > 0 && tune_ms / run_ms >= BENCH_COST_SHARE) {
+        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_INFO);
+        msg(a,
+            "cuDNN autotuning took %.0f ms, %.0f%% of this %.0f ms run, while the steady step is "
+            "%.2f ms. Autotuning pays off only when it makes each step faster for long enough "
+            "(on ResNet-50 it bought 0.25 ms a step for 19 s at start): for short runs or jobs that "
+            "restart often, compare with torch.backends.cudnn.benchmark = False (gputrace diff).",
+            tune_ms, 100 * tune_ms / run_ms, run_ms, step_ms(p));
+        ev(a, "autotune_ms", tune_ms, "ms");
+        ev(a, "autotune_share", 100 * tune_ms / run_ms, "%");
+        ev(a, "steady_step_ms", step_ms(p), "ms");
+        ev(a, "autotuned_signatures", (double)autotuned, "count");
+        a->t_ns = p->gpu_first_ns;
+        return;
+    }
+    if (heuristic && !autotuned && (double)static_ops / (double)ops >= BENCH_STATIC_SHARE) {
+        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_INFO);
+        msg(a,
+            "cuDNN picked the algorithm of %zu of %zu convolution signatures by heuristics, and "
+            "the shapes are static (%zu of %zu ran %d+ times). Benchmark mode "
+            "(torch.backends.cudnn.benchmark = True; cudnnFind*/autotuned plans in C) times the "
+            "candidates once and may pick faster ones. It costs time at start (seconds on large "
+            "models) and the steady gain is often small, so compare both runs with gputrace diff. "
+            "Convolutions take %.1f ms of GPU time here.",
+            heuristic, ops, static_ops, ops, BENCH_MIN_EXECS, conv_ms);
+        ev(a, "heuristic_signatures", (double)heuristic, "count");
+        ev(a, "signatures", (double)ops, "count");
+        ev(a, "static_signatures", (double)static_ops, "count");
+        ev(a, "conv_gpu_ms", conv_ms, "ms");
+        a->t_ns = p->gpu_first_ns;
+    }
+}
+
+/* ------------------------------------------------------------------ environment */
+
+static void rule_environment(const gt_proc *p, gt_advice_list *l)
+{
+    const gt_runtime_info *rt = &p->hdr.runtime;
+    if (rt->cudnn_cudart_version > 0 && rt->runtime_version > 0 &&
+        rt->cudnn_cudart_version / 1000 != rt->runtime_version / 1000) {
+        gt_advice *a = add_item(l, p, "environment", GT_SEV_WARNING);
+        msg(a,
+            "cuDNN %d.%d was built for CUDA %d (cudnnGetCudartVersion %d) but the program uses "
+            "CUDA runtime %d.%d: mixed CUDA majors can fail or fall back to slow paths. Install "
+            "the cuDNN build for CUDA %d (check LD_LIBRARY_PATH for a second cuDNN).",
+            rt->cudnn_version / 10000, (rt->cudnn_version / 100) % 100,
+            rt->cudnn_cudart_version / 1000, rt->cudnn_cudart_version,
+            rt->runtime_version / 1000, (rt->runtime_version % 1000) / 10,
+            rt->runtime_version / 1000);
+        ev(a, "cudnn_cudart_version", rt->cudnn_cudart_version, "");
+        ev(a, "runtime_version", rt->runtime_version, "");
+        a->t_ns = p->t_min;
+    }
+    if (p->kernel_image_errors) {
+        gt_advice *a = add_item(l, p, "environment", GT_SEV_CRITICAL);
+        int cc = max_cc(p);
+        msg(a,
+            "%d CUDA calls failed with 'no kernel image for this device' (or an unsupported PTX "
+            "version): the binary has no code for this GPU (compute capability %d.%d). Rebuild "
+            "with -gencode arch=compute_%d,code=sm_%d (or install a build that supports it).",
+            p->kernel_image_errors, cc / 10, cc % 10, cc, cc);
+        ev(a, "kernel_image_errors", p->kernel_image_errors, "count");
+        ev(a, "compute_capability", cc / 10.0, "");
+        a->t_ns = p->t_min;
+    }
+    if (p->insufficient_driver_errors ||
+        (rt->driver_version > 0 && rt->runtime_version > 0 &&
+         rt->driver_version / 1000 < rt->runtime_version / 1000)) {
+        gt_advice *a = add_item(l, p, "environment",
+                                p->insufficient_driver_errors ? GT_SEV_CRITICAL : GT_SEV_WARNING);
+        msg(a,
+            "The driver supports CUDA %d.%d but the program's runtime is %d.%d%s: update the "
+            "driver or use a runtime it supports.",
+            rt->driver_version / 1000, (rt->driver_version % 1000) / 10,
+            rt->runtime_version / 1000, (rt->runtime_version % 1000) / 10,
+            p->insufficient_driver_errors ? " (calls failed with cudaErrorInsufficientDriver)"
+                                          : "");
+        ev(a, "driver_version", rt->driver_version, "");
+        ev(a, "runtime_version", rt->runtime_version, "");
+        ev(a, "insufficient_driver_errors", p->insufficient_driver_errors, "count");
+        a->t_ns = p->t_min;
+    }
+    if (rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER || rt->cupti_state == GT_CUPTI_NOT_FOUND ||
+        rt->cupti_state == GT_CUPTI_FAILED) {
+        gt_advice *a = add_item(l, p, "environment", GT_SEV_INFO);
+        msg(a, "CUPTI was %s: the trace has no GPU-side records, so busy time, kernels and copy "
+               "bandwidth are missing.%s",
+            rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER ? "held by another tool"
+            : rt->cupti_state == GT_CUPTI_NOT_FOUND      ? "not found"
+                                                          : "not usable",
+            rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER
+                ? " Run without torch.profiler, nsys or ncu at the same time."
+                : " Put libcupti.so on LD_LIBRARY_PATH.");
+        ev(a, "cupti_state", rt->cupti_state, "");
+        a->t_ns = p->t_min;
+    }
+    uint64_t lost = p->records_lost + p->cupti_dropped;
+    if (lost || p->damaged) {
+        gt_advice *a = add_item(l, p, "environment", GT_SEV_WARNING);
+        msg(a,
+            "The trace is incomplete: %llu records were lost while recording and %llu chunks are "
+            "damaged or missing%s. Numbers below are lower bounds; raise GPUTRACE_BUFFER_MB / "
+            "GPUTRACE_CUPTI_MB or record a shorter run.",
+            (unsigned long long)lost, (unsigned long long)(p->chunks_damaged + p->chunk_seq_gaps),
+            p->truncated ? " (file truncated)" : "");
+        ev(a, "records_lost", (double)lost, "count");
+        ev(a, "chunks_damaged", (double)(p->chunks_damaged + p->chunk_seq_gaps), "count");
+        a->t_ns = p->t_min;
+    }
+}
+
+/* ------------------------------------------------------------------ cudnn-inferred (issue 10) */
+
+static void rule_cudnn_inferred(const gt_proc *p, gt_advice_list *l)
+{
+    if (p->cudnn_calls_seen)
+        return;
+    double fam_ms[GT_KF_COUNT] = {0}, total = 0;
+    for (size_t i = 0; i < p->n_kernels; i++) {
+        const gt_kernel_agg *k = &p->kernels[i];
+        if (!k->conv_like || k->is_nccl)
+            continue;
+        fam_ms[k->family] += (double)k->total_ns / 1e6;
+        total += (double)k->total_ns / 1e6;
+    }
+    if (total <= 0)
+        return;
+    gt_advice *a = add_item(l, p, "cudnn-inferred", GT_SEV_INFO);
+    char parts[400] = "";
+    size_t used = 0;
+    for (int f = 1; f < GT_KF_COUNT; f++)
+        if (fam_ms[f] > 0) {
+            used += (size_t)snprintf(parts + used, used < sizeof parts ? sizeof parts - used : 0,
+                                     "%s%s %.1f ms", used ? ", " : "", gt_kernel_family_name(f),
+                                     fam_ms[f]);
+            char key[40];
+            snprintf(key, sizeof key, "%s_ms", gt_kernel_family_name(f));
+            for (char *c = key; *c; c++)
+                if (*c == ' ' || *c == '(' || *c == ')' || *c == '/')
+                    *c = '_';
+            ev(a, key, fam_ms[f], "ms");
+        }
+    msg(a,
+        "No cuDNN call was seen (the framework reaches cuDNN through its own pointers, e.g. "
+        "JAX/XLA or TensorFlow), so the algorithms are inferred from kernel names: %s.",
+        parts);
+    a->t_ns = p->gpu_first_ns;
+}
+
+/* ------------------------------------------------------------------ straggler (issue 9) */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void rule_straggler(const gt_run *run, gt_advice_list *l)
+{
+    double meds[256];
+    const gt_proc *ranked[256];
+    size_t n = 0;
+    for (size_t i = 0; i < run->n && n < 256; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (gt_proc_has_data(p) && has_steps(p) && p->hdr.rank >= 0) {
+            ranked[n] = p;
+            meds[n++] = p->step_ms_median;
+        }
+    }
+    if (n < 2)
+        return;
+    const gt_proc *slow = ranked[0];
+    for (size_t i = 1; i < n; i++)
+        if (ranked[i]->step_ms_median > slow->step_ms_median)
+            slow = ranked[i];
+    qsort(meds, n, sizeof *meds, cmp_dbl);
+    double med = n % 2 ? meds[n / 2] : (meds[n / 2 - 1] + meds[n / 2]) / 2;
+    /* In lock-stepped DDP the step times are equal; the straggler shows as the rank that waits
+     * least in NCCL. Compare the time each rank spends outside collectives. */
+    double own[256], own_med, slow_own = 0;
+    const gt_proc *slow_own_p = ranked[0];
+    for (size_t i = 0; i < n; i++) {
+        own[i] = ranked[i]->step_ms_median - ranked[i]->steady_nccl_ms_per_step;
+        if (own[i] >= slow_own) {
+            slow_own = own[i];
+            slow_own_p = ranked[i];
+        }
+    }
+    double own_sorted[256];
+    memcpy(own_sorted, own, n * sizeof *own);
+    qsort(own_sorted, n, sizeof *own_sorted, cmp_dbl);
+    own_med = n % 2 ? own_sorted[n / 2] : (own_sorted[n / 2 - 1] + own_sorted[n / 2]) / 2;
+    int by_step = med > 0 && slow->step_ms_median / med >= STRAGGLER_RATIO;
+    int by_own = own_med > 0 && slow_own / own_med >= STRAGGLER_RATIO;
+    if (!by_step && !by_own)
+        return;
+    const gt_proc *s = by_step ? slow : slow_own_p;
+    double s_val = by_step ? s->step_ms_median : slow_own, ref = by_step ? med : own_med;
+    /* why: the figure where the slow rank exceeds the others' mean the most */
+    const char *names[] = {"synchronization", "copies", "data loading / CPU work (GPU idle)",
+                           "allocations"};
+    double mine[4] = {s->steady_sync_ms_per_step, s->steady_copy_ms_per_step,
+                      s->steady_idle_unexplained_ms_per_step,
+                      (double)s->steady_alloc_ns / 1e6 / s->steady_steps};
+    double others[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (ranked[i] == s)
+            continue;
+        others[0] += ranked[i]->steady_sync_ms_per_step / (double)(n - 1);
+        others[1] += ranked[i]->steady_copy_ms_per_step / (double)(n - 1);
+        others[2] += ranked[i]->steady_idle_unexplained_ms_per_step / (double)(n - 1);
+        others[3] +=
+            (double)ranked[i]->steady_alloc_ns / 1e6 / ranked[i]->steady_steps / (double)(n - 1);
+    }
+    int why = -1;
+    double why_ms = 0;
+    for (int k = 0; k < 4; k++)
+        if (mine[k] - others[k] > why_ms) {
+            why_ms = mine[k] - others[k];
+            why = k;
+        }
+    gt_advice *a = add_item(l, s, "straggler", GT_SEV_WARNING);
+    char reason[200] = "";
+    if (why >= 0 && why_ms > 0.05 * (s_val - ref))
+        snprintf(reason, sizeof reason, " It spends %.2f ms more per step than the others in %s.",
+                 why_ms, names[why]);
+    msg(a,
+        "Rank %d holds the others back: %.2f ms %s per step against a median of %.2f ms (%.0f%% "
+        "slower); the other ranks wait for it in collectives.%s",
+        s->hdr.rank, s_val, by_step ? "" : "outside NCCL", ref, 100 * (s_val / ref - 1), reason);
+    ev(a, "rank", s->hdr.rank, "");
+    ev(a, "step_ms", s->step_ms_median, "ms");
+    ev(a, "median_step_ms", med, "ms");
+    ev(a, "own_ms_per_step", slow_own, "ms");
+    ev(a, "median_own_ms_per_step", own_med, "ms");
+    ev(a, "nccl_ms_per_step", s->steady_nccl_ms_per_step, "ms");
+    if (why >= 0)
+        ev(a, "excess_ms_per_step", why_ms, "ms");
+    saving(a, s_val - ref, 1);
+    a->t_ns = s->steady_start_ns;
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+static int cmp_advice(const void *a, const void *b)
+{
+    const gt_advice *x = a, *y = b;
+    if (x->severity != y->severity)
+        return y->severity - x->severity;
+    double sx = x->has_saving ? x->saving_ms : -1, sy = y->has_saving ? y->saving_ms : -1;
+    if (sx != sy)
+        return sx < sy ? 1 : -1;
+    return strcmp(x->id, y->id);
+}
+
+void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->open_status != 0)
+            continue;
+        rule_environment(p, out);
+        if (!gt_proc_has_data(p))
+            continue;
+        rule_sync_stall(p, out);
+        rule_pinned_memory(p, out);
+        rule_non_blocking_copy(p, out);
+        rule_launch_bound(p, out);
+        rule_gpu_idle(p, out);
+        rule_amp(p, out);
+        rule_alloc_in_loop(p, out);
+        rule_cudnn_benchmark(p, out);
+        rule_cudnn_inferred(p, out);
+    }
+    rule_straggler(run, out);
+    if (out->n)
+        qsort(out->items, out->n, sizeof *out->items, cmp_advice);
+}
+
+int gt_advice_compute(const char *const *paths, int n, gt_advice_list *out)
+{
+    gt_run run;
+    if (gt_run_load(&run, paths, n, 0) != 0) {
+        gt_run_free(&run);
+        return -1;
+    }
+    gt_advice_from_run(&run, out);
+    gt_run_free(&run);
+    return 0;
+}
+
+void gt_advice_list_free(gt_advice_list *list)
+{
+    free(list->items);
+    memset(list, 0, sizeof *list);
+}
+
+const char *gt_severity_name(int severity)
+{
+    switch (severity) {
+    case GT_SEV_CRITICAL:
+        return "critical";
+    case GT_SEV_WARNING:
+        return "warning";
+    default:
+        return "info";
+    }
+}
+
+int gt_severity_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    if (!strcmp(name, "info"))
+        return GT_SEV_INFO;
+    if (!strcmp(name, "warning") || !strcmp(name, "warn"))
+        return GT_SEV_WARNING;
+    if (!strcmp(name, "critical") || !strcmp(name, "crit"))
+        return GT_SEV_CRITICAL;
+    return -1;
+}

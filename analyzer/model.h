@@ -1,0 +1,199 @@
+/* model.h — the aggregation pass behind `report`, `diff` and advice.
+ *
+ * One gt_proc per .gtrace file (a process, a rank). Reading is streaming and memory stays bounded by
+ * aggregates: tables keyed by name/function/signature, one array of merged GPU busy intervals
+ * (compacted when it grows), the idle gaps, and a fixed number of timeline bins. Each file is read
+ * twice: pass 1 aggregates and finds the GPU busy intervals, pass 2 attributes CPU activity to the
+ * GPU's idle gaps, GPU time to cuDNN/cuBLAS calls (through external correlation) and finds steps.
+ * All times are ns on CLOCK_REALTIME (the clock of CPU and CUPTI records alike). */
+#ifndef GT_MODEL_H
+#define GT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gtrace_format.h"
+
+#define GT_SHORT_KERNEL_NS 10000ull /* kernels shorter than 10 µs count as short */
+#define GT_GAP_MIN_NS 20000ull      /* idle gaps shorter than this are launch latency, not kept */
+#define GT_BIG_GAP_NS 1000000ull    /* a gap of 1 ms or more is a real stall */
+#define GT_TIMELINE_BINS 200
+
+typedef struct gt_kernel_agg {
+    char *name;    /* demangled, readable */
+    char *mangled; /* as recorded */
+    uint64_t count, total_ns, max_ns, short_count;
+    uint64_t first_ns; /* start of its first run */
+    int is_nccl, tensor_cores, conv_like;
+    int family; /* gt_kernel_family (inferred from the name) */
+} gt_kernel_agg;
+
+enum gt_kernel_family {
+    GT_KF_NONE = 0,      /* not a convolution/GEMM kernel we recognise */
+    GT_KF_IMPLICIT_GEMM, /* cuDNN implicit (precomputed) GEMM */
+    GT_KF_WINOGRAD,
+    GT_KF_FFT,
+    GT_KF_TENSOR_CORE, /* xmma/hmma/sm90 tensor-core kernels */
+    GT_KF_GEMM,        /* plain (s/d)gemm without tensor cores */
+    GT_KF_CONV_OTHER,  /* a convolution kernel of another family (direct...) */
+    GT_KF_COUNT
+};
+const char *gt_kernel_family_name(int family);
+int gt_kernel_family_of(const char *mangled_or_demangled);
+
+typedef struct gt_api_agg {
+    uint64_t count, total_ns, max_ns, errors;
+    int32_t first_error;
+} gt_api_agg;
+
+typedef struct gt_copy_agg { /* one per direction × host memory kind */
+    uint64_t count, bytes, gpu_ns;
+    uint64_t cpu_count, cpu_ns;            /* wrapped calls */
+    uint64_t blocking_count, blocking_ns;  /* synchronous calls (the CPU waited) */
+    uint32_t top_stack;                    /* call site with most CPU time */
+    uint64_t top_stack_ns;
+} gt_copy_agg;
+
+typedef struct gt_site_agg { /* sync stalls (and other call-site tallies) per function × stack */
+    uint32_t func, stack_id;
+    uint64_t count, total_ns, max_ns;
+} gt_site_agg;
+
+typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signature */
+    char *text;        /* "engine 38" or "IMPLICIT_PRECOMP_GEMM" */
+    char *notes;       /* "tensor cores, winograd" */
+    int tensor_cores;
+    uint64_t execs, gpu_ns, api_ns;
+    uint64_t autotune_execs, autotune_ns; /* API + GPU time spent trying this choice */
+} gt_cudnn_choice;
+
+#define GT_MAX_CHOICES 12
+typedef struct gt_cudnn_opstat {
+    char *signature; /* "conv_fwd x=64x3x224x224 w=64x3x7x7 y=... float NCHW s2 p3" */
+    int op_kind, dtype, legacy;
+    int autotuned, heuristic, inferred;
+    uint64_t find_calls, find_ns, get_calls, get_ns; /* legacy Find/Get_v7 */
+    uint64_t plans;                                  /* backend plans finalized for this op */
+    int n_choices;
+    gt_cudnn_choice choices[GT_MAX_CHOICES];
+    int chosen; /* index of the choice with most real (non-autotune) executions, -1 none */
+    uint32_t stack_id;
+} gt_cudnn_opstat;
+
+typedef struct gt_gemm_agg {
+    uint32_t func;
+    int64_t m, n, k, batch;
+    int32_t atype, compute_type;
+    uint64_t count, api_ns, gpu_ns;
+} gt_gemm_agg;
+
+typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
+    uint64_t start_ns, end_ns;
+    uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
+    int after_sync; /* began when a blocking call returned */
+} gt_gap;
+
+typedef struct gt_bin {
+    uint64_t gpu_busy_ns;
+} gt_bin;
+
+typedef struct gt_step {
+    uint64_t start_ns, end_ns;
+} gt_step;
+
+typedef struct gt_proc {
+    /* identity and run info */
+    char *path, *exe, *cmdline, *host;
+    gt_file_header hdr;
+    int open_status; /* gt_open_status */
+    char open_error[256];
+    int damaged; /* CRC failures, sequence gaps, truncation */
+    uint64_t chunks_damaged, chunk_seq_gaps, unknown_records, records;
+    int truncated;
+    uint64_t records_lost; /* GT_REC_LOST counts */
+    uint64_t cupti_dropped, cupti_overhead_ns;
+    uint64_t t_min, t_max; /* over all timestamps */
+    uint64_t cpu_api_records, gpu_records, gpu_api_records;
+
+    /* CPU side */
+    gt_api_agg api[256];
+    uint64_t launches, launch_ns;
+    gt_copy_agg copies[5][6]; /* [gt_memcpy_dir][host gt_mem_kind] */
+    int copies_from_gpu;      /* copy table GPU times come from CUPTI records */
+    gt_site_agg *sync_sites;
+    size_t n_sync_sites, cap_sync_sites;
+    uint64_t sync_total_ns, sync_count; /* blocking synchronizations, incl. synchronous D2H copies */
+    int syncs_from_cupti;               /* no wrapper saw them: CUPTI sync records */
+    uint64_t alloc_calls, alloc_ns;
+    int32_t kernel_image_errors, insufficient_driver_errors, other_errors;
+
+    /* GPU side */
+    gt_kernel_agg *kernels;
+    size_t n_kernels, cap_kernels;
+    uint64_t kernel_count, kernel_ns, short_kernel_count, nccl_ns;
+    uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
+    gt_gap *gaps;
+    size_t n_gaps;
+    uint64_t small_gap_ns, small_gap_count; /* gaps shorter than GT_GAP_MIN_NS */
+
+    /* libraries */
+    gt_cudnn_opstat *cudnn;
+    size_t n_cudnn;
+    int cudnn_calls_seen; /* wrapped cuDNN calls; 0 with convolution kernels => inferred table */
+    uint64_t autotune_ns; /* all autotuning: Find calls, autotune executes */
+    gt_gemm_agg *gemms;
+    size_t n_gemms;
+
+    /* time structure */
+    gt_bin bins[GT_TIMELINE_BINS];
+    uint64_t bin_ns, bin_origin;
+    gt_step *steps;
+    size_t n_steps;
+    char step_source[96]; /* "NVTX range 'train_step'", "kernel pattern: <name>", "" */
+    size_t warmup_steps;
+    double step_ms_median, step_ms_min, step_ms_mean_steady;
+    double warmup_ms_total;
+    uint64_t steady_start_ns, steady_end_ns;
+    /* per-step figures over the steady window (or the whole run when no steps were found) */
+    double steady_sync_ms_per_step, steady_copy_ms_per_step, steady_alloc_per_step,
+        steady_busy_pct, steady_nccl_ms_per_step, steady_idle_unexplained_ms_per_step,
+        steady_after_sync_idle_ms_per_step, steady_short_idle_ms_per_step;
+    double steady_steps; /* steps in the steady window (1 when no steps were found) */
+    uint64_t largest_gap_start_ns, largest_gap_ns; /* the largest unexplained steady gap */
+    uint64_t copy_then_sync_count, copy_then_sync_ns; /* async H2D copy + immediate stream sync */
+    uint32_t copy_then_sync_stack;
+    uint64_t steady_alloc_calls, steady_alloc_ns, steady_kernels, steady_short_kernels;
+    uint64_t steady_idle_unexplained_ns, steady_big_gaps;
+    uint64_t after_sync_idle_ns; /* GPU idle time in gaps that began with a blocking call */
+    uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
+        idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
+
+    /* call sites: stack id -> "train.py:57 (train)" or "#12" */
+    struct gt_stack_name *stacks;
+    size_t n_stacks, cap_stacks;
+
+    void *priv; /* pass-time state */
+} gt_proc;
+
+typedef struct gt_run {
+    gt_proc *procs;
+    size_t n;
+    int any_not_trace, any_damaged;
+} gt_run;
+
+/* Load files (folders are expanded to the *.gtrace files they contain, sorted). Errors per file are
+ * kept in procs[i].open_status/open_error; returns 0 when at least one trace could be read, -1
+ * otherwise (messages already printed to stderr when verbose). */
+int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose);
+void gt_run_free(gt_run *run);
+
+/* Helpers shared by report, diff and advice. */
+const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id); /* NULL when unknown */
+double gt_proc_duration_ms(const gt_proc *p);
+double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
+int gt_proc_has_data(const gt_proc *p);
+const char *gt_cudnn_op_name(int op_kind);
+const char *gt_cudnn_dtype_name(int dtype);
+int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+
+#endif
