@@ -1,0 +1,149 @@
+/* config.c — GPUTRACE_* settings, read once at load, and the diagnostics channel.
+ * A bad value is never fatal: one warning naming the variable, then the default. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+
+gt_config g_cfg;
+
+const gt_config *gt_core_config(void)
+{
+    return &g_cfg;
+}
+
+static void vsay(const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "gputrace: ");
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    for (size_t off = 0; off < len;) { /* write(2): usable where stdio is not */
+        ssize_t w = write(2, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+void gt_warn(const char *fmt, ...)
+{
+    if (g_cfg.quiet)
+        return;
+    int saved = errno;
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+    errno = saved;
+}
+
+void gt_debug(const char *fmt, ...)
+{
+    if (!g_cfg.verbose)
+        return;
+    int saved = errno;
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+    errno = saved;
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static bool parse_bool(const char *name, bool def)
+{
+    const char *v = env(name);
+    if (!v)
+        return def;
+    static const char *const YES[] = {"1", "true", "yes", "on"};
+    static const char *const NO[] = {"0", "false", "no", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcasecmp(v, YES[i]))
+            return true;
+        if (!strcasecmp(v, NO[i]))
+            return false;
+    }
+    gt_warn("%s=%s is not 0 or 1; using %d", name, v, def);
+    return def;
+}
+
+static uint32_t parse_u32(const char *name, uint32_t def, uint32_t lo, uint32_t hi)
+{
+    const char *v = env(name);
+    if (!v)
+        return def;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || end == v || *v == '-' || x < lo || x > hi) {
+        gt_warn("%s=%s is not a number from %u to %u; using %u", name, v, lo, hi, def);
+        return def;
+    }
+    return (uint32_t)x;
+}
+
+static int parse_choice(const char *name, const char *const *choices, int n, int def)
+{
+    const char *v = env(name);
+    if (!v)
+        return def;
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(v, choices[i]))
+            return i;
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, choices[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n)
+            strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    gt_warn("%s=%s is not one of %s; using %s", name, v, list, choices[def]);
+    return def;
+}
+
+static void parse_path(const char *name, char *dst, size_t cap, const char *def)
+{
+    const char *v = env(name);
+    if (v && strlen(v) >= cap) {
+        gt_warn("%s is longer than %zu bytes; using %s", name, cap - 1, def[0] ? def : "none");
+        v = NULL;
+    }
+    snprintf(dst, cap, "%s", v ? v : def);
+}
+
+void gt_config_load(void)
+{
+    memset(&g_cfg, 0, sizeof g_cfg);
+    /* Quiet and verbose first: they decide whether the other warnings print. */
+    g_cfg.quiet = false;
+    g_cfg.quiet = parse_bool("GPUTRACE_QUIET", false);
+    g_cfg.verbose = parse_bool("GPUTRACE_VERBOSE", false);
+    g_cfg.disabled = parse_bool("GPUTRACE_DISABLE", false);
+    parse_path("GPUTRACE_DIR", g_cfg.dir, sizeof g_cfg.dir, ".");
+    g_cfg.buffer_kb = parse_u32("GPUTRACE_BUFFER_KB", 4096, 64, 1u << 20);
+    g_cfg.flush_ms = parse_u32("GPUTRACE_FLUSH_MS", 200, 1, 60000);
+    g_cfg.cupti_mb = parse_u32("GPUTRACE_CUPTI_MB", 256, 1, 1u << 16);
+    g_cfg.cupti = parse_bool("GPUTRACE_CUPTI", true);
+    static const char *const API[] = {"auto", "full", "off"};
+    g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
+    static const char *const STACKS[] = {"off", "advice", "all"};
+    g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, 1);
+    g_cfg.stack_depth = parse_u32("GPUTRACE_STACK_DEPTH", 24, 1, 256);
+    parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, "");
+}

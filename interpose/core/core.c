@@ -1,0 +1,466 @@
+/* core.c — the recording core's life cycle: start at load, the output file and its header,
+ * exit paths (exit, _exit, fatal signals), fork, and the hooks other modules hang on them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+#include "gt_encode.h"
+
+#define MAX_HOOKS 16
+#define SIGNAL_FLUSH_MS 2000
+#define EXE_MAX 2048
+#define CMDLINE_MAX 8192
+
+void gt_config_load(void); /* config.c */
+
+_Atomic int g_recording;
+_Atomic int g_writer_failed;
+pthread_mutex_t g_hdr_lock = PTHREAD_MUTEX_INITIALIZER;
+gt_file_header g_hdr;
+
+static char g_exe[EXE_MAX];
+static char g_cmdline[CMDLINE_MAX];
+static size_t g_cmdline_len;
+static _Atomic int g_pid;        /* the process the current file belongs to */
+static _Atomic int g_started;    /* a file is open and the writer runs */
+static _Atomic int g_finished;   /* finish() ran for g_pid */
+static _Atomic int g_exit_hooks_ran;
+static _Atomic int g_forked_child;
+static _Atomic uint64_t g_corr;
+
+typedef struct hook_list {
+    gt_core_hook fn[MAX_HOOKS];
+    _Atomic int n;
+} hook_list;
+static hook_list g_before_exit, g_fork_child, g_periodic;
+
+/* ---------------------------------------------------------------- hooks */
+
+static void hook_add(hook_list *l, gt_core_hook fn)
+{
+    int i = atomic_load(&l->n);
+    if (!fn || i >= MAX_HOOKS)
+        return;
+    l->fn[i] = fn;
+    atomic_store(&l->n, i + 1);
+}
+
+static void hooks_run(hook_list *l)
+{
+    int n = atomic_load(&l->n);
+    for (int i = 0; i < n; i++)
+        l->fn[i]();
+}
+
+void gt_core_on_before_exit(gt_core_hook fn)
+{
+    hook_add(&g_before_exit, fn);
+}
+
+void gt_core_on_fork_child(gt_core_hook fn)
+{
+    hook_add(&g_fork_child, fn);
+}
+
+void gt_core_on_periodic(gt_core_hook fn)
+{
+    hook_add(&g_periodic, fn);
+}
+
+void gt_run_hooks_periodic(void)
+{
+    hooks_run(&g_periodic);
+}
+
+static void run_before_exit_once(void)
+{
+    if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
+        return;
+    if (!atomic_exchange(&g_exit_hooks_ran, 1))
+        hooks_run(&g_before_exit);
+}
+
+void gt_core_register_late_atexit(void)
+{
+    atexit(run_before_exit_once);
+}
+
+/* ---------------------------------------------------------------- small API */
+
+uint64_t gt_next_corr_id(void)
+{
+    return atomic_fetch_add_explicit(&g_corr, 1, memory_order_relaxed) + 1;
+}
+
+bool gt_core_is_forked_child(void)
+{
+    return atomic_load(&g_forked_child);
+}
+
+void gt_core_flush_self(void)
+{
+    gt_writer_flush_wait(10000, false);
+}
+
+void gt_core_flush_all(void)
+{
+    gt_writer_flush_wait(10000, false);
+}
+
+/* ---------------------------------------------------------------- header */
+
+static void header_changed(void)
+{
+    pthread_mutex_unlock(&g_hdr_lock);
+    gt_writer_header_changed();
+}
+
+void gt_core_set_versions(int32_t driver, int32_t runtime, int32_t cudnn, int32_t cudnn_cudart,
+                          int32_t cublas, int32_t cupti)
+{
+    pthread_mutex_lock(&g_hdr_lock);
+    gt_runtime_info *ri = &g_hdr.runtime;
+    if (driver)
+        ri->driver_version = driver;
+    if (runtime)
+        ri->runtime_version = runtime;
+    if (cudnn)
+        ri->cudnn_version = cudnn;
+    if (cudnn_cudart)
+        ri->cudnn_cudart_version = cudnn_cudart;
+    if (cublas)
+        ri->cublas_version = cublas;
+    if (cupti)
+        ri->cupti_version = cupti;
+    header_changed();
+}
+
+void gt_core_set_device(int ordinal, const gt_device_info *info)
+{
+    if (ordinal < 0 || ordinal >= GT_MAX_DEVICES || !info)
+        return;
+    pthread_mutex_lock(&g_hdr_lock);
+    g_hdr.runtime.devices[ordinal] = *info;
+    g_hdr.runtime.devices[ordinal].ordinal = ordinal;
+    g_hdr.runtime.devices[ordinal].name[sizeof info->name - 1] = 0;
+    if (g_hdr.runtime.device_count <= ordinal)
+        g_hdr.runtime.device_count = ordinal + 1;
+    header_changed();
+}
+
+void gt_core_set_cupti_state(uint32_t state)
+{
+    pthread_mutex_lock(&g_hdr_lock);
+    g_hdr.runtime.cupti_state = state;
+    header_changed();
+}
+
+void gt_core_set_header_flag(uint32_t flag)
+{
+    pthread_mutex_lock(&g_hdr_lock);
+    g_hdr.flags |= flag;
+    header_changed();
+}
+
+size_t gt_header_snapshot(void *buf, size_t cap)
+{
+    pthread_mutex_lock(&g_hdr_lock);
+    size_t n = gt_header_encode(buf, cap, &g_hdr, g_exe, g_cmdline, g_cmdline_len);
+    pthread_mutex_unlock(&g_hdr_lock);
+    return n;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static size_t read_small_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t used = 0;
+    while (used < cap) {
+        ssize_t n = read(fd, buf + used, cap - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
+    close(fd);
+    return used;
+}
+
+/* The first of the variables that is set to an integer, else -1. */
+static int32_t env_int(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (!v || !*v)
+            continue;
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (!*end && x >= 0 && x < (1L << 30))
+            return (int32_t)x;
+        gt_warn("%s=%s is not a rank number; ignored", *names, v);
+    }
+    return -1;
+}
+
+static void fill_header(void)
+{
+    memset(&g_hdr, 0, sizeof g_hdr);
+    g_hdr.pid = (int32_t)getpid();
+    g_hdr.ppid = (int32_t)getppid();
+    g_hdr.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+    g_hdr.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+    g_hdr.start_boottime_ns = clock_ns(CLOCK_BOOTTIME);
+    static const char *const RANK[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       NULL};
+    static const char *const LOCAL[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        NULL};
+    static const char *const WORLD[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+                                        "PMI_SIZE", NULL};
+    g_hdr.rank = env_int(RANK);
+    g_hdr.local_rank = env_int(LOCAL);
+    g_hdr.world_size = env_int(WORLD);
+    gethostname(g_hdr.host, sizeof g_hdr.host - 1);
+    ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
+    g_exe[n > 0 ? n : 0] = 0;
+    g_cmdline_len = read_small_file("/proc/self/cmdline", g_cmdline, sizeof g_cmdline);
+}
+
+/* gputrace-<host>-<pid>[-rank<R>].gtrace in GPUTRACE_DIR; never follows or reuses a file (an
+ * exec'ed image has the same pid: it gets a .1, .2... name). */
+static int open_output(char *path, size_t cap)
+{
+    char host[64];
+    snprintf(host, sizeof host, "%s", g_hdr.host[0] ? g_hdr.host : "host");
+    for (char *c = host; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    char rank[32] = "";
+    if (g_hdr.rank >= 0)
+        snprintf(rank, sizeof rank, "-rank%d", g_hdr.rank);
+    int err = 0;
+    for (int n = 0; n < 100; n++) {
+        char suffix[8] = "";
+        if (n)
+            snprintf(suffix, sizeof suffix, ".%d", n);
+        int len = snprintf(path, cap, "%s/gputrace-%s-%d%s%s.gtrace", g_cfg.dir, host, g_hdr.pid,
+                           rank, suffix);
+        if (len < 0 || (size_t)len >= cap) {
+            err = ENAMETOOLONG;
+            break;
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return fd;
+        err = errno;
+        if (err != EEXIST)
+            break;
+    }
+    gt_warn("cannot create a trace file in %s: %s; not recording (the application continues)",
+            g_cfg.dir, strerror(err));
+    return -1;
+}
+
+/* Open this process's file and start the writer. */
+static bool start_recording(void)
+{
+    char path[1024];
+    int fd = open_output(path, sizeof path);
+    if (fd < 0)
+        return false;
+    if (gt_writer_start(fd, path) < 0) {
+        close(fd);
+        return false;
+    }
+    atomic_store(&g_started, 1);
+    atomic_store(&g_recording, 1);
+    gt_debug("recording to %s", path);
+    return true;
+}
+
+/* ---------------------------------------------------------------- exit */
+
+static void print_summary(void)
+{
+    if (!g_cfg.quiet)
+        gt_warn("wrote %s (%llu records, %llu lost)", gt_writer_path(),
+                (unsigned long long)gt_writer_records_written(),
+                (unsigned long long)atomic_load(&g_lost_total));
+}
+
+/* Everything recorded so far reaches the file; the file is closed. Runs once per process. */
+static void finish(void)
+{
+    if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
+        return; /* a vfork child sharing our memory, or never started */
+    run_before_exit_once();
+    if (atomic_exchange(&g_finished, 1))
+        return;
+    atomic_store(&g_recording, 0);
+    gt_writer_stop();
+    print_summary();
+}
+
+static void at_exit(void)
+{
+    finish();
+}
+
+__attribute__((destructor)) static void core_fini(void)
+{
+    finish();
+}
+
+/* DataLoader workers and other forked children often end with os._exit: flush first. The real
+ * _exit is the exit_group system call. */
+GT_EXPORT void _exit(int status)
+{
+    finish();
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+GT_EXPORT void _Exit(int status)
+{
+    _exit(status);
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static const int FATAL_SIGNALS[] = {SIGTERM, SIGINT, SIGHUP};
+static struct sigaction g_old_action[3];
+
+static int signal_slot(int sig)
+{
+    for (int i = 0; i < 3; i++)
+        if (FATAL_SIGNALS[i] == sig)
+            return i;
+    return -1;
+}
+
+/* Flush, then let what was there before decide: the application's handler, or the default
+ * action (re-raised so the exit status says "killed by signal"). */
+static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
+{
+    int saved = errno;
+    int slot = signal_slot(sig);
+    if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
+        !atomic_load(&g_finished)) {
+        run_before_exit_once();
+        gt_writer_flush_wait(SIGNAL_FLUSH_MS, true);
+    }
+    struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
+    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, info, ctx);
+    } else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    } else if (!old || old->sa_handler == SIG_DFL) {
+        if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_exchange(&g_finished, 1))
+            print_summary();
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+    }
+    errno = saved;
+}
+
+static void install_signal_handlers(void)
+{
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa, old;
+        if (sigaction(FATAL_SIGNALS[i], NULL, &old) < 0)
+            continue;
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+            continue; /* ignored (nohup): keep it ignored */
+        g_old_action[i] = old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fatal_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigfillset(&sa.sa_mask);
+        sigaction(FATAL_SIGNALS[i], &sa, NULL);
+    }
+}
+
+/* ---------------------------------------------------------------- fork */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_intern_lock);
+    pthread_mutex_lock(&g_hdr_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g_hdr_lock);
+    pthread_mutex_unlock(&g_intern_lock);
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
+/* The child records into its own file and never touches its parent's CUDA or CUPTI state (the
+ * fork_child hooks make the other modules forget it). */
+static void fork_child(void)
+{
+    pthread_mutex_init(&g_hdr_lock, NULL);
+    pthread_mutex_init(&g_intern_lock, NULL);
+    atomic_store(&g_forked_child, 1);
+    bool was_started = atomic_load(&g_started);
+    atomic_store(&g_recording, 0);
+    atomic_store(&g_started, 0);
+    atomic_store(&g_finished, 0);
+    atomic_store(&g_exit_hooks_ran, 0);
+    atomic_store(&g_pid, (int)syscall(SYS_getpid));
+    gt_ring_fork_child(); /* also re-initialises g_reg_lock */
+    hooks_run(&g_fork_child);
+    if (!was_started)
+        return;
+    g_hdr.pid = (int32_t)getpid();
+    g_hdr.ppid = (int32_t)getppid();
+    g_hdr.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+    g_hdr.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+    g_hdr.start_boottime_ns = clock_ns(CLOCK_BOOTTIME);
+    g_hdr.flags |= GT_HDR_FORKED_CHILD;
+    start_recording();
+}
+
+/* ---------------------------------------------------------------- start */
+
+__attribute__((weak)) void gt_interpose_init(void);
+__attribute__((weak)) void gt_cupti_init(void);
+
+__attribute__((constructor)) static void core_init(void)
+{
+    gt_config_load();
+    atomic_store(&g_pid, (int)syscall(SYS_getpid));
+    if (g_cfg.disabled)
+        return;
+    fill_header();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (!start_recording())
+        return;
+    atexit(at_exit);
+    install_signal_handlers();
+    if (gt_interpose_init)
+        gt_interpose_init();
+    if (gt_cupti_init)
+        gt_cupti_init();
+}

@@ -1,0 +1,73 @@
+/* core_internal.h — shared state of the recording core's files (not for other modules). */
+#ifndef GT_CORE_INTERNAL_H
+#define GT_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gt_core.h"
+
+#define GT_MAX_RINGS 4096
+#define GT_CHUNK_LIMIT (1u << 20) /* the writer cuts chunks at 1 MB: little is lost to a crash */
+#define GT_MAX_STRING 8192        /* longer interned strings are cut (kernel names fit) */
+
+enum ring_state { RING_FREE = 0, RING_LIVE = 1, RING_EXITED = 2 };
+
+/* One thread's single-producer/single-consumer byte ring. head and tail only grow; positions are
+ * taken modulo cap. Records never straddle the end: a PAD record fills the gap instead. */
+typedef struct gt_ring {
+    /* producer's line */
+    _Atomic uint64_t head;
+    uint64_t tail_cache; /* producer's last view of tail */
+    uint64_t open_end;   /* head after the open record */
+    uint64_t mask;
+    unsigned char *data;
+    uint32_t tid;
+    /* consumer's line: apart from the producer's so they do not share a cache line */
+    _Alignas(64) _Atomic uint64_t tail;
+    _Atomic uint32_t state; /* enum ring_state */
+    uint32_t thread_written; /* writer-only: GT_REC_THREAD emitted for this owner */
+    char name[16];           /* writer-only: name last written */
+    /* losses, exchanged by the writer into GT_REC_LOST records */
+    _Atomic uint64_t lost_full, lost_large;
+    _Atomic uint64_t lost_t_first, lost_t_last;
+} gt_ring;
+
+extern gt_config g_cfg;
+extern _Atomic int g_recording;     /* records accepted */
+extern _Atomic int g_writer_failed; /* a write failed: recording stopped for good */
+extern gt_ring *g_rings[GT_MAX_RINGS];
+extern _Atomic uint32_t g_nrings;
+extern pthread_mutex_t g_reg_lock;
+extern _Atomic uint64_t g_lost_total;
+extern _Atomic uint64_t g_lost_no_ring; /* threads that could not get a ring */
+
+/* ring.c */
+void gt_ring_fork_child(void);
+void gt_ring_note_loss(gt_ring *r, int too_large);
+
+/* intern.c */
+extern pthread_mutex_t g_intern_lock;
+uint32_t gt_intern_count_locked(void);
+const char *gt_intern_get_locked(uint32_t id, uint32_t *len);
+
+/* writer.c */
+int gt_writer_start(int fd, const char *path);
+void gt_writer_kick(void);
+bool gt_writer_flush_wait(int timeout_ms, bool from_signal);
+void gt_writer_stop(void);
+void gt_writer_fork_child(int fd, const char *path);
+void gt_writer_header_changed(void);
+uint64_t gt_writer_records_written(void);
+bool gt_writer_drain_if_writer(void); /* on the writer thread: drain now (CUPTI flush from a hook) */
+const char *gt_writer_path(void);
+
+/* core.c */
+extern pthread_mutex_t g_hdr_lock;
+extern gt_file_header g_hdr;
+size_t gt_header_snapshot(void *buf, size_t cap); /* encoded, sealed header */
+void gt_run_hooks_periodic(void);
+
+#endif

@@ -1,0 +1,284 @@
+/* ring.c — the hot path: per-thread rings, record reservation and commit, the recursion guard.
+ * A record costs a TLS load, a bounds check, a zeroing copy and a release store: no lock, no
+ * syscall, no malloc. A thread's ring is mmap'ed on its first record (cold). */
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+#include "gt_encode.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define TLS __attribute__((tls_model("initial-exec"))) __thread
+
+gt_ring *g_rings[GT_MAX_RINGS];
+_Atomic uint32_t g_nrings;
+pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic uint64_t g_lost_total;
+_Atomic uint64_t g_lost_no_ring;
+
+static TLS gt_ring *tls_ring;
+static TLS int tls_guard;    /* >0 inside a wrapper or on an internal thread */
+static TLS int tls_no_ring;  /* ring allocation failed for this thread: do not retry */
+static pthread_key_t g_exit_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+uint64_t gt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool gt_core_recording(void)
+{
+    return atomic_load_explicit(&g_recording, memory_order_relaxed);
+}
+
+bool gt_guard_enter(void)
+{
+    if (tls_guard || !atomic_load_explicit(&g_recording, memory_order_relaxed))
+        return false;
+    tls_guard = 1;
+    return true;
+}
+
+void gt_guard_leave(void)
+{
+    tls_guard = 0;
+}
+
+void gt_guard_mark_internal_thread(void)
+{
+    tls_guard = 1 << 20;
+}
+
+/* ---------------------------------------------------------------- registration (cold) */
+
+/* Thread exit: hand the ring to the writer, which drains it and then frees it for reuse. */
+static void ring_thread_exit(void *arg)
+{
+    gt_ring *r = arg;
+    if (tls_ring == r)
+        tls_ring = NULL;
+    atomic_store_explicit(&r->state, RING_EXITED, memory_order_release);
+    gt_writer_kick();
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&g_exit_key, ring_thread_exit);
+}
+
+static uint64_t ring_capacity(void)
+{
+    uint64_t want = (uint64_t)g_cfg.buffer_kb * 1024u, cap = 4096;
+    while (cap * 2 <= want)
+        cap *= 2;
+    return cap;
+}
+
+static gt_ring *ring_claim_free(void)
+{
+    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        gt_ring *r = g_rings[i];
+        if (atomic_load_explicit(&r->state, memory_order_acquire) == RING_FREE)
+            return r;
+    }
+    return NULL;
+}
+
+static gt_ring *ring_new_locked(void)
+{
+    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_relaxed);
+    if (n >= GT_MAX_RINGS)
+        return NULL;
+    uint64_t cap = ring_capacity();
+    size_t total = sizeof(gt_ring) + 64 + cap;
+    void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return NULL;
+    gt_ring *r = mem;
+    r->data = (unsigned char *)mem + ((sizeof(gt_ring) + 63) & ~(size_t)63);
+    r->mask = cap - 1;
+    g_rings[n] = r;
+    atomic_store_explicit(&g_nrings, n + 1, memory_order_release);
+    return r;
+}
+
+static gt_ring *ring_register(void)
+{
+    if (tls_no_ring)
+        return NULL;
+    pthread_once(&g_key_once, make_key);
+    pthread_mutex_lock(&g_reg_lock);
+    gt_ring *r = ring_claim_free();
+    if (!r)
+        r = ring_new_locked();
+    if (r) {
+        /* FREE rings are touched by nobody else: reset them before publishing LIVE. */
+        atomic_store_explicit(&r->head, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
+        r->tail_cache = r->open_end = 0;
+        r->tid = (uint32_t)syscall(SYS_gettid);
+        r->thread_written = 0;
+        atomic_store_explicit(&r->state, RING_LIVE, memory_order_release);
+    }
+    pthread_mutex_unlock(&g_reg_lock);
+    if (!r) {
+        tls_no_ring = 1;
+        atomic_fetch_add(&g_lost_no_ring, 1);
+        atomic_fetch_add(&g_lost_total, 1);
+        return NULL;
+    }
+    tls_ring = r;
+    pthread_setspecific(g_exit_key, r);
+    return r;
+}
+
+/* ---------------------------------------------------------------- hot path */
+
+void gt_ring_note_loss(gt_ring *r, int too_large)
+{
+    uint64_t now = gt_now_ns();
+    uint64_t zero = 0;
+    atomic_compare_exchange_strong(&r->lost_t_first, &zero, now);
+    atomic_store_explicit(&r->lost_t_last, now, memory_order_relaxed);
+    atomic_fetch_add(too_large ? &r->lost_large : &r->lost_full, 1);
+    atomic_fetch_add_explicit(&g_lost_total, 1, memory_order_relaxed);
+}
+
+/* Reserve size bytes (plus a PAD to the end of the ring when the record would straddle it).
+ * Returns the record header, or NULL when the ring has no room. */
+static inline gt_record_header *ring_reserve(gt_ring *r, uint32_t size)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t cap = r->mask + 1;
+    uint64_t pos = head & r->mask;
+    uint64_t contig = cap - pos;
+    uint64_t need = size <= contig ? size : contig + size;
+    if (unlikely(head + need - r->tail_cache > cap)) {
+        r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (head + need - r->tail_cache > cap)
+            return NULL;
+    }
+    if (unlikely(size > contig)) {
+        gt_record_header pad = {.kind = GT_REC_PAD, .flags = 0, .size = (uint32_t)contig};
+        memcpy(r->data + pos, &pad, sizeof pad);
+        head += contig;
+        pos = 0;
+    }
+    r->open_end = head + size;
+    return (gt_record_header *)(r->data + pos);
+}
+
+static void *record_begin(uint16_t kind, uint16_t flags, uint32_t body_size, bool count_loss)
+{
+    gt_ring *r = tls_ring;
+    if (unlikely(!r)) {
+        if (!atomic_load_explicit(&g_recording, memory_order_relaxed))
+            return NULL;
+        r = ring_register();
+        if (!r)
+            return NULL;
+    }
+    if (unlikely(!atomic_load_explicit(&g_recording, memory_order_relaxed)))
+        return NULL;
+    uint32_t size = gt_record_size(body_size);
+    if (unlikely(body_size > (1u << 30) || size > (r->mask + 1) / 2 || size > GT_CHUNK_LIMIT)) {
+        if (count_loss)
+            gt_ring_note_loss(r, 1);
+        return NULL;
+    }
+    gt_record_header *h = ring_reserve(r, size);
+    if (unlikely(!h)) {
+        if (count_loss)
+            gt_ring_note_loss(r, 0);
+        return NULL;
+    }
+    h->kind = kind;
+    h->flags = flags;
+    h->size = size;
+    memset(h + 1, 0, size - sizeof *h);
+    return h + 1;
+}
+
+void *gt_record_begin(uint16_t kind, uint16_t flags, uint32_t body_size)
+{
+    return record_begin(kind, flags, body_size, true);
+}
+
+void gt_record_commit(void *body)
+{
+    (void)body;
+    gt_ring *r = tls_ring;
+    uint64_t end = r->open_end;
+    atomic_store_explicit(&r->head, end, memory_order_release);
+    /* Past half full: wake the writer early rather than wait for the flush period. */
+    if (unlikely(end - r->tail_cache > (r->mask + 1) / 2)) {
+        r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (end - r->tail_cache > (r->mask + 1) / 2)
+            gt_writer_kick();
+    }
+}
+
+bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t body_size)
+{
+    void *p = gt_record_begin(kind, flags, body_size);
+    if (!p)
+        return false;
+    memcpy(p, body, body_size);
+    gt_record_commit(p);
+    return true;
+}
+
+void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, int timeout_ms)
+{
+    uint64_t deadline = gt_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+    for (;;) {
+        void *p = record_begin(kind, flags, body_size, false);
+        if (p)
+            return p;
+        gt_ring *r = tls_ring;
+        if (!r || !gt_core_recording() || gt_record_size(body_size) > (r->mask + 1) / 2 ||
+            gt_now_ns() >= deadline)
+            break;
+        if (gt_writer_drain_if_writer())
+            continue; /* a CUPTI callback running on the writer thread itself */
+        gt_writer_kick();
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    if (tls_ring && gt_core_recording())
+        gt_ring_note_loss(tls_ring, gt_record_size(body_size) > (tls_ring->mask + 1) / 2);
+    return NULL;
+}
+
+/* In the child after fork only the forking thread exists: its ring restarts empty under its new
+ * tid, every other ring is freed. The parent's unwritten records are the parent's business. */
+void gt_ring_fork_child(void)
+{
+    pthread_mutex_init(&g_reg_lock, NULL);
+    uint32_t n = atomic_load(&g_nrings);
+    for (uint32_t i = 0; i < n; i++) {
+        gt_ring *r = g_rings[i];
+        atomic_store(&r->head, 0);
+        atomic_store(&r->tail, 0);
+        r->tail_cache = r->open_end = 0;
+        r->thread_written = 0;
+        atomic_store(&r->lost_full, 0);
+        atomic_store(&r->lost_large, 0);
+        atomic_store(&r->lost_t_first, 0);
+        atomic_store(&r->lost_t_last, 0);
+        atomic_store(&r->state, r == tls_ring ? RING_LIVE : RING_FREE);
+    }
+    if (tls_ring)
+        tls_ring->tid = (uint32_t)syscall(SYS_gettid);
+    atomic_store(&g_lost_total, 0);
+    atomic_store(&g_lost_no_ring, 0);
+}

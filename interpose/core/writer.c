@@ -1,0 +1,455 @@
+/* writer.c — the writer thread: moves committed records from the rings into chunks of the file.
+ * Order matters for readers: rings are snapshotted first, then the strings interned so far are
+ * written, then the snapshotted records, so a string id is always defined before it is used.
+ * The thread blocks every signal; write(2)/writev(2) with EINTR retry, no stdio. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core_internal.h"
+#include "gt_encode.h"
+
+#define OWN_CAP (64u << 10)
+#define THREAD_NAME_EVERY 10 /* passes between checks for renamed threads */
+#define CLOCK_SYNC_NS 1000000000ull
+
+static int g_fd = -1;
+static char g_path[1024];
+static uint32_t g_seq;
+static _Atomic uint64_t g_records;
+static uint32_t g_strings_written;
+static unsigned char g_own[OWN_CAP] __attribute__((aligned(8)));
+static size_t g_own_used;
+static uint64_t g_last_clock_sync, g_last_periodic, g_passes;
+static unsigned char g_hdr_buf[16384] __attribute__((aligned(8)));
+static uint64_t g_snap[GT_MAX_RINGS];
+static uint32_t g_snap_state[GT_MAX_RINGS];
+
+static _Atomic int g_kick;
+static _Atomic int g_stop;
+static _Atomic int g_header_dirty;
+static _Atomic int g_running;
+static _Atomic uint64_t g_flush_req, g_flush_done;
+static pthread_t g_thread;
+static __thread int tls_is_writer;
+
+
+/* ---------------------------------------------------------------- wake-ups */
+
+void gt_writer_kick(void)
+{
+    /* Async-signal-safe: an atomic and a syscall. Only the first kick of a period wakes. */
+    if (!atomic_exchange(&g_kick, 1))
+        syscall(SYS_futex, &g_kick, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wait_for_kick(uint32_t ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    syscall(SYS_futex, &g_kick, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void write_failed(int err)
+{
+    if (atomic_exchange(&g_writer_failed, 1))
+        return;
+    atomic_store(&g_recording, 0);
+    gt_warn("cannot write %s: %s; recording stopped (the application continues)", g_path,
+            strerror(err));
+}
+
+static int writev_all(struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = writev(g_fd, iov, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            write_failed(w < 0 ? errno : ENOSPC);
+            return -1;
+        }
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+static int emit_chunk(const void *payload, uint32_t len, uint32_t count, uint32_t tid)
+{
+    if (!len || atomic_load(&g_writer_failed))
+        return -1;
+    gt_chunk_header h = {.magic = GT_CHUNK_MAGIC,
+                         .payload_len = len,
+                         .seq = g_seq++,
+                         .crc32 = (uint32_t)crc32(0L, payload, len),
+                         .record_count = count,
+                         .tid = tid};
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
+    return writev_all(iov, 2);
+}
+
+static void own_flush(void)
+{
+    if (!g_own_used)
+        return;
+    uint32_t count = gt_payload_count_records(g_own, (uint32_t)g_own_used);
+    if (emit_chunk(g_own, (uint32_t)g_own_used, count, 0) == 0)
+        atomic_fetch_add(&g_records, count);
+    g_own_used = 0;
+}
+
+static void own_add(uint16_t kind, const void *body, uint32_t size)
+{
+    size_t n = gt_record_append(g_own, OWN_CAP, g_own_used, kind, 0, body, size);
+    if (!n) {
+        own_flush();
+        n = gt_record_append(g_own, OWN_CAP, 0, kind, 0, body, size);
+    }
+    g_own_used += n;
+}
+
+/* pwrite at offset 0: chunks keep appending at the file position. Returns the header size. */
+static size_t write_header(void)
+{
+    size_t n = gt_header_snapshot(g_hdr_buf, sizeof g_hdr_buf);
+    if (!n || atomic_load(&g_writer_failed))
+        return 0;
+    ssize_t w;
+    do
+        w = pwrite(g_fd, g_hdr_buf, n, 0);
+    while (w < 0 && errno == EINTR);
+    if (w != (ssize_t)n) {
+        write_failed(w < 0 ? errno : ENOSPC);
+        return 0;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- bookkeeping records */
+
+static void write_strings(void)
+{
+    static unsigned char body[sizeof(gt_rec_string) + GT_MAX_STRING];
+    pthread_mutex_lock(&g_intern_lock);
+    uint32_t count = gt_intern_count_locked();
+    for (uint32_t id = g_strings_written + 1; id <= count; id++) {
+        uint32_t len = 0;
+        const char *s = gt_intern_get_locked(id, &len);
+        gt_rec_string hdr = {.id = id, .len = len};
+        memcpy(body, &hdr, sizeof hdr);
+        memcpy(body + sizeof hdr, s, len);
+        own_add(GT_REC_STRING, body, (uint32_t)(sizeof hdr + len));
+    }
+    g_strings_written = count;
+    pthread_mutex_unlock(&g_intern_lock);
+}
+
+static void write_clock_sync(void)
+{
+    struct timespec rt, mono, boot;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    gt_rec_clock_sync cs = {
+        .realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec,
+        .monotonic_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec,
+        .boottime_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec,
+    };
+    own_add(GT_REC_CLOCK_SYNC, &cs, sizeof cs);
+    g_last_clock_sync = cs.realtime_ns;
+}
+
+static int read_thread_name(uint32_t tid, char name[16])
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n;
+    do
+        n = read(fd, name, 15);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    name[n] = 0;
+    if (name[n - 1] == '\n')
+        name[n - 1] = 0;
+    return 0;
+}
+
+/* Name each thread once, and again when it renamed itself (checked every few passes). The names
+ * are interned here; the records follow in write_thread_records, after the strings. */
+static gt_rec_thread g_thread_recs[GT_MAX_RINGS];
+static uint32_t g_n_thread_recs;
+
+static void intern_thread_names(uint32_t n)
+{
+    bool recheck = g_passes % THREAD_NAME_EVERY == 0;
+    g_n_thread_recs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        gt_ring *r = g_rings[i];
+        if (g_snap_state[i] != RING_LIVE || (r->thread_written && !recheck))
+            continue;
+        char name[16] = "";
+        if (read_thread_name(r->tid, name) < 0)
+            continue;
+        if (r->thread_written && !strcmp(name, r->name))
+            continue;
+        memcpy(r->name, name, sizeof name);
+        g_thread_recs[g_n_thread_recs++] =
+            (gt_rec_thread){.tid = r->tid, .name_id = gt_intern(name), .t_start_ns = gt_now_ns()};
+        r->thread_written = 1;
+    }
+}
+
+static void write_thread_records(void)
+{
+    for (uint32_t i = 0; i < g_n_thread_recs; i++)
+        own_add(GT_REC_THREAD, &g_thread_recs[i], sizeof g_thread_recs[i]);
+}
+
+static void emit_lost(uint64_t count, uint32_t reason, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+    if (!count)
+        return;
+    gt_rec_lost l = {
+        .count = count, .t_first_ns = t0, .t_last_ns = t1, .reason = reason, .lost_tid = tid};
+    own_add(GT_REC_LOST, &l, sizeof l);
+}
+
+static void write_ring_losses(gt_ring *r)
+{
+    uint64_t full = atomic_exchange(&r->lost_full, 0);
+    uint64_t large = atomic_exchange(&r->lost_large, 0);
+    if (!full && !large)
+        return;
+    uint64_t t0 = atomic_exchange(&r->lost_t_first, 0);
+    uint64_t t1 = atomic_load(&r->lost_t_last);
+    emit_lost(full, GT_LOST_BUFFER_FULL, r->tid, t0, t1);
+    emit_lost(large, GT_LOST_TOO_LARGE, r->tid, t0, t1);
+}
+
+/* ---------------------------------------------------------------- ring data */
+
+/* Write ring bytes [tail, end) as chunks of whole records; stop at the ring's wrap point and at
+ * GT_CHUNK_LIMIT. The producer does not touch this range until tail moves past it. */
+static void drain_ring(gt_ring *r, uint64_t end)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t cap = r->mask + 1;
+    while (tail < end) {
+        uint64_t start = tail, limit = end;
+        uint64_t wrap = tail - (tail & r->mask) + cap;
+        if (limit > wrap)
+            limit = wrap;
+        uint32_t count = 0, real = 0;
+        while (tail < limit) {
+            gt_record_header h;
+            memcpy(&h, r->data + (tail & r->mask), sizeof h);
+            if (h.size < sizeof h || (h.size & 7u) || h.size > limit - tail) {
+                tail = end; /* cannot happen with our producers; never loop on garbage */
+                count = 0;
+                break;
+            }
+            if (count && tail - start + h.size > GT_CHUNK_LIMIT)
+                break;
+            tail += h.size;
+            count++;
+            real += h.kind != GT_REC_PAD;
+        }
+        if (count && emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count,
+                                r->tid) == 0)
+            atomic_fetch_add(&g_records, real);
+        atomic_store_explicit(&r->tail, tail, memory_order_release);
+    }
+}
+
+/* One pass over every ring; see the file comment for the order. */
+static void writer_pass(bool final)
+{
+    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+    if (atomic_load(&g_writer_failed)) {
+        for (uint32_t i = 0; i < n; i++) /* nothing can be written: release the producers */
+            atomic_store(&g_rings[i]->tail, atomic_load(&g_rings[i]->head));
+        return;
+    }
+    if (atomic_exchange(&g_header_dirty, 0))
+        write_header();
+    for (uint32_t i = 0; i < n; i++) {
+        g_snap_state[i] = atomic_load_explicit(&g_rings[i]->state, memory_order_acquire);
+        if (g_snap_state[i] != RING_FREE)
+            g_snap[i] = atomic_load_explicit(&g_rings[i]->head, memory_order_acquire);
+    }
+    intern_thread_names(n);
+    write_strings();
+    write_thread_records();
+    if (final || gt_now_ns() - g_last_clock_sync >= CLOCK_SYNC_NS)
+        write_clock_sync();
+    for (uint32_t i = 0; i < n; i++)
+        if (g_snap_state[i] != RING_FREE)
+            write_ring_losses(g_rings[i]);
+    emit_lost(atomic_exchange(&g_lost_no_ring, 0), GT_LOST_BUFFER_FULL, 0, 0, 0);
+    own_flush();
+    for (uint32_t i = 0; i < n; i++) {
+        if (g_snap_state[i] == RING_FREE)
+            continue;
+        drain_ring(g_rings[i], g_snap[i]);
+        if (g_snap_state[i] == RING_EXITED) { /* its thread is gone: drained, now reusable */
+            write_ring_losses(g_rings[i]);
+            atomic_store_explicit(&g_rings[i]->state, RING_FREE, memory_order_release);
+        }
+    }
+    own_flush();
+    g_passes++;
+}
+
+bool gt_writer_drain_if_writer(void)
+{
+    if (!tls_is_writer)
+        return false;
+    writer_pass(false);
+    return true;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    tls_is_writer = 1;
+    gt_guard_mark_internal_thread();
+    for (;;) {
+        bool stop = atomic_load(&g_stop);
+        uint64_t req = atomic_load(&g_flush_req);
+        atomic_store(&g_kick, 0);
+        uint64_t now = gt_now_ns();
+        if (!stop && now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
+            g_last_periodic = now;
+            gt_run_hooks_periodic();
+        }
+        writer_pass(stop);
+        atomic_store(&g_flush_done, req);
+        if (stop)
+            break;
+        if (!atomic_load(&g_kick))
+            wait_for_kick(g_cfg.flush_ms);
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- control */
+
+static int start_thread(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits "all blocked" */
+    int rc = pthread_create(&g_thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        gt_warn("cannot start the writer thread: %s; not recording", strerror(rc));
+        return -1;
+    }
+    atomic_store(&g_running, 1);
+    return 0;
+}
+
+static void reset_state(int fd, const char *path)
+{
+    g_fd = fd;
+    snprintf(g_path, sizeof g_path, "%s", path);
+    g_seq = 0;
+    atomic_store(&g_records, 0);
+    g_strings_written = 0;
+    g_own_used = 0;
+    g_last_clock_sync = g_last_periodic = g_passes = 0;
+    atomic_store(&g_kick, 0);
+    atomic_store(&g_stop, 0);
+    atomic_store(&g_header_dirty, 0);
+    atomic_store(&g_flush_req, 0);
+    atomic_store(&g_flush_done, 0);
+    atomic_store(&g_writer_failed, 0);
+    atomic_store(&g_running, 0);
+}
+
+int gt_writer_start(int fd, const char *path)
+{
+    reset_state(fd, path);
+    size_t n = write_header();
+    if (!n || lseek(fd, (off_t)n, SEEK_SET) < 0)
+        return -1;
+    return start_thread();
+}
+
+void gt_writer_fork_child(int fd, const char *path)
+{
+    gt_writer_start(fd, path);
+}
+
+void gt_writer_header_changed(void)
+{
+    atomic_store(&g_header_dirty, 1);
+    gt_writer_kick();
+}
+
+bool gt_writer_flush_wait(int timeout_ms, bool from_signal)
+{
+    (void)from_signal; /* the wait below is async-signal-safe either way */
+    if (!atomic_load(&g_running))
+        return false;
+    if (tls_is_writer) {
+        writer_pass(false);
+        return true;
+    }
+    uint64_t req = atomic_fetch_add(&g_flush_req, 1) + 1;
+    for (int waited_us = 0; atomic_load(&g_flush_done) < req; waited_us += 500) {
+        if (waited_us >= timeout_ms * 1000)
+            return false;
+        gt_writer_kick();
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+/* Final pass, then the thread ends. Records committed after this are not written. */
+void gt_writer_stop(void)
+{
+    if (!atomic_exchange(&g_running, 0))
+        return;
+    atomic_store(&g_stop, 1);
+    gt_writer_kick();
+    pthread_join(g_thread, NULL);
+    if (!atomic_load(&g_writer_failed))
+        write_header();
+    close(g_fd);
+    g_fd = -1;
+}
+
+uint64_t gt_writer_records_written(void)
+{
+    return atomic_load(&g_records);
+}
+
+const char *gt_writer_path(void)
+{
+    return g_path;
+}
