@@ -1,0 +1,744 @@
+/* symbolize.c — stacks and module maps of a trace turned into function, file and line.
+ * Runs in the analyzer only, never in the traced application. See symbolize.h. */
+#include "symbolize.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+/* From libstdc++ (the analyzer links it): demangles C++ names. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define ADDR2LINE_BATCH 256
+
+/* ---------------------------------------------------------------- data */
+
+typedef struct elf_sym {
+    uint64_t value;
+    uint64_t size;
+    const char *name; /* inside the mapped file */
+} elf_sym;
+
+typedef struct module {
+    uint64_t base, size;
+    char *path;
+    uint8_t build_id[32];
+    uint32_t build_id_len;
+    /* filled when symbolizing */
+    bool loaded;
+    void *map;
+    size_t map_len;
+    elf_sym *syms;
+    size_t nsyms;
+    char *debug_path; /* file addr2line reads: the module or its /usr/lib/debug copy */
+} module;
+
+typedef struct py_frame_rec {
+    uint32_t file_id, func_id;
+    int32_t line;
+    uint32_t pad;
+} py_frame_rec;
+
+typedef struct stack {
+    bool present;
+    bool truncated;
+    uint32_t depth, py_depth;
+    uint64_t *pcs;
+    const char **py_file;
+    const char **py_func;
+    int32_t *py_line;
+    char *callsite;
+    bool callsite_done;
+} stack;
+
+typedef struct pc_info { /* one distinct native pc */
+    uint64_t pc;
+    int module; /* index, -1 none */
+    char *function;
+    char *file;
+    int line;
+} pc_info;
+
+struct gt_symtab {
+    module *mods;
+    size_t nmods, capmods;
+    stack *stacks; /* indexed by stack id */
+    size_t capstacks;
+    int nstacks;
+    pc_info *pcs; /* sorted by pc after resolve */
+    size_t npcs;
+    bool resolved;
+    char **strings; /* owned copies of Python names */
+    size_t nstrings, capstrings;
+};
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+    if (!p) {
+        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
+        exit(2);
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
+        exit(2);
+    }
+    return q;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xrealloc(NULL, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static const char *keep_string(gt_symtab *st, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (st->nstrings == st->capstrings) {
+        st->capstrings = st->capstrings ? st->capstrings * 2 : 64;
+        st->strings = xrealloc(st->strings, st->capstrings * sizeof *st->strings);
+    }
+    return st->strings[st->nstrings++] = xstrdup(s);
+}
+
+gt_symtab *gt_symtab_new(void)
+{
+    return xcalloc(1, sizeof(gt_symtab));
+}
+
+void gt_symtab_free(gt_symtab *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nmods; i++) {
+        module *m = &st->mods[i];
+        free(m->path);
+        free(m->syms);
+        free(m->debug_path);
+        if (m->map)
+            munmap(m->map, m->map_len);
+    }
+    free(st->mods);
+    for (size_t i = 0; i < st->capstacks; i++) {
+        stack *s = &st->stacks[i];
+        free(s->pcs);
+        free(s->py_file);
+        free(s->py_func);
+        free(s->py_line);
+        free(s->callsite);
+    }
+    free(st->stacks);
+    for (size_t i = 0; i < st->npcs; i++) {
+        free(st->pcs[i].function);
+        free(st->pcs[i].file);
+    }
+    free(st->pcs);
+    for (size_t i = 0; i < st->nstrings; i++)
+        free(st->strings[i]);
+    free(st->strings);
+    free(st);
+}
+
+/* ---------------------------------------------------------------- feeding records */
+
+static void add_module(gt_symtab *st, const gt_reader *r, const gt_record *rec)
+{
+    if (rec->body_size < sizeof(gt_rec_module))
+        return;
+    const gt_rec_module *m = rec->body;
+    const char *path = gt_reader_string(r, m->path_id);
+    if (!path || m->size == 0)
+        return;
+    for (size_t i = 0; i < st->nmods; i++) /* the same module written again (fork, retry) */
+        if (st->mods[i].base == m->base && st->mods[i].size == m->size &&
+            strcmp(st->mods[i].path, path) == 0)
+            return;
+    if (st->nmods == st->capmods) {
+        st->capmods = st->capmods ? st->capmods * 2 : 32;
+        st->mods = xrealloc(st->mods, st->capmods * sizeof *st->mods);
+    }
+    module *d = &st->mods[st->nmods++];
+    memset(d, 0, sizeof *d);
+    d->base = m->base;
+    d->size = m->size;
+    d->path = xstrdup(path);
+    d->build_id_len = m->build_id_len > 32 ? 32 : m->build_id_len;
+    memcpy(d->build_id, m->build_id, d->build_id_len);
+}
+
+static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
+{
+    if (rec->body_size < sizeof(gt_rec_stack))
+        return;
+    const gt_rec_stack *s = rec->body;
+    uint64_t need = sizeof *s + (uint64_t)s->depth * 8 + (uint64_t)s->py_depth * 16;
+    if (s->stack_id == 0 || s->stack_id > (1u << 26) || need > rec->body_size)
+        return; /* damaged: ignored rather than trusted */
+    if (s->stack_id >= st->capstacks) {
+        size_t cap = st->capstacks ? st->capstacks : 64;
+        while (cap <= s->stack_id)
+            cap *= 2;
+        st->stacks = xrealloc(st->stacks, cap * sizeof *st->stacks);
+        memset(st->stacks + st->capstacks, 0, (cap - st->capstacks) * sizeof *st->stacks);
+        st->capstacks = cap;
+    }
+    stack *d = &st->stacks[s->stack_id];
+    if (d->present)
+        return;
+    d->present = true;
+    d->truncated = (rec->flags & GT_RF_TRUNCATED) != 0;
+    d->depth = s->depth;
+    d->py_depth = s->py_depth;
+    d->pcs = xcalloc(s->depth, sizeof *d->pcs);
+    memcpy(d->pcs, s + 1, (size_t)s->depth * 8);
+    d->py_file = xcalloc(s->py_depth, sizeof *d->py_file);
+    d->py_func = xcalloc(s->py_depth, sizeof *d->py_func);
+    d->py_line = xcalloc(s->py_depth, sizeof *d->py_line);
+    const unsigned char *py = (const unsigned char *)(s + 1) + (size_t)s->depth * 8;
+    for (uint32_t i = 0; i < s->py_depth; i++) {
+        py_frame_rec f;
+        memcpy(&f, py + (size_t)i * sizeof f, sizeof f);
+        d->py_file[i] = keep_string(st, gt_reader_string(r, f.file_id));
+        d->py_func[i] = keep_string(st, gt_reader_string(r, f.func_id));
+        d->py_line[i] = f.line;
+    }
+    st->nstacks++;
+    st->resolved = false;
+}
+
+void gt_symtab_add_record(gt_symtab *st, const gt_reader *r, const gt_record *rec)
+{
+    if (rec->kind == GT_REC_MODULE)
+        add_module(st, r, rec);
+    else if (rec->kind == GT_REC_STACK)
+        add_stack(st, r, rec);
+}
+
+int gt_symtab_load(gt_symtab *st, gt_reader *r)
+{
+    gt_reader_rewind(r);
+    gt_record rec;
+    while (gt_reader_next(r, &rec) == 1)
+        gt_symtab_add_record(st, r, &rec);
+    gt_reader_rewind(r);
+    return st->nstacks;
+}
+
+int gt_symtab_stack_count(const gt_symtab *st)
+{
+    return st->nstacks;
+}
+
+static stack *get_stack(const gt_symtab *st, uint32_t id)
+{
+    if (id == 0 || id >= st->capstacks || !st->stacks[id].present)
+        return NULL;
+    return &st->stacks[id];
+}
+
+bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id)
+{
+    stack *s = get_stack(st, stack_id);
+    return s && s->truncated;
+}
+
+/* ---------------------------------------------------------------- ELF symbols */
+
+static bool in_file(const module *m, uint64_t off, uint64_t len)
+{
+    return off <= m->map_len && len <= m->map_len - off;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+    const elf_sym *x = a, *y = b;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static void read_symbols(module *m, const Elf64_Ehdr *eh, uint32_t want_type)
+{
+    if (!in_file(m, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+        return;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)m->map + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != want_type || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        if (!in_file(m, sh[i].sh_offset, sh[i].sh_size) ||
+            !in_file(m, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
+            continue;
+        const char *strtab = (const char *)m->map + strs->sh_offset;
+        if (strtab[strs->sh_size - 1] != '\0')
+            continue;
+        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)m->map + sh[i].sh_offset);
+        m->syms = xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
+        for (size_t k = 0; k < n; k++) {
+            int type = ELF64_ST_TYPE(syms[k].st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[k].st_shndx == SHN_UNDEF ||
+                syms[k].st_value == 0 || syms[k].st_name >= strs->sh_size)
+                continue;
+            m->syms[m->nsyms++] =
+                (elf_sym){syms[k].st_value, syms[k].st_size, strtab + syms[k].st_name};
+        }
+    }
+}
+
+static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
+{
+    if (m->build_id_len == 0 || !in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+        return true; /* nothing to compare with */
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)m->map + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_NOTE || !in_file(m, ph[i].p_offset, ph[i].p_filesz))
+            continue;
+        const unsigned char *p = (const unsigned char *)m->map + ph[i].p_offset;
+        const unsigned char *end = p + ph[i].p_filesz;
+        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
+            Elf64_Nhdr n;
+            memcpy(&n, p, sizeof n);
+            size_t nsz = (n.n_namesz + 3u) & ~3u, dsz = (n.n_descsz + 3u) & ~3u;
+            if (nsz + dsz > (size_t)(end - p) - sizeof n)
+                break;
+            const unsigned char *name = p + sizeof n, *desc = name + nsz;
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && memcmp(name, "GNU", 4) == 0)
+                return n.n_descsz >= m->build_id_len &&
+                       memcmp(desc, m->build_id, m->build_id_len) == 0;
+            p = desc + dsz;
+        }
+    }
+    return true; /* the file has no build id: trust the path */
+}
+
+static void find_debug_file(module *m)
+{
+    free(m->debug_path);
+    m->debug_path = xstrdup(m->path);
+    if (m->build_id_len < 2)
+        return;
+    char path[600];
+    int off = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", m->build_id[0]);
+    for (uint32_t i = 1; i < m->build_id_len && off < (int)sizeof path - 8; i++)
+        off += snprintf(path + off, sizeof path - (size_t)off, "%02x", m->build_id[i]);
+    snprintf(path + off, sizeof path - (size_t)off, ".debug");
+    if (access(path, R_OK) == 0) {
+        free(m->debug_path);
+        m->debug_path = xstrdup(path);
+    }
+}
+
+static void load_module(module *m)
+{
+    m->loaded = true;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return;
+    }
+    void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return;
+    m->map = map;
+    m->map_len = (size_t)sb.st_size;
+    const Elf64_Ehdr *eh = map;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        !file_build_id_matches(m, eh)) {
+        munmap(map, m->map_len); /* another file now lives at this path: its symbols would lie */
+        m->map = NULL;
+        return;
+    }
+    read_symbols(m, eh, SHT_SYMTAB);
+    if (m->nsyms == 0)
+        read_symbols(m, eh, SHT_DYNSYM);
+    qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+    find_debug_file(m);
+}
+
+static const char *symbol_for(const module *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->nsyms;
+    while (lo < hi) { /* first symbol above addr */
+        size_t mid = (lo + hi) / 2;
+        if (m->syms[mid].value <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const elf_sym *s = &m->syms[lo - 1];
+    if (s->size != 0 && addr >= s->value + s->size)
+        return NULL;
+    return s->name;
+}
+
+static char *demangle(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = 0;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0)
+            return d;
+        free(d);
+    }
+    return xstrdup(name);
+}
+
+/* ---------------------------------------------------------------- addr2line */
+
+static void apply_addr2line_line(pc_info *p, const char *func, const char *fileline)
+{
+    if (!p->function && strcmp(func, "??") != 0)
+        p->function = xstrdup(func);
+    if (strncmp(fileline, "??", 2) == 0)
+        return;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", fileline);
+    char *disc = strstr(buf, " (discriminator");
+    if (disc)
+        *disc = '\0';
+    char *colon = strrchr(buf, ':');
+    if (!colon)
+        return;
+    *colon = '\0';
+    int line = atoi(colon + 1);
+    if (line <= 0)
+        return;
+    free(p->file);
+    p->file = xstrdup(buf);
+    p->line = line;
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+}
+
+/* One addr2line process for up to ADDR2LINE_BATCH addresses of one module. */
+static void run_addr2line(const char *tool, const module *m, pc_info **batch, int n)
+{
+    char addrs[ADDR2LINE_BATCH][24];
+    char *argv[ADDR2LINE_BATCH + 8];
+    int a = 0;
+    argv[a++] = (char *)tool;
+    argv[a++] = "-f";
+    argv[a++] = "-C";
+    argv[a++] = "-e";
+    argv[a++] = m->debug_path;
+    for (int i = 0; i < n; i++) {
+        /* Return addresses point after the call: ask for the call instruction's line. */
+        snprintf(addrs[i], sizeof addrs[i], "0x%llx",
+                 (unsigned long long)(batch[i]->pc - m->base - 1));
+        argv[a++] = addrs[i];
+    }
+    argv[a] = NULL;
+    int out[2];
+    if (pipe(out) != 0)
+        return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    if (rc != 0) {
+        close(out[0]);
+        return;
+    }
+    FILE *f = fdopen(out[0], "r");
+    if (!f) {
+        close(out[0]);
+        waitpid(pid, NULL, 0);
+        return;
+    }
+    char func[4096], fileline[4096];
+    for (int i = 0; i < n; i++) {
+        if (!fgets(func, sizeof func, f) || !fgets(fileline, sizeof fileline, f))
+            break;
+        chomp(func);
+        chomp(fileline);
+        apply_addr2line_line(batch[i], func, fileline);
+    }
+    fclose(f);
+    waitpid(pid, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- resolving */
+
+static int module_for(const gt_symtab *st, uint64_t pc)
+{
+    int best = -1;
+    for (size_t i = 0; i < st->nmods; i++) {
+        const module *m = &st->mods[i];
+        if (pc >= m->base && pc - m->base < m->size &&
+            (best < 0 || m->base > st->mods[best].base))
+            best = (int)i; /* the highest base that covers pc: non-PIE executables start at 0 */
+    }
+    return best;
+}
+
+static int pc_cmp(const void *a, const void *b)
+{
+    const pc_info *x = a, *y = b;
+    return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static pc_info *find_pc(const gt_symtab *st, uint64_t pc)
+{
+    pc_info key = {.pc = pc};
+    return bsearch(&key, st->pcs, st->npcs, sizeof *st->pcs, pc_cmp);
+}
+
+static void collect_pcs(gt_symtab *st)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < st->capstacks; i++)
+        total += st->stacks[i].present ? st->stacks[i].depth : 0;
+    for (size_t i = 0; i < st->npcs; i++) {
+        free(st->pcs[i].function);
+        free(st->pcs[i].file);
+    }
+    st->pcs = xrealloc(st->pcs, (total ? total : 1) * sizeof *st->pcs);
+    st->npcs = 0;
+    for (size_t i = 0; i < st->capstacks; i++)
+        for (uint32_t k = 0; st->stacks[i].present && k < st->stacks[i].depth; k++)
+            st->pcs[st->npcs++] = (pc_info){.pc = st->stacks[i].pcs[k], .module = -1};
+    qsort(st->pcs, st->npcs, sizeof *st->pcs, pc_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < st->npcs; i++)
+        if (w == 0 || st->pcs[w - 1].pc != st->pcs[i].pc)
+            st->pcs[w++] = st->pcs[i];
+    st->npcs = w;
+}
+
+static void resolve_all(gt_symtab *st)
+{
+    collect_pcs(st);
+    const char *tool = getenv("GPUTRACE_ADDR2LINE");
+    if (!tool || !*tool)
+        tool = "addr2line";
+    bool use_tool = strcmp(tool, "none") != 0;
+    pc_info **batch = xcalloc(ADDR2LINE_BATCH, sizeof *batch);
+    for (size_t mi = 0; mi < st->nmods; mi++) {
+        module *m = &st->mods[mi];
+        int n = 0;
+        for (size_t i = 0; i < st->npcs; i++) {
+            pc_info *p = &st->pcs[i];
+            if (p->module == -1)
+                p->module = module_for(st, p->pc);
+            if (p->module != (int)mi)
+                continue;
+            if (!m->loaded)
+                load_module(m);
+            if (!m->map)
+                continue;
+            p->function = demangle(symbol_for(m, p->pc - m->base - 1));
+            if (!use_tool)
+                continue;
+            batch[n++] = p;
+            if (n == ADDR2LINE_BATCH) {
+                run_addr2line(tool, m, batch, n);
+                n = 0;
+            }
+        }
+        if (n)
+            run_addr2line(tool, m, batch, n);
+        if (m->map) { /* symbol names are copied: the file is no longer needed */
+            munmap(m->map, m->map_len);
+            m->map = NULL;
+            m->loaded = false;
+            free(m->syms);
+            m->syms = NULL;
+            m->nsyms = 0;
+        }
+    }
+    free(batch);
+    st->resolved = true;
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static const char *base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path;
+}
+
+static bool is_interpreter_module(const char *path)
+{
+    const char *b = base_name(path);
+    if (!b)
+        return false;
+    if (strncmp(b, "libpython", 9) == 0)
+        return true;
+    if (strncmp(b, "python", 6) != 0)
+        return false;
+    for (b += 6; *b; b++) /* python, python3, python3.11 */
+        if ((*b < '0' || *b > '9') && *b != '.')
+            return false;
+    return true;
+}
+
+static void native_frame(const gt_symtab *st, uint64_t pc, gt_frame *f)
+{
+    memset(f, 0, sizeof *f);
+    f->pc = pc;
+    const pc_info *p = find_pc(st, pc);
+    if (!p || p->module < 0)
+        return;
+    const module *m = &st->mods[p->module];
+    f->module = m->path;
+    f->module_offset = pc - m->base;
+    f->function = p->function;
+    f->file = p->file;
+    f->line = p->line;
+}
+
+int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max)
+{
+    stack *s = get_stack(st, stack_id);
+    if (!s || max <= 0)
+        return 0;
+    if (!st->resolved)
+        resolve_all(st);
+    int n = 0;
+    bool py_done = s->py_depth == 0;
+    for (uint32_t i = 0; i < s->depth && n < max; i++) {
+        gt_frame f;
+        native_frame(st, s->pcs[i], &f);
+        if (!py_done && is_interpreter_module(f.module)) {
+            /* The interpreter's eval loop starts here: the Python frames belong above it. */
+            for (uint32_t k = 0; k < s->py_depth && n < max; k++)
+                out[n++] = (gt_frame){.python = true, .file = s->py_file[k],
+                                      .function = s->py_func[k], .line = s->py_line[k]};
+            py_done = true;
+        }
+        if (n < max)
+            out[n++] = f;
+    }
+    for (uint32_t k = 0; !py_done && k < s->py_depth && n < max; k++)
+        out[n++] = (gt_frame){.python = true, .file = s->py_file[k], .function = s->py_func[k],
+                              .line = s->py_line[k]};
+    return n;
+}
+
+static bool is_library_python_file(const char *file)
+{
+    if (!file || file[0] == '<') /* <frozen importlib._bootstrap>, <string> */
+        return true;
+    static const char *const parts[] = {"/site-packages/", "/dist-packages/", "/lib/python"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr(file, parts[i]))
+            return true;
+    return false;
+}
+
+static bool is_library_module(const char *path)
+{
+    const char *b = base_name(path);
+    if (!b || is_interpreter_module(path))
+        return true;
+    static const char *const prefixes[] = {
+        "libgputrace", "libcudart", "libcuda.", "libcudnn", "libcublas", "libnv",   "libcupti",
+        "libtorch",    "libc10",    "_C.",      "libc.so",  "libc-",     "libm.",   "libstdc++",
+        "libgcc_s",    "ld-linux",  "libdl.",   "libpthread", "libffi",  "_ctypes", "libcaffe2",
+        "libgomp",     "libnccl",   "libcufft", "libcurand", "libcusparse", "libcusolver"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_frame *out)
+{
+    stack *s = get_stack(st, stack_id);
+    if (!s)
+        return false;
+    for (uint32_t k = 0; k < s->py_depth; k++) {
+        if (!is_library_python_file(s->py_file[k])) {
+            *out = (gt_frame){.python = true, .file = s->py_file[k], .function = s->py_func[k],
+                              .line = s->py_line[k]};
+            return true;
+        }
+    }
+    if (s->py_depth > 0) { /* only library frames: the innermost one still names the place */
+        *out = (gt_frame){.python = true, .file = s->py_file[0], .function = s->py_func[0],
+                          .line = s->py_line[0]};
+        return true;
+    }
+    if (!st->resolved)
+        resolve_all(st);
+    for (uint32_t i = 0; i < s->depth; i++) {
+        gt_frame f;
+        native_frame(st, s->pcs[i], &f);
+        if (f.module && !is_library_module(f.module)) {
+            *out = f;
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap)
+{
+    int n;
+    if (f->python)
+        n = snprintf(buf, cap, "%s:%d in %s", f->file ? base_name(f->file) : "?", f->line,
+                     f->function ? f->function : "?");
+    else if (f->function && f->file)
+        n = snprintf(buf, cap, "%s (%s:%d)", f->function, base_name(f->file), f->line);
+    else if (f->function)
+        n = snprintf(buf, cap, "%s [%s]", f->function, f->module ? base_name(f->module) : "?");
+    else if (f->module)
+        n = snprintf(buf, cap, "[%s+0x%llx]", base_name(f->module),
+                     (unsigned long long)f->module_offset);
+    else
+        n = snprintf(buf, cap, "[0x%llx]", (unsigned long long)f->pc);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id)
+{
+    stack *s = get_stack(st, stack_id);
+    if (!s)
+        return NULL;
+    if (!s->callsite_done) {
+        s->callsite_done = true;
+        gt_frame f;
+        if (gt_symbolize_innermost_user_frame(st, stack_id, &f)) {
+            char buf[1024];
+            gt_frame_format(&f, buf, sizeof buf);
+            s->callsite = xstrdup(buf);
+        }
+    }
+    return s->callsite;
+}

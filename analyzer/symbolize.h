@@ -1,0 +1,74 @@
+/* symbolize.h — offline symbolization of the call-site stacks in a trace (issue 8).
+ *
+ * Feed it the GT_REC_MODULE and GT_REC_STACK records of a trace (gt_symtab_load reads them all),
+ * then ask for a stack by the id found in gt_api_common.stack_id. Native frames get their module,
+ * function (ELF .symtab/.dynsym, C++ demangled) and, where debug info exists, file:line (from
+ * `addr2line`, run once per module in a batch — set GPUTRACE_ADDR2LINE to another binary, or to
+ * "none" to skip it). Python frames carry file, function and line as recorded.
+ *
+ * Frames come innermost first, Python frames merged in where the interpreter's own native frames
+ * begin (or after the native frames when the native stack was cut before reaching them).
+ *
+ * Typical use in a command:
+ *     gt_symtab *st = gt_symtab_new();
+ *     gt_symtab_load(st, reader);                        // rewinds the reader before and after
+ *     const char *site = gt_symtab_callsite(st, rec->c.stack_id); // "train.py:57 in train_step"
+ *     gt_frame frames[64]; int n = gt_symbolize_stack(st, id, frames, 64);
+ *     gt_symtab_free(st);
+ * Strings returned stay valid until gt_symtab_free. Not thread-safe. */
+#ifndef GT_SYMBOLIZE_H
+#define GT_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_reader.h"
+
+typedef struct gt_symtab gt_symtab;
+
+typedef struct gt_frame {
+    bool python;            /* a Python frame: file, function, line are set */
+    uint64_t pc;            /* native: the return address as recorded */
+    const char *module;     /* native: path of the module, NULL when no module holds pc */
+    uint64_t module_offset; /* native: pc minus the module's load address (its ELF address) */
+    const char *function;   /* demangled, NULL when unknown (stripped, no symbol) */
+    const char *file;       /* source file, NULL when unknown */
+    int line;               /* 0 when unknown */
+} gt_frame;
+
+gt_symtab *gt_symtab_new(void);
+void gt_symtab_free(gt_symtab *st);
+
+/* Keep one record if it is a GT_REC_MODULE or GT_REC_STACK (others are ignored). The reader is
+ * used to look up string ids (pass the reader the record came from). */
+void gt_symtab_add_record(gt_symtab *st, const gt_reader *r, const gt_record *rec);
+/* Read every record of r (rewinding before and after). Returns the number of stacks kept. */
+int gt_symtab_load(gt_symtab *st, gt_reader *r);
+
+/* Number of stacks kept; whether a stack was cut at GPUTRACE_STACK_DEPTH. */
+int gt_symtab_stack_count(const gt_symtab *st);
+bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id);
+
+/* Frames of stack_id, innermost first, into out[0..max). Returns the number of frames written, 0
+ * for an unknown id or id 0. The first call symbolizes every stack kept (one addr2line per
+ * module). */
+int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max);
+
+/* The innermost frame in the user's own code: Python frames outside site-packages and the standard
+ * library when there are any, else the innermost native frame outside gputrace, the CUDA libraries
+ * (libcudart, libcuda, libcudnn*, libcublas*, libnv*), PyTorch (libtorch*, libc10*, torch/_C),
+ * the interpreter (python, libpython) and the C/C++ runtime. Returns true and fills *out when one
+ * was found. */
+bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_frame *out);
+
+/* "train.py:57 in train_step", "do_sync (chain.c:12)", "do_sync [chain]" or
+ * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name). */
+size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap);
+
+/* The innermost user frame of stack_id, formatted; NULL when the stack has none. The same call site
+ * gives the same text in another run (addresses do not appear unless nothing else is known), so
+ * `diff` can match call sites by it. Cached per stack. */
+const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id);
+
+#endif

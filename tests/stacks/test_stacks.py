@@ -1,0 +1,206 @@
+"""Call-site tests (issue 8): run small programs under LD_PRELOAD=libgputrace.so, read their trace
+back with stack_dump (the analyzer's symbolizer) and check the frames.
+
+usage: test_stacks.py <case> --lib libgputrace.so --dump stack_dump --bin-dir DIR --fake-dir DIR
+       --src-dir DIR
+Exit 77 = skipped (a part this case needs is not built)."""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def marker_line(path, name):
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if "@" + name + " " in line or line.rstrip().endswith("@" + name) or \
+                    "@" + name + " */" in line:
+                return i
+    raise AssertionError(f"marker @{name} not in {path}")
+
+
+def run_traced(args, cmd, env_extra=None):
+    out_dir = tempfile.mkdtemp(prefix="gt-stacks-")
+    env = dict(os.environ)
+    env.update({"LD_PRELOAD": args.lib, "GPUTRACE_DIR": out_dir, "GPUTRACE_QUIET": "1",
+                "LD_LIBRARY_PATH": args.fake_dir + ":" + env.get("LD_LIBRARY_PATH", "")})
+    env.update(env_extra or {})
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}: {p.stderr}")
+    d = subprocess.run([args.dump, out_dir], capture_output=True, text=True, timeout=120)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    if d.returncode != 0:
+        raise AssertionError(f"stack_dump failed: {d.stderr}")
+    return p.stdout, parse_dump(d.stdout)
+
+
+def parse_dump(text):
+    dump = {"stacks": {}, "api": [], "modules": []}
+    for line in text.splitlines():
+        w = line.split(" ")
+        if w[0] == "stack":
+            dump["stacks"][int(w[1])] = {"truncated": w[3] == "1", "frames": [],
+                                         "callsite": line.split(" callsite ", 1)[1]}
+        elif w[0] == "frame":
+            st = dump["stacks"][int(w[1])]
+            if w[3] == "py":
+                st["frames"].append({"py": True, "file": w[4], "func": w[5], "line": int(w[6])})
+            else:
+                st["frames"].append({"py": False, "module": w[4], "func": w[5], "file": w[6],
+                                     "line": int(w[7]), "offset": w[8]})
+        elif w[0] == "api":
+            dump["api"].append((w[1], int(w[3])))
+        elif w[0] == "module":
+            dump["modules"].append(w[1])
+    return dump
+
+
+def ids_from(stdout):
+    return [(w.split()[0], int(w.split()[1])) for w in stdout.splitlines() if w.strip()]
+
+
+def native_funcs(stack):
+    return [f["func"] for f in stack["frames"] if not f["py"]]
+
+
+def check_order(funcs, want):
+    pos = -1
+    for name in want:
+        assert name in funcs[pos + 1:], f"{name} missing after position {pos} in {funcs}"
+        pos = funcs.index(name, pos + 1)
+
+
+def case_chain(args, exe="stacks_chain", env=None):
+    out, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"], env)
+    ids = ids_from(out)
+    (c1, id1), (c2, id2), (c3, id3) = ids
+    assert id1 != 0 and id1 == id2, f"one call site must give one stack id: {ids}"
+    assert id3 != 0 and id3 != id1, f"another call site must give another id: {ids}"
+    assert any(m.endswith(exe) for m in dump["modules"]), dump["modules"]
+    st = dump["stacks"][id1]
+    funcs = native_funcs(st)
+    assert funcs[0] == "do_capture", f"gputrace's own frames must be skipped: {funcs}"
+    check_order(funcs, ["do_capture", "step", "main"])
+    src = os.path.join(args.src_dir, "chain_direct.c")
+    for f in st["frames"][:3]:
+        want = marker_line(src, f["func"])
+        assert f["file"] == "chain_direct.c" and f["line"] == want, f"{f} (line {want})"
+    assert st["callsite"] == f"do_capture (chain_direct.c:{marker_line(src, 'do_capture')})", st
+    assert not st["truncated"]
+    return dump, id1
+
+
+def case_unwinder_backtrace(args):
+    case_chain(args, env={"GPUTRACE_STACK_UNWINDER": "backtrace"})
+
+
+def case_stripped(args):
+    full, fid = case_chain(args)
+    _, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain_stripped"), "chain"])
+    sid = min(i for i in dump["stacks"])
+    stripped = [f for f in dump["stacks"][sid]["frames"] if f["module"] == "stacks_chain_stripped"]
+    unstripped = [f for f in full["stacks"][fid]["frames"] if f["module"] == "stacks_chain"]
+    assert len(stripped) >= 3, dump["stacks"][sid]
+    # No names or lines survive strip, but the frames are still placed in the module, at the same
+    # offsets as in the unstripped build (strip does not move code).
+    for f in stripped[:3]:
+        assert f["func"] == "-" and f["line"] == 0, f
+    assert [f["offset"] for f in stripped[:3]] == [f["offset"] for f in unstripped[:3]]
+    assert re.fullmatch(r"\[stacks_chain_stripped\+0x[0-9a-f]+\]", dump["stacks"][sid]["callsite"])
+
+
+def case_deep(args):
+    out, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain"), "deep"],
+                           {"GPUTRACE_STACK_DEPTH": "8"})
+    (_, sid), = ids_from(out)
+    st = dump["stacks"][sid]
+    assert st["truncated"], "a stack deeper than GPUTRACE_STACK_DEPTH is flagged truncated"
+    funcs = native_funcs(st)
+    assert funcs == ["recurse"] * 8, f"the 8 innermost frames are kept: {funcs}"
+
+
+def case_off(args):
+    out, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain"), "chain"],
+                           {"GPUTRACE_STACKS": "off"})
+    assert all(i == 0 for _, i in ids_from(out)), out
+    assert not dump["stacks"]
+
+
+def run_python(args, mode):
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    out, dump = run_traced(args, [sys.executable, script, mode])
+    return script, int(out.split()[1]), dump
+
+
+def case_python_gil(args):
+    script, sid, dump = run_python(args, "gil")
+    assert sid != 0
+    st = dump["stacks"][sid]
+    py = [f for f in st["frames"] if f["py"]]
+    assert py, f"no Python frames: {st}"
+    assert py[0]["file"] == script and py[0]["func"] == "capture_with_gil" and \
+        py[0]["line"] == marker_line(script, "gil"), py[0]
+    assert py[1]["func"] == "train_step" and py[1]["line"] == marker_line(script, "train_step")
+    assert py[-1]["func"] == "<module>"
+    assert st["callsite"] == f"py_ctypes.py:{marker_line(script, 'gil')} in capture_with_gil", st
+    # Merged: gputrace/ctypes native frames above the Python frames, the interpreter below.
+    first_py = st["frames"].index(py[0])
+    assert first_py > 0 and not st["frames"][0]["py"]
+
+
+def case_python_nogil(args):
+    # ctypes.CDLL releases the GIL: the C API must not be used then. The capture still works
+    # (native frames) and must not crash.
+    _, sid, dump = run_python(args, "nogil")
+    assert sid != 0
+    assert native_funcs(dump["stacks"][sid]), dump["stacks"][sid]
+
+
+def needs_fakes(args):
+    if not os.path.exists(os.path.join(args.fake_dir, "libcudart.so.13")):
+        print("fake libcudart.so.13 not built: skipped")
+        sys.exit(SKIP)
+
+
+def case_cuda_chain(args):
+    needs_fakes(args)
+    _, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_cuda_chain")])
+    src = os.path.join(args.src_dir, "cuda_chain.c")
+    syncs = [i for name, i in dump["api"] if name == "cudaStreamSynchronize"]
+    copies = [i for name, i in dump["api"] if name == "cudaMemcpy"]
+    assert len(syncs) == 3 and len(copies) == 3, dump["api"]
+    assert len(set(syncs)) == 1 and syncs[0] != 0, f"one call site, one stack: {syncs}"
+    assert len(set(copies)) == 1 and copies[0] not in (0, syncs[0]), copies
+    st = dump["stacks"][syncs[0]]
+    check_order(native_funcs(st), ["do_sync", "step", "main"])
+    assert native_funcs(st)[0] == "do_sync", native_funcs(st)
+    assert st["callsite"] == f"do_sync (cuda_chain.c:{marker_line(src, 'do_sync')})", st
+    check_order(native_funcs(dump["stacks"][copies[0]]), ["do_copy", "step", "main"])
+
+
+def case_python_cuda(args):
+    needs_fakes(args)
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    _, dump = run_traced(args, [sys.executable, script, "cuda"])
+    syncs = [i for name, i in dump["api"] if name == "cudaStreamSynchronize"]
+    assert syncs and syncs[0] != 0, dump["api"]
+    st = dump["stacks"][syncs[0]]
+    assert st["callsite"] == f"py_ctypes.py:{marker_line(script, 'cuda')} in sync_fake_cuda", st
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    for opt in ("--lib", "--dump", "--bin-dir", "--fake-dir", "--src-dir"):
+        ap.add_argument(opt, required=True)
+    a = ap.parse_args()
+    CASES[a.case](a)
+    print(f"{a.case}: ok")
