@@ -168,6 +168,34 @@ fork_child)
     [ "$child_calls" = 0 ] || fail "the child made $child_calls CUPTI calls: $(grep "^$child " "$T/calls.log" | sort | uniq -c)"
     [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
     ;;
+correlation)
+    # Wrapped runtime calls push their call id (CUSTOM2): every kernel and copy CUPTI saw must lead,
+    # through its external-correlation record, to the wrapped call that caused it. The wrappers
+    # fire, so the runtime API records stay off and the static-cudart flag stays clear.
+    run_traced r GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
+    dump_trace r
+    same_as_untraced r "$RUNTIME_APP"
+    D=$T/r.dump
+    awk '
+        $1 == "cpucall" { split($4, a, "="); cpu[a[2]] = 1 }
+        $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");
+                          if (k[2] == 5) ext[c[2]] = e[2] }
+        $1 == "kernel" || $1 == "memcpy" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); work[++n] = $1 " " c[2] } }
+        END {
+            linked = 0
+            for (i = 1; i <= n; i++) {
+                split(work[i], w, " ")
+                if (!(w[2] in ext)) { print "no external correlation for " work[i]; bad = 1; continue }
+                if (!(ext[w[2]] in cpu)) { print "external id " ext[w[2]] " of " work[i] " matches no wrapped call"; bad = 1; continue }
+                linked++
+            }
+            if (linked < 12) { print "only " linked " GPU records linked (want 6 kernels + 6 copies)"; bad = 1 }
+            exit bad
+        }' "$D" >"$T/corr.txt" || fail "$(cat "$T/corr.txt")"
+    [ "$(count_of 55 "$D")" = 0 ] || fail "runtime API records switched on although the wrappers fired"
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
+    [ $((flags & 2)) -eq 0 ] || fail "static-cudart flag set although the wrappers fired"
+    ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac
