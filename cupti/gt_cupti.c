@@ -36,8 +36,10 @@ static bool is_no_device_error(CUptiResult r)
     case CUPTI_ERROR_NOT_INITIALIZED:
     case CUPTI_ERROR_INVALID_DEVICE:
     case CUPTI_ERROR_NOT_COMPATIBLE:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED: return true;
-    default: return false;
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -77,9 +79,12 @@ static CUptiResult enable_kinds(void)
     if (r != CUPTI_SUCCESS)
         return r;
     static const CUpti_ActivityKind optional[] = {
-        CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+        CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+        CUPTI_ACTIVITY_KIND_OVERHEAD,
     };
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
         r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(optional[i]));
@@ -178,7 +183,8 @@ static bool static_cudart_suspected(void)
  * from inside a CUPTI callback. */
 static void maybe_switch_api_records(void)
 {
-    if (gt_core_config()->api_mode != 0 || atomic_load(&api_records_on) || !static_cudart_suspected())
+    if (gt_core_config()->api_mode != 0 || atomic_load(&api_records_on) ||
+        !static_cudart_suspected())
         return;
     gt_core_set_header_flag(GT_HDR_STATIC_CUDART);
     if (enable_api_kinds() == CUPTI_SUCCESS)
@@ -255,8 +261,8 @@ void gt_cupti_push_correlation(uint64_t corr_id)
 {
     if (!atomic_load_explicit(&push_allowed, memory_order_relaxed))
         return;
-    if (gt_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, corr_id) ==
-        CUPTI_SUCCESS)
+    if (gt_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
+                                                   corr_id) == CUPTI_SUCCESS)
         tl_push_depth++;
 }
 

@@ -50,8 +50,8 @@ void gt_cupti_records_reset_after_fork(void);
 void gt_cupti_write_stats(bool force);
 
 /* What the records module tells the lifecycle module. */
-extern atomic_bool gt_cupti_kernels_seen;   /* a kernel record arrived */
-extern atomic_bool gt_cupti_records_seen;   /* any record arrived (CUDA is initialised) */
+extern atomic_bool gt_cupti_kernels_seen;       /* a kernel record arrived */
+extern atomic_bool gt_cupti_records_seen;       /* any record arrived (CUDA is initialised) */
 extern _Thread_local bool gt_cupti_tl_we_flush; /* this thread called FlushAll itself */
 
 #endif

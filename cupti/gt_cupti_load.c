@@ -58,7 +58,8 @@ static bool find_mapped(const char *prefix, char *path, size_t cap)
 bool gt_cupti_cuda_libs_loaded(void)
 {
     char path[PATH_MAX];
-    return find_mapped("libcudart.so", path, sizeof path) || find_mapped("libcupti.so", path, sizeof path);
+    return find_mapped("libcudart.so", path, sizeof path) ||
+           find_mapped("libcupti.so", path, sizeof path);
 }
 
 static void *open_already_mapped(char *path_out, size_t cap)
@@ -108,7 +109,8 @@ static void *open_beside_cudart(char *path_out, size_t cap)
         return NULL;
     *slash = '\0';
     void *h = open_in_dir(path, "", path_out, cap);
-    /* Older pip layouts keep CUPTI in its own wheel: nvidia/cuda_runtime/lib -> nvidia/cuda_cupti/lib. */
+    /* Older pip layouts keep CUPTI in its own wheel: nvidia/cuda_runtime/lib ->
+     * nvidia/cuda_cupti/lib. */
     return h ? h : open_in_dir(path, "/../../cuda_cupti/lib", path_out, cap);
 }
 
@@ -185,7 +187,8 @@ bool gt_cupti_load(char *path_out, size_t path_cap)
         return false;
     if (!resolve_all(h)) {
         memset(&gt_cupti, 0, sizeof gt_cupti);
-        return false; /* keep the handle: unloading a library that may be shared is not ours to do */
+        return false; /* keep the handle: unloading a library that may be shared is not ours to do
+                       */
     }
     return true;
 }
@@ -200,16 +203,19 @@ bool gt_cupti_exe_has_fatbin(void)
         return false;
     bool found = false;
     Elf64_Ehdr eh;
-    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shnum > 0 &&
-        eh.e_shnum < 4096 && eh.e_shstrndx < eh.e_shnum) {
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shnum > 0 && eh.e_shnum < 4096 &&
+        eh.e_shstrndx < eh.e_shnum) {
         Elf64_Shdr strsec;
-        if (pread(fd, &strsec, sizeof strsec, (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr))) ==
+        if (pread(fd, &strsec, sizeof strsec,
+                  (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr))) ==
             (ssize_t)sizeof strsec) {
             for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
                 Elf64_Shdr sh;
                 char name[32] = {0};
-                if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) != (ssize_t)sizeof sh)
+                if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) !=
+                    (ssize_t)sizeof sh)
                     break;
                 if (pread(fd, name, sizeof name - 1, (off_t)(strsec.sh_offset + sh.sh_name)) <= 0)
                     continue;

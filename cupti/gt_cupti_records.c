@@ -1,8 +1,8 @@
 /* gt_cupti_records.c — activity buffers for CUPTI and their conversion into GT_REC_GPU_* records.
  *
- * Buffers are 4 MB (what Kineto and the measurements used), recycled through a small free list, with
- * a cap on the total (GPUTRACE_CUPTI_MB). A refused request makes CUPTI drop records; it counts them
- * and we write the count as GT_REC_LOST (reason CUPTI_CAP when refusals happened, else
+ * Buffers are 4 MB (what Kineto and the measurements used), recycled through a small free list,
+ * with a cap on the total (GPUTRACE_CUPTI_MB). A refused request makes CUPTI drop records; it
+ * counts them and we write the count as GT_REC_LOST (reason CUPTI_CAP when refusals happened, else
  * CUPTI_DROPPED). Completed buffers are converted on the thread that completes them: CUPTI's own
  * worker, or whoever called cuptiActivityFlushAll (the writer thread, or the exiting thread). No
  * lock of ours is held while calling CUPTI or while waiting for room in the trace. */
@@ -27,7 +27,8 @@ static void *free_list[FREE_LIST_MAX];
 static int free_count;
 static uint64_t bytes_allocated;
 
-static atomic_uint_fast64_t stat_dropped, stat_completed, stat_refused, stat_converted, stat_overhead;
+static atomic_uint_fast64_t stat_dropped, stat_completed, stat_refused, stat_converted,
+    stat_overhead;
 
 void gt_cupti_arm_exit_flush(void); /* gt_cupti.c */
 
@@ -124,14 +125,20 @@ static uint32_t kernel_name_id(const char *name)
 static uint8_t mem_kind(uint32_t cupti_kind)
 {
     switch (cupti_kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return GT_MEM_PAGEABLE;
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return GT_MEM_PINNED;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+        return GT_MEM_PAGEABLE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+        return GT_MEM_PINNED;
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return GT_MEM_DEVICE;
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return GT_MEM_ARRAY;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+        return GT_MEM_DEVICE;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+        return GT_MEM_ARRAY;
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return GT_MEM_MANAGED;
-    default: return GT_MEM_UNKNOWN;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+        return GT_MEM_MANAGED;
+    default:
+        return GT_MEM_UNKNOWN;
     }
 }
 
@@ -270,9 +277,15 @@ static void convert_record(const CUpti_Activity *rec)
         atomic_store_explicit(&gt_cupti_kernels_seen, true, memory_order_relaxed);
         put_kernel((const CUpti_ActivityKernel10 *)rec);
         break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY: put_memcpy((const CUpti_ActivityMemcpy6 *)rec); break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: put_memcpy_p2p((const CUpti_ActivityMemcpyPtoP4 *)rec); break;
-    case CUPTI_ACTIVITY_KIND_MEMSET: put_memset((const CUpti_ActivityMemset4 *)rec); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        put_memcpy((const CUpti_ActivityMemcpy6 *)rec);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        put_memcpy_p2p((const CUpti_ActivityMemcpyPtoP4 *)rec);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        put_memset((const CUpti_ActivityMemset4 *)rec);
+        break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         put_sync((const CUpti_ActivitySynchronization2 *)rec);
         break;
@@ -280,20 +293,23 @@ static void convert_record(const CUpti_Activity *rec)
         put_ext_corr((const CUpti_ActivityExternalCorrelation *)rec);
         break;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: put_api((const CUpti_ActivityAPI *)rec); break;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        put_api((const CUpti_ActivityAPI *)rec);
+        break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)rec;
         if (o->end > o->start)
             atomic_fetch_add(&stat_overhead, o->end - o->start);
         return;
     }
-    default: return;
+    default:
+        return;
     }
     atomic_fetch_add(&stat_converted, 1);
 }
 
-static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                         size_t valid)
+static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                         size_t size, size_t valid)
 {
     (void)size;
     /* CUPTI's own worker thread: keep whatever it does out of the trace. A thread that called
@@ -319,7 +335,8 @@ static void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t
 
 CUptiResult gt_cupti_register_buffers(void)
 {
-    return GT_CUPTI_CALL(gt_cupti.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
+    return GT_CUPTI_CALL(
+        gt_cupti.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
 }
 
 /* ---------------------------------------------------------------- statistics */

@@ -33,8 +33,9 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
     }
     case GT_REC_GPU_MEMCPY: {
         const gt_rec_gpu_memcpy *m = rec->body;
-        printf("memcpy kind=%u src=%u dst=%u bytes=%" PRIu64 " async=%u stream=%u corr=%" PRIu64 "\n",
-               m->copy_kind, m->src_kind, m->dst_kind, m->bytes, m->is_async, m->stream, m->corr_id);
+        printf(
+            "memcpy kind=%u src=%u dst=%u bytes=%" PRIu64 " async=%u stream=%u corr=%" PRIu64 "\n",
+            m->copy_kind, m->src_kind, m->dst_kind, m->bytes, m->is_async, m->stream, m->corr_id);
         break;
     }
     case GT_REC_GPU_MEMSET: {
@@ -59,7 +60,8 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
         printf("gpuapi domain=%u cbid=%u corr=%" PRIu64 "\n", a->domain, a->cbid, a->corr_id);
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -109,8 +111,8 @@ int main(int argc, char **argv)
         if (counts[k])
             printf("count %d %" PRIu64 "\n", k, counts[k]);
     if (have_stats)
-        printf("stats dropped=%" PRIu64 " refused=%" PRIu64 " completed=%" PRIu64 " converted=%" PRIu64
-               " overhead_ns=%" PRIu64 "\n",
+        printf("stats dropped=%" PRIu64 " refused=%" PRIu64 " completed=%" PRIu64
+               " converted=%" PRIu64 " overhead_ns=%" PRIu64 "\n",
                last.dropped_records, last.buffers_refused, last.buffers_completed,
                last.records_converted, last.overhead_ns);
     const gt_reader_stats *s = gt_reader_get_stats(r);

@@ -67,11 +67,13 @@ static void decode(void)
     kernel("_Z7kernelAv");
     fake_gpu_op op = op_new(FAKE_OP_MEMCPY, 2000);
     op.bytes = 4096, op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+    op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     fake_gpu_emit(&op);
     op = op_new(FAKE_OP_MEMCPY, 2000);
     op.bytes = 8192, op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, op.is_async = 1;
-    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    op.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+    op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
     fake_gpu_emit(&op);
     op = op_new(FAKE_OP_MEMSET, 1000);
     op.bytes = 256, op.is_async = 1;

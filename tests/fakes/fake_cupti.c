@@ -1,11 +1,11 @@
 /* fake_cupti.c — a stand-in libcupti.so.13 for tests without a GPU.
  *
  * Built against the real cupti headers: the records it hands out are the real structs
- * (CUpti_ActivityKernel10, Memcpy6, Memset4, Synchronization2, ExternalCorrelation, API, Overhead3),
- * so the code that decodes them is the code that runs on a GPU. It hears the simulated GPU of the
- * fake libcudart through fake_gpu_set_listener (fake_gpu.h), in the thread of the API call, and
- * stores a record per op in buffers obtained from the client's request callback, exactly one
- * buffer at a time like CUPTI: a request answered with NULL drops the records and counts them.
+ * (CUpti_ActivityKernel10, Memcpy6, Memset4, Synchronization2, ExternalCorrelation, API,
+ * Overhead3), so the code that decodes them is the code that runs on a GPU. It hears the simulated
+ * GPU of the fake libcudart through fake_gpu_set_listener (fake_gpu.h), in the thread of the API
+ * call, and stores a record per op in buffers obtained from the client's request callback, exactly
+ * one buffer at a time like CUPTI: a request answered with NULL drops the records and counts them.
  * Buffers are completed on cuptiActivityFlushAll (any flag), in the calling thread.
  *
  * Fixed values the tests rely on: kernels have registersPerThread 40, staticSharedMemory 1024,
@@ -120,7 +120,8 @@ static void close_buffer(void)
 {
     if (!cur_buf)
         return;
-    if (is_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD) && cur_used + rec_space(sizeof(CUpti_ActivityOverhead3)) <= cur_size) {
+    if (is_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD) &&
+        cur_used + rec_space(sizeof(CUpti_ActivityOverhead3)) <= cur_size) {
         CUpti_ActivityOverhead3 o = {.kind = CUPTI_ACTIVITY_KIND_OVERHEAD,
                                      .overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH,
                                      .objectKind = CUPTI_ACTIVITY_OBJECT_THREAD};
@@ -179,7 +180,8 @@ static void store_ext_correlation(uint32_t corr)
 
 static void store_kernel(const fake_gpu_op *op)
 {
-    if (!is_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) && !is_enabled(CUPTI_ACTIVITY_KIND_KERNEL))
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) &&
+        !is_enabled(CUPTI_ACTIVITY_KIND_KERNEL))
         return;
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof k);
@@ -192,7 +194,8 @@ static void store_kernel(const fake_gpu_op *op)
     k.contextId = 1;
     k.streamId = op->stream;
     k.gridX = (int32_t)op->grid[0], k.gridY = (int32_t)op->grid[1], k.gridZ = (int32_t)op->grid[2];
-    k.blockX = (int32_t)op->block[0], k.blockY = (int32_t)op->block[1], k.blockZ = (int32_t)op->block[2];
+    k.blockX = (int32_t)op->block[0], k.blockY = (int32_t)op->block[1],
+    k.blockZ = (int32_t)op->block[2];
     k.staticSharedMemory = 1024;
     k.correlationId = op->correlation_id;
     k.gridId = (int64_t)next_grid_id++;
@@ -285,12 +288,23 @@ static void on_gpu_op(const fake_gpu_op *op, void *ctx)
     if (op->kind != FAKE_OP_API)
         store_ext_correlation(op->correlation_id);
     switch (op->kind) {
-    case FAKE_OP_KERNEL: store_kernel(op); break;
-    case FAKE_OP_MEMCPY: store_memcpy(op); break;
-    case FAKE_OP_MEMSET: store_memset(op); break;
-    case FAKE_OP_SYNC: store_sync(op); break;
-    case FAKE_OP_API: store_api(op); break;
-    default: break;
+    case FAKE_OP_KERNEL:
+        store_kernel(op);
+        break;
+    case FAKE_OP_MEMCPY:
+        store_memcpy(op);
+        break;
+    case FAKE_OP_MEMSET:
+        store_memset(op);
+        break;
+    case FAKE_OP_SYNC:
+        store_sync(op);
+        break;
+    case FAKE_OP_API:
+        store_api(op);
+        break;
+    default:
+        break;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -303,7 +317,8 @@ static void attach_to_fake_gpu(void)
     void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!h)
         return;
-    void (*set)(fake_gpu_listener, void *) = (void (*)(fake_gpu_listener, void *))dlsym(h, "fake_gpu_set_listener");
+    void (*set)(fake_gpu_listener, void *) =
+        (void (*)(fake_gpu_listener, void *))dlsym(h, "fake_gpu_set_listener");
     if (set) {
         set(on_gpu_op, NULL);
         __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
@@ -314,7 +329,8 @@ static void attach_to_fake_gpu(void)
 __attribute__((constructor)) static void fake_cupti_load(void)
 {
     env.no_driver = getenv("FAKE_CUPTI_NO_DRIVER") && atoi(getenv("FAKE_CUPTI_NO_DRIVER"));
-    env.other_subscriber = getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
+    env.other_subscriber =
+        getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
@@ -328,15 +344,27 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 {
     log_call(__func__);
     switch (result) {
-    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
-    case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
-    case CUPTI_ERROR_INVALID_KIND: *str = "CUPTI_ERROR_INVALID_KIND"; break;
-    case CUPTI_ERROR_MAX_LIMIT_REACHED: *str = "CUPTI_ERROR_MAX_LIMIT_REACHED"; break;
+    case CUPTI_SUCCESS:
+        *str = "CUPTI_SUCCESS";
+        break;
+    case CUPTI_ERROR_INVALID_PARAMETER:
+        *str = "CUPTI_ERROR_INVALID_PARAMETER";
+        break;
+    case CUPTI_ERROR_INVALID_KIND:
+        *str = "CUPTI_ERROR_INVALID_KIND";
+        break;
+    case CUPTI_ERROR_MAX_LIMIT_REACHED:
+        *str = "CUPTI_ERROR_MAX_LIMIT_REACHED";
+        break;
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
         *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
         break;
-    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
-    default: *str = "CUPTI_ERROR_FAKE_OTHER"; break;
+    case CUPTI_ERROR_UNKNOWN:
+        *str = "CUPTI_ERROR_UNKNOWN";
+        break;
+    default:
+        *str = "CUPTI_ERROR_FAKE_OTHER";
+        break;
     }
     return CUPTI_SUCCESS;
 }
@@ -357,7 +385,8 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                  void *userdata)
 {
     log_call(__func__);
     if (env.no_driver)
@@ -437,7 +466,8 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+                                              CUpti_Activity **record)
 {
     size_t off = 0;
     if (*record) {
@@ -456,7 +486,8 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUp
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *count)
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
+                                                     size_t *count)
 {
     log_call(__func__);
     pthread_mutex_lock(&lock);
@@ -470,19 +501,22 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                          uint64_t id)
 {
     log_call(__func__);
     if (env.no_driver)
         return CUPTI_ERROR_UNKNOWN;
-    if ((int)kind <= 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE || ext_depth[kind] == STACK_DEPTH)
+    if ((int)kind <= 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE ||
+        ext_depth[kind] == STACK_DEPTH)
         return CUPTI_ERROR_INVALID_PARAMETER;
     ext_stack[kind][ext_depth[kind]++] = id;
     ext_last_corr[kind] = 0;
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
+EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                         uint64_t *lastId)
 {
     log_call(__func__);
     if ((int)kind <= 0 || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE || ext_depth[kind] == 0)
