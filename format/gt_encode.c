@@ -127,7 +127,8 @@ int gt_test_writer_open(gt_test_writer *w, const char *path, const gt_file_heade
     if (w->fd < 0)
         return -1;
     /* The header is encoded into the payload buffer, which is free at this point. */
-    size_t hsize = gt_header_encode(w->payload, sizeof w->payload, fixed, exe, cmdline, cmdline_len);
+    size_t hsize =
+        gt_header_encode(w->payload, sizeof w->payload, fixed, exe, cmdline, cmdline_len);
     if (!hsize || write_all(w->fd, w->payload, hsize) < 0) {
         close(w->fd);
         w->fd = -1;
@@ -154,7 +155,8 @@ int gt_test_writer_add(gt_test_writer *w, uint16_t kind, uint16_t flags, const v
 {
     if (gt_record_size(body_size) > sizeof w->payload)
         return -1;
-    size_t n = gt_record_append(w->payload, sizeof w->payload, w->used, kind, flags, body, body_size);
+    size_t n =
+        gt_record_append(w->payload, sizeof w->payload, w->used, kind, flags, body, body_size);
     if (!n) {
         if (gt_test_writer_flush(w) < 0)
             return -1;

@@ -108,7 +108,7 @@ const char *gt_mem_kind_name(uint8_t kind)
 const char *gt_memcpy_dir_name(uint8_t dir)
 {
     static const char *const NAMES[] = {
-        [GT_DIR_H2H] = "HtoH", [GT_DIR_H2D] = "HtoD",       [GT_DIR_D2H] = "DtoH",
+        [GT_DIR_H2H] = "HtoH", [GT_DIR_H2D] = "HtoD",        [GT_DIR_D2H] = "DtoH",
         [GT_DIR_D2D] = "DtoD", [GT_DIR_DEFAULT] = "default",
     };
     return dir < sizeof NAMES / sizeof NAMES[0] ? NAMES[dir] : "unknown";

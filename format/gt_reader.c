@@ -45,7 +45,7 @@ struct gt_reader {
 /* Read len bytes at off; returns bytes read (short at end of data). */
 static size_t src_read(gt_reader *r, uint64_t off, void *buf, size_t len)
 {
-    if (off >= r->size)
+    if (off >= r->size || !len)
         return 0;
     if (len > r->size - off)
         len = (size_t)(r->size - off);

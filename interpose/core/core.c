@@ -29,9 +29,9 @@ gt_file_header g_hdr;
 static char g_exe[EXE_MAX];
 static char g_cmdline[CMDLINE_MAX];
 static size_t g_cmdline_len;
-static _Atomic int g_pid;        /* the process the current file belongs to */
-static _Atomic int g_started;    /* a file is open and the writer runs */
-static _Atomic int g_finished;   /* finish() ran for g_pid */
+static _Atomic int g_pid;      /* the process the current file belongs to */
+static _Atomic int g_started;  /* a file is open and the writer runs */
+static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
 static _Atomic uint64_t g_corr;

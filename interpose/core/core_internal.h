@@ -27,7 +27,7 @@ typedef struct gt_ring {
     uint32_t tid;
     /* consumer's line: apart from the producer's so they do not share a cache line */
     _Alignas(64) _Atomic uint64_t tail;
-    _Atomic uint32_t state; /* enum ring_state */
+    _Atomic uint32_t state;  /* enum ring_state */
     uint32_t thread_written; /* writer-only: GT_REC_THREAD emitted for this owner */
     char name[16];           /* writer-only: name last written */
     /* losses, exchanged by the writer into GT_REC_LOST records */
@@ -61,7 +61,8 @@ void gt_writer_stop(void);
 void gt_writer_fork_child(int fd, const char *path);
 void gt_writer_header_changed(void);
 uint64_t gt_writer_records_written(void);
-bool gt_writer_drain_if_writer(void); /* on the writer thread: drain now (CUPTI flush from a hook) */
+bool gt_writer_drain_if_writer(
+    void); /* on the writer thread: drain now (CUPTI flush from a hook) */
 const char *gt_writer_path(void);
 
 /* core.c */

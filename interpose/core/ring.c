@@ -22,8 +22,8 @@ _Atomic uint64_t g_lost_total;
 _Atomic uint64_t g_lost_no_ring;
 
 static TLS gt_ring *tls_ring;
-static TLS int tls_guard;    /* >0 inside a wrapper or on an internal thread */
-static TLS int tls_no_ring;  /* ring allocation failed for this thread: do not retry */
+static TLS int tls_guard;   /* >0 inside a wrapper or on an internal thread */
+static TLS int tls_no_ring; /* ring allocation failed for this thread: do not retry */
 static pthread_key_t g_exit_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 

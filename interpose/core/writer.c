@@ -42,7 +42,6 @@ static _Atomic uint64_t g_flush_req, g_flush_done;
 static pthread_t g_thread;
 static __thread int tls_is_writer;
 
-
 /* ---------------------------------------------------------------- wake-ups */
 
 void gt_writer_kick(void)
@@ -277,8 +276,8 @@ static void drain_ring(gt_ring *r, uint64_t end)
             count++;
             real += h.kind != GT_REC_PAD;
         }
-        if (count && emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count,
-                                r->tid) == 0)
+        if (count &&
+            emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count, r->tid) == 0)
             atomic_fetch_add(&g_records, real);
         atomic_store_explicit(&r->tail, tail, memory_order_release);
     }

@@ -1,0 +1,144 @@
+/* cmd_info.c — `gputrace info FILE...`: what a trace holds and whether it is whole.
+ * Exit 0: every file whole; 1: some file truncated or damaged (what was readable is shown);
+ * 2: some file is not a trace, unreadable, or of a newer format version. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "gt_reader.h"
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "usage: gputrace info FILE.gtrace...\n\n"
+            "Shows each trace's header (process, host, rank, versions, devices, CUPTI state),\n"
+            "its record counts by kind, chunks and lost records, and whether it is whole.\n\n"
+            "exit status: 0 all files whole; 1 a file is truncated or damaged (the readable\n"
+            "part is summarized); 2 a file is not a gputrace trace or has a newer format.\n");
+}
+
+static void print_version(const char *what, int32_t v)
+{
+    if (v)
+        printf("  %-22s %d\n", what, v);
+    else
+        printf("  %-22s not seen\n", what);
+}
+
+static void print_header(gt_reader *r)
+{
+    const gt_file_header *h = gt_reader_header(r);
+    char when[64] = "?";
+    time_t secs = (time_t)(h->start_realtime_ns / 1000000000);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    printf("%s\n", gt_reader_path(r));
+    printf("  format                 %u.%u\n", h->version_major, h->version_minor);
+    printf("  process                pid %d, parent %d%s\n", h->pid, h->ppid,
+           h->flags & GT_HDR_FORKED_CHILD ? " (forked child)" : "");
+    printf("  host                   %s\n", h->host);
+    if (h->rank >= 0)
+        printf("  rank                   %d (local %d) of %d\n", h->rank, h->local_rank,
+               h->world_size);
+    printf("  started                %s\n", when);
+    printf("  executable             %s\n", gt_reader_exe(r));
+    printf("  command                %s\n", gt_reader_cmdline(r));
+    const gt_runtime_info *ri = &h->runtime;
+    print_version("driver", ri->driver_version);
+    print_version("CUDA runtime", ri->runtime_version);
+    print_version("cuDNN", ri->cudnn_version);
+    print_version("cuDNN built for CUDA", ri->cudnn_cudart_version);
+    print_version("cuBLAS", ri->cublas_version);
+    print_version("CUPTI", ri->cupti_version);
+    printf("  %-22s %s\n", "CUPTI state", gt_cupti_state_name(ri->cupti_state));
+    if (h->flags & GT_HDR_STATIC_CUDART)
+        printf("  %-22s %s\n", "note", "static CUDA runtime: API calls seen through CUPTI only");
+    int ndev = ri->device_count < GT_MAX_DEVICES ? ri->device_count : GT_MAX_DEVICES;
+    for (int i = 0; i < ndev; i++) {
+        const gt_device_info *d = &ri->devices[i];
+        printf("  device %-15d %s, compute %d.%d, %d SMs, %.1f GiB\n", i,
+               d->name[0] ? d->name : "?", d->cc_major, d->cc_minor, d->sm_count,
+               (double)d->total_mem_bytes / (1024.0 * 1024.0 * 1024.0));
+    }
+}
+
+static void print_counts(const gt_reader_stats *st)
+{
+    printf("  records                %llu\n", (unsigned long long)st->records);
+    for (int k = 0; k < GT_REC_KIND_MAX; k++)
+        if (st->records_by_kind[k])
+            printf("    %-20s %llu\n", gt_record_kind_name((uint16_t)k),
+                   (unsigned long long)st->records_by_kind[k]);
+    if (st->unknown_kinds)
+        printf("    %-20s %llu (newer kinds, skipped)\n", "unknown",
+               (unsigned long long)st->unknown_kinds);
+    printf("  chunks                 %llu\n", (unsigned long long)st->chunks_ok);
+    printf("  lost records           %llu\n", (unsigned long long)st->lost_records);
+}
+
+/* 0 whole, 1 truncated/damaged, 2 unusable. */
+static int info_one(const char *path)
+{
+    gt_reader *r;
+    char err[1024];
+    int rc = gt_reader_open(path, &r, err, sizeof err);
+    if (rc == GT_OPEN_BAD_HEADER) {
+        fprintf(stderr, "gputrace info: %s (0 records read)\n", err);
+        return 1;
+    }
+    if (rc != GT_OPEN_OK) {
+        fprintf(stderr, "gputrace info: %s\n", err);
+        return 2;
+    }
+    gt_record rec;
+    while (gt_reader_next(r, &rec))
+        ;
+    print_header(r);
+    const gt_reader_stats *st = gt_reader_get_stats(r);
+    print_counts(st);
+    int status = 0;
+    if (st->truncated || st->chunks_damaged || st->chunk_seq_gaps) {
+        status = 1;
+        printf("  state                  %s\n", st->truncated ? "TRUNCATED" : "DAMAGED");
+        fprintf(stderr,
+                "gputrace info: %s is %s at byte %llu: read %llu of %llu bytes and %llu records "
+                "(%llu damaged chunks skipped, %llu chunks missing)\n",
+                path, st->truncated && !st->chunks_damaged ? "truncated" : "damaged",
+                (unsigned long long)st->first_damage_offset, (unsigned long long)st->bytes_read_ok,
+                (unsigned long long)st->bytes_total, (unsigned long long)st->records,
+                (unsigned long long)st->chunks_damaged, (unsigned long long)st->chunk_seq_gaps);
+    } else {
+        printf("  state                  whole (%llu bytes)\n",
+               (unsigned long long)st->bytes_total);
+    }
+    gt_reader_close(r);
+    return status;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return 2;
+    }
+    int worst = 0, files = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            print_help(stdout);
+            return 0;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            continue;
+        if (files++)
+            printf("\n");
+        int s = info_one(argv[i]);
+        if (s > worst)
+            worst = s;
+        fflush(stdout);
+    }
+    return worst;
+}
