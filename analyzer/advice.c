@@ -631,7 +631,7 @@ static void rule_straggler(const gt_run *run, gt_advice_list *l)
     const char *names[] = {"synchronization", "copies", "data loading / CPU work (GPU idle)",
                            "allocations"};
     double mine[4] = {s->steady_sync_ms_per_step, s->steady_copy_ms_per_step,
-                      s->steady_idle_unexplained_ms_per_step,
+                      s->steady_cpu_elsewhere_ms_per_step,
                       (double)s->steady_alloc_ns / 1e6 / s->steady_steps};
     double others[4] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -639,7 +639,7 @@ static void rule_straggler(const gt_run *run, gt_advice_list *l)
             continue;
         others[0] += ranked[i]->steady_sync_ms_per_step / (double)(n - 1);
         others[1] += ranked[i]->steady_copy_ms_per_step / (double)(n - 1);
-        others[2] += ranked[i]->steady_idle_unexplained_ms_per_step / (double)(n - 1);
+        others[2] += ranked[i]->steady_cpu_elsewhere_ms_per_step / (double)(n - 1);
         others[3] +=
             (double)ranked[i]->steady_alloc_ns / 1e6 / ranked[i]->steady_steps / (double)(n - 1);
     }
@@ -656,9 +656,9 @@ static void rule_straggler(const gt_run *run, gt_advice_list *l)
         snprintf(reason, sizeof reason, " It spends %.2f ms more per step than the others in %s.",
                  why_ms, names[why]);
     msg(a,
-        "Rank %d holds the others back: %.2f ms %s per step against a median of %.2f ms (%.0f%% "
+        "Rank %d holds the others back: %.2f ms%s per step against a median of %.2f ms (%.0f%% "
         "slower); the other ranks wait for it in collectives.%s",
-        s->hdr.rank, s_val, by_step ? "" : "outside NCCL", ref, 100 * (s_val / ref - 1), reason);
+        s->hdr.rank, s_val, by_step ? "" : " outside NCCL", ref, 100 * (s_val / ref - 1), reason);
     ev(a, "rank", s->hdr.rank, "");
     ev(a, "step_ms", s->step_ms_median, "ms");
     ev(a, "median_step_ms", med, "ms");

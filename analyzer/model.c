@@ -436,13 +436,13 @@ static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m,
     a->cpu_ns += d;
     s->cpu_copy_count[dir][hk]++;
     s->cpu_copy_bytes[dir][hk] += m->bytes;
+    if (d > a->top_stack_ns && m->c.stack_id) { /* the costliest call site seen */
+        a->top_stack_ns = d;
+        a->top_stack = m->c.stack_id;
+    }
     if (copy_blocks(m, hk)) {
         a->blocking_count++;
         a->blocking_ns += d;
-        if (d > a->top_stack_ns && m->c.stack_id) { /* the costliest blocking call site seen */
-            a->top_stack_ns = d;
-            a->top_stack = m->c.stack_id;
-        }
         if (dir == GT_DIR_D2H) /* item()-like: waits for all queued GPU work */
             add_sync_stall(p, s, &m->c);
     }
@@ -1433,7 +1433,7 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
 /* Idle-gap figures for the whole run and for the steady window. */
 static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
-    uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0;
+    uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0, steady_cpu = 0;
     for (size_t i = 0; i < p->n_gaps; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t len = g->end_ns - g->start_ns;
@@ -1462,6 +1462,7 @@ static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
                 steady_short += ov;
             if (g->after_sync)
                 steady_after_sync += ov;
+            steady_cpu += unexpl * ov / len;
         }
     }
     p->steady_idle_unexplained_ns = steady_unexpl;
@@ -1474,6 +1475,7 @@ static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     }
     double steps = p->steady_steps;
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
+    p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
     p->steady_busy_pct = hi > lo ? 100.0 * (double)busy / (double)(hi - lo) : 0;
     p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
     p->steady_after_sync_idle_ms_per_step = (double)steady_after_sync / 1e6 / steps;

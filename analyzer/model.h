@@ -158,6 +158,7 @@ typedef struct gt_proc {
     double steady_sync_ms_per_step, steady_copy_ms_per_step, steady_alloc_per_step,
         steady_busy_pct, steady_nccl_ms_per_step, steady_idle_unexplained_ms_per_step,
         steady_after_sync_idle_ms_per_step, steady_short_idle_ms_per_step;
+    double steady_cpu_elsewhere_ms_per_step; /* GPU idle, CPU made no call (any gap >= 20 us) */
     double steady_steps; /* steps in the steady window (1 when no steps were found) */
     uint64_t largest_gap_start_ns, largest_gap_ns; /* the largest unexplained steady gap */
     uint64_t copy_then_sync_count, copy_then_sync_ns; /* async H2D copy + immediate stream sync */

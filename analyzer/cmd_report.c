@@ -1,0 +1,490 @@
+/* cmd_report.c — `gputrace report TRACE... [--json] [--fail-on=SEVERITY]`: a run summary and advice.
+ * Exit status: 0; 3 with --fail-on when advice at that severity or above exists; 1 when an input
+ * is damaged (the report is still printed); 2 when an input is not a trace or bad usage. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+#include "commands.h"
+#include "gt_reader.h"
+#include "gtrace_api.h"
+#include "report_out.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gputrace report [--json] [--fail-on=SEVERITY] [--top=N] TRACE|FOLDER...\n\n"
+            "Summarize a recorded run and say why the GPU is underused: run and versions, steps\n"
+            "(warm-up vs steady state), GPU busy time and idle gaps with what the CPU did, top\n"
+            "kernels, API calls, copies, sync stalls with call sites, cuDNN choices per\n"
+            "convolution, and advice with numbers (docs/advice.md).\n\n"
+            "  --json             JSON output (schema: docs/report-schema.md)\n"
+            "  --fail-on=SEV      exit 3 when advice of severity SEV or above exists\n"
+            "                     (info, warning, critical) -- for CI\n"
+            "  --top=N            kernels listed (default 15, 0 = all)\n"
+            "  -h, --help         this help\n\n"
+            "A FOLDER stands for the *.gtrace files in it (a run folder, one file per process).\n"
+            "Exit status: 0 ok, 1 damaged input (still reported), 2 not a trace or bad usage,\n"
+            "3 advice at the --fail-on level. Colour only on a terminal; NO_COLOR turns it off.\n");
+}
+
+static void section(FILE *out, int color, const char *title)
+{
+    fprintf(out, "\n%s== %s ==%s\n", gt_bold(color), title, gt_color_reset(color));
+}
+
+static const char *version_text(int v, int cudnn)
+{
+    if (v <= 0)
+        return "-";
+    if (cudnn)
+        return gt_fmt("%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    return gt_fmt("%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void print_run(const gt_proc *p, FILE *out)
+{
+    const gt_runtime_info *rt = &p->hdr.runtime;
+    fprintf(out, "  file      %s\n", p->path);
+    fprintf(out, "  command   %s\n", p->cmdline && p->cmdline[0] ? p->cmdline : p->exe);
+    fprintf(out, "  process   %s on %s", gt_proc_label(p), p->host);
+    if (p->hdr.world_size > 0)
+        fprintf(out, ", world size %d", p->hdr.world_size);
+    fputc('\n', out);
+    for (int i = 0; i < rt->device_count && i < GT_MAX_DEVICES; i++)
+        fprintf(out, "  GPU %-5d %s (cc %d.%d, %d SMs, %.0f GiB)\n", rt->devices[i].ordinal,
+                rt->devices[i].name, rt->devices[i].cc_major, rt->devices[i].cc_minor,
+                rt->devices[i].sm_count, (double)rt->devices[i].total_mem_bytes / (1 << 30));
+    fprintf(out, "  versions  driver %s, runtime %s, cuDNN %s (built for CUDA %s), cuBLAS %d\n",
+            version_text(rt->driver_version, 0), version_text(rt->runtime_version, 0),
+            version_text(rt->cudnn_version, 1), version_text(rt->cudnn_cudart_version, 0),
+            rt->cublas_version);
+    fprintf(out, "  duration  %.1f ms, %llu records, %llu lost%s, CUPTI %s", gt_proc_duration_ms(p),
+            (unsigned long long)p->records,
+            (unsigned long long)(p->records_lost + p->cupti_dropped),
+            p->damaged ? " (file damaged)" : "", gt_cupti_state_name(rt->cupti_state));
+    if (p->cupti_overhead_ns)
+        fprintf(out, ", CUPTI overhead %.2f ms (%.2f%%)", (double)p->cupti_overhead_ns / 1e6,
+                100.0 * (double)p->cupti_overhead_ns / 1e6 / (gt_proc_duration_ms(p) + 1e-9));
+    fputc('\n', out);
+    if (p->hdr.flags & GT_HDR_STATIC_CUDART)
+        fprintf(out, "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
+}
+
+static void print_steps(const gt_proc *p, FILE *out)
+{
+    if (p->n_steps < 2) {
+        fprintf(out, "  no repeating steps found (no NVTX step ranges, no repeating kernel "
+                     "pattern); the second half of the run stands for the steady state\n");
+        return;
+    }
+    fprintf(out, "  %zu steps from %s\n", p->n_steps, p->step_source);
+    fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
+    fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
+            p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
+    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, allocations %.1f\n",
+            p->steady_sync_ms_per_step, p->steady_copy_ms_per_step, p->steady_nccl_ms_per_step,
+            p->steady_alloc_per_step);
+}
+
+static void print_gpu(const gt_proc *p, FILE *out)
+{
+    if (!p->gpu_busy_ns) {
+        fprintf(out, "  no GPU activity recorded\n");
+        return;
+    }
+    fprintf(out, "  busy      %.1f%% of %.1f ms (steady state %.1f%%)\n", gt_proc_busy_pct(p),
+            (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, p->steady_busy_pct);
+    /* busy % over time: 40 columns from the 200 bins */
+    static const char *const shades[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
+    fprintf(out, "  timeline  |");
+    for (int c = 0; c < 40; c++) {
+        uint64_t busy = 0;
+        for (int b = c * 5; b < c * 5 + 5; b++)
+            busy += p->bins[b].gpu_busy_ns;
+        double f = (double)busy / (5.0 * (double)p->bin_ns);
+        int idx = (int)(f * 7.999);
+        fputs(shades[idx < 0 ? 0 : idx > 7 ? 7 : idx], out);
+    }
+    fprintf(out, "|  (%.1f ms per column; ' ' idle .. '#' busy)\n", 5.0 * (double)p->bin_ns / 1e6);
+    double idle = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
+    fprintf(out, "  idle      %.1f ms: %llu gaps >= %.0f us, %.1f ms in shorter gaps\n", idle,
+            (unsigned long long)p->n_gaps, GT_GAP_MIN_NS / 1e3, (double)p->small_gap_ns / 1e6);
+    fprintf(out,
+            "  in gaps   CPU blocked in sync %.1f ms, copying %.1f ms, launching %.1f ms, "
+            "allocating %.1f ms, other CUDA calls %.1f ms, nothing recorded (busy elsewhere, "
+            "e.g. data loading) %.1f ms\n",
+            (double)p->idle_sync_ns / 1e6, (double)p->idle_copy_ns / 1e6,
+            (double)p->idle_launch_ns / 1e6, (double)p->idle_alloc_ns / 1e6,
+            (double)p->idle_other_ns / 1e6, (double)p->idle_unexplained_ns / 1e6);
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a, *y = *(const gt_kernel_agg *const *)b;
+    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static void print_kernels(const gt_proc *p, FILE *out, int top_n)
+{
+    if (!p->kernel_count) {
+        fprintf(out, "  no kernels recorded\n");
+        return;
+    }
+    fprintf(out, "  %llu kernels (%zu distinct), %.1f ms; %.1f%% run under 10 us\n",
+            (unsigned long long)p->kernel_count, p->n_kernels, (double)p->kernel_ns / 1e6,
+            100.0 * (double)p->short_kernel_count / (double)p->kernel_count);
+    const gt_kernel_agg **order = malloc(p->n_kernels * sizeof *order);
+    for (size_t i = 0; i < p->n_kernels; i++)
+        order[i] = &p->kernels[i];
+    qsort(order, p->n_kernels, sizeof *order, cmp_kernel);
+    static const char *const hdr[] = {"total ms", "share", "count", "mean us", "max us", "kernel"};
+    gt_table t;
+    gt_table_init(&t, 6, hdr);
+    for (int c = 0; c < 5; c++)
+        t.right[c] = 1;
+    t.max_width[5] = 90;
+    for (size_t i = 0; i < p->n_kernels && (top_n <= 0 || i < (size_t)top_n); i++) {
+        const gt_kernel_agg *k = order[i];
+        gt_table_row(&t, gt_fmt("%.3f", (double)k->total_ns / 1e6),
+                     gt_fmt("%.1f%%", 100.0 * (double)k->total_ns / (double)p->kernel_ns),
+                     gt_fmt("%llu", (unsigned long long)k->count),
+                     gt_fmt("%.1f", (double)k->total_ns / (double)k->count / 1e3),
+                     gt_fmt("%.1f", (double)k->max_ns / 1e3), k->name);
+    }
+    gt_table_print(&t, out, "  ");
+    gt_table_free(&t);
+    free(order);
+}
+
+static void print_api(const gt_proc *p, FILE *out)
+{
+    static const char *const hdr[] = {"function", "calls", "total ms", "mean us", "max us",
+                                      "errors"};
+    gt_table t;
+    gt_table_init(&t, 6, hdr);
+    for (int c = 1; c < 6; c++)
+        t.right[c] = 1;
+    for (int f = 0; f < 256; f++) {
+        const gt_api_agg *a = &p->api[f];
+        if (!a->count)
+            continue;
+        const char *name = gt_api_func_name((uint32_t)f);
+        gt_table_row(&t, name ? name : gt_fmt("func#%d", f),
+                     gt_fmt("%llu", (unsigned long long)a->count),
+                     gt_fmt("%.3f", (double)a->total_ns / 1e6),
+                     gt_fmt("%.1f", (double)a->total_ns / (double)a->count / 1e3),
+                     gt_fmt("%.1f", (double)a->max_ns / 1e3),
+                     a->errors ? gt_fmt("%llu (first %d)", (unsigned long long)a->errors,
+                                        a->first_error)
+                               : "0");
+    }
+    if (t.nrows > 1)
+        gt_table_print(&t, out, "  ");
+    else if (p->gpu_api_records)
+        fprintf(out, "  no wrapped calls; CUPTI recorded %llu runtime/driver API calls\n",
+                (unsigned long long)p->gpu_api_records);
+    else
+        fprintf(out, "  no API calls recorded\n");
+    gt_table_free(&t);
+}
+
+static void print_copies(const gt_proc *p, FILE *out)
+{
+    static const char *const hdr[] = {"direction", "host memory", "count", "MB", "ms", "GB/s",
+                                      "blocking", "call site"};
+    gt_table t;
+    gt_table_init(&t, 8, hdr);
+    for (int c = 2; c < 7; c++)
+        t.right[c] = 1;
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++) {
+            const gt_copy_agg *c = &p->copies[d][k];
+            if (!c->count && !c->cpu_count)
+                continue;
+            uint64_t ns = p->copies_from_gpu ? c->gpu_ns : c->cpu_ns;
+            const char *site = gt_proc_call_site(p, c->top_stack);
+            gt_table_row(&t, gt_memcpy_dir_name((uint8_t)d),
+                         d == GT_DIR_D2D ? "-" : gt_mem_kind_name((uint8_t)k),
+                         gt_fmt("%llu", (unsigned long long)c->count),
+                         gt_fmt("%.2f", (double)c->bytes / 1e6), gt_fmt("%.3f", (double)ns / 1e6),
+                         gt_fmt("%.2f", ns ? (double)c->bytes / (double)ns : 0.0),
+                         gt_fmt("%llu", (unsigned long long)c->blocking_count), site ? site : "");
+        }
+    if (t.nrows > 1) {
+        gt_table_print(&t, out, "  ");
+        fprintf(out, "  (times from %s)\n",
+                p->copies_from_gpu ? "the GPU (CUPTI)" : "the CPU calls (no CUPTI copy records)");
+    } else {
+        fprintf(out, "  no copies recorded\n");
+    }
+    gt_table_free(&t);
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+    const gt_site_agg *x = a, *y = b;
+    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static void print_sync(const gt_proc *p, FILE *out)
+{
+    fprintf(out, "  %llu blocking synchronizations, %.3f ms in all (%s)\n",
+            (unsigned long long)p->sync_count, (double)p->sync_total_ns / 1e6,
+            p->syncs_from_cupti ? "from CUPTI: no wrapper saw them" : "from the wrapped calls");
+    if (!p->n_sync_sites)
+        return;
+    gt_site_agg *sites = malloc(p->n_sync_sites * sizeof *sites);
+    memcpy(sites, p->sync_sites, p->n_sync_sites * sizeof *sites);
+    qsort(sites, p->n_sync_sites, sizeof *sites, cmp_site);
+    static const char *const hdr[] = {"total ms", "count", "max ms", "function", "call site"};
+    gt_table t;
+    gt_table_init(&t, 5, hdr);
+    t.right[0] = t.right[1] = t.right[2] = 1;
+    for (size_t i = 0; i < p->n_sync_sites && i < 10; i++) {
+        const char *fn = gt_api_func_name(sites[i].func);
+        const char *site = gt_proc_call_site(p, sites[i].stack_id);
+        gt_table_row(&t, gt_fmt("%.3f", (double)sites[i].total_ns / 1e6),
+                     gt_fmt("%llu", (unsigned long long)sites[i].count),
+                     gt_fmt("%.3f", (double)sites[i].max_ns / 1e6), fn ? fn : "?",
+                     site ? site : (sites[i].stack_id ? gt_fmt("stack #%u", sites[i].stack_id)
+                                                      : "(no stack recorded)"));
+    }
+    gt_table_print(&t, out, "  ");
+    gt_table_free(&t);
+    free(sites);
+}
+
+static void print_cudnn(const gt_proc *p, FILE *out)
+{
+    if (!p->n_cudnn) {
+        fprintf(out, "  no cuDNN convolutions seen\n");
+        return;
+    }
+    if (!p->cudnn_calls_seen)
+        fprintf(out, "  no cuDNN call was seen: families INFERRED from kernel names\n");
+    static const char *const hdr[] = {"op signature", "mode", "engine/algorithm", "notes",
+                                      "execs", "GPU ms", "autotune ms", "plans"};
+    gt_table t;
+    gt_table_init(&t, 8, hdr);
+    t.max_width[0] = 80;
+    for (int c = 4; c < 8; c++)
+        t.right[c] = 1;
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        const gt_cudnn_opstat *op = &p->cudnn[i];
+        uint64_t execs = 0, gpu = 0, tune = op->find_ns;
+        for (int c = 0; c < op->n_choices; c++) {
+            execs += op->choices[c].execs;
+            gpu += op->choices[c].gpu_ns;
+            tune += op->choices[c].autotune_ns;
+        }
+        const gt_cudnn_choice *ch = op->chosen >= 0 ? &op->choices[op->chosen] : NULL;
+        gt_table_row(&t, op->signature, gt_cudnn_mode(op), ch ? ch->text : "-",
+                     ch && ch->notes ? ch->notes : "", gt_fmt("%llu", (unsigned long long)execs),
+                     gt_fmt("%.3f", (double)gpu / 1e6), gt_fmt("%.3f", (double)tune / 1e6),
+                     gt_fmt("%llu", (unsigned long long)op->plans));
+    }
+    gt_table_print(&t, out, "  ");
+    gt_table_free(&t);
+    if (p->autotune_ns)
+        fprintf(out, "  autotuning cost: %.1f ms of CPU time in Find calls and trial executions\n",
+                (double)p->autotune_ns / 1e6);
+    if (p->n_gemms) {
+        static const char *const gh[] = {"function", "m", "n", "k", "batch", "calls", "GPU ms"};
+        gt_table g;
+        gt_table_init(&g, 7, gh);
+        for (int c = 1; c < 7; c++)
+            g.right[c] = 1;
+        for (size_t i = 0; i < p->n_gemms && i < 15; i++) {
+            const gt_gemm_agg *m = &p->gemms[i];
+            const char *fn = gt_api_func_name(m->func);
+            gt_table_row(&g, fn ? fn : "?", gt_fmt("%lld", (long long)m->m),
+                         gt_fmt("%lld", (long long)m->n), gt_fmt("%lld", (long long)m->k),
+                         gt_fmt("%lld", (long long)m->batch),
+                         gt_fmt("%llu", (unsigned long long)m->count),
+                         gt_fmt("%.3f", (double)m->gpu_ns / 1e6));
+        }
+        fprintf(out, "  cuBLAS GEMMs:\n");
+        gt_table_print(&g, out, "  ");
+        gt_table_free(&g);
+    }
+}
+
+static void print_ranks(const gt_run *run, FILE *out, int color)
+{
+    int ranked = 0;
+    for (size_t i = 0; i < run->n; i++)
+        ranked += run->procs[i].hdr.rank >= 0 && gt_proc_has_data(&run->procs[i]);
+    if (ranked < 2)
+        return;
+    section(out, color, "ranks");
+    static const char *const hdr[] = {"rank", "host", "step ms", "NCCL ms", "sync ms", "copy ms",
+                                      "idle ms", "busy %"};
+    gt_table t;
+    gt_table_init(&t, 8, hdr);
+    for (int c = 2; c < 8; c++)
+        t.right[c] = 1;
+    t.right[0] = 1;
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->hdr.rank < 0 || !gt_proc_has_data(p))
+            continue;
+        gt_table_row(&t, gt_fmt("%d", p->hdr.rank), p->host,
+                     p->n_steps >= 2 ? gt_fmt("%.3f", p->step_ms_median) : "-",
+                     gt_fmt("%.3f", p->steady_nccl_ms_per_step),
+                     gt_fmt("%.3f", p->steady_sync_ms_per_step),
+                     gt_fmt("%.3f", p->steady_copy_ms_per_step),
+                     gt_fmt("%.3f", p->steady_idle_unexplained_ms_per_step),
+                     gt_fmt("%.1f", p->steady_busy_pct));
+    }
+    gt_table_print(&t, out, "  ");
+    fprintf(out, "  (per steady step; NCCL ms on a fast rank is mostly waiting for the slowest)\n");
+    gt_table_free(&t);
+}
+
+static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n)
+{
+    int color = gt_use_color(out);
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->open_status != 0)
+            continue;
+        fprintf(out, "%s%sgputrace report: %s%s\n", i ? "\n" : "", gt_bold(color),
+                gt_proc_label(p), gt_color_reset(color));
+        section(out, color, "run");
+        print_run(p, out);
+        if (!gt_proc_has_data(p)) {
+            fprintf(out, "  (no CUDA activity recorded in this process)\n");
+            continue;
+        }
+        section(out, color, "steps");
+        print_steps(p, out);
+        section(out, color, "GPU time");
+        print_gpu(p, out);
+        section(out, color, "kernels");
+        print_kernels(p, out, top_n);
+        section(out, color, "API calls");
+        print_api(p, out);
+        section(out, color, "copies");
+        print_copies(p, out);
+        section(out, color, "sync stalls");
+        print_sync(p, out);
+        section(out, color, "cuDNN");
+        print_cudnn(p, out);
+    }
+    print_ranks(run, out, color);
+    section(out, color, "advice");
+    gt_advice_print(adv, out, color, "  ");
+}
+
+static json_t *ranks_json(const gt_run *run)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->hdr.rank < 0 || !gt_proc_has_data(p))
+            continue;
+        json_array_append_new(
+            arr, json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank,
+                           "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
+                           p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
+                           "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
+                           p->steady_sync_ms_per_step, "copy_ms_per_step",
+                           p->steady_copy_ms_per_step, "idle_ms_per_step",
+                           p->steady_idle_unexplained_ms_per_step, "busy_pct",
+                           p->steady_busy_pct));
+    }
+    return arr;
+}
+
+static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n)
+{
+    json_t *procs = json_array(), *advice = json_array();
+    for (size_t i = 0; i < run->n; i++)
+        json_array_append_new(procs, gt_proc_to_json(&run->procs[i], top_n));
+    for (size_t i = 0; i < adv->n; i++)
+        json_array_append_new(advice, gt_advice_to_json(&adv->items[i]));
+    json_t *root = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o}", "schema", "gputrace-report",
+                             "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
+#ifdef GT_VERSION
+                             GT_VERSION,
+#else
+                             "dev",
+#endif
+                             "processes", procs, "ranks", ranks_json(run), "advice", advice);
+    if (!root)
+        return -1;
+    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    fputc('\n', out);
+    json_decref(root);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    int json = 0, fail_on = -1, top_n = 15;
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"fail-on", required_argument, NULL, 'f'},
+                                         {"top", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = 1;
+            break;
+        case 'f':
+            fail_on = gt_severity_parse(optarg);
+            if (fail_on < 0) {
+                fprintf(stderr, "gputrace report: --fail-on takes info, warning or critical, "
+                                "not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 't':
+            top_n = atoi(optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gputrace report: no trace given\n\n");
+        usage(stderr);
+        return 2;
+    }
+    gt_run run;
+    if (gt_run_load(&run, (const char *const *)argv + optind, argc - optind, 1) != 0) {
+        gt_run_free(&run);
+        return 2;
+    }
+    gt_advice_list adv = {0};
+    gt_advice_from_run(&run, &adv);
+    if (json) {
+        if (print_json(&run, &adv, stdout, top_n) != 0)
+            fprintf(stderr, "gputrace report: could not write JSON\n");
+    } else {
+        print_text(&run, &adv, stdout, top_n);
+    }
+    int rc = 0;
+    if (run.any_not_trace)
+        rc = 2;
+    else if (run.any_damaged)
+        rc = 1;
+    else if (fail_on >= 0)
+        for (size_t i = 0; i < adv.n; i++)
+            if (adv.items[i].severity >= fail_on)
+                rc = 3;
+    gt_advice_list_free(&adv);
+    gt_run_free(&run);
+    return rc;
+}

@@ -1,0 +1,435 @@
+/* report_out.c — text tables, colour and JSON shared by `report` and `diff`. */
+#include "report_out.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gt_reader.h"
+#include "gtrace_api.h"
+
+int gt_use_color(FILE *out)
+{
+    const char *no = getenv("NO_COLOR");
+    if (no && no[0])
+        return 0;
+    return isatty(fileno(out));
+}
+
+const char *gt_sev_color(int severity, int color)
+{
+    if (!color)
+        return "";
+    return severity == GT_SEV_CRITICAL ? "\033[1;31m"
+           : severity == GT_SEV_WARNING ? "\033[33m"
+                                        : "\033[36m";
+}
+
+const char *gt_color_reset(int color)
+{
+    return color ? "\033[0m" : "";
+}
+
+const char *gt_bold(int color)
+{
+    return color ? "\033[1m" : "";
+}
+
+const char *gt_fmt(const char *fmt, ...)
+{
+    static char bufs[8][128];
+    static int slot;
+    char *b = bufs[slot++ & 7];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof bufs[0], fmt, ap);
+    va_end(ap);
+    return b;
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static char *dup_cell(const char *s, int max)
+{
+    size_t n = strlen(s ? s : "");
+    if (max > 3 && n > (size_t)max)
+        n = (size_t)max;
+    char *d = malloc(n + 4);
+    if (!d)
+        exit(1);
+    memcpy(d, s ? s : "", n);
+    d[n] = 0;
+    if (s && max > 3 && strlen(s) > (size_t)max)
+        memcpy(d + max - 3, "...", 4);
+    return d;
+}
+
+void gt_table_init(gt_table *t, int ncols, const char *const *header)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->cap = 16;
+    t->cells = calloc(t->cap * (size_t)ncols, sizeof *t->cells);
+    for (int c = 0; c < ncols; c++)
+        t->cells[c] = dup_cell(header[c], 0);
+    t->nrows = 1;
+}
+
+void gt_table_row(gt_table *t, ...)
+{
+    if (t->nrows == t->cap) {
+        t->cap *= 2;
+        t->cells = realloc(t->cells, t->cap * (size_t)t->ncols * sizeof *t->cells);
+        if (!t->cells)
+            exit(1);
+    }
+    va_list ap;
+    va_start(ap, t);
+    for (int c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] =
+            dup_cell(va_arg(ap, const char *), t->max_width[c]);
+    va_end(ap);
+    t->nrows++;
+}
+
+void gt_table_print(const gt_table *t, FILE *out, const char *indent)
+{
+    int w[GT_TABLE_MAX_COLS] = {0};
+    for (size_t r = 0; r < t->nrows; r++)
+        for (int c = 0; c < t->ncols; c++) {
+            int len = (int)strlen(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            if (len > w[c])
+                w[c] = len;
+        }
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs(indent, out);
+        for (int c = 0; c < t->ncols; c++) {
+            const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
+            int last = c == t->ncols - 1;
+            if (t->right[c])
+                fprintf(out, "%*s%s", w[c], cell, last ? "" : "  ");
+            else if (last)
+                fputs(cell, out);
+            else
+                fprintf(out, "%-*s  ", w[c], cell);
+        }
+        fputc('\n', out);
+    }
+}
+
+void gt_table_free(gt_table *t)
+{
+    for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+const char *gt_proc_label(const gt_proc *p)
+{
+    static char buf[64];
+    if (p->hdr.rank >= 0)
+        snprintf(buf, sizeof buf, "rank %d (pid %d)", p->hdr.rank, p->hdr.pid);
+    else
+        snprintf(buf, sizeof buf, "pid %d", p->hdr.pid);
+    return buf;
+}
+
+const char *gt_cudnn_mode(const gt_cudnn_opstat *op)
+{
+    if (op->inferred)
+        return "inferred";
+    if (op->autotuned)
+        return "autotuned";
+    if (op->heuristic)
+        return "heuristic";
+    return "unknown";
+}
+
+/* ------------------------------------------------------------------ advice */
+
+void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent)
+{
+    if (!l->n) {
+        fprintf(out, "%sNo advice: nothing stood out.\n", indent);
+        return;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        const gt_advice *a = &l->items[i];
+        fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
+                gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
+                gt_color_reset(color));
+        if (a->pid)
+            fprintf(out, "  (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank)
+                                                : gt_fmt("pid %d", a->pid));
+        if (a->has_saving)
+            fprintf(out, "  est. saving %.2f ms%s", a->saving_ms,
+                    a->saving_per_step ? " per step" : "");
+        fprintf(out, "\n%s    %s\n", indent, a->message);
+        if (a->call_site[0])
+            fprintf(out, "%s    at %s\n", indent, a->call_site);
+        fprintf(out, "%s    evidence:", indent);
+        for (int e = 0; e < a->n_evidence; e++)
+            fprintf(out, "%s %s=%.4g%s", e ? "," : "", a->evidence[e].key, a->evidence[e].value,
+                    a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count")
+                        ? a->evidence[e].unit
+                        : "");
+        fputc('\n', out);
+    }
+}
+
+json_t *gt_advice_to_json(const gt_advice *a)
+{
+    json_t *ev = json_object(), *units = json_object();
+    for (int e = 0; e < a->n_evidence; e++) {
+        json_object_set_new(ev, a->evidence[e].key, json_real(a->evidence[e].value));
+        json_object_set_new(units, a->evidence[e].key, json_string(a->evidence[e].unit));
+    }
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:I, s:i, s:i}", "id", a->id,
+                     "severity", gt_severity_name(a->severity), "message", a->message, "evidence",
+                     ev, "evidence_units", units, "estimated_saving_ms",
+                     a->has_saving ? json_real(a->saving_ms) : json_null(), "saving_basis",
+                     a->saving_per_step ? "per_step" : "run", "call_site",
+                     a->call_site[0] ? json_string(a->call_site) : json_null(), "t_ns",
+                     (json_int_t)a->t_ns, "pid", a->pid, "rank", a->rank);
+}
+
+/* ------------------------------------------------------------------ process JSON */
+
+static json_t *versions_json(const gt_runtime_info *rt)
+{
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "driver", rt->driver_version, "runtime",
+                     rt->runtime_version, "cudnn", rt->cudnn_version, "cudnn_cudart",
+                     rt->cudnn_cudart_version, "cublas", rt->cublas_version, "cupti",
+                     rt->cupti_version);
+}
+
+static json_t *devices_json(const gt_runtime_info *rt)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < rt->device_count && i < GT_MAX_DEVICES; i++) {
+        const gt_device_info *d = &rt->devices[i];
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:i, s:I}", "ordinal", d->ordinal,
+                                             "name", d->name, "compute_capability",
+                                             gt_fmt("%d.%d", d->cc_major, d->cc_minor), "sm_count",
+                                             d->sm_count, "memory_bytes",
+                                             (json_int_t)d->total_mem_bytes));
+    }
+    return arr;
+}
+
+static json_t *steps_json(const gt_proc *p)
+{
+    if (p->n_steps < 2)
+        return json_pack("{s:n, s:i}", "source", "count", 0);
+    return json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f}", "source", p->step_source, "count",
+                     (json_int_t)p->n_steps, "warmup_steps", (json_int_t)p->warmup_steps,
+                     "warmup_ms", p->warmup_ms_total, "median_ms", p->step_ms_median, "min_ms",
+                     p->step_ms_min, "mean_ms", p->step_ms_mean_steady);
+}
+
+static json_t *gpu_json(const gt_proc *p)
+{
+    json_t *timeline = json_array();
+    if (p->bin_ns)
+        for (int i = 0; i < GT_TIMELINE_BINS; i++)
+            json_array_append_new(timeline, json_real(100.0 * (double)p->bins[i].gpu_busy_ns /
+                                                      (double)p->bin_ns));
+    json_t *idle = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "blocked_in_sync_ms",
+        (double)p->idle_sync_ns / 1e6, "copying_ms", (double)p->idle_copy_ns / 1e6, "launching_ms",
+        (double)p->idle_launch_ns / 1e6, "allocating_ms", (double)p->idle_alloc_ns / 1e6,
+        "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
+        (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
+        "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "busy_pct", gt_proc_busy_pct(p),
+                     "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
+                     (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
+                     p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
+                     "timeline_busy_pct", timeline, "idle", idle);
+}
+
+static int cmp_kernel_total(const void *a, const void *b)
+{
+    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a, *y = *(const gt_kernel_agg *const *)b;
+    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static json_t *kernels_json(const gt_proc *p, int top_n)
+{
+    const gt_kernel_agg **order = malloc((p->n_kernels + 1) * sizeof *order);
+    for (size_t i = 0; i < p->n_kernels; i++)
+        order[i] = &p->kernels[i];
+    qsort(order, p->n_kernels, sizeof *order, cmp_kernel_total);
+    json_t *top = json_array();
+    for (size_t i = 0; i < p->n_kernels && (top_n <= 0 || i < (size_t)top_n); i++) {
+        const gt_kernel_agg *k = order[i];
+        json_array_append_new(
+            top, json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:b, s:s}", "name", k->name,
+                           "mangled", k->mangled, "count", (json_int_t)k->count, "total_ms",
+                           (double)k->total_ns / 1e6, "mean_us",
+                           (double)k->total_ns / (double)k->count / 1e3, "max_us",
+                           (double)k->max_ns / 1e3, "share_pct",
+                           p->kernel_ns ? 100.0 * (double)k->total_ns / (double)p->kernel_ns : 0,
+                           "short_count", (json_int_t)k->short_count, "nccl", k->is_nccl,
+                           "family", gt_kernel_family_name(k->family)));
+    }
+    free(order);
+    return json_pack("{s:I, s:f, s:f, s:I, s:f, s:o}", "count", (json_int_t)p->kernel_count,
+                     "total_ms", (double)p->kernel_ns / 1e6, "short_share_pct",
+                     p->kernel_count ? 100.0 * (double)p->short_kernel_count /
+                                           (double)p->kernel_count
+                                     : 0,
+                     "distinct", (json_int_t)p->n_kernels, "nccl_ms", (double)p->nccl_ns / 1e6,
+                     "top", top);
+}
+
+static json_t *api_json(const gt_proc *p)
+{
+    json_t *arr = json_array();
+    for (int f = 0; f < 256; f++) {
+        const gt_api_agg *a = &p->api[f];
+        if (!a->count)
+            continue;
+        const char *name = gt_api_func_name((uint32_t)f);
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:I}", "function",
+                           name ? name : gt_fmt("func#%d", f), "category",
+                           gt_api_category_name(gt_api_func_category((uint32_t)f)), "calls",
+                           (json_int_t)a->count, "total_ms", (double)a->total_ns / 1e6, "mean_us",
+                           (double)a->total_ns / (double)a->count / 1e3, "max_us",
+                           (double)a->max_ns / 1e3, "errors", (json_int_t)a->errors));
+    }
+    return arr;
+}
+
+static json_t *copies_json(const gt_proc *p)
+{
+    json_t *arr = json_array();
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++) {
+            const gt_copy_agg *c = &p->copies[d][k];
+            if (!c->count && !c->cpu_count)
+                continue;
+            uint64_t ns = p->copies_from_gpu ? c->gpu_ns : c->cpu_ns;
+            const char *site = gt_proc_call_site(p, c->top_stack);
+            json_array_append_new(
+                arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:I, s:f, s:s, s:o}", "direction",
+                               gt_memcpy_dir_name((uint8_t)d), "host_memory",
+                               gt_mem_kind_name((uint8_t)k), "count", (json_int_t)c->count,
+                               "bytes", (json_int_t)c->bytes, "ms", (double)ns / 1e6, "gbps",
+                               ns ? (double)c->bytes / (double)ns : 0.0, "blocking_calls",
+                               (json_int_t)c->blocking_count, "blocking_ms",
+                               (double)c->blocking_ns / 1e6, "time_source",
+                               p->copies_from_gpu ? "gpu" : "cpu", "top_call_site",
+                               site ? json_string(site) : json_null()));
+        }
+    return arr;
+}
+
+static json_t *sync_json(const gt_proc *p)
+{
+    json_t *sites = json_array();
+    for (size_t i = 0; i < p->n_sync_sites; i++) {
+        const gt_site_agg *s = &p->sync_sites[i];
+        const char *fn = gt_api_func_name(s->func);
+        const char *site = gt_proc_call_site(p, s->stack_id);
+        json_array_append_new(sites, json_pack("{s:s, s:o, s:I, s:f, s:f}", "function",
+                                               fn ? fn : "?", "call_site",
+                                               site ? json_string(site) : json_null(), "count",
+                                               (json_int_t)s->count, "total_ms",
+                                               (double)s->total_ns / 1e6, "max_ms",
+                                               (double)s->max_ns / 1e6));
+    }
+    return json_pack("{s:f, s:I, s:f, s:s, s:o}", "total_ms", (double)p->sync_total_ns / 1e6,
+                     "count", (json_int_t)p->sync_count, "ms_per_step", p->steady_sync_ms_per_step,
+                     "source", p->syncs_from_cupti ? "cupti" : "wrappers", "sites", sites);
+}
+
+static json_t *choice_json(const gt_cudnn_choice *c)
+{
+    return json_pack("{s:s, s:s, s:b, s:I, s:f, s:f, s:I, s:f}", "engine", c->text, "notes",
+                     c->notes ? c->notes : "", "tensor_cores", c->tensor_cores, "executions",
+                     (json_int_t)c->execs, "gpu_ms", (double)c->gpu_ns / 1e6, "api_ms",
+                     (double)c->api_ns / 1e6, "autotune_executions",
+                     (json_int_t)c->autotune_execs, "autotune_ms", (double)c->autotune_ns / 1e6);
+}
+
+json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op)
+{
+    json_t *choices = json_array();
+    uint64_t execs = 0, gpu = 0, tune = 0;
+    for (int c = 0; c < op->n_choices; c++) {
+        json_array_append_new(choices, choice_json(&op->choices[c]));
+        execs += op->choices[c].execs;
+        gpu += op->choices[c].gpu_ns;
+        tune += op->choices[c].autotune_ns;
+    }
+    const char *site = gt_proc_call_site(p, op->stack_id);
+    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:o, s:o}",
+                     "signature", op->signature, "op", gt_cudnn_op_name(op->op_kind), "dtype",
+                     gt_cudnn_dtype_name(op->dtype), "mode", gt_cudnn_mode(op), "inferred",
+                     op->inferred, "chosen",
+                     op->chosen >= 0 ? choice_json(&op->choices[op->chosen]) : json_null(),
+                     "executions", (json_int_t)execs, "gpu_ms", (double)gpu / 1e6, "autotune_ms",
+                     (double)(tune + op->find_ns) / 1e6, "plans", (json_int_t)op->plans,
+                     "find_calls", (json_int_t)op->find_calls, "get_calls",
+                     (json_int_t)op->get_calls, "choices", choices, "call_site",
+                     site ? json_string(site) : json_null());
+}
+
+static json_t *gemms_json(const gt_proc *p)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < p->n_gemms; i++) {
+        const gt_gemm_agg *g = &p->gemms[i];
+        const char *fn = gt_api_func_name(g->func);
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:f, s:f}",
+                                             "function", fn ? fn : "?", "m", (json_int_t)g->m, "n",
+                                             (json_int_t)g->n, "k", (json_int_t)g->k, "batch",
+                                             (json_int_t)g->batch, "atype", g->atype,
+                                             "compute_type", g->compute_type, "count",
+                                             (json_int_t)g->count, "api_ms",
+                                             (double)g->api_ns / 1e6, "gpu_ms",
+                                             (double)g->gpu_ns / 1e6));
+    }
+    return arr;
+}
+
+json_t *gt_proc_to_json(const gt_proc *p, int top_n)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string(p->path ? p->path : ""));
+    if (p->open_status != 0) {
+        json_object_set_new(o, "error", json_string(p->open_error));
+        return o;
+    }
+    json_t *cudnn = json_array();
+    for (size_t i = 0; i < p->n_cudnn; i++)
+        json_array_append_new(cudnn, gt_cudnn_op_json(p, &p->cudnn[i]));
+    json_object_update_new(
+        o, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:o, s:o, s:s, s:f, s:I, s:I, "
+                     "s:b, s:I, s:f, s:b}",
+                     "pid", p->hdr.pid, "ppid", p->hdr.ppid, "rank", p->hdr.rank, "local_rank",
+                     p->hdr.local_rank, "world_size", p->hdr.world_size, "host",
+                     p->host ? p->host : "", "exe", p->exe ? p->exe : "", "command",
+                     p->cmdline ? p->cmdline : "", "devices", devices_json(&p->hdr.runtime),
+                     "versions", versions_json(&p->hdr.runtime), "cupti_state",
+                     gt_cupti_state_name(p->hdr.runtime.cupti_state), "duration_ms",
+                     gt_proc_duration_ms(p), "records", (json_int_t)p->records, "records_lost",
+                     (json_int_t)(p->records_lost + p->cupti_dropped), "damaged", p->damaged,
+                     "chunks_damaged", (json_int_t)(p->chunks_damaged + p->chunk_seq_gaps),
+                     "cupti_overhead_ms", (double)p->cupti_overhead_ns / 1e6, "static_cudart",
+                     (p->hdr.flags & GT_HDR_STATIC_CUDART) != 0));
+    json_object_set_new(o, "steps", steps_json(p));
+    json_object_set_new(o, "gpu", gpu_json(p));
+    json_object_set_new(o, "kernels", kernels_json(p, top_n));
+    json_object_set_new(o, "api", api_json(p));
+    json_object_set_new(o, "copies", copies_json(p));
+    json_object_set_new(o, "sync", sync_json(p));
+    json_object_set_new(o, "cudnn", cudnn);
+    json_object_set_new(o, "cudnn_calls_seen", json_boolean(p->cudnn_calls_seen > 0));
+    json_object_set_new(o, "gemms", gemms_json(p));
+    return o;
+}

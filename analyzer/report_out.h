@@ -1,0 +1,45 @@
+/* report_out.h — output helpers shared by `report` and `diff`: colour decisions, aligned text
+ * tables, number formatting, and the JSON form of a process and of advice. */
+#ifndef GT_REPORT_OUT_H
+#define GT_REPORT_OUT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "advice.h"
+#include "model.h"
+
+#define GT_REPORT_SCHEMA_VERSION 1
+#define GT_DIFF_SCHEMA_VERSION 1
+
+/* Colour only when out is a terminal and NO_COLOR is unset or empty. */
+int gt_use_color(FILE *out);
+const char *gt_sev_color(int severity, int color); /* escape or "" */
+const char *gt_color_reset(int color);
+const char *gt_bold(int color);
+
+/* A text table: add header and rows of cells, then print aligned (numbers right-aligned). */
+#define GT_TABLE_MAX_COLS 10
+typedef struct gt_table {
+    int ncols;
+    size_t nrows, cap;
+    char **cells; /* nrows × ncols, row 0 is the header */
+    int right[GT_TABLE_MAX_COLS];
+    int max_width[GT_TABLE_MAX_COLS]; /* 0 = unlimited; longer cells are cut with "…" */
+} gt_table;
+void gt_table_init(gt_table *t, int ncols, const char *const *header);
+void gt_table_row(gt_table *t, ...); /* ncols const char * values */
+void gt_table_print(const gt_table *t, FILE *out, const char *indent);
+void gt_table_free(gt_table *t);
+
+/* Format into a rotating static buffer (8 slots): for table cells. */
+const char *gt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+json_t *gt_advice_to_json(const gt_advice *a);
+json_t *gt_proc_to_json(const gt_proc *p, int top_n);
+json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op);
+void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent);
+const char *gt_cudnn_mode(const gt_cudnn_opstat *op); /* "autotuned", "heuristic", "inferred"... */
+const char *gt_proc_label(const gt_proc *p); /* "rank 1 (pid 123)" or "pid 123"; static buffer */
+
+#endif

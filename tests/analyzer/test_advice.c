@@ -1,0 +1,308 @@
+/* test_advice.c — each advice rule fires on a synthetic trace with its pathology and stays quiet
+ * on one without it. Usage: test_advice WORKDIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+#include "test_report_synth.h"
+
+static int failures;
+static const char *workdir;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static const gt_advice *find(const gt_advice_list *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->items[i].id, id))
+            return &l->items[i];
+    return NULL;
+}
+
+static void dump(const char *name, const gt_advice_list *l)
+{
+    fprintf(stderr, "  advice for %s:", name);
+    for (size_t i = 0; i < l->n; i++)
+        fprintf(stderr, " %s(%s)", l->items[i].id, gt_severity_name(l->items[i].severity));
+    fprintf(stderr, "%s\n", l->n ? "" : " none");
+}
+
+/* Write sc as NAME.gtrace, compute advice, check that `rule` is (or is not) present. Returns the
+ * item copied into *out when present. */
+static int run_case(const char *name, const scenario *sc, const char *rule, int expect,
+                    gt_advice *out)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.gtrace", workdir, name);
+    CHECK(scenario_write(path, sc) == 0, "%s: writing the trace failed", name);
+    const char *paths[] = {path};
+    gt_advice_list l = {0};
+    CHECK(gt_advice_compute(paths, 1, &l) == 0, "%s: trace not readable", name);
+    const gt_advice *a = find(&l, rule);
+    int ok = expect ? a != NULL : a == NULL;
+    CHECK(ok, "%s: rule %s %s", name, rule, expect ? "did not fire" : "fired but must not");
+    if (!ok)
+        dump(name, &l);
+    if (a && out)
+        *out = *a;
+    gt_advice_list_free(&l);
+    return a != NULL;
+}
+
+static double evidence(const gt_advice *a, const char *key)
+{
+    for (int i = 0; i < a->n_evidence; i++)
+        if (!strcmp(a->evidence[i].key, key))
+            return a->evidence[i].value;
+    return -1;
+}
+
+static void test_healthy_has_no_advice(void)
+{
+    scenario sc = scenario_healthy();
+    char path[512];
+    snprintf(path, sizeof path, "%s/healthy.gtrace", workdir);
+    CHECK(scenario_write(path, &sc) == 0, "write healthy");
+    const char *paths[] = {path};
+    gt_advice_list l = {0};
+    CHECK(gt_advice_compute(paths, 1, &l) == 0, "healthy readable");
+    CHECK(l.n == 0, "healthy run got %zu advice items", l.n);
+    if (l.n)
+        dump("healthy", &l);
+    gt_advice_list_free(&l);
+}
+
+static void test_sync_stall(void)
+{
+    scenario sc = scenario_healthy();
+    sc.sync_every_step = 1;
+    sc.data_load_ns = 2000000; /* CPU work after each sync leaves the GPU idle */
+    gt_advice a;
+    if (run_case("sync_stall", &sc, "sync-stall", 1, &a)) {
+        CHECK(strstr(a.call_site, "train.py:57") != NULL, "sync-stall call site '%s'",
+              a.call_site);
+        CHECK(a.has_saving && a.saving_per_step && a.saving_ms > 1.5 && a.saving_ms < 2.5,
+              "sync-stall saving %.3f ms per step (expected ~2 ms idle after each sync)",
+              a.saving_ms);
+        CHECK(evidence(&a, "sync_ms_per_step") > 5, "sync ms per step %.3f",
+              evidence(&a, "sync_ms_per_step"));
+    }
+    /* the idle after a sync is the sync's cost, not data loading */
+    run_case("sync_stall_not_idle", &sc, "gpu-idle", 0, NULL);
+    scenario item = scenario_healthy();
+    item.item_every_step = 1; /* loss.item(): a synchronous 4-byte D2H copy */
+    run_case("item_every_step", &item, "sync-stall", 1, NULL);
+    scenario ok = scenario_healthy();
+    ok.data_load_ns = 2000000; /* same CPU work, no sync: it overlaps GPU work */
+    run_case("no_sync", &ok, "sync-stall", 0, NULL);
+}
+
+static void test_pinned_memory(void)
+{
+    scenario sc = scenario_healthy();
+    sc.pageable_h2d_bytes = 32u << 20;
+    gt_advice a;
+    if (run_case("pageable", &sc, "pinned-memory", 1, &a)) {
+        CHECK(evidence(&a, "pinned_gbps_same_run") > 19 && evidence(&a, "pageable_gbps") < 6,
+              "bandwidths pinned %.2f pageable %.2f", evidence(&a, "pinned_gbps_same_run"),
+              evidence(&a, "pageable_gbps"));
+        CHECK(a.has_saving && a.saving_ms > 0, "pinned saving");
+        CHECK(strstr(a.call_site, "train.py:42") != NULL, "pinned call site '%s'", a.call_site);
+    }
+    scenario ok = scenario_healthy();
+    ok.pinned_h2d_bytes = 32u << 20;
+    run_case("pinned", &ok, "pinned-memory", 0, NULL);
+}
+
+static void test_non_blocking_copy(void)
+{
+    scenario sc = scenario_healthy();
+    sc.blocking_h2d_bytes = 16u << 20;
+    run_case("blocking_copy", &sc, "non-blocking-copy", 1, NULL);
+    scenario ok = scenario_healthy();
+    ok.pinned_h2d_bytes = 16u << 20;
+    run_case("async_copy", &ok, "non-blocking-copy", 0, NULL);
+}
+
+static void test_launch_bound(void)
+{
+    scenario sc = scenario_healthy();
+    sc.kernels_per_step = 200;
+    sc.kernel_ns = 3000;
+    sc.launch_ns = 4000;
+    sc.cpu_between_ns = 6000;
+    sc.pinned_h2d_bytes = 0;
+    gt_advice a;
+    if (run_case("launch_bound", &sc, "launch-bound", 1, &a))
+        CHECK(evidence(&a, "gpu_busy") < 50, "launch-bound busy %.1f", evidence(&a, "gpu_busy"));
+    run_case("launch_bound_not_idle", &sc, "gpu-idle", 0, NULL);
+    scenario ok = scenario_healthy();
+    ok.kernels_per_step = 200;
+    ok.kernel_ns = 50000;
+    run_case("big_kernels", &ok, "launch-bound", 0, NULL);
+}
+
+static void test_gpu_idle(void)
+{
+    scenario sc = scenario_healthy();
+    sc.kernels_per_step = 10;
+    sc.kernel_ns = 100000;
+    sc.data_load_ns = 5000000;
+    gt_advice a;
+    if (run_case("data_loading", &sc, "gpu-idle", 1, &a))
+        CHECK(a.saving_ms > 3 && a.saving_ms < 5.5, "gpu-idle saving %.3f ms/step", a.saving_ms);
+    scenario ok = scenario_healthy();
+    ok.data_load_ns = 5000000; /* 10 ms of GPU work per step hides 5 ms of loading */
+    run_case("data_loading_hidden", &ok, "gpu-idle", 0, NULL);
+}
+
+static void test_amp(void)
+{
+    scenario sc = scenario_healthy();
+    sc.cudnn = 2;
+    sc.cudnn_dtype = 0;
+    sc.cudnn_tensor_cores = 0;
+    sc.conv_kernel_ns = 3000000;
+    run_case("fp32_conv", &sc, "amp", 1, NULL);
+    scenario tc = sc;
+    tc.cudnn_tensor_cores = 1;
+    run_case("fp32_conv_tensor_cores", &tc, "amp", 0, NULL);
+    scenario old = sc;
+    old.cc_major = 6;
+    run_case("fp32_conv_pascal", &old, "amp", 0, NULL);
+}
+
+static void test_alloc_in_loop(void)
+{
+    scenario sc = scenario_healthy();
+    sc.allocs_per_step = 2;
+    gt_advice a;
+    if (run_case("alloc_loop", &sc, "alloc-in-loop", 1, &a))
+        CHECK(evidence(&a, "alloc_calls_per_step") > 3.5 &&
+                  evidence(&a, "alloc_calls_per_step") < 4.5,
+              "alloc calls per step %.2f", evidence(&a, "alloc_calls_per_step"));
+    scenario ok = scenario_healthy();
+    run_case("no_alloc", &ok, "alloc-in-loop", 0, NULL);
+}
+
+static void test_cudnn_benchmark(void)
+{
+    scenario sc = scenario_healthy();
+    sc.cudnn = 1; /* heuristics, static shapes */
+    gt_advice a;
+    if (run_case("cudnn_heuristic", &sc, "cudnn-benchmark", 1, &a))
+        CHECK(a.severity == GT_SEV_INFO && !a.has_saving,
+              "heuristic advice is info without a made-up saving");
+    scenario dyn = scenario_healthy();
+    dyn.cudnn = 3; /* benchmark with a new shape every step */
+    dyn.steps = 10;
+    dyn.cudnn_ops = 3;
+    dyn.autotune_ns = 100000;
+    if (run_case("cudnn_dynamic", &dyn, "cudnn-benchmark", 1, &a))
+        CHECK(a.severity == GT_SEV_WARNING && strstr(a.message, "False"),
+              "dynamic shapes: warning to turn benchmark off: %s", a.message);
+    scenario cost = scenario_healthy();
+    cost.cudnn = 2;
+    cost.autotune_ns = 20000000; /* 3 × 4 × 20 ms of autotuning in a 100 ms run */
+    if (run_case("cudnn_autotune_cost", &cost, "cudnn-benchmark", 1, &a))
+        CHECK(evidence(&a, "autotune_ms") >= 240, "autotune ms %.1f",
+              evidence(&a, "autotune_ms"));
+    scenario ok = scenario_healthy();
+    ok.cudnn = 2;
+    ok.autotune_ns = 10000;
+    run_case("cudnn_autotuned_cheap", &ok, "cudnn-benchmark", 0, NULL);
+}
+
+static void test_environment(void)
+{
+    scenario sc = scenario_healthy();
+    sc.cudnn_cudart_version = 12090;
+    gt_advice a;
+    if (run_case("env_cudart_mismatch", &sc, "environment", 1, &a))
+        CHECK(strstr(a.message, "CUDA 12") != NULL, "mismatch message: %s", a.message);
+    scenario img = scenario_healthy();
+    img.kernel_image_error = 1;
+    if (run_case("env_no_kernel_image", &img, "environment", 1, &a))
+        CHECK(a.severity == GT_SEV_CRITICAL, "kernel image error is critical");
+    scenario lost = scenario_healthy();
+    lost.lost_records = 1234;
+    run_case("env_lost", &lost, "environment", 1, NULL);
+    scenario ok = scenario_healthy();
+    run_case("env_ok", &ok, "environment", 0, NULL);
+}
+
+static void test_cudnn_inferred(void)
+{
+    scenario sc = scenario_healthy();
+    sc.inferred_conv = 1;
+    sc.cudnn_tensor_cores = 1;
+    gt_advice a;
+    if (run_case("inferred", &sc, "cudnn-inferred", 1, &a))
+        CHECK(strstr(a.message, "tensor cores") != NULL, "inferred family: %s", a.message);
+    scenario ok = scenario_healthy();
+    ok.cudnn = 1;
+    run_case("not_inferred", &ok, "cudnn-inferred", 0, NULL);
+}
+
+static void test_straggler(void)
+{
+    char p0[512], p1[512];
+    snprintf(p0, sizeof p0, "%s/rank0.gtrace", workdir);
+    snprintf(p1, sizeof p1, "%s/rank1.gtrace", workdir);
+    scenario r0 = scenario_healthy();
+    r0.rank = 0;
+    r0.world_size = 2;
+    r0.sync_every_step = 1;
+    scenario r1 = r0;
+    r1.rank = 1;
+    r1.pid = 4243;
+    r1.data_load_ns = 3000000; /* rank 1 loads data slowly */
+    CHECK(scenario_write(p0, &r0) == 0 && scenario_write(p1, &r1) == 0, "write ranks");
+    const char *paths[] = {p0, p1};
+    gt_advice_list l = {0};
+    CHECK(gt_advice_compute(paths, 2, &l) == 0, "ranks readable");
+    const gt_advice *a = find(&l, "straggler");
+    CHECK(a && a->rank == 1, "straggler is rank 1");
+    if (a)
+        CHECK(strstr(a->message, "data loading") != NULL, "straggler reason: %s", a->message);
+    gt_advice_list_free(&l);
+    /* two equal ranks: no straggler */
+    scenario r1ok = r0;
+    r1ok.rank = 1;
+    r1ok.pid = 4243;
+    CHECK(scenario_write(p1, &r1ok) == 0, "write rank 1");
+    CHECK(gt_advice_compute(paths, 2, &l) == 0, "ranks readable");
+    CHECK(!find(&l, "straggler"), "no straggler among equal ranks");
+    gt_advice_list_free(&l);
+}
+
+int main(int argc, char **argv)
+{
+    workdir = argc > 1 ? argv[1] : ".";
+    test_healthy_has_no_advice();
+    test_sync_stall();
+    test_pinned_memory();
+    test_non_blocking_copy();
+    test_launch_bound();
+    test_gpu_idle();
+    test_amp();
+    test_alloc_in_loop();
+    test_cudnn_benchmark();
+    test_environment();
+    test_cudnn_inferred();
+    test_straggler();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        printf("test_advice: all passed\n");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+/* test_report_synth.c — write synthetic traces that mimic a training loop and its pathologies. */
+#include "test_report_synth.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gt_encode.h"
+#include "gtrace_api.h"
+
+#define T0 1700000000000000000ull
+#define STR_NVTX 10
+#define STR_FILE 20
+#define STR_FUNC 21
+#define STR_KERNEL0 100
+#define STR_CONV 300
+#define STACK_SYNC 7
+#define STACK_COPY 8
+#define STACK_ALLOC 9
+
+typedef struct sim {
+    gt_test_writer w;
+    const scenario *sc;
+    uint64_t t;        /* CPU clock */
+    uint64_t gpu_free; /* when the GPU queue drains */
+    uint64_t corr, cupti_corr;
+    int rc;
+} sim;
+
+scenario scenario_healthy(void)
+{
+    scenario s;
+    memset(&s, 0, sizeof s);
+    s.steps = 10;
+    s.kernels_per_step = 20;
+    s.kernel_ns = 500000;
+    s.launch_ns = 5000;
+    s.cpu_between_ns = 10000;
+    s.pinned_h2d_bytes = 1 << 20;
+    s.cudnn_ops = 4;
+    s.cudnn_engine = 38;
+    s.cudnn_tensor_cores = 1;
+    s.cudnn_dtype = 2;
+    s.conv_kernel_ns = 400000;
+    s.autotune_ns = 2000000;
+    s.rank = -1;
+    s.world_size = -1;
+    s.pid = 4242;
+    s.cc_major = 9;
+    s.cc_minor = 0;
+    return s;
+}
+
+static void add(sim *s, uint16_t kind, const void *body, uint32_t size)
+{
+    if (gt_test_writer_add(&s->w, kind, 0, body, size) != 0)
+        s->rc = -1;
+}
+
+static void common(gt_api_common *c, sim *s, uint32_t func, uint64_t dur, uint32_t stack)
+{
+    memset(c, 0, sizeof *c);
+    c->t_begin_ns = s->t;
+    c->t_end_ns = s->t + dur;
+    c->corr_id = ++s->corr;
+    c->func = func;
+    c->stack_id = stack;
+    s->t += dur;
+}
+
+/* Queue GPU work issued at time `issued`: returns its start, advances the queue. */
+static uint64_t gpu_run(sim *s, uint64_t issued, uint64_t dur)
+{
+    uint64_t start = s->gpu_free > issued + 2000 ? s->gpu_free : issued + 2000;
+    s->gpu_free = start + dur;
+    return start;
+}
+
+static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, uint64_t our_corr)
+{
+    gt_rec_gpu_kernel k;
+    memset(&k, 0, sizeof k);
+    k.start_ns = gpu_run(s, issued, dur);
+    k.end_ns = k.start_ns + dur;
+    k.corr_id = ++s->cupti_corr;
+    k.name_id = name_id;
+    k.stream = 7;
+    add(s, GT_REC_GPU_KERNEL, &k, sizeof k);
+    gt_rec_gpu_ext_corr e = {our_corr, k.corr_id, 2, 0};
+    add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
+}
+
+static void launch(sim *s, uint32_t name_id, uint64_t dur)
+{
+    gt_rec_api_launch l;
+    memset(&l, 0, sizeof l);
+    common(&l.c, s, GT_FN___cudaLaunchKernel, s->sc->launch_ns, 0);
+    l.name_id = name_id;
+    add(s, GT_REC_API_LAUNCH, &l, sizeof l);
+    gpu_kernel(s, name_id, l.c.t_end_ns, dur, l.c.corr_id);
+    s->t += s->sc->cpu_between_ns;
+}
+
+static void copy(sim *s, uint8_t dir, uint8_t host_kind, int is_async, uint64_t bytes,
+                 double gbps, uint32_t stack)
+{
+    uint64_t dur = (uint64_t)((double)bytes / gbps);
+    uint64_t issued = s->t;
+    uint64_t start = gpu_run(s, issued, dur);
+    /* the CPU waits for synchronous copies and for pageable ones (staging) */
+    uint64_t cpu = (!is_async || host_kind == GT_MEM_PAGEABLE) ? start + dur - issued + 3000 : 4000;
+    gt_rec_api_memcpy m;
+    memset(&m, 0, sizeof m);
+    common(&m.c, s, is_async ? GT_FN_cudaMemcpyAsync : GT_FN_cudaMemcpy, cpu, stack);
+    m.bytes = bytes;
+    m.direction = dir;
+    m.src_kind = dir == GT_DIR_H2D ? host_kind : GT_MEM_DEVICE;
+    m.dst_kind = dir == GT_DIR_H2D ? GT_MEM_DEVICE : host_kind;
+    m.is_async = (uint8_t)is_async;
+    m.peer_device = -1;
+    add(s, GT_REC_API_MEMCPY, &m, sizeof m);
+    gt_rec_gpu_memcpy g;
+    memset(&g, 0, sizeof g);
+    g.start_ns = start;
+    g.end_ns = start + dur;
+    g.corr_id = ++s->cupti_corr;
+    g.bytes = bytes;
+    g.copy_kind = dir == GT_DIR_H2D ? 1 : 2;
+    g.src_kind = m.src_kind;
+    g.dst_kind = m.dst_kind;
+    g.is_async = (uint8_t)is_async;
+    add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
+}
+
+static void sync_stream(sim *s)
+{
+    gt_rec_api_sync y;
+    memset(&y, 0, sizeof y);
+    uint64_t wait = s->gpu_free > s->t ? s->gpu_free - s->t : 0;
+    common(&y.c, s, GT_FN_cudaStreamSynchronize, wait + 5000, STACK_SYNC);
+    y.sync_kind = GT_SYNC_STREAM;
+    add(s, GT_REC_API_SYNC, &y, sizeof y);
+}
+
+static void alloc(sim *s, int is_free)
+{
+    gt_rec_api_alloc a;
+    memset(&a, 0, sizeof a);
+    common(&a.c, s, is_free ? GT_FN_cudaFree : GT_FN_cudaMalloc, is_free ? 300000 : 150000,
+           STACK_ALLOC);
+    a.bytes = is_free ? 0 : 1 << 24;
+    a.ptr = 0x7f0000000000ull;
+    a.alloc_kind = GT_ALLOC_DEVICE;
+    a.is_free = (uint32_t)is_free;
+    add(s, GT_REC_API_ALLOC, &a, sizeof a);
+}
+
+static void nvtx(sim *s, uint32_t kind)
+{
+    gt_rec_nvtx v;
+    memset(&v, 0, sizeof v);
+    v.t_ns = s->t;
+    v.nvtx_kind = kind;
+    v.name_id = kind == GT_NVTX_PUSH ? STR_NVTX : 0;
+    add(s, GT_REC_NVTX, &v, sizeof v);
+}
+
+static void conv_sig(sim *s, uint32_t sig_id, int channels)
+{
+    gt_rec_cudnn_conv_sig g;
+    memset(&g, 0, sizeof g);
+    g.sig_id = sig_id;
+    g.op_kind = GT_CUDNN_OP_CONV_FWD;
+    g.nb_dims = 4;
+    g.dtype = s->sc->cudnn_dtype;
+    g.format = 0;
+    g.groups = 1;
+    int x[4] = {32, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
+    memcpy(g.x_dims, x, sizeof x);
+    memcpy(g.w_dims, w, sizeof w);
+    memcpy(g.y_dims, x, sizeof x);
+    g.pad[0] = g.pad[1] = 1;
+    g.stride[0] = g.stride[1] = 1;
+    g.dilation[0] = g.dilation[1] = 1;
+    add(s, GT_REC_CUDNN_CONV_SIG, &g, sizeof g);
+}
+
+static void plan(sim *s, uint32_t plan_id, uint32_t sig_id, int64_t engine, uint64_t graph)
+{
+    gt_rec_cudnn_plan p;
+    memset(&p, 0, sizeof p);
+    p.plan = 0x5000 + plan_id;
+    p.plan_id = plan_id;
+    p.op_kind = GT_CUDNN_OP_CONV_FWD;
+    p.engine_global_index = engine;
+    p.numerical_notes = s->sc->cudnn_tensor_cores ? 1u : 0u;
+    p.op_graph = graph;
+    p.dtype = (uint32_t)s->sc->cudnn_dtype;
+    p.sig_id = sig_id;
+    add(s, GT_REC_CUDNN_PLAN, &p, sizeof p);
+}
+
+static uint32_t conv_name(const scenario *sc)
+{
+    return STR_CONV + (sc->cudnn_tensor_cores ? 1 : 0);
+}
+
+static void execute(sim *s, uint32_t plan_id, uint32_t flags, uint64_t cpu_ns)
+{
+    gt_rec_api_cudnn c;
+    memset(&c, 0, sizeof c);
+    common(&c.c, s, GT_FN_cudnnBackendExecute, cpu_ns, 0);
+    c.plan = 0x5000 + plan_id;
+    c.plan_id = plan_id;
+    c.algo = -1;
+    c.math_type = -1;
+    c.cudnn_flags = flags;
+    add(s, GT_REC_API_CUDNN, &c, sizeof c);
+    gpu_kernel(s, conv_name(s->sc), c.c.t_begin_ns + 3000, s->sc->conv_kernel_ns, c.c.corr_id);
+}
+
+static void convolutions(sim *s, int step)
+{
+    const scenario *sc = s->sc;
+    for (int j = 0; j < sc->cudnn_ops; j++) {
+        uint32_t sig = (uint32_t)(sc->cudnn == 3 ? step * sc->cudnn_ops + j + 1 : j + 1);
+        int fresh = sc->cudnn == 3 || step == 0;
+        if (fresh)
+            conv_sig(s, sig, 64 + (int)sig * 8);
+        int autotune = sc->cudnn >= 2 && fresh;
+        if (autotune) /* three candidates, timed with a sync around each */
+            for (uint32_t c = 0; c < 3; c++) {
+                uint32_t pid = 1000 + sig * 4 + c;
+                plan(s, pid, sig, 10 + c, 0x9000 + sig);
+                execute(s, pid, GT_CUDNN_AUTOTUNE, sc->autotune_ns);
+                sync_stream(s);
+            }
+        if (fresh)
+            plan(s, sig, sig, sc->cudnn_engine, 0x9000 + sig);
+        if (sc->inferred_conv)
+            launch(s, conv_name(sc), sc->conv_kernel_ns);
+        else
+            execute(s, sig, sc->cudnn == 1 ? GT_CUDNN_HEURISTIC : 0, sc->launch_ns);
+    }
+}
+
+static void strings(sim *s)
+{
+    char buf[96];
+    gt_test_writer_string(&s->w, STR_NVTX, "train_step");
+    gt_test_writer_string(&s->w, STR_FILE, "/home/user/train.py");
+    gt_test_writer_string(&s->w, STR_FUNC, "train");
+    for (int k = 0; k < s->sc->kernels_per_step; k++) {
+        snprintf(buf, sizeof buf, "_Z12elementwise%dPfS_i", k);
+        gt_test_writer_string(&s->w, STR_KERNEL0 + (uint32_t)k, buf);
+    }
+    gt_test_writer_string(&s->w, STR_CONV, "implicit_convolve_sgemm_f32");
+    gt_test_writer_string(&s->w, STR_CONV + 1, "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32");
+    /* stacks: one Python frame each (train.py:57 sync, :42 copy, :33 alloc) */
+    int lines[3] = {57, 42, 33};
+    for (int i = 0; i < 3; i++) {
+        unsigned char body[sizeof(gt_rec_stack) + 8 + 16];
+        memset(body, 0, sizeof body);
+        gt_rec_stack st = {(uint32_t)(STACK_SYNC + i), 1, 1, 0};
+        memcpy(body, &st, sizeof st);
+        uint64_t pc = 0x401000 + (uint64_t)i;
+        memcpy(body + sizeof st, &pc, 8);
+        uint32_t frame[4] = {STR_FILE, STR_FUNC, (uint32_t)lines[i], 0};
+        memcpy(body + sizeof st + 8, frame, sizeof frame);
+        add(s, GT_REC_STACK, body, sizeof body);
+    }
+}
+
+static void header(gt_file_header *h, const scenario *sc)
+{
+    memset(h, 0, sizeof *h);
+    h->pid = sc->pid;
+    h->ppid = 1;
+    h->start_realtime_ns = (int64_t)T0;
+    h->rank = sc->rank;
+    h->local_rank = sc->rank;
+    h->world_size = sc->world_size;
+    snprintf(h->host, sizeof h->host, "testhost");
+    gt_runtime_info *rt = &h->runtime;
+    rt->driver_version = 13000;
+    rt->runtime_version = 13000;
+    rt->cudnn_version = 91900;
+    rt->cudnn_cudart_version = sc->cudnn_cudart_version ? sc->cudnn_cudart_version : 13000;
+    rt->cublas_version = 130000;
+    rt->cupti_version = 130001;
+    rt->device_count = 1;
+    rt->cupti_state = GT_CUPTI_ACTIVE;
+    snprintf(rt->devices[0].name, sizeof rt->devices[0].name, "NVIDIA H200");
+    rt->devices[0].cc_major = sc->cc_major;
+    rt->devices[0].cc_minor = sc->cc_minor;
+    rt->devices[0].sm_count = 132;
+    rt->devices[0].total_mem_bytes = 150ull << 30;
+}
+
+static void one_step(sim *s, int step)
+{
+    const scenario *sc = s->sc;
+    if (sc->nvtx)
+        nvtx(s, GT_NVTX_PUSH);
+    s->t += sc->data_load_ns;
+    if (sc->pageable_h2d_bytes)
+        copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
+    if (sc->pinned_h2d_bytes)
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, sc->pinned_h2d_bytes, 20.0, 0);
+    if (sc->blocking_h2d_bytes)
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 0, sc->blocking_h2d_bytes, 20.0, STACK_COPY);
+    for (int a = 0; a < sc->allocs_per_step; a++)
+        alloc(s, 0);
+    if (sc->cudnn || sc->inferred_conv)
+        convolutions(s, step);
+    for (int k = 0; k < sc->kernels_per_step; k++)
+        launch(s, STR_KERNEL0 + (uint32_t)k, sc->kernel_ns);
+    for (int a = 0; a < sc->allocs_per_step; a++)
+        alloc(s, 1);
+    if (sc->item_every_step)
+        copy(s, GT_DIR_D2H, GT_MEM_PAGEABLE, 0, 4, 1.0, STACK_SYNC);
+    if (sc->sync_every_step)
+        sync_stream(s);
+    if (sc->nvtx)
+        nvtx(s, GT_NVTX_POP);
+}
+
+int scenario_write(const char *path, const scenario *sc)
+{
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.sc = sc;
+    s.t = T0 + 1000000;
+    gt_file_header h;
+    header(&h, sc);
+    static const char cmd[] = "python\0train.py";
+    if (gt_test_writer_open(&s.w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        return -1;
+    gt_test_writer_set_tid(&s.w, 100);
+    strings(&s);
+    if (sc->lost_records) {
+        gt_rec_lost l = {sc->lost_records, s.t, s.t + 10, GT_LOST_BUFFER_FULL, 100};
+        add(&s, GT_REC_LOST, &l, sizeof l);
+    }
+    if (sc->kernel_image_error) {
+        gt_rec_api_launch l;
+        memset(&l, 0, sizeof l);
+        common(&l.c, &s, GT_FN_cudaLaunchKernel, 3000, 0);
+        l.c.result = 209;
+        add(&s, GT_REC_API_LAUNCH, &l, sizeof l);
+    }
+    for (int i = 0; i < sc->steps; i++)
+        one_step(&s, i);
+    if (gt_test_writer_close(&s.w) != 0)
+        s.rc = -1;
+    return s.rc;
+}

@@ -1,0 +1,44 @@
+/* test_report_synth.h — synthetic training-loop traces for the report/advice/diff tests.
+ * One scenario describes a loop (steps × kernels) plus the pathologies to put in it; the writer
+ * simulates CPU calls and a single GPU queue and writes what gputrace would have recorded. */
+#ifndef TEST_REPORT_SYNTH_H
+#define TEST_REPORT_SYNTH_H
+
+#include <stdint.h>
+
+typedef struct scenario {
+    int steps;
+    int kernels_per_step;
+    uint64_t kernel_ns;       /* GPU time of each plain kernel */
+    uint64_t launch_ns;       /* CPU time of each launch call */
+    uint64_t cpu_between_ns;  /* CPU work between launches (Python overhead) */
+    uint64_t data_load_ns;    /* CPU work without CUDA calls at the start of each step */
+    int sync_every_step;      /* cudaStreamSynchronize at the end of each step (call site 7) */
+    int item_every_step;      /* a synchronous 4-byte D2H copy at the end of each step */
+    uint64_t pageable_h2d_bytes; /* one pageable cudaMemcpyAsync H2D per step */
+    uint64_t pinned_h2d_bytes;   /* one pinned async H2D per step */
+    uint64_t blocking_h2d_bytes; /* one synchronous cudaMemcpy H2D from pinned memory per step */
+    int allocs_per_step;         /* cudaMalloc+cudaFree pairs per step */
+    int cudnn;            /* 0 none, 1 heuristic, 2 autotuned (step 0), 3 autotuned, new shapes */
+    int cudnn_ops;        /* convolution signatures per step */
+    int64_t cudnn_engine; /* engine global index of the chosen plan */
+    int cudnn_tensor_cores;
+    int cudnn_dtype;         /* cudnnDataType_t: 0 float, 2 half */
+    uint64_t conv_kernel_ns; /* GPU time of each convolution */
+    uint64_t autotune_ns;    /* CPU time of each autotune trial execute */
+    int inferred_conv;       /* conv kernels named like cuDNN's but no cuDNN call */
+    int nvtx;                /* NVTX push/pop "train_step" around each step */
+    int rank, world_size;
+    int pid;
+    int cc_major, cc_minor;
+    int cudnn_cudart_version; /* 0 = same as runtime */
+    int kernel_image_error;   /* a launch fails with cudaErrorNoKernelImageForDevice */
+    uint64_t lost_records;
+} scenario;
+
+/* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */
+scenario scenario_healthy(void);
+/* Write the trace; returns 0 on success. */
+int scenario_write(const char *path, const scenario *sc);
+
+#endif
