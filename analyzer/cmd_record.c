@@ -416,7 +416,9 @@ static void convert_and_report(const record_options *opt, run_paths *paths)
 {
     char *convert_argv[] = {"convert", "-o", paths->perfetto, paths->dir, NULL};
     int rc = run_subcommand(cmd_convert, convert_argv);
-    bool converted = rc == 0;
+    /* Status 1 means "damaged input, what was readable is converted": still worth opening. */
+    struct stat st;
+    bool converted = rc <= 1 && stat(paths->perfetto, &st) == 0 && st.st_size > 0;
     if (!converted)
         fprintf(stderr, "gputrace record: converting %s failed (status %d)\n", paths->dir, rc);
     if (!opt->no_report) {

@@ -4,9 +4,11 @@
  *   nvtx TID KIND NAME DOMAIN COLOR RANGE   (KIND push|pop|mark|start|end|thread; "-" for none)
  *   thread TID NAME
  *   lost N
+ * Names are printed with spaces as "%20" so every line splits on blanks.
  * Exit status 1 when the file cannot be opened. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gt_reader.h"
 
@@ -18,10 +20,25 @@ static const char *nvtx_kind_name(uint32_t kind)
 
 static const char *name_or_dash(const gt_reader *r, uint32_t id)
 {
+    static char buf[4][1024]; /* a few per printf call */
+    static int next;
     if (!id)
         return "-";
     const char *s = gt_reader_string(r, id);
-    return s ? s : "?";
+    if (!s)
+        return "?";
+    char *out = buf[next++ % 4];
+    size_t n = 0;
+    for (; *s && n + 4 < sizeof buf[0]; s++) {
+        if (*s == ' ') {
+            memcpy(out + n, "%20", 3);
+            n += 3;
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = '\0';
+    return out;
 }
 
 int main(int argc, char **argv)
@@ -58,6 +75,10 @@ int main(int argc, char **argv)
         printf("kind %s %" PRIu64 "\n", name ? name : "?", st->records_by_kind[k]);
     }
     printf("lost %" PRIu64 "\n", st->lost_records);
+    printf("chunks ok=%" PRIu64 " damaged=%" PRIu64 " gaps=%" PRIu64 " unknown=%" PRIu64
+           " truncated=%d records=%" PRIu64 "\n",
+           st->chunks_ok, st->chunks_damaged, st->chunk_seq_gaps, st->unknown_kinds, st->truncated,
+           st->records);
     gt_reader_close(r);
     return 0;
 }
