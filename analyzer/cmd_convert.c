@@ -1,0 +1,220 @@
+/* cmd_convert.c — `gputrace convert`: .gtrace files -> one Perfetto trace (or Chrome JSON). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "advice.h"
+#include "commands.h"
+#include "convert.h"
+
+static void convert_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gputrace convert TRACE... [-o OUT] [--format=perfetto|json] [--no-advice]\n"
+            "\n"
+            "Write one Perfetto trace from one or several .gtrace files (or folders of them: a\n"
+            "parent and its workers, the ranks of a torchrun job). Open it in ui.perfetto.dev.\n"
+            "Each process gets its threads (CUDA/cuDNN/cuBLAS calls with their arguments, NVTX\n"
+            "ranges), a track per GPU stream (\"GPU 0 \xc2\xb7 stream 7\": kernels, copies, sets),\n"
+            "arrows from each call to the GPU work it caused and from each sync stall to the\n"
+            "work it waited for, counters (GPU memory, pinned host memory, GPU busy %% per\n"
+            "10 ms) and a \"gputrace advice\" track. Files are aligned on CLOCK_REALTIME.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output=OUT    output file (default: the input's name with .perfetto-trace,\n"
+            "                      or .json; for several inputs, named after their folder)\n"
+            "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
+            "  --no-advice         do not compute advice (faster on very large traces)\n"
+            "  -q, --quiet         no warnings\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "exit status: 0 converted; 1 an input was damaged or truncated (what was readable is\n"
+            "converted); 2 an input is not a trace, or the output could not be written.\n");
+}
+
+/* x.gtrace -> x.perfetto-trace; dir/ -> dir.perfetto-trace; several files -> named after their
+ * common folder. */
+static char *default_output(char *const *inputs, int n, const char *ext)
+{
+    char base[4096];
+    if (n == 1) {
+        snprintf(base, sizeof base, "%s", inputs[0]);
+        size_t len = strlen(base);
+        while (len > 1 && base[len - 1] == '/')
+            base[--len] = 0;
+        struct stat sb;
+        int is_dir = stat(base, &sb) == 0 && S_ISDIR(sb.st_mode);
+        if (!is_dir && len > 7 && !strcmp(base + len - 7, ".gtrace"))
+            base[len - 7] = 0;
+    } else {
+        /* the longest common folder prefix of all inputs */
+        snprintf(base, sizeof base, "%s", inputs[0]);
+        char *slash = strrchr(base, '/');
+        if (slash)
+            *slash = 0;
+        else
+            snprintf(base, sizeof base, ".");
+        for (int i = 1; i < n; i++) {
+            while (strncmp(inputs[i], base, strlen(base)) != 0 ||
+                   (inputs[i][strlen(base)] != '/' && inputs[i][strlen(base)] != 0)) {
+                char *s = strrchr(base, '/');
+                if (!s) {
+                    snprintf(base, sizeof base, ".");
+                    break;
+                }
+                *s = 0;
+            }
+        }
+        if (!strcmp(base, ".")) {
+            snprintf(base, sizeof base, "gputrace");
+        } else {
+            char tmp[4096];
+            const char *name = strrchr(base, '/');
+            snprintf(tmp, sizeof tmp, "%s/%s", base, name ? name + 1 : base);
+            snprintf(base, sizeof base, "%s", tmp);
+        }
+    }
+    size_t len = strlen(base) + strlen(ext) + 1;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%s%s", base, ext);
+    return out;
+}
+
+typedef struct advice_ctx {
+    gt_advice_list list;
+} advice_ctx;
+
+static void advice_for_file(void *ctx, int file_index, const char *path, int32_t pid,
+                            gt_convert_advice_emit emit, void *emit_ctx)
+{
+    advice_ctx *a = ctx;
+    (void)path;
+    for (size_t i = 0; i < a->list.n; i++) {
+        const gt_advice *ad = &a->list.items[i];
+        /* Run-wide items (pid 0) go on the first process. */
+        if (!(ad->pid == pid || (ad->pid == 0 && file_index == 0)))
+            continue;
+        char title[96], detail[1024];
+        snprintf(title, sizeof title, "%s (%s)", ad->id, gt_severity_name(ad->severity));
+        snprintf(detail, sizeof detail, "%s%s%s", ad->message, ad->call_site[0] ? " at " : "",
+                 ad->call_site);
+        gt_convert_advice item = {.t_ns = ad->t_ns, .title = title, .detail = detail};
+        emit(emit_ctx, &item);
+    }
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+        {"no-advice", no_argument, NULL, 'A'},    {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    const char *output = NULL;
+    gt_convert_opts opts = {0};
+    int want_advice = 1, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'f':
+            if (!strcmp(optarg, "json"))
+                opts.format = GT_CONVERT_JSON;
+            else if (!strcmp(optarg, "perfetto"))
+                opts.format = GT_CONVERT_PERFETTO;
+            else {
+                fprintf(stderr, "gputrace convert: unknown format '%s' (perfetto or json)\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'A':
+            want_advice = 0;
+            break;
+        case 'q':
+            opts.quiet = 1;
+            break;
+        case 'h':
+            convert_usage(stdout);
+            return 0;
+        default:
+            convert_usage(stderr);
+            return 2;
+        }
+    }
+    int n = argc - optind;
+    if (n < 1) {
+        fprintf(stderr, "gputrace convert: no trace given\n\n");
+        convert_usage(stderr);
+        return 2;
+    }
+    char *const *inputs = argv + optind;
+    char *owned = NULL;
+    if (!output) {
+        owned = default_output(inputs, n, opts.format == GT_CONVERT_JSON ? ".json" : ".perfetto-trace");
+        if (!owned)
+            return 2;
+        output = owned;
+    }
+    advice_ctx adv = {{0}};
+    if (want_advice && gt_advice_compute((const char *const *)inputs, n, &adv.list) == 0) {
+        opts.advice = advice_for_file;
+        opts.advice_ctx = &adv;
+    }
+    opts.progress = isatty(STDERR_FILENO);
+
+    /* Write beside the target and rename at the end: never leave half a trace under its name. */
+    size_t tlen = strlen(output) + 16;
+    char *tmp = malloc(tlen);
+    FILE *out = NULL;
+    if (tmp) {
+        snprintf(tmp, tlen, "%s.tmp%d", output, (int)getpid());
+        out = fopen(tmp, "wb");
+    }
+    if (!out) {
+        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
+        gt_advice_list_free(&adv.list);
+        free(tmp);
+        free(owned);
+        return 2;
+    }
+    gt_convert_stats st;
+    int rc = gt_convert_run((const char *const *)inputs, n, out, &opts, &st);
+    if (fclose(out) != 0 && rc != 2) {
+        fprintf(stderr, "gputrace convert: cannot write %s: %s\n", output, strerror(errno));
+        rc = 2;
+    }
+    if (st.files == 0 || (rc == 2 && st.files == 0)) {
+        unlink(tmp);
+    } else if (rename(tmp, output) != 0) {
+        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
+        unlink(tmp);
+        rc = 2;
+    } else if (!opts.quiet) {
+        fprintf(stderr,
+                "gputrace convert: wrote %s (%" PRIu64 " bytes) from %" PRIu64 " file%s, %" PRIu64
+                " records: %" PRIu64 " slices, %" PRIu64 " GPU ops, %" PRIu64 " flows, %" PRIu64
+                " counter values",
+                output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
+                st.gpu_ops, st.flows, st.counters);
+        if (st.lost_records)
+            fprintf(stderr, ", %" PRIu64 " records lost while recording", st.lost_records);
+        if (st.clamped)
+            fprintf(stderr, ", %" PRIu64 " slices adjusted to nest", st.clamped);
+        if (st.bad_timestamps)
+            fprintf(stderr, ", %" PRIu64 " events with unusable timestamps skipped",
+                    st.bad_timestamps);
+        fprintf(stderr, "\n");
+    }
+    gt_advice_list_free(&adv.list);
+    free(tmp);
+    free(owned);
+    return rc;
+}

@@ -1,0 +1,1743 @@
+/* convert.c — the conversion core behind `gputrace convert`.
+ *
+ * Reads each .gtrace file once, in file order, and turns records into tracks, slices, flows and
+ * counters handed to a sink (Perfetto or JSON). Perfetto sorts by timestamp at import, so
+ * packets go out in file order; what must hold in FILE order is kept here: every track is
+ * described before its first event, and at equal timestamps the importer keeps file order,
+ * which the nesting rules below rely on.
+ *
+ * Nesting: CPU slices of one thread arrive in end order (a wrapper writes its record when the
+ * call returns, so inner calls come first). cv_place_cpu keeps a short stack of finished
+ * intervals and makes each new slice either contain, sit inside, or follow them — never
+ * partially overlap (clamped and counted otherwise). GPU work of one stream goes on lanes: the
+ * stream's own track, and sibling "overlap" tracks only when CUPTI reports real overlap.
+ *
+ * Memory per file is bounded: thread and stream tables, fixed-size direct-mapped caches for
+ * correlations (the oldest entry is forgotten), a bounded live-allocation map, and a ring of
+ * GPU-busy bins. */
+#include "convert.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "convert_sink.h"
+#include "demangle.h"
+#include "gt_reader.h"
+#include "gtrace_api.h"
+
+/* ------------------------------------------------------------------ sizes and ids */
+
+#define MAX_DONE 64          /* finished intervals remembered per thread track */
+#define MAX_NVTX 64          /* open NVTX push ranges per thread */
+#define LANES 4              /* a stream's track + 3 overlap tracks */
+#define SMALL_OVERLAP_NS 2000 /* CUPTI overlap up to this is clamped on the stream's own track */
+#define EXT_SLOTS (1u << 18) /* CUPTI corr id -> our corr id */
+#define API_SLOTS (1u << 16) /* our corr id -> where its slice is */
+#define PLAN_SLOTS 4096
+#define NAME_SLOTS 4096      /* demangled kernel names */
+#define RANGE_SLOTS 1024     /* open NVTX start/end ranges */
+#define MAX_SYNCS 64         /* sync calls waiting for the GPU op they waited for */
+#define MAX_ALLOCS (1u << 20) /* live allocations tracked for the memory counters */
+#define MAX_DEVICES 64
+#define BIN_NS 10000000ll    /* GPU busy %: 10 ms bins */
+#define BIN_RING 1024
+
+/* Interning keys: API names, stall names, memcpy names, fixed names, kernel names by string id.
+ * Categories live in their own range so names and categories never share a key. */
+#define IID_API(f) (1ull + (f))
+#define IID_STALL(f) (300ull + (f))
+#define IID_MEMCPY(k, s, d) (1000ull + ((uint64_t)((k) & 15) << 6) + (((s) & 7) << 3) + ((d) & 7))
+#define IID_MEMSET 2000ull
+#define IID_GPU_WORK 2001ull
+#define IID_LOST 2002ull
+#define IID_KERNEL(id) ((1ull << 32) | (id))
+#define IID_CAT(c) ((1ull << 40) | (c))
+
+enum cv_cat {
+    CAT_CUDA = 1, CAT_COPY, CAT_SYNC, CAT_CUDNN, CAT_CUBLAS, CAT_MEMORY, CAT_KERNEL, CAT_MEMCPY,
+    CAT_MEMSET, CAT_NVTX, CAT_GPUTRACE, CAT_LAUNCH, CAT_ADVICE, CAT_COUNT
+};
+static const char *const CAT_NAMES[CAT_COUNT] = {
+    "", "cuda", "copy", "sync", "cudnn", "cublas", "memory", "kernel", "memcpy", "memset", "nvtx",
+    "gputrace", "launch", "advice"};
+
+enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3 };
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct cv_iv {
+    int64_t b, e;
+} cv_iv;
+
+typedef struct cv_thread {
+    uint32_t tid;
+    uint32_t seq;
+    uint64_t uuid;
+    int described;
+    char name[64];
+    cv_iv done[MAX_DONE];
+    int n_done;
+    int64_t floor; /* nothing on this track may begin before it */
+    int64_t nvtx_b[MAX_NVTX];
+    int n_nvtx;
+    uint32_t nvtx_overflow;
+} cv_thread;
+
+typedef struct cv_lanes {
+    uint64_t uuid[LANES];
+    int described[LANES];
+    int64_t last_end[LANES];
+} cv_lanes;
+
+typedef struct cv_gpu_op {
+    uint16_t kind; /* GT_REC_GPU_KERNEL/MEMCPY/MEMSET; 0 = none */
+    union {
+        gt_rec_gpu_kernel k;
+        gt_rec_gpu_memcpy m;
+        gt_rec_gpu_memset s;
+    } r;
+    uint64_t start, end, corr;
+    uint32_t device, stream;
+    uint64_t sync_flows[CV_MAX_FLOWS];
+    int n_sync_flows;
+} cv_gpu_op;
+
+typedef struct cv_stream {
+    uint32_t device, stream;
+    cv_lanes lanes;
+    int has_api_stream;
+    uint64_t api_stream; /* the cudaStream_t the application used, learned from correlations */
+    cv_gpu_op held;      /* emitted when the next op arrives: it may be what a sync waited for */
+} cv_stream;
+
+typedef struct cv_device {
+    uint32_t device;
+    uint32_t seq;
+    uint64_t mem_uuid, busy_uuid;
+    int mem_described, busy_described;
+    int64_t mem_live;
+    int64_t bin0;      /* index of the first bin not yet written, -1 before any work */
+    uint32_t bins[BIN_RING];
+} cv_device;
+
+typedef struct cv_api_slot {
+    uint64_t corr;
+    uint64_t track;
+    uint32_t seq;
+    uint32_t n_gpu;
+    int64_t b, e;
+    uint64_t stream;
+} cv_api_slot;
+
+typedef struct cv_ext_slot {
+    uint64_t corr, external;
+} cv_ext_slot;
+
+typedef struct cv_plan_slot {
+    uint32_t plan_id, op_kind;
+    int64_t engine;
+    uint64_t numerical_notes;
+    uint32_t sig_id;
+} cv_plan_slot;
+
+typedef struct cv_sig_slot {
+    uint32_t sig_id, op_kind;
+    char text[112];
+} cv_sig_slot;
+
+typedef struct cv_name_slot {
+    uint32_t id;
+    char *name;
+} cv_name_slot;
+
+typedef struct cv_range_slot {
+    uint64_t range_id;
+    int64_t b;
+    uint32_t name_id, domain_id;
+} cv_range_slot;
+
+typedef struct cv_sync {
+    int active;
+    uint32_t device;
+    int device_wide;
+    uint64_t api_stream;
+    uint64_t end_real;
+    uint64_t flow;
+} cv_sync;
+
+typedef struct cv_alloc {
+    uint64_t ptr; /* 0 = empty */
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t pinned;
+} cv_alloc;
+
+typedef struct cv_file {
+    int index;
+    gt_reader *r;
+    const gt_file_header *hdr;
+    int32_t pid_out;
+    int64_t tid_shift;
+    uint32_t proc_seq;
+    uint64_t proc_uuid;
+    uint64_t misc_uuid, advice_uuid, pinned_uuid;
+    int misc_described, advice_described, pinned_described;
+    int64_t pinned_live;
+    int64_t first_ts; /* output clock, for items without a usable time */
+
+    cv_thread *threads;
+    size_t n_threads, cap_threads;
+    size_t last_thread;
+    cv_stream *streams;
+    size_t n_streams, cap_streams;
+    cv_device devices[MAX_DEVICES];
+    int n_devices;
+    cv_lanes ranges; /* NVTX start/end ranges of the process */
+
+    cv_api_slot *api;
+    cv_ext_slot *ext;
+    cv_plan_slot *plans;
+    cv_sig_slot *sigs;
+    cv_name_slot *names;
+    cv_range_slot *open_ranges;
+    cv_sync syncs[MAX_SYNCS];
+    unsigned sync_next;
+    cv_alloc *allocs;
+    size_t alloc_cap, alloc_used;
+    uint64_t allocs_untracked;
+} cv_file;
+
+typedef struct cv_ctx {
+    const gt_convert_opts *opts;
+    gt_convert_stats *st;
+    cv_sink *sink;
+    int64_t offset; /* output = realtime + offset */
+    int have_clock;
+    uint32_t next_seq;
+    int32_t *pids_used;
+    size_t n_pids, cap_pids;
+    cv_file *f; /* the file being converted */
+} cv_ctx;
+
+/* ------------------------------------------------------------------ small helpers */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t cv_uuid(const cv_file *f, uint64_t kind, uint64_t a, uint64_t b)
+{
+    uint64_t u = mix64(mix64(mix64(((uint64_t)f->index << 8) | kind) ^ a) ^ b);
+    return u ? u : 1;
+}
+
+static uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
+{
+    uint64_t u = mix64(mix64(((uint64_t)f->index << 8) | (uint64_t)kind) ^ id);
+    return u ? u : 1;
+}
+
+/* Map a CLOCK_REALTIME time to the output clock; 0 when it cannot be represented. */
+static int cv_ts(cv_ctx *c, uint64_t real, int64_t *out)
+{
+    int64_t v;
+    if (real == 0 || real > (uint64_t)INT64_MAX ||
+        __builtin_add_overflow((int64_t)real, c->offset, &v) || v <= 0) {
+        c->st->bad_timestamps++;
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
+{
+    const char *s = id ? gt_reader_string(f->r, id) : NULL;
+    return s ? s : fallback;
+}
+
+/* Copy a record body into a zeroed struct: short (older) bodies leave later fields zero. */
+static void cv_body(void *dst, size_t dst_size, const gt_record *rec)
+{
+    memset(dst, 0, dst_size);
+    memcpy(dst, rec->body, rec->body_size < dst_size ? rec->body_size : dst_size);
+}
+
+static void cv_emit(cv_ctx *c, const cv_event *e)
+{
+    c->sink->event(c->sink, e);
+    c->st->events++;
+}
+
+static void cv_describe(cv_ctx *c, const cv_track_desc *d)
+{
+    c->sink->track(c->sink, d);
+    c->st->events++;
+}
+
+/* A complete slice: BEGIN and END back to back (file order matters at equal timestamps). */
+static void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t *end_term,
+                     int n_end_term)
+{
+    begin->type = CV_BEGIN;
+    cv_emit(c, begin);
+    cv_event end = {0};
+    end.type = CV_END;
+    end.track = begin->track;
+    end.seq = begin->seq;
+    end.ts = end_ts;
+    for (int i = 0; i < n_end_term && i < CV_MAX_FLOWS; i++)
+        end.term_flows[end.n_term_flows++] = end_term[i];
+    cv_emit(c, &end);
+    c->st->slices++;
+    c->st->flows += (uint64_t)begin->n_flows;
+}
+
+static void cv_set_cat(cv_event *e, int cat)
+{
+    e->cat = CAT_NAMES[cat];
+    e->cat_iid = IID_CAT((uint64_t)cat);
+}
+
+/* ------------------------------------------------------------------ processes and tracks */
+
+static void cv_describe_process(cv_ctx *c, cv_file *f)
+{
+    const char *exe = gt_reader_exe(f->r);
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    char name[160];
+    if (f->hdr->rank >= 0)
+        snprintf(name, sizeof name, "%s (rank %d%s%s)", *base ? base : "process", f->hdr->rank,
+                 f->hdr->host[0] ? " on " : "", f->hdr->host[0] ? f->hdr->host : "");
+    else
+        snprintf(name, sizeof name, "%s", *base ? base : "process");
+    name[sizeof name - 1] = 0;
+    cv_track_desc d = {.uuid = f->proc_uuid, .seq = f->proc_seq, .kind = CV_TRACK_PROCESS,
+                       .name = name, .pid = f->pid_out, .cmdline = gt_reader_cmdline(f->r)};
+    /* Ranks sort in rank order in the UI. */
+    d.rank_order = f->hdr->rank >= 0 ? f->hdr->rank + 1 : 0;
+    cv_describe(c, &d);
+}
+
+static void cv_child_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int64_t lane_id,
+                           int order)
+{
+    cv_track_desc d = {.uuid = uuid, .parent = f->proc_uuid, .seq = f->proc_seq,
+                       .kind = CV_TRACK_CHILD, .name = name, .pid = f->pid_out,
+                       .tid = lane_id, .rank_order = order};
+    cv_describe(c, &d);
+}
+
+static void cv_counter_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int unit,
+                             const char *unit_name)
+{
+    cv_track_desc d = {.uuid = uuid, .parent = f->proc_uuid, .seq = f->proc_seq,
+                       .kind = CV_TRACK_COUNTER, .name = name, .pid = f->pid_out,
+                       .unit = unit, .unit_name = unit_name};
+    cv_describe(c, &d);
+}
+
+static void cv_describe_thread(cv_ctx *c, cv_file *f, cv_thread *t)
+{
+    char fallback[32];
+    const char *name = t->name;
+    if (!name[0]) {
+        if ((int32_t)t->tid == f->hdr->pid)
+            name = "main";
+        else {
+            snprintf(fallback, sizeof fallback, "thread %u", t->tid);
+            name = fallback;
+        }
+    }
+    cv_track_desc d = {.uuid = t->uuid, .seq = t->seq, .kind = CV_TRACK_THREAD, .name = name,
+                       .pid = f->pid_out, .tid = (int64_t)t->tid + f->tid_shift};
+    cv_describe(c, &d);
+    t->described = 1;
+}
+
+static cv_thread *cv_thread_get(cv_ctx *c, cv_file *f, uint32_t tid)
+{
+    if (tid == 0)
+        tid = (uint32_t)f->hdr->pid; /* records of gputrace itself: show them on the main thread */
+    if (f->last_thread < f->n_threads && f->threads[f->last_thread].tid == tid)
+        return &f->threads[f->last_thread];
+    for (size_t i = 0; i < f->n_threads; i++)
+        if (f->threads[i].tid == tid) {
+            f->last_thread = i;
+            return &f->threads[i];
+        }
+    if (f->n_threads == f->cap_threads) {
+        size_t n = f->cap_threads ? f->cap_threads * 2 : 16;
+        cv_thread *t = realloc(f->threads, n * sizeof *t);
+        if (!t)
+            return NULL;
+        f->threads = t;
+        f->cap_threads = n;
+    }
+    cv_thread *t = &f->threads[f->n_threads];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->seq = c->next_seq++;
+    t->uuid = cv_uuid(f, 2, tid, 0);
+    f->last_thread = f->n_threads++;
+    return t;
+}
+
+static cv_thread *cv_thread_ready(cv_ctx *c, cv_file *f, uint32_t tid)
+{
+    cv_thread *t = cv_thread_get(c, f, tid);
+    if (t && !t->described)
+        cv_describe_thread(c, f, t);
+    return t;
+}
+
+static cv_device *cv_device_get(cv_ctx *c, cv_file *f, uint32_t device)
+{
+    for (int i = 0; i < f->n_devices; i++)
+        if (f->devices[i].device == device)
+            return &f->devices[i];
+    if (f->n_devices == MAX_DEVICES)
+        return &f->devices[MAX_DEVICES - 1]; /* damaged input: fold the rest together */
+    cv_device *d = &f->devices[f->n_devices++];
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    d->seq = c->next_seq++;
+    d->mem_uuid = cv_uuid(f, 4, device, 1);
+    d->busy_uuid = cv_uuid(f, 4, device, 2);
+    d->bin0 = -1;
+    return d;
+}
+
+static cv_stream *cv_stream_get(cv_file *f, uint32_t device, uint32_t stream)
+{
+    for (size_t i = f->n_streams; i-- > 0;)
+        if (f->streams[i].device == device && f->streams[i].stream == stream)
+            return &f->streams[i];
+    if (f->n_streams == f->cap_streams) {
+        size_t n = f->cap_streams ? f->cap_streams * 2 : 16;
+        cv_stream *s = realloc(f->streams, n * sizeof *s);
+        if (!s)
+            return NULL;
+        f->streams = s;
+        f->cap_streams = n;
+    }
+    cv_stream *s = &f->streams[f->n_streams++];
+    memset(s, 0, sizeof *s);
+    s->device = device;
+    s->stream = stream;
+    for (int l = 0; l < LANES; l++)
+        s->lanes.uuid[l] = cv_uuid(f, 3, ((uint64_t)device << 32) | stream, (uint64_t)l);
+    return s;
+}
+
+/* ------------------------------------------------------------------ nesting */
+
+/* Make [*b, *e] nest with what this thread track already has. Returns 1 if it had to move. */
+static int cv_place_cpu(cv_thread *t, int64_t *b, int64_t *e)
+{
+    int moved = 0;
+    int64_t contained_max_end = 0;
+    int tie_begin = 0;
+    if (*e < *b)
+        *e = *b;
+    if (*b < t->floor) {
+        *b = t->floor;
+        if (*e < *b)
+            *e = *b;
+        moved = 1;
+    }
+    while (t->n_done) {
+        cv_iv top = t->done[t->n_done - 1];
+        if (top.e <= *b) { /* finished before this one began */
+            if (top.e > t->floor)
+                t->floor = top.e;
+            t->n_done--;
+            continue;
+        }
+        if (*b <= top.b && top.e <= *e) { /* this one contains it (inner call came first) */
+            if (top.b == *b)
+                tie_begin = 1;
+            if (top.e > contained_max_end)
+                contained_max_end = top.e;
+            t->n_done--;
+            continue;
+        }
+        if (top.b <= *b && *e <= top.e) { /* inside it: out-of-order arrival */
+            if (*e == top.e && *e > *b && *e - 1 >= contained_max_end)
+                (*e)--; /* its END comes later in the file: end strictly before top's */
+            break;
+        }
+        *b = top.e; /* partial overlap: start it where the other ends */
+        if (*e < *b)
+            *e = *b;
+        moved = 1;
+    }
+    /* A parent that begins exactly with its first child was written after it: at equal
+     * timestamps the importer keeps file order, so begin the parent 1 ns earlier when room. */
+    if (tie_begin && *b - 1 >= t->floor && (!t->n_done || *b - 1 >= t->done[t->n_done - 1].b))
+        (*b)--;
+    if (t->n_done == MAX_DONE) {
+        memmove(t->done, t->done + 1, (MAX_DONE - 1) * sizeof t->done[0]);
+        t->n_done--;
+    }
+    t->done[t->n_done++] = (cv_iv){*b, *e};
+    return moved;
+}
+
+/* Pick the lane for [*b, *e]: the stream's own track unless it overlaps by more than a little. */
+static int cv_place_lane(cv_lanes *l, int64_t *b, int64_t *e, int *moved)
+{
+    *moved = 0;
+    if (*e < *b)
+        *e = *b;
+    int lane = -1;
+    if (*b >= l->last_end[0]) {
+        lane = 0;
+    } else if (l->last_end[0] - *b <= SMALL_OVERLAP_NS && *e >= l->last_end[0]) {
+        *b = l->last_end[0];
+        lane = 0;
+        *moved = 1;
+    } else {
+        for (int i = 1; i < LANES && lane < 0; i++)
+            if (*b >= l->last_end[i])
+                lane = i;
+        if (lane < 0) {
+            lane = 0;
+            for (int i = 1; i < LANES; i++)
+                if (l->last_end[i] < l->last_end[lane])
+                    lane = i;
+            *b = l->last_end[lane];
+            if (*e < *b)
+                *e = *b;
+            *moved = 1;
+        }
+    }
+    l->last_end[lane] = *e;
+    return lane;
+}
+
+/* ------------------------------------------------------------------ caches */
+
+static cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
+{
+    cv_api_slot *s = &f->api[mix64(corr) & (API_SLOTS - 1)];
+    return corr && s->corr == corr ? s : NULL;
+}
+
+static uint64_t cv_ext_find(cv_file *f, uint64_t corr)
+{
+    cv_ext_slot *s = &f->ext[mix64(corr) & (EXT_SLOTS - 1)];
+    return corr && s->corr == corr ? s->external : 0;
+}
+
+static cv_plan_slot *cv_plan_find(cv_file *f, uint32_t id)
+{
+    cv_plan_slot *s = &f->plans[id & (PLAN_SLOTS - 1)];
+    return id && s->plan_id == id ? s : NULL;
+}
+
+static cv_sig_slot *cv_sig_find(cv_file *f, uint32_t id)
+{
+    cv_sig_slot *s = &f->sigs[id & (PLAN_SLOTS - 1)];
+    return id && s->sig_id == id ? s : NULL;
+}
+
+static const char *cv_kernel_name(cv_file *f, uint32_t id)
+{
+    if (!id)
+        return "(unknown kernel)";
+    cv_name_slot *s = &f->names[mix64(id) & (NAME_SLOTS - 1)];
+    if (s->id == id && s->name)
+        return s->name;
+    const char *m = gt_reader_string(f->r, id);
+    if (!m)
+        return "(unknown kernel)";
+    char *d = gt_demangle(m);
+    if (!d)
+        return m;
+    free(s->name);
+    s->id = id;
+    s->name = d;
+    return d;
+}
+
+static cv_alloc *cv_alloc_slot(cv_file *f, uint64_t ptr, int create)
+{
+    if (create && (f->alloc_used + 1) * 2 > f->alloc_cap) {
+        if (f->alloc_cap >= MAX_ALLOCS)
+            return NULL;
+        size_t ncap = f->alloc_cap ? f->alloc_cap * 2 : 1024;
+        cv_alloc *n = calloc(ncap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < f->alloc_cap; i++) {
+            if (!f->allocs[i].ptr)
+                continue;
+            size_t k = mix64(f->allocs[i].ptr) & (ncap - 1);
+            while (n[k].ptr)
+                k = (k + 1) & (ncap - 1);
+            n[k] = f->allocs[i];
+        }
+        free(f->allocs);
+        f->allocs = n;
+        f->alloc_cap = ncap;
+    }
+    if (!f->alloc_cap)
+        return NULL;
+    size_t k = mix64(ptr) & (f->alloc_cap - 1);
+    while (f->allocs[k].ptr) {
+        if (f->allocs[k].ptr == ptr)
+            return &f->allocs[k];
+        k = (k + 1) & (f->alloc_cap - 1);
+    }
+    if (!create)
+        return NULL;
+    f->allocs[k].ptr = ptr;
+    f->alloc_used++;
+    return &f->allocs[k];
+}
+
+/* Remove with backward shift so probing chains stay intact. */
+static void cv_alloc_remove(cv_file *f, cv_alloc *slot)
+{
+    size_t mask = f->alloc_cap - 1;
+    size_t i = (size_t)(slot - f->allocs);
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!f->allocs[j].ptr)
+            break;
+        size_t k = mix64(f->allocs[j].ptr) & mask;
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            f->allocs[i] = f->allocs[j];
+            i = j;
+        }
+    }
+    f->allocs[i].ptr = 0;
+    f->alloc_used--;
+}
+
+/* ------------------------------------------------------------------ counters */
+
+static void cv_counter(cv_ctx *c, uint64_t track, uint32_t seq, int64_t ts, int64_t v, double dv,
+                       int is_double)
+{
+    cv_event e = {.type = CV_COUNTER, .track = track, .seq = seq, .ts = ts, .counter = v,
+                  .dcounter = dv, .counter_is_double = is_double};
+    cv_emit(c, &e);
+    c->st->counters++;
+}
+
+static void cv_busy_flush_bin(cv_ctx *c, cv_file *f, cv_device *d)
+{
+    int64_t ts;
+    uint32_t *bin = &d->bins[d->bin0 % BIN_RING];
+    double pct = 100.0 * (double)*bin / (double)BIN_NS;
+    if (pct > 100.0)
+        pct = 100.0; /* concurrent streams: busy means at least one stream had work */
+    if (cv_ts(c, (uint64_t)(d->bin0 * BIN_NS), &ts)) {
+        if (!d->busy_described) {
+            char name[48];
+            snprintf(name, sizeof name, "GPU %u busy %%", d->device);
+            cv_counter_track(c, f, d->busy_uuid, name, CV_UNIT_NONE, "%");
+            d->busy_described = 1;
+        }
+        cv_counter(c, d->busy_uuid, d->seq, ts, 0, pct, 1);
+    }
+    *bin = 0;
+    d->bin0++;
+}
+
+/* Add GPU work [start, end) (realtime) to the device's 10 ms bins, writing bins that fell out
+ * of the window. Work older than the window is dropped from the busy counter only. */
+static void cv_busy_add(cv_ctx *c, cv_file *f, cv_device *d, uint64_t start, uint64_t end)
+{
+    if (end <= start || start > (uint64_t)INT64_MAX || end > (uint64_t)INT64_MAX)
+        return;
+    int64_t first = (int64_t)start / BIN_NS, last = ((int64_t)end - 1) / BIN_NS;
+    if (last - first > BIN_RING)
+        first = last - BIN_RING; /* a kernel longer than the window: keep its tail */
+    if (d->bin0 < 0)
+        d->bin0 = first;
+    if (last - d->bin0 >= 4 * BIN_RING) { /* long idle: write the window, then jump */
+        for (int i = 0; i < BIN_RING; i++)
+            cv_busy_flush_bin(c, f, d);
+        d->bin0 = last - BIN_RING + 1;
+    }
+    while (last - d->bin0 >= BIN_RING)
+        cv_busy_flush_bin(c, f, d);
+    for (int64_t i = first; i <= last; i++) {
+        if (i < d->bin0)
+            continue;
+        int64_t lo = i * BIN_NS, hi = lo + BIN_NS;
+        int64_t s = (int64_t)start > lo ? (int64_t)start : lo;
+        int64_t e = (int64_t)end < hi ? (int64_t)end : hi;
+        uint32_t *bin = &d->bins[i % BIN_RING];
+        uint64_t v = (uint64_t)*bin + (uint64_t)(e - s);
+        *bin = v > (uint64_t)BIN_NS * 4 ? (uint32_t)BIN_NS * 4 : (uint32_t)v;
+    }
+}
+
+static void cv_busy_finish(cv_ctx *c, cv_file *f, cv_device *d)
+{
+    if (d->bin0 < 0)
+        return;
+    int64_t last = d->bin0 + BIN_RING - 1;
+    while (last > d->bin0 && d->bins[last % BIN_RING] == 0)
+        last--;
+    while (d->bin0 <= last)
+        cv_busy_flush_bin(c, f, d);
+    cv_busy_flush_bin(c, f, d); /* a closing bin brings the counter back to 0 */
+}
+
+static void cv_alloc_record(cv_ctx *c, cv_file *f, const gt_rec_api_alloc *a, int64_t ts)
+{
+    if (a->c.result != 0 || !a->ptr)
+        return;
+    int pinned = a->alloc_kind == GT_ALLOC_HOST_PINNED || a->alloc_kind == GT_ALLOC_HOST_REGISTERED;
+    uint32_t device = a->c.device < 0 ? 0 : (uint32_t)a->c.device;
+    cv_alloc *slot = cv_alloc_slot(f, a->ptr, !a->is_free);
+    if (!a->is_free) {
+        if (!slot) {
+            f->allocs_untracked++;
+            return;
+        }
+        if (slot->bytes) /* the same pointer again without a free we saw: replace it */
+            (slot->pinned ? &f->pinned_live : &cv_device_get(c, f, slot->device)->mem_live)[0] -=
+                (int64_t)slot->bytes;
+        slot->bytes = a->bytes;
+        slot->device = device;
+        slot->pinned = (uint32_t)pinned;
+    } else {
+        if (!slot)
+            return; /* freeing something allocated before recording started */
+        pinned = (int)slot->pinned;
+        device = slot->device;
+    }
+    int64_t delta = a->is_free ? -(int64_t)slot->bytes : (int64_t)slot->bytes;
+    if (a->is_free)
+        cv_alloc_remove(f, slot);
+    if (pinned) {
+        f->pinned_live += delta;
+        if (!f->pinned_described) {
+            cv_counter_track(c, f, f->pinned_uuid, "pinned host memory", CV_UNIT_BYTES, NULL);
+            f->pinned_described = 1;
+        }
+        cv_counter(c, f->pinned_uuid, f->proc_seq, ts, f->pinned_live, 0, 0);
+    } else {
+        cv_device *d = cv_device_get(c, f, device);
+        d->mem_live += delta;
+        if (!d->mem_described) {
+            char name[48];
+            snprintf(name, sizeof name, "GPU %u memory allocated", d->device);
+            cv_counter_track(c, f, d->mem_uuid, name, CV_UNIT_BYTES, NULL);
+            d->mem_described = 1;
+        }
+        cv_counter(c, d->mem_uuid, d->seq, ts, d->mem_live, 0, 0);
+    }
+}
+
+/* ------------------------------------------------------------------ CPU side */
+
+typedef struct cv_args {
+    cv_arg a[CV_MAX_ARGS];
+    int n;
+    char buf[4][128];
+} cv_args;
+
+static void arg_i(cv_args *x, const char *name, int64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_INT, .v.i = v};
+}
+static void arg_u(cv_args *x, const char *name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_UINT, .v.u = v};
+}
+static void arg_p(cv_args *x, const char *name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_PTR, .v.u = v};
+}
+static void arg_s(cv_args *x, const char *name, const char *v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_STR, .v.s = v};
+}
+static void arg_d(cv_args *x, const char *name, double v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_DOUBLE, .v.d = v};
+}
+
+static const char *cv_op_name(uint32_t op)
+{
+    static const char *const names[] = {"unknown", "conv_fwd", "conv_bwd_data", "conv_bwd_filter",
+                                        "conv_bias_act", "matmul", "other"};
+    return op < sizeof names / sizeof names[0] ? names[op] : "unknown";
+}
+
+static void cv_notes_text(uint64_t notes, char *buf, size_t cap)
+{
+    static const char *const names[] = {"tensor_core", "down_convert_inputs",
+                                        "reduced_precision_reduction", "fft", "nondeterministic",
+                                        "winograd", "winograd_4x4", "winograd_6x6",
+                                        "winograd_13x13", "strict_nan_prop"};
+    size_t n = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(notes & (1ull << i)))
+            continue;
+        int w = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[i]);
+        if (w < 0 || (size_t)w >= cap - n)
+            break;
+        n += (size_t)w;
+    }
+}
+
+static void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
+{
+    cv_plan_slot *plan = cv_plan_find(f, r->plan_id);
+    uint32_t sig_id = r->sig_id ? r->sig_id : plan ? plan->sig_id : 0;
+    cv_sig_slot *sig = cv_sig_find(f, sig_id);
+    uint32_t op = plan ? plan->op_kind : sig ? sig->op_kind : 0;
+    if (plan || sig)
+        arg_s(x, "cudnn_op", cv_op_name(op));
+    if (plan && plan->engine >= 0)
+        arg_i(x, "engine", plan->engine);
+    if (r->algo >= 0 && (r->sig_id || !plan))
+        arg_i(x, "algorithm", r->algo);
+    if (plan && plan->numerical_notes) {
+        cv_notes_text(plan->numerical_notes, x->buf[0], sizeof x->buf[0]);
+        arg_s(x, "notes", x->buf[0]);
+    }
+    if (sig)
+        arg_s(x, "shape", sig->text);
+    if (r->math_type >= 0)
+        arg_i(x, "math_type", r->math_type);
+    if (r->workspace_bytes)
+        arg_u(x, "workspace_bytes", r->workspace_bytes);
+    if (r->cudnn_flags & GT_CUDNN_AUTOTUNE)
+        arg_s(x, "autotune", "candidate of an autotuning sweep");
+}
+
+static int cv_makes_gpu_work(enum gt_api_category cat, uint32_t func)
+{
+    return cat == GT_CAT_LAUNCH || cat == GT_CAT_COPY || cat == GT_CAT_SET ||
+           cat == GT_CAT_CUBLAS || func == GT_FN_cudnnBackendExecute ||
+           (func >= GT_FN_cudnnConvolutionForward && func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
+}
+
+static int cv_blocking_sync(uint32_t kind)
+{
+    return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
+}
+
+static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    union {
+        gt_rec_api api;
+        gt_rec_api_memcpy cp;
+        gt_rec_api_memset set;
+        gt_rec_api_alloc al;
+        gt_rec_api_launch ln;
+        gt_rec_api_sync sy;
+        gt_rec_api_cudnn dn;
+        gt_rec_api_cublas bl;
+    } u;
+    if (rec->body_size < sizeof(gt_api_common))
+        return;
+    cv_body(&u, sizeof u, rec);
+    const gt_api_common *a = &u.api.c;
+    int64_t b, e;
+    if (!cv_ts(c, a->t_begin_ns, &b))
+        return;
+    if (a->t_end_ns < a->t_begin_ns || !cv_ts(c, a->t_end_ns, &e))
+        e = b;
+    cv_thread *t = cv_thread_ready(c, f, rec->tid);
+    if (!t)
+        return;
+    if (cv_place_cpu(t, &b, &e))
+        c->st->clamped++;
+
+    const char *fname = gt_api_func_name(a->func);
+    char fbuf[32], sbuf[96];
+    if (!fname) {
+        snprintf(fbuf, sizeof fbuf, "api#%u", a->func);
+        fname = fbuf;
+    }
+    enum gt_api_category cat = gt_api_func_category(a->func);
+    cv_event ev = {.track = t->uuid, .seq = t->seq, .ts = b, .name = fname,
+                   .name_iid = a->func < GT_FN_MAX ? IID_API(a->func) : 0};
+    cv_args x = {.n = 0};
+    uint64_t end_term[1];
+    int n_end_term = 0;
+    cv_set_cat(&ev, CAT_CUDA);
+    switch (rec->kind) {
+    case GT_REC_API_MEMCPY:
+        cv_set_cat(&ev, CAT_COPY);
+        arg_u(&x, "bytes", u.cp.bytes);
+        arg_s(&x, "direction", gt_memcpy_dir_name(u.cp.direction));
+        arg_s(&x, "src_memory", gt_mem_kind_name(u.cp.src_kind));
+        arg_s(&x, "dst_memory", gt_mem_kind_name(u.cp.dst_kind));
+        arg_i(&x, "async", u.cp.is_async);
+        break;
+    case GT_REC_API_MEMSET:
+        cv_set_cat(&ev, CAT_COPY);
+        arg_u(&x, "bytes", u.set.bytes);
+        arg_i(&x, "value", u.set.value);
+        break;
+    case GT_REC_API_ALLOC:
+        cv_set_cat(&ev, CAT_MEMORY);
+        arg_u(&x, "bytes", u.al.bytes);
+        arg_p(&x, "ptr", u.al.ptr);
+        break;
+    case GT_REC_API_LAUNCH:
+        cv_set_cat(&ev, CAT_LAUNCH);
+        if (u.ln.name_id)
+            arg_s(&x, "kernel", cv_kernel_name(f, u.ln.name_id));
+        snprintf(x.buf[1], sizeof x.buf[1], "%ux%ux%u", u.ln.grid[0], u.ln.grid[1], u.ln.grid[2]);
+        arg_s(&x, "grid", x.buf[1]);
+        snprintf(x.buf[2], sizeof x.buf[2], "%ux%ux%u", u.ln.block[0], u.ln.block[1], u.ln.block[2]);
+        arg_s(&x, "block", x.buf[2]);
+        if (u.ln.shared_mem)
+            arg_u(&x, "shared_mem", u.ln.shared_mem);
+        break;
+    case GT_REC_API_SYNC:
+        cv_set_cat(&ev, CAT_SYNC);
+        if (cv_blocking_sync(u.sy.sync_kind)) {
+            snprintf(sbuf, sizeof sbuf, "%s (stall)", fname);
+            ev.name = sbuf;
+            ev.name_iid = a->func < GT_FN_MAX ? IID_STALL(a->func) : 0;
+            arg_u(&x, "stall_ns", (uint64_t)(e - b));
+            /* The GPU op it waited for links here when it arrives (see cv_resolve_syncs). */
+            if (u.sy.sync_kind != GT_SYNC_EVENT) {
+                cv_sync *s = &f->syncs[f->sync_next++ % MAX_SYNCS];
+                s->active = 1;
+                s->device = a->device < 0 ? 0 : (uint32_t)a->device;
+                s->device_wide = u.sy.sync_kind == GT_SYNC_DEVICE;
+                s->api_stream = a->stream;
+                s->end_real = a->t_end_ns;
+                s->flow = cv_flow_id(f, FLOW_SYNC, a->corr_id ? a->corr_id : rec->file_offset);
+                end_term[n_end_term++] = s->flow;
+            }
+        }
+        if (u.sy.event)
+            arg_p(&x, "event", u.sy.event);
+        break;
+    case GT_REC_API_CUDNN:
+        cv_set_cat(&ev, CAT_CUDNN);
+        cv_cudnn_args(f, &u.dn, &x);
+        break;
+    case GT_REC_API_CUBLAS:
+        cv_set_cat(&ev, CAT_CUBLAS);
+        snprintf(x.buf[1], sizeof x.buf[1], "%" PRId64 "x%" PRId64 "x%" PRId64, u.bl.m, u.bl.n,
+                 u.bl.k);
+        arg_s(&x, "mnk", x.buf[1]);
+        if (u.bl.batch > 1)
+            arg_i(&x, "batch", u.bl.batch);
+        arg_i(&x, "transa", u.bl.transa);
+        arg_i(&x, "transb", u.bl.transb);
+        if (u.bl.compute_type >= 0)
+            arg_i(&x, "compute_type", u.bl.compute_type);
+        break;
+    default:
+        if (cat == GT_CAT_MEMORY)
+            cv_set_cat(&ev, CAT_MEMORY);
+        break;
+    }
+    if (rec->kind != GT_REC_API_ALLOC || a->stream)
+        arg_p(&x, "stream", a->stream);
+    if (a->device >= 0)
+        arg_i(&x, "device", a->device);
+    arg_i(&x, "result", a->result);
+    arg_u(&x, "corr_id", a->corr_id);
+    ev.args = x.a;
+    ev.n_args = x.n;
+    if (a->corr_id && cv_makes_gpu_work(cat, a->func))
+        ev.flows[ev.n_flows++] = cv_flow_id(f, FLOW_API, a->corr_id);
+    cv_slice(c, &ev, e, end_term, n_end_term);
+
+    if (a->corr_id) {
+        cv_api_slot *s = &f->api[mix64(a->corr_id) & (API_SLOTS - 1)];
+        *s = (cv_api_slot){.corr = a->corr_id, .track = t->uuid, .seq = t->seq, .b = b, .e = e,
+                           .stream = a->stream};
+    }
+    if (rec->kind == GT_REC_API_ALLOC)
+        cv_alloc_record(c, f, &u.al, e);
+}
+
+/* ------------------------------------------------------------------ NVTX */
+
+static void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    gt_rec_nvtx n;
+    cv_body(&n, sizeof n, rec);
+    int64_t ts;
+    if (!cv_ts(c, n.t_ns, &ts))
+        return;
+    cv_thread *t = cv_thread_ready(c, f, rec->tid);
+    if (!t)
+        return;
+    const char *domain = n.domain_id ? cv_str(f, n.domain_id, "nvtx") : "nvtx";
+    cv_event ev = {.track = t->uuid, .seq = t->seq, .ts = ts, .cat = domain,
+                   .name = cv_str(f, n.name_id, "(unnamed range)")};
+    if (!n.domain_id)
+        ev.cat_iid = IID_CAT(CAT_NVTX);
+    /* Everything finished on the thread ends before a new range opens or an open one closes. */
+    int64_t latest = t->floor;
+    for (int i = 0; i < t->n_done; i++)
+        if (t->done[i].e > latest)
+            latest = t->done[i].e;
+    switch (n.nvtx_kind) {
+    case GT_NVTX_PUSH:
+        if (t->n_nvtx == MAX_NVTX) {
+            t->nvtx_overflow++;
+            return;
+        }
+        if (ts < latest) {
+            ts = latest;
+            c->st->clamped++;
+        }
+        ev.ts = ts;
+        ev.type = CV_BEGIN;
+        cv_emit(c, &ev);
+        t->nvtx_b[t->n_nvtx++] = ts;
+        t->n_done = 0;
+        t->floor = ts;
+        break;
+    case GT_NVTX_POP: {
+        if (t->nvtx_overflow) {
+            t->nvtx_overflow--;
+            return;
+        }
+        if (!t->n_nvtx)
+            return; /* a pop without its push (recording began inside the range) */
+        if (ts < latest) {
+            ts = latest;
+            c->st->clamped++;
+        }
+        cv_event end = {.type = CV_END, .track = t->uuid, .seq = t->seq, .ts = ts};
+        cv_emit(c, &end);
+        c->st->slices++;
+        int64_t b = t->nvtx_b[--t->n_nvtx];
+        t->n_done = 0;
+        t->done[t->n_done++] = (cv_iv){b, ts};
+        t->floor = t->n_nvtx ? t->nvtx_b[t->n_nvtx - 1] : b;
+        break;
+    }
+    case GT_NVTX_MARK: {
+        int64_t e = ts;
+        if (cv_place_cpu(t, &ts, &e))
+            c->st->clamped++;
+        ev.ts = ts;
+        ev.type = CV_INSTANT;
+        cv_emit(c, &ev);
+        c->st->instants++;
+        break;
+    }
+    case GT_NVTX_RANGE_START: {
+        cv_range_slot *s = &f->open_ranges[mix64(n.range_id) & (RANGE_SLOTS - 1)];
+        *s = (cv_range_slot){.range_id = n.range_id ? n.range_id : 1, .b = ts,
+                             .name_id = n.name_id, .domain_id = n.domain_id};
+        break;
+    }
+    case GT_NVTX_RANGE_END: {
+        cv_range_slot *s = &f->open_ranges[mix64(n.range_id) & (RANGE_SLOTS - 1)];
+        if (!n.range_id || s->range_id != n.range_id)
+            return;
+        int64_t b = s->b, e = ts;
+        int moved;
+        int lane = cv_place_lane(&f->ranges, &b, &e, &moved);
+        c->st->clamped += (uint64_t)moved;
+        if (!f->ranges.described[lane]) {
+            char name[48];
+            snprintf(name, sizeof name, lane ? "NVTX ranges #%d" : "NVTX ranges", lane + 1);
+            cv_child_track(c, f, f->ranges.uuid[lane], name, 3000000 + lane, 0);
+            f->ranges.described[lane] = 1;
+        }
+        ev.track = f->ranges.uuid[lane];
+        ev.seq = f->proc_seq;
+        ev.ts = b;
+        ev.name = cv_str(f, s->name_id, "(unnamed range)");
+        ev.cat = s->domain_id ? cv_str(f, s->domain_id, "nvtx") : "nvtx";
+        ev.cat_iid = s->domain_id ? 0 : IID_CAT(CAT_NVTX);
+        cv_slice(c, &ev, e, NULL, 0);
+        s->range_id = 0;
+        break;
+    }
+    case GT_NVTX_NAME_THREAD:
+        if (n.name_id) {
+            snprintf(t->name, sizeof t->name, "%s", cv_str(f, n.name_id, ""));
+            cv_describe_thread(c, f, t);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ GPU side */
+
+static void cv_lane_describe(cv_ctx *c, cv_file *f, cv_stream *s, int lane)
+{
+    char name[64];
+    if (lane)
+        snprintf(name, sizeof name, "GPU %u \xc2\xb7 stream %u (overlap %d)", s->device, s->stream,
+                 lane);
+    else
+        snprintf(name, sizeof name, "GPU %u \xc2\xb7 stream %u", s->device, s->stream);
+    int64_t lane_id = 1000000 + (int64_t)(s->device % 1000) * 1000 + (s->stream % 250) * 4 + lane;
+    cv_child_track(c, f, s->lanes.uuid[lane], name, lane_id,
+                   1000 + (int)(s->device % 1000) * 1000 + (int)(s->stream % 250) * 4 + lane);
+    s->lanes.described[lane] = 1;
+}
+
+/* A flow from the API call that caused this GPU op. The first op of a call continues the flow
+ * the call's slice started; further ops (a cuDNN call launches several kernels) get their own
+ * flow from an anchor instant inside the call's slice. */
+static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
+{
+    uint64_t ext = cv_ext_find(f, op->corr);
+    if (!ext)
+        return;
+    cv_api_slot *api = cv_api_find(f, ext);
+    if (api && api->n_gpu > 0 && op->corr) {
+        uint64_t id = cv_flow_id(f, FLOW_ANCHOR, op->corr);
+        cv_event anchor = {.type = CV_INSTANT, .track = api->track, .seq = api->seq,
+                           .ts = api->b + (api->e - api->b) / 2, .name = "GPU work",
+                           .name_iid = IID_GPU_WORK};
+        cv_set_cat(&anchor, CAT_LAUNCH);
+        anchor.flows[anchor.n_flows++] = id;
+        cv_emit(c, &anchor);
+        c->st->instants++;
+        c->st->flows++;
+        ev->term_flows[ev->n_term_flows++] = id;
+    } else {
+        ev->term_flows[ev->n_term_flows++] = cv_flow_id(f, FLOW_API, ext);
+    }
+    if (api)
+        api->n_gpu++;
+}
+
+static const char *cv_copy_kind_name(uint8_t k)
+{
+    static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    return k < sizeof names / sizeof names[0] ? names[k] : "Unknown";
+}
+
+static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
+{
+    int64_t b, e;
+    if (!cv_ts(c, op->start, &b))
+        return;
+    if (op->end < op->start || !cv_ts(c, op->end, &e))
+        e = b;
+    int moved;
+    int lane = cv_place_lane(&s->lanes, &b, &e, &moved);
+    c->st->clamped += (uint64_t)moved;
+    if (!s->lanes.described[lane])
+        cv_lane_describe(c, f, s, lane);
+    cv_device *d = cv_device_get(c, f, s->device);
+    cv_event ev = {.track = s->lanes.uuid[lane], .seq = d->seq, .ts = b};
+    cv_args x = {.n = 0};
+    char name[64];
+    switch (op->kind) {
+    case GT_REC_GPU_KERNEL: {
+        const gt_rec_gpu_kernel *k = &op->r.k;
+        ev.name = cv_kernel_name(f, k->name_id);
+        ev.name_iid = k->name_id ? IID_KERNEL(k->name_id) : 0;
+        cv_set_cat(&ev, CAT_KERNEL);
+        snprintf(x.buf[0], sizeof x.buf[0], "%dx%dx%d", k->grid[0], k->grid[1], k->grid[2]);
+        arg_s(&x, "grid", x.buf[0]);
+        snprintf(x.buf[1], sizeof x.buf[1], "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
+        arg_s(&x, "block", x.buf[1]);
+        arg_u(&x, "registers", k->registers);
+        arg_u(&x, "shared_mem", (uint64_t)k->static_smem + k->dynamic_smem);
+        if (k->graph_id)
+            arg_u(&x, "graph_id", k->graph_id);
+        break;
+    }
+    case GT_REC_GPU_MEMCPY: {
+        const gt_rec_gpu_memcpy *m = &op->r.m;
+        uint8_t host = m->copy_kind == 2 ? m->dst_kind : m->src_kind;
+        if (m->copy_kind == 1 || m->copy_kind == 2) {
+            snprintf(name, sizeof name, "Memcpy %s (%s)", cv_copy_kind_name(m->copy_kind),
+                     gt_mem_kind_name(host));
+        } else {
+            snprintf(name, sizeof name, "Memcpy %s", cv_copy_kind_name(m->copy_kind));
+            host = 0;
+        }
+        ev.name = name;
+        ev.name_iid = IID_MEMCPY(m->copy_kind, host, 0);
+        cv_set_cat(&ev, CAT_MEMCPY);
+        arg_u(&x, "bytes", m->bytes);
+        arg_s(&x, "src_memory", gt_mem_kind_name(m->src_kind));
+        arg_s(&x, "dst_memory", gt_mem_kind_name(m->dst_kind));
+        if (op->end > op->start)
+            arg_d(&x, "GB/s", (double)m->bytes / (double)(op->end - op->start));
+        break;
+    }
+    default: {
+        ev.name = "Memset";
+        ev.name_iid = IID_MEMSET;
+        cv_set_cat(&ev, CAT_MEMSET);
+        arg_u(&x, "bytes", op->r.s.bytes);
+        break;
+    }
+    }
+    arg_u(&x, "stream", s->stream);
+    arg_u(&x, "device", s->device);
+    arg_u(&x, "correlation", op->corr);
+    ev.args = x.a;
+    ev.n_args = x.n;
+    cv_gpu_flow(c, f, op, &ev);
+    for (int i = 0; i < op->n_sync_flows && ev.n_flows < CV_MAX_FLOWS; i++)
+        ev.flows[ev.n_flows++] = op->sync_flows[i];
+    cv_slice(c, &ev, e, NULL, 0);
+    c->st->gpu_ops++;
+    cv_busy_add(c, f, d, op->start, op->end);
+}
+
+/* held is the op before next on its stream (next = NULL at the end of the file): it is what a
+ * sync returning between held's end and next's end waited for. */
+static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next)
+{
+    for (int i = 0; i < MAX_SYNCS; i++) {
+        cv_sync *y = &f->syncs[i];
+        if (!y->active || y->device != s->device)
+            continue;
+        if (!y->device_wide && !(s->has_api_stream && s->api_stream == y->api_stream))
+            continue;
+        if (held->end <= y->end_real && (!next || next->end > y->end_real) &&
+            held->n_sync_flows < CV_MAX_FLOWS) {
+            held->sync_flows[held->n_sync_flows++] = y->flow;
+            y->active = 0;
+        }
+    }
+}
+
+static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    cv_gpu_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = rec->kind;
+    cv_body(&op.r, sizeof op.r, rec);
+    switch (rec->kind) {
+    case GT_REC_GPU_KERNEL:
+        op.start = op.r.k.start_ns, op.end = op.r.k.end_ns, op.corr = op.r.k.corr_id;
+        op.device = op.r.k.device, op.stream = op.r.k.stream;
+        break;
+    case GT_REC_GPU_MEMCPY:
+        op.start = op.r.m.start_ns, op.end = op.r.m.end_ns, op.corr = op.r.m.corr_id;
+        op.device = op.r.m.device, op.stream = op.r.m.stream;
+        break;
+    default:
+        op.start = op.r.s.start_ns, op.end = op.r.s.end_ns, op.corr = op.r.s.corr_id;
+        op.device = op.r.s.device, op.stream = op.r.s.stream;
+        break;
+    }
+    cv_stream *s = cv_stream_get(f, op.device, op.stream);
+    if (!s)
+        return;
+    if (!s->has_api_stream) {
+        cv_api_slot *api = cv_api_find(f, cv_ext_find(f, op.corr));
+        if (api) {
+            s->has_api_stream = 1;
+            s->api_stream = api->stream;
+        }
+    }
+    if (s->held.kind) {
+        cv_resolve_syncs(f, s, &s->held, &op);
+        cv_emit_gpu(c, f, s, &s->held);
+    }
+    s->held = op;
+}
+
+static void cv_flush_streams(cv_ctx *c, cv_file *f)
+{
+    for (size_t i = 0; i < f->n_streams; i++) {
+        cv_stream *s = &f->streams[i];
+        if (s->held.kind) {
+            cv_resolve_syncs(f, s, &s->held, NULL);
+            cv_emit_gpu(c, f, s, &s->held);
+            s->held.kind = 0;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ bookkeeping records */
+
+static void cv_misc_instant(cv_ctx *c, cv_file *f, int64_t ts, const char *name, uint64_t iid,
+                            int cat, const cv_args *x)
+{
+    if (!f->misc_described) {
+        cv_child_track(c, f, f->misc_uuid, "gputrace", 2000000, -1);
+        f->misc_described = 1;
+    }
+    cv_event ev = {.type = CV_INSTANT, .track = f->misc_uuid, .seq = f->proc_seq, .ts = ts,
+                   .name = name, .name_iid = iid};
+    cv_set_cat(&ev, cat);
+    if (x) {
+        ev.args = x->a;
+        ev.n_args = x->n;
+    }
+    cv_emit(c, &ev);
+    c->st->instants++;
+}
+
+static void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    gt_rec_lost l;
+    cv_body(&l, sizeof l, rec);
+    c->st->lost_records += l.count;
+    int64_t ts;
+    if (!cv_ts(c, l.t_first_ns, &ts)) {
+        c->st->bad_timestamps--; /* not dropped: shown at the start instead */
+        ts = f->first_ts;
+    }
+    static const char *const reasons[] = {"?", "thread buffer full", "CUPTI dropped records",
+                                          "CUPTI buffer cap reached", "record too large",
+                                          "write failed"};
+    cv_args x = {.n = 0};
+    arg_u(&x, "count", l.count);
+    arg_s(&x, "reason", l.reason < 6 ? reasons[l.reason] : "?");
+    arg_u(&x, "tid", l.lost_tid);
+    if (l.t_last_ns > l.t_first_ns)
+        arg_u(&x, "span_ns", l.t_last_ns - l.t_first_ns);
+    cv_misc_instant(c, f, ts, "records lost", IID_LOST, CAT_GPUTRACE, &x);
+}
+
+static void cv_on_sig(cv_file *f, const gt_record *rec)
+{
+    gt_rec_cudnn_conv_sig g;
+    cv_body(&g, sizeof g, rec);
+    if (!g.sig_id)
+        return;
+    cv_sig_slot *s = &f->sigs[g.sig_id & (PLAN_SLOTS - 1)];
+    s->sig_id = g.sig_id;
+    s->op_kind = g.op_kind;
+    int nd = g.nb_dims < 1 ? 1 : g.nb_dims > 5 ? 5 : g.nb_dims;
+    char *p = s->text;
+    size_t cap = sizeof s->text;
+    const int32_t *dims[3] = {g.x_dims, g.w_dims, g.y_dims};
+    const char *lab[3] = {"x=", " w=", " y="};
+    for (int k = 0; k < 3; k++) {
+        int w = snprintf(p, cap, "%s", lab[k]);
+        for (int i = 0; i < nd && w >= 0 && (size_t)w < cap; i++)
+            w += snprintf(p + w, cap - (size_t)w, i ? "x%d" : "%d", dims[k][i]);
+        if (w < 0 || (size_t)w >= cap)
+            break;
+        p += w;
+        cap -= (size_t)w;
+    }
+}
+
+static void cv_on_plan(cv_file *f, const gt_record *rec)
+{
+    gt_rec_cudnn_plan pl;
+    cv_body(&pl, sizeof pl, rec);
+    if (!pl.plan_id)
+        return;
+    cv_plan_slot *s = &f->plans[pl.plan_id & (PLAN_SLOTS - 1)];
+    *s = (cv_plan_slot){.plan_id = pl.plan_id, .op_kind = pl.op_kind,
+                        .engine = pl.engine_global_index, .numerical_notes = pl.numerical_notes,
+                        .sig_id = pl.sig_id};
+}
+
+static void cv_on_thread(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    gt_rec_thread th;
+    cv_body(&th, sizeof th, rec);
+    cv_thread *t = cv_thread_get(c, f, th.tid);
+    if (!t || !th.name_id)
+        return;
+    snprintf(t->name, sizeof t->name, "%s", cv_str(f, th.name_id, ""));
+    cv_describe_thread(c, f, t); /* describing again renames it */
+}
+
+static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    switch (rec->kind) {
+    case GT_REC_LOST:
+        cv_on_lost(c, f, rec);
+        break;
+    case GT_REC_THREAD:
+        cv_on_thread(c, f, rec);
+        break;
+    case GT_REC_API:
+    case GT_REC_API_MEMCPY:
+    case GT_REC_API_MEMSET:
+    case GT_REC_API_ALLOC:
+    case GT_REC_API_LAUNCH:
+    case GT_REC_API_SYNC:
+    case GT_REC_API_CUDNN:
+    case GT_REC_API_CUBLAS:
+        cv_on_api(c, f, rec);
+        break;
+    case GT_REC_CUDNN_PLAN:
+        cv_on_plan(f, rec);
+        break;
+    case GT_REC_CUDNN_CONV_SIG:
+        cv_on_sig(f, rec);
+        break;
+    case GT_REC_NVTX:
+        cv_on_nvtx(c, f, rec);
+        break;
+    case GT_REC_GPU_KERNEL:
+    case GT_REC_GPU_MEMCPY:
+    case GT_REC_GPU_MEMSET:
+        cv_on_gpu(c, f, rec);
+        break;
+    case GT_REC_GPU_EXT_CORR: {
+        gt_rec_gpu_ext_corr x;
+        cv_body(&x, sizeof x, rec);
+        if (x.corr_id)
+            f->ext[mix64(x.corr_id) & (EXT_SLOTS - 1)] =
+                (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
+        break;
+    }
+    case GT_REC_STRING:
+    case GT_REC_CLOCK_SYNC: /* one mapping per file: the header's snapshot */
+    case GT_REC_CUDNN_PERF:
+    case GT_REC_STACK:
+    case GT_REC_MODULE:
+    case GT_REC_GPU_SYNC: /* the wrapped sync call shows the stall on its thread */
+    case GT_REC_GPU_API:
+    case GT_REC_CUPTI_STATS:
+        break;
+    default:
+        c->st->unknown_records++;
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ one file */
+
+static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
+{
+    cv_ctx *c = ctx;
+    cv_file *f = c->f;
+    if (!item || !item->title)
+        return;
+    int64_t ts;
+    if (!item->t_ns || !cv_ts(c, item->t_ns, &ts))
+        ts = f->first_ts;
+    if (!f->advice_described) {
+        cv_child_track(c, f, f->advice_uuid, "gputrace advice", 2000001, -2);
+        f->advice_described = 1;
+    }
+    cv_args x = {.n = 0};
+    if (item->detail)
+        arg_s(&x, "detail", item->detail);
+    cv_event ev = {.type = CV_INSTANT, .track = f->advice_uuid, .seq = f->proc_seq, .ts = ts,
+                   .name = item->title, .args = x.a, .n_args = x.n};
+    cv_set_cat(&ev, CAT_ADVICE);
+    cv_emit(c, &ev);
+    c->st->instants++;
+}
+
+static int32_t cv_pick_pid(cv_ctx *c, int32_t pid)
+{
+    int32_t out = pid > 0 ? pid : 1;
+    for (int tries = 0; tries < 512; tries++) {
+        int used = 0;
+        for (size_t i = 0; i < c->n_pids; i++)
+            used |= c->pids_used[i] == out;
+        if (!used)
+            break;
+        out = (int32_t)(((int64_t)out + (1 << 22)) % 0x7fffffff); /* above Linux pid_max */
+    }
+    if (c->n_pids == c->cap_pids) {
+        size_t n = c->cap_pids ? c->cap_pids * 2 : 16;
+        int32_t *p = realloc(c->pids_used, n * sizeof *p);
+        if (!p)
+            return out;
+        c->pids_used = p;
+        c->cap_pids = n;
+    }
+    c->pids_used[c->n_pids++] = out;
+    return out;
+}
+
+static int cv_file_alloc(cv_file *f)
+{
+    f->api = calloc(API_SLOTS, sizeof *f->api);
+    f->ext = calloc(EXT_SLOTS, sizeof *f->ext);
+    f->plans = calloc(PLAN_SLOTS, sizeof *f->plans);
+    f->sigs = calloc(PLAN_SLOTS, sizeof *f->sigs);
+    f->names = calloc(NAME_SLOTS, sizeof *f->names);
+    f->open_ranges = calloc(RANGE_SLOTS, sizeof *f->open_ranges);
+    return f->api && f->ext && f->plans && f->sigs && f->names && f->open_ranges ? 0 : -1;
+}
+
+static void cv_file_free(cv_file *f)
+{
+    if (f->names)
+        for (size_t i = 0; i < NAME_SLOTS; i++)
+            free(f->names[i].name);
+    free(f->api);
+    free(f->ext);
+    free(f->plans);
+    free(f->sigs);
+    free(f->names);
+    free(f->open_ranges);
+    free(f->allocs);
+    free(f->threads);
+    free(f->streams);
+}
+
+static void cv_progress(cv_ctx *c, const char *path, const gt_record *rec)
+{
+    const gt_reader_stats *rs = gt_reader_get_stats(c->f->r);
+    double pct = rs->bytes_total ? 100.0 * (double)rec->file_offset / (double)rs->bytes_total : 0;
+    fprintf(stderr, "\rgputrace convert: %s %5.1f%% (%" PRIu64 " records)\033[K", path, pct,
+            c->st->records);
+}
+
+static void cv_warn_damage(cv_ctx *c, const char *path, const gt_reader_stats *rs)
+{
+    int damaged = rs->chunks_damaged || rs->chunk_seq_gaps || rs->truncated;
+    if (!damaged)
+        return;
+    c->st->damaged = 1;
+    if (c->opts->quiet)
+        return;
+    fprintf(stderr,
+            "gputrace convert: warning: %s is damaged at offset %" PRIu64
+            " (%" PRIu64 " damaged chunks skipped, %" PRIu64 " missing, %s); converted what was "
+            "readable\n",
+            path, rs->first_damage_offset, rs->chunks_damaged, rs->chunk_seq_gaps,
+            rs->truncated ? "truncated" : "not truncated");
+}
+
+static void cv_convert_file(cv_ctx *c, gt_reader *r, int index)
+{
+    cv_file f;
+    memset(&f, 0, sizeof f);
+    f.index = index;
+    f.r = r;
+    f.hdr = gt_reader_header(r);
+    const char *path = gt_reader_path(r);
+    c->f = &f;
+    if (cv_file_alloc(&f) != 0) {
+        fprintf(stderr, "gputrace convert: out of memory for %s\n", path);
+        cv_file_free(&f);
+        c->st->damaged = 1;
+        return;
+    }
+    if (!c->have_clock) {
+        /* The first file's snapshot maps every file: realtime is the one clock that several
+         * processes and hosts share (NTP), BOOTTIME is Perfetto's. */
+        c->have_clock = 1;
+        if (f.hdr->start_realtime_ns > 0 && f.hdr->start_boottime_ns > 0)
+            c->offset = f.hdr->start_boottime_ns - f.hdr->start_realtime_ns;
+    }
+    f.proc_seq = c->next_seq++;
+    f.proc_uuid = cv_uuid(&f, 1, 0, 0);
+    f.misc_uuid = cv_uuid(&f, 5, 0, 0);
+    f.advice_uuid = cv_uuid(&f, 5, 1, 0);
+    f.pinned_uuid = cv_uuid(&f, 4, 0xffffffffu, 1);
+    for (int l = 0; l < LANES; l++)
+        f.ranges.uuid[l] = cv_uuid(&f, 6, (uint64_t)l, 0);
+    f.pid_out = cv_pick_pid(c, f.hdr->pid);
+    f.tid_shift = (int64_t)f.pid_out - f.hdr->pid;
+    if (index == 0 && c->offset && f.hdr->start_realtime_ns > 0)
+        c->sink->clock(c->sink, f.proc_seq, (uint64_t)f.hdr->start_realtime_ns,
+                       (uint64_t)f.hdr->start_boottime_ns);
+    if (!cv_ts(c, (uint64_t)f.hdr->start_realtime_ns, &f.first_ts)) {
+        c->st->bad_timestamps--;
+        f.first_ts = 1;
+    }
+    cv_describe_process(c, &f);
+
+    gt_record rec;
+    while (gt_reader_next(r, &rec) == 1) {
+        c->st->records++;
+        cv_on_record(c, &f, &rec);
+        if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
+            cv_progress(c, path, &rec);
+    }
+    cv_flush_streams(c, &f);
+    for (int i = 0; i < f.n_devices; i++)
+        cv_busy_finish(c, &f, &f.devices[i]);
+    if (c->opts->advice)
+        c->opts->advice(c->opts->advice_ctx, index, path, f.hdr->pid, cv_advice_emit, c);
+
+    const gt_reader_stats *rs = gt_reader_get_stats(r);
+    if (rs->lost_records && !c->opts->quiet)
+        fprintf(stderr, "gputrace convert: %s: %" PRIu64 " records were lost while recording "
+                        "(shown as \"records lost\" on the gputrace track)\n",
+                path, rs->lost_records);
+    if (f.allocs_untracked && !c->opts->quiet)
+        fprintf(stderr, "gputrace convert: %s: %" PRIu64 " allocations not tracked in the memory "
+                        "counters (too many live allocations)\n",
+                path, f.allocs_untracked);
+    cv_warn_damage(c, path, rs);
+    c->st->unknown_records += rs->unknown_kinds;
+
+    c->sink->seq_end(c->sink, f.proc_seq);
+    for (size_t i = 0; i < f.n_threads; i++)
+        c->sink->seq_end(c->sink, f.threads[i].seq);
+    for (int i = 0; i < f.n_devices; i++)
+        c->sink->seq_end(c->sink, f.devices[i].seq);
+    cv_file_free(&f);
+    c->f = NULL;
+}
+
+/* ------------------------------------------------------------------ inputs */
+
+typedef struct cv_inputs {
+    char **paths;
+    size_t n, cap;
+} cv_inputs;
+
+static int cv_inputs_add(cv_inputs *in, const char *p)
+{
+    if (in->n == in->cap) {
+        size_t n = in->cap ? in->cap * 2 : 16;
+        char **np = realloc(in->paths, n * sizeof *np);
+        if (!np)
+            return -1;
+        in->paths = np;
+        in->cap = n;
+    }
+    in->paths[in->n] = strdup(p);
+    return in->paths[in->n] ? (int)(in->n++, 0) : -1;
+}
+
+static int cv_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Folders contribute their *.gtrace files, sorted; anything else is taken as a file. */
+static int cv_expand(cv_inputs *in, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return cv_inputs_add(in, path);
+    DIR *d = opendir(path);
+    if (!d)
+        return cv_inputs_add(in, path);
+    size_t first = in->n;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len > 7 && !strcmp(de->d_name + len - 7, ".gtrace")) {
+            size_t plen = strlen(path) + len + 2;
+            char *full = malloc(plen);
+            if (!full)
+                break;
+            snprintf(full, plen, "%s/%s", path, de->d_name);
+            int rc = cv_inputs_add(in, full);
+            free(full);
+            if (rc)
+                break;
+        }
+    }
+    closedir(d);
+    qsort(in->paths + first, in->n - first, sizeof *in->paths, cv_cmp_str);
+    if (in->n == first)
+        fprintf(stderr, "gputrace convert: %s: no .gtrace files in this folder\n", path);
+    return 0;
+}
+
+static int cv_finish(cv_ctx *c, int opened)
+{
+    if (c->opts->progress)
+        fprintf(stderr, "\r\033[K");
+    int io = c->sink->finish(c->sink);
+    c->st->bytes_out = c->sink->bytes;
+    c->sink->destroy(c->sink);
+    free(c->pids_used);
+    if (io != 0) {
+        fprintf(stderr, "gputrace convert: cannot write the output: %s\n", strerror(errno));
+        return 2;
+    }
+    if (!opened || c->st->not_trace)
+        return 2;
+    return c->st->damaged ? 1 : 0;
+}
+
+static int cv_begin(cv_ctx *c, FILE *out, const gt_convert_opts *opts, gt_convert_stats *st)
+{
+    static const gt_convert_opts defaults = {0};
+    memset(c, 0, sizeof *c);
+    memset(st, 0, sizeof *st);
+    c->opts = opts ? opts : &defaults;
+    c->st = st;
+    c->next_seq = 1;
+    c->sink = c->opts->format == GT_CONVERT_JSON ? cv_sink_json(out) : cv_sink_perfetto(out);
+    return c->sink ? 0 : -1;
+}
+
+int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_convert_opts *opts,
+                   gt_convert_stats *stats)
+{
+    gt_convert_stats local;
+    gt_convert_stats *st = stats ? stats : &local;
+    cv_ctx c;
+    if (cv_begin(&c, out, opts, st) != 0)
+        return 2;
+    cv_inputs in = {0};
+    for (int i = 0; i < n_paths; i++)
+        if (cv_expand(&in, paths[i]) != 0)
+            break;
+    int opened = 0;
+    for (size_t i = 0; i < in.n; i++) {
+        gt_reader *r = NULL;
+        char err[512];
+        int rc = gt_reader_open(in.paths[i], &r, err, sizeof err);
+        if (rc != GT_OPEN_OK) {
+            fprintf(stderr, "gputrace convert: %s\n", err);
+            st->not_trace = 1;
+            continue;
+        }
+        cv_convert_file(&c, r, opened++);
+        st->files++;
+        gt_reader_close(r);
+    }
+    for (size_t i = 0; i < in.n; i++)
+        free(in.paths[i]);
+    free(in.paths);
+    if (!opened && !c.opts->quiet)
+        fprintf(stderr, "gputrace convert: no readable trace among the inputs\n");
+    return cv_finish(&c, opened);
+}
+
+int gt_convert_mem(const void *const *bufs, const size_t *lens, int n, FILE *out,
+                   const gt_convert_opts *opts, gt_convert_stats *stats)
+{
+    gt_convert_stats local;
+    gt_convert_stats *st = stats ? stats : &local;
+    cv_ctx c;
+    if (cv_begin(&c, out, opts, st) != 0)
+        return 2;
+    int opened = 0;
+    for (int i = 0; i < n; i++) {
+        gt_reader *r = NULL;
+        char err[512];
+        if (gt_reader_open_mem(bufs[i], lens[i], &r, err, sizeof err) != GT_OPEN_OK) {
+            if (!c.opts->quiet)
+                fprintf(stderr, "gputrace convert: %s\n", err);
+            st->not_trace = 1;
+            continue;
+        }
+        cv_convert_file(&c, r, opened++);
+        st->files++;
+        gt_reader_close(r);
+    }
+    return cv_finish(&c, opened);
+}

@@ -1,0 +1,60 @@
+/* convert.h — turn one or several .gtrace files into one Perfetto trace (or Chrome JSON).
+ *
+ * Streaming: each input is read once, record by record, and packets are written as they are
+ * produced; per-file state is small and bounded (thread/stream tables, correlation caches that
+ * forget the oldest entries). Several files (parent, workers, ranks) land on one timeline: all
+ * timestamps are CLOCK_REALTIME in the inputs and are mapped to BOOTTIME with the first file's
+ * header snapshot, so files from several hosts are aligned by their (NTP-disciplined) realtime
+ * clocks. */
+#ifndef GT_CONVERT_H
+#define GT_CONVERT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum gt_convert_format { GT_CONVERT_PERFETTO = 0, GT_CONVERT_JSON = 1 };
+
+/* An advice item to show as an instant event on the "gputrace advice" track of a process. */
+typedef struct gt_convert_advice {
+    uint64_t t_ns;      /* CLOCK_REALTIME where the problem happens (0: start of the trace) */
+    const char *title;  /* short: "Turn on cudnn.benchmark" */
+    const char *detail; /* the numbers and the line of code; may be NULL */
+} gt_convert_advice;
+
+/* Called once per input file after its records were converted: report advice items with
+ * emit(emit_ctx, &item) (any number). file_index counts readable inputs from 0; pid is the one
+ * in the file's header. */
+typedef void (*gt_convert_advice_emit)(void *emit_ctx, const gt_convert_advice *item);
+typedef void (*gt_convert_advice_fn)(void *ctx, int file_index, const char *path, int32_t pid,
+                                     gt_convert_advice_emit emit, void *emit_ctx);
+
+typedef struct gt_convert_opts {
+    int format;   /* gt_convert_format */
+    int progress; /* print a progress line on stderr (callers set it when stderr is a TTY) */
+    int quiet;    /* no warnings on stderr */
+    gt_convert_advice_fn advice;
+    void *advice_ctx;
+} gt_convert_opts;
+
+typedef struct gt_convert_stats {
+    uint64_t files, records, events, bytes_out;
+    uint64_t slices, gpu_ops, flows, counters, instants;
+    uint64_t lost_records; /* sum of GT_REC_LOST counts: shown as "records lost" instants */
+    uint64_t clamped;      /* slices moved/shortened to keep every track strictly nested */
+    uint64_t bad_timestamps; /* events dropped: timestamp outside the representable range */
+    uint64_t unknown_records;
+    int damaged;    /* some input was truncated or damaged (converted what was readable) */
+    int not_trace;  /* some input could not be opened as a trace */
+} gt_convert_stats;
+
+/* Convert paths (files or folders of *.gtrace) into out. Returns the exit status: 0 all good,
+ * 1 something was damaged or truncated (what was readable is converted), 2 no input was a
+ * readable trace or the output could not be written. Messages go to stderr. */
+int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_convert_opts *opts,
+                   gt_convert_stats *stats);
+
+/* Same over in-memory traces (for the fuzzer and tests). */
+int gt_convert_mem(const void *const *bufs, const size_t *lens, int n, FILE *out,
+                   const gt_convert_opts *opts, gt_convert_stats *stats);
+
+#endif

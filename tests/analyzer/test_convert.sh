@@ -1,0 +1,73 @@
+#!/bin/sh
+# test_convert.sh CASE DRIVER GEN CHECKER PROTO WORKDIR [DATADIR]
+# One `gputrace convert` test case over the synthetic golden traces (test_convert_gen) or, for
+# "real", over every tests/data/*.gtrace recorded on a GPU.
+set -u
+CASE=$1 DRIVER=$2 GEN=$3 CHECK=$4 PROTO=$5 WORK=$6 DATA=${7:-}
+DIR=$WORK/convert_$CASE
+rm -rf "$DIR" && mkdir -p "$DIR" || exit 1
+"$GEN" "$DIR" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+case $CASE in
+golden)
+    "$DRIVER" convert -o "$DIR/basic.pftrace" "$DIR/basic.gtrace" || fail "exit status $?"
+    python3 "$CHECK" "$PROTO" "$DIR/basic.pftrace" --expect basic || fail "invalid trace"
+    ;;
+default_name)
+    "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
+    [ -s "$DIR/basic.perfetto-trace" ] || fail "basic.perfetto-trace not written"
+    "$DRIVER" convert -q "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" || fail "exit status $?"
+    name=$(basename "$DIR")
+    [ -s "$DIR/$name.perfetto-trace" ] || fail "$name.perfetto-trace not written"
+    ;;
+ranks)
+    "$DRIVER" convert -o "$DIR/ranks.pftrace" "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" ||
+        fail "exit status $?"
+    python3 "$CHECK" "$PROTO" "$DIR/ranks.pftrace" --expect ranks || fail "invalid merge"
+    ;;
+folder)
+    mkdir -p "$DIR/run" && mv "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" "$DIR/run/" || exit 1
+    "$DRIVER" convert -q "$DIR/run/" || fail "exit status $?"
+    python3 "$CHECK" "$PROTO" "$DIR/run.perfetto-trace" --expect ranks || fail "invalid merge"
+    ;;
+truncated)
+    "$DRIVER" convert -o "$DIR/t.pftrace" "$DIR/truncated.gtrace" 2>"$DIR/err.txt"
+    rc=$?
+    cat "$DIR/err.txt"
+    [ $rc -eq 1 ] || fail "exit status $rc, expected 1"
+    grep -q "offset [0-9]" "$DIR/err.txt" || fail "no offset in the warning"
+    python3 "$CHECK" "$PROTO" "$DIR/t.pftrace" || fail "invalid trace from a truncated file"
+    ;;
+not_trace)
+    "$DRIVER" convert -o "$DIR/n.pftrace" "$DIR/not_a_trace.gtrace" 2>"$DIR/err.txt"
+    rc=$?
+    cat "$DIR/err.txt"
+    [ $rc -eq 2 ] || fail "exit status $rc, expected 2"
+    grep -qi "not a .*trace\|not a gputrace" "$DIR/err.txt" || fail "unclear message"
+    [ ! -e "$DIR/n.pftrace" ] || fail "an output was left behind"
+    "$DRIVER" convert -o "$DIR/n.pftrace" "$DIR/missing.gtrace" 2>/dev/null
+    [ $? -eq 2 ] || fail "missing file: expected 2"
+    ;;
+json)
+    "$DRIVER" convert --format=json -o "$DIR/basic.json" "$DIR/basic.gtrace" || fail "exit $?"
+    python3 "$CHECK" --json "$DIR/basic.json" || fail "invalid JSON"
+    ;;
+real)
+    n=0
+    for f in "$DATA"/*.gtrace; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        out="$DIR/$(basename "$f" .gtrace).pftrace"
+        "$DRIVER" convert --no-advice -o "$out" "$f"
+        rc=$?
+        [ $rc -le 1 ] || fail "$f: exit status $rc"
+        python3 "$CHECK" "$PROTO" "$out" || fail "$f: invalid output"
+    done
+    echo "checked $n real traces"
+    ;;
+*)
+    fail "unknown case $CASE"
+    ;;
+esac
+echo "PASS: $CASE"

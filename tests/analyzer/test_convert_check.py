@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""test_convert_check.py — decode a `gputrace convert` output with protoc against
+analyzer/perfetto_trimmed.proto and check what Perfetto's importer relies on but does not
+always report: sequence ids and flags, interning order, tracks described before use (counter
+tracks especially), strict nesting per track (simulated the way the importer pairs BEGIN/END:
+sorted by timestamp, file order at equal timestamps), flows that start and terminate.
+
+usage: test_convert_check.py PROTO TRACE [--expect basic|ranks|truncated|any] [--json]
+Exit 0 when valid (and the expectations hold), 1 with the reasons otherwise."""
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+FAILS = []
+
+
+def fail(msg):
+    FAILS.append(msg)
+
+
+def unescape(s):
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == '\\':
+            n = s[i + 1]
+            if n in '01234567':
+                j = i + 1
+                while j < len(s) and j < i + 4 and s[j] in '01234567':
+                    j += 1
+                out.append(int(s[i + 1:j], 8))
+                i = j
+                continue
+            out += {'n': b'\n', 't': b'\t', 'r': b'\r', '"': b'"', "'": b"'",
+                    '\\': b'\\'}.get(n, n.encode())
+            i += 2
+            continue
+        out += c.encode()
+        i += 1
+    return out.decode('utf-8', 'replace')
+
+
+def parse_text(text):
+    """protoc text format -> nested dicts of lists."""
+    root = defaultdict(list)
+    stack = [root]
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line == '}':
+            stack.pop()
+            continue
+        if line.endswith('{'):
+            node = defaultdict(list)
+            stack[-1][line[:-1].strip()].append(node)
+            stack.append(node)
+            continue
+        key, _, val = line.partition(': ')
+        if val.startswith('"'):
+            val = unescape(val[1:-1])
+        elif re.fullmatch(r'-?\d+', val):
+            val = int(val)
+        elif re.fullmatch(r'-?[\d.e+-]+|inf|-inf|nan', val):
+            val = float(val)
+        stack[-1][key].append(val)
+    return root
+
+
+def one(node, key, default=None):
+    v = node.get(key)
+    return v[0] if v else default
+
+
+def check(packets):
+    seq_started = {}
+    interned = defaultdict(lambda: ({}, {}))  # seq -> (names, cats)
+    tracks = {}  # uuid -> descriptor
+    events = []  # (index, packet, track_event, name, cats)
+    for idx, p in enumerate(packets):
+        seq = one(p, 'trusted_packet_sequence_id', 0)
+        if not seq:
+            fail(f'packet {idx}: no trusted_packet_sequence_id')
+            continue
+        flags = one(p, 'sequence_flags', 0)
+        if seq not in seq_started:
+            seq_started[seq] = True
+            if not flags & 1:
+                fail(f'packet {idx}: first packet of sequence {seq} lacks SEQ_INCREMENTAL_STATE_CLEARED')
+        elif flags & 1:
+            interned.pop(seq, None)
+        ts = one(p, 'timestamp')
+        if ts is not None and not (0 < ts < 2**63):
+            fail(f'packet {idx}: timestamp {ts} out of range')
+        for idata in p.get('interned_data', []):
+            for en in idata.get('event_names', []):
+                names = interned[seq][0]
+                iid = one(en, 'iid')
+                if iid in names and names[iid] != one(en, 'name'):
+                    fail(f'packet {idx}: iid {iid} redefined')
+                names[iid] = one(en, 'name')
+            for ec in idata.get('event_categories', []):
+                interned[seq][1][one(ec, 'iid')] = one(ec, 'name')
+        for td in p.get('track_descriptor', []):
+            uuid = one(td, 'uuid')
+            if not uuid:
+                fail(f'packet {idx}: track descriptor without uuid')
+                continue
+            if 'thread' in td:
+                th = td['thread'][0]
+                if one(th, 'pid') is None or one(th, 'tid') is None:
+                    fail(f'packet {idx}: thread descriptor without pid/tid')
+            if 'process' in td and one(td['process'][0], 'pid') is None:
+                fail(f'packet {idx}: process descriptor without pid')
+            parent = one(td, 'parent_uuid')
+            if parent and parent not in tracks:
+                fail(f'packet {idx}: track {uuid} has undescribed parent {parent}')
+            tracks[uuid] = td
+        for te in p.get('track_event', []):
+            if ts is None:
+                fail(f'packet {idx}: track event without timestamp')
+                continue
+            uuid = one(te, 'track_uuid')
+            if uuid not in tracks:
+                fail(f'packet {idx}: track {uuid} used before it is described')
+            name = one(te, 'name')
+            niid = one(te, 'name_iid')
+            if niid is not None:
+                name = interned[seq][0].get(niid)
+                if name is None:
+                    fail(f'packet {idx}: name_iid {niid} not interned on sequence {seq}')
+                if not flags & 2:
+                    fail(f'packet {idx}: uses interning without SEQ_NEEDS_INCREMENTAL_STATE')
+            cats = list(te.get('categories', []))
+            for ciid in te.get('category_iids', []):
+                c = interned[seq][1].get(ciid)
+                if c is None:
+                    fail(f'packet {idx}: category iid {ciid} not interned on sequence {seq}')
+                cats.append(c)
+            typ = one(te, 'type')
+            if typ == 'TYPE_COUNTER':
+                td = tracks.get(uuid)
+                if td is None or 'counter' not in td:
+                    fail(f'packet {idx}: counter value on a non-counter track {uuid}')
+                if one(te, 'counter_value') is None and one(te, 'double_counter_value') is None:
+                    fail(f'packet {idx}: counter without value')
+            events.append((idx, ts, te, name, cats, uuid, typ))
+    return tracks, events
+
+
+def check_nesting(events):
+    """Pair BEGIN/END per track like the importer and check the pairs are the intended ones:
+    the converter writes a slice's END right after its BEGIN (except NVTX ranges)."""
+    by_track = defaultdict(list)
+    for ev in events:
+        if ev[6] in ('TYPE_SLICE_BEGIN', 'TYPE_SLICE_END', 'TYPE_INSTANT'):
+            by_track[ev[5]].append(ev)
+    slices = []
+    for uuid, evs in by_track.items():
+        file_next = {}
+        for a, b in zip(evs, evs[1:]):
+            if a[6] == 'TYPE_SLICE_BEGIN' and b[6] == 'TYPE_SLICE_END':
+                file_next[a[0]] = b[0]
+        stack = []
+        for ev in sorted(evs, key=lambda e: (e[1], e[0])):
+            if ev[6] == 'TYPE_SLICE_BEGIN':
+                stack.append(ev)
+            elif ev[6] == 'TYPE_SLICE_END':
+                if not stack:
+                    fail(f'track {uuid}: END at packet {ev[0]} with nothing open')
+                    continue
+                b = stack.pop()
+                want = file_next.get(b[0])
+                if want is not None and want != ev[0]:
+                    fail(f'track {uuid}: slice "{b[3]}" (packet {b[0]}) would be closed by the END '
+                         f'of packet {ev[0]} instead of {want}: overlapping slices')
+                slices.append((uuid, b[1], ev[1], b[3], b[4], b[2], ev[2]))
+        for b in stack:
+            fail(f'track {uuid}: slice "{b[3]}" at packet {b[0]} never ends')
+    return slices
+
+
+def check_flows(events, require_all):
+    starts, terms = {}, {}
+    for ev in events:
+        te, ts = ev[2], ev[1]
+        for f in te.get('flow_ids', []):
+            if f in starts:
+                fail(f'flow {f} started twice')
+            starts[f] = ts
+        for f in te.get('terminating_flow_ids', []):
+            terms.setdefault(f, ts)
+    linked = 0
+    for f, ts in terms.items():
+        if f in starts:
+            if starts[f] > ts:
+                fail(f'flow {f} terminates (ts {ts}) before it starts (ts {starts[f]})')
+            linked += 1
+    if require_all:
+        for f in starts:
+            if f not in terms:
+                fail(f'flow {f} starts but never terminates')
+    return linked
+
+
+def expect(cond, msg):
+    if not cond:
+        fail('expected: ' + msg)
+
+
+def check_basic(tracks, events, slices, linked):
+    names = [t['name'][0] for t in tracks.values() if 'name' in t]
+    procs = [t['process'][0] for t in tracks.values() if 'process' in t]
+    threads = [t['thread'][0] for t in tracks.values() if 'thread' in t]
+    expect(any(one(p, 'pid') == 4242 and one(p, 'process_name') == 'python3' for p in procs),
+           'process 4242 named python3')
+    expect({one(t, 'thread_name') for t in threads} >= {'python', 'worker'}, 'threads named')
+    expect('GPU 0 \u00b7 stream 7' in names, 'a track "GPU 0 · stream 7"')
+    expect(any(n.startswith('GPU 0 \u00b7 stream 7 (overlap') for n in names), 'an overlap lane')
+    snames = [s[3] for s in slices]
+    expect('vecAdd(float*, float*, float*, int)' in snames, 'demangled kernel name')
+    expect('Memcpy HtoD (pageable)' in snames, 'pageable copy on the GPU track')
+    stall = [s for s in slices if s[3] == 'cudaStreamSynchronize (stall)']
+    expect(stall and 'sync' in stall[0][4], 'a sync stall slice in category sync')
+    expect(stall and stall[0][6].get('terminating_flow_ids'), 'the stall ends a flow')
+    expect('train_step' in snames, 'the NVTX range')
+    dn = [s for s in slices if s[3] == 'cudnnBackendExecute']
+    args = {one(a, 'name'): a for a in dn[0][5].get('debug_annotations', [])} if dn else {}
+    expect(one(args.get('engine', {}), 'int_value') == 38, 'cuDNN engine 38 on the execute')
+    expect(one(args.get('cudnn_op', {}), 'string_value') == 'conv_fwd', 'cuDNN op conv_fwd')
+    expect(one(args.get('notes', {}), 'string_value') == 'tensor_core', 'cuDNN notes')
+    cp = [s for s in slices if s[3] == 'cudaMemcpyAsync']
+    cargs = {one(a, 'name'): a for a in cp[0][5].get('debug_annotations', [])} if cp else {}
+    expect(one(cargs.get('src_memory', {}), 'string_value') == 'pageable', 'src memory pageable')
+    expect(one(cargs.get('bytes', {}), 'uint_value') == 4096, 'copy bytes')
+    # Flows: copy, launch, cuDNN (2 kernels: one direct, one anchored), nested launch, sync.
+    expect(linked == 6, f'6 linked flows (got {linked})')
+    counters = defaultdict(list)
+    for ev in events:
+        if ev[6] == 'TYPE_COUNTER':
+            counters[tracks[ev[5]]['name'][0]].append(
+                one(ev[2], 'counter_value', one(ev[2], 'double_counter_value')))
+    expect(counters.get('GPU 0 memory allocated') == [1 << 20, 0], 'device memory counter')
+    expect(counters.get('pinned host memory') == [2 << 20], 'pinned memory counter')
+    busy = counters.get('GPU 0 busy %', [])
+    expect(busy and 0 < max(busy) <= 100 and busy[-1] == 0, 'busy % counter')
+    inst = [e[3] for e in events if e[6] == 'TYPE_INSTANT']
+    expect('records lost' in inst, 'records lost instant')
+    # the nested launch sits inside the cuDNN slice
+    nested = [s for s in slices if s[3] == 'cudaLaunchKernel' and dn and
+              dn[0][1] <= s[1] and s[2] <= dn[0][2]]
+    expect(nested, 'launch nested inside cudnnBackendExecute')
+
+
+def check_ranks(tracks, slices, linked):
+    procs = [t['process'][0] for t in tracks.values() if 'process' in t]
+    pnames = sorted(one(p, 'process_name') for p in procs)
+    expect(pnames == ['python3 (rank 0 on testhost)', 'python3 (rank 1 on testhost)'],
+           f'two rank processes (got {pnames})')
+    expect(len({one(p, 'pid') for p in procs}) == 2, 'distinct pids after the merge')
+    gpu = [s for s in slices if s[3].startswith('ncclDevKernel')]
+    expect(len(gpu) == 6, 'six NCCL kernels')
+    expect(linked == 6, f'six launch flows (got {linked})')
+
+
+def check_json(path):
+    with open(path) as f:
+        doc = json.load(f)
+    evs = doc.get('traceEvents', [])
+    expect(any(e.get('ph') == 'X' or e.get('ph') == 'B' for e in evs), 'JSON slices')
+    expect(any(e.get('ph') == 'C' for e in evs), 'JSON counters')
+    expect(any(e.get('ph') == 's' for e in evs) and any(e.get('ph') == 'f' for e in evs),
+           'JSON flows')
+    depth = defaultdict(int)
+    for e in evs:  # file order: every E closes a B of its thread
+        if e.get('ph') in ('B', 'E'):
+            depth[(e['pid'], e['tid'])] += 1 if e['ph'] == 'B' else -1
+    expect(all(v == 0 for v in depth.values()), 'balanced B/E per thread')
+    print(f'{path}: {len(evs)} JSON events')
+
+
+def main():
+    args = sys.argv[1:]
+    want = 'any'
+    if '--expect' in args:
+        i = args.index('--expect')
+        want = args[i + 1]
+        del args[i:i + 2]
+    if '--json' in args:
+        args.remove('--json')
+        check_json(args[0])
+    else:
+        proto, trace = args[0], args[1]
+        import os
+        with open(trace, 'rb') as f:
+            res = subprocess.run(['protoc', '--decode=perfetto.protos.Trace',
+                                  '--proto_path=' + os.path.dirname(os.path.abspath(proto)),
+                                  os.path.abspath(proto)],
+                                 stdin=f, capture_output=True)
+        if res.returncode != 0:
+            print('protoc could not decode the trace:', res.stderr.decode()[:500])
+            return 1
+        root = parse_text(res.stdout.decode('utf-8', 'replace'))
+        packets = root.get('packet', [])
+        if not packets:
+            fail('no packets')
+        tracks, events = check(packets)
+        slices = check_nesting(events)
+        linked = check_flows(events, require_all=want in ('basic', 'ranks'))
+        if want == 'basic':
+            check_basic(tracks, events, slices, linked)
+        elif want == 'ranks':
+            check_ranks(tracks, slices, linked)
+        print(f'{trace}: {len(packets)} packets, {len(tracks)} tracks, {len(slices)} slices, '
+              f'{linked} flows')
+    for m in FAILS[:40]:
+        print('FAIL:', m)
+    return 1 if FAILS else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,224 @@
+/* test_convert_gen.c — writes small synthetic .gtrace files (golden inputs) for the convert tests:
+ *   basic.gtrace        one process: two threads, allocations, a pageable copy, launches, a cuDNN
+ *                       execute with two kernels (plan + conv signature), a stream sync stall, NVTX,
+ *                       an overlap on a GPU stream, lost records
+ *   rank0/rank1.gtrace  two ranks of one job with the same pid (a merge on one timeline)
+ *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
+ *   not_a_trace.gtrace  text
+ * usage: test_convert_gen OUTDIR */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gt_encode.h"
+#include "gtrace_api.h"
+
+#define T0 1700000000000000000ull /* realtime of the recording start */
+#define BOOT0 5000000000000ull
+
+static gt_test_writer W;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "test_convert_gen: %s failed\n", what);
+    exit(1);
+}
+
+static void add(uint16_t kind, const void *body, uint32_t size)
+{
+    if (gt_test_writer_add(&W, kind, 0, body, size) != 0)
+        die("gt_test_writer_add");
+}
+
+static void open_trace(const char *dir, const char *name, int32_t pid, int32_t rank)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = pid;
+    h.ppid = 1;
+    h.start_realtime_ns = (int64_t)T0;
+    h.start_monotonic_ns = 4000000000000;
+    h.start_boottime_ns = (int64_t)BOOT0;
+    h.rank = rank;
+    h.local_rank = rank;
+    h.world_size = rank >= 0 ? 2 : -1;
+    snprintf(h.host, sizeof h.host, "testhost");
+    h.runtime.device_count = 1;
+    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    static const char cmd[] = "python\0train.py\0--epochs\0001";
+    if (gt_test_writer_open(&W, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        die("gt_test_writer_open");
+}
+
+static gt_api_common api(uint32_t func, uint64_t b, uint64_t e, uint64_t corr, uint64_t stream)
+{
+    gt_api_common c = {.t_begin_ns = T0 + b, .t_end_ns = T0 + e, .corr_id = corr,
+                       .stream = stream, .func = func, .result = 0, .device = 0};
+    return c;
+}
+
+static void launch(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id)
+{
+    gt_rec_api_launch l = {.c = api(GT_FN_cudaLaunchKernel, b, e, corr, 0x55), .name_id = name_id,
+                           .grid = {128, 1, 1}, .block = {256, 1, 1}};
+    add(GT_REC_API_LAUNCH, &l, sizeof l);
+}
+
+static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint32_t stream)
+{
+    gt_rec_gpu_kernel k = {.start_ns = T0 + b, .end_ns = T0 + e, .corr_id = corr,
+                           .name_id = name_id, .device = 0, .stream = stream,
+                           .grid = {128, 1, 1}, .block = {256, 1, 1}, .registers = 32};
+    add(GT_REC_GPU_KERNEL, &k, sizeof k);
+}
+
+static void ext(uint64_t cupti, uint64_t ours)
+{
+    gt_rec_gpu_ext_corr x = {.external_id = ours, .corr_id = cupti, .ext_kind = 2};
+    add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
+}
+
+static void nvtx(uint32_t kind, uint64_t t, uint32_t name_id)
+{
+    gt_rec_nvtx n = {.t_ns = T0 + t, .nvtx_kind = kind, .name_id = name_id};
+    add(GT_REC_NVTX, &n, sizeof n);
+}
+
+static void alloc(uint32_t func, uint64_t b, uint64_t e, uint64_t ptr, uint64_t bytes,
+                  uint32_t kind, int is_free)
+{
+    gt_rec_api_alloc a = {.c = api(func, b, e, 0, 0), .ptr = ptr, .bytes = bytes,
+                          .alloc_kind = kind, .is_free = (uint32_t)is_free};
+    add(GT_REC_API_ALLOC, &a, sizeof a);
+}
+
+static void write_basic(const char *dir)
+{
+    open_trace(dir, "basic.gtrace", 4242, -1);
+    gt_test_writer_set_tid(&W, 4242);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_test_writer_string(&W, 2, "train_step");
+    gt_test_writer_string(&W, 3, "python");
+    gt_test_writer_string(&W, 4, "_ZN5cudnn6engine11conv_kernelILi3EEEvPKf");
+    gt_test_writer_string(&W, 5, "worker");
+    gt_rec_thread th = {.tid = 4242, .name_id = 3, .t_start_ns = T0};
+    add(GT_REC_THREAD, &th, sizeof th);
+    nvtx(GT_NVTX_PUSH, 50, 2);
+    alloc(GT_FN_cudaMalloc, 100, 200, 0x1000, 1 << 20, GT_ALLOC_DEVICE, 0);
+    gt_rec_api_memcpy cp = {.c = api(GT_FN_cudaMemcpyAsync, 1000, 3000, 2, 0x55), .bytes = 4096,
+                            .direction = GT_DIR_H2D, .src_kind = GT_MEM_PAGEABLE,
+                            .dst_kind = GT_MEM_DEVICE, .is_async = 1, .peer_device = -1};
+    add(GT_REC_API_MEMCPY, &cp, sizeof cp);
+    launch(4000, 5000, 3, 1);
+    gt_rec_cudnn_conv_sig sig = {.sig_id = 1, .op_kind = 1, .nb_dims = 4, .x_dims = {64, 3, 224, 224},
+                                 .w_dims = {64, 3, 7, 7}, .y_dims = {64, 64, 112, 112}};
+    add(GT_REC_CUDNN_CONV_SIG, &sig, sizeof sig);
+    gt_rec_cudnn_plan plan = {.plan = 0xabc, .plan_id = 1, .op_kind = 1, .engine_global_index = 38,
+                              .numerical_notes = 1, .sig_id = 1};
+    add(GT_REC_CUDNN_PLAN, &plan, sizeof plan);
+    launch(6500, 7000, 5, 1); /* a wrapped launch inside the cuDNN call: written first */
+    gt_rec_api_cudnn dn = {.c = api(GT_FN_cudnnBackendExecute, 6000, 9000, 4, 0x55), .plan = 0xabc,
+                           .plan_id = 1, .algo = -1, .math_type = -1, .workspace_bytes = 1 << 16};
+    add(GT_REC_API_CUDNN, &dn, sizeof dn);
+    gt_rec_api_sync sy = {.c = api(GT_FN_cudaStreamSynchronize, 10000, 50000, 6, 0x55),
+                          .sync_kind = GT_SYNC_STREAM};
+    add(GT_REC_API_SYNC, &sy, sizeof sy);
+    alloc(GT_FN_cudaFree, 51000, 52000, 0x1000, 0, GT_ALLOC_DEVICE, 1);
+    alloc(GT_FN_cudaHostAlloc, 53000, 54000, 0x9000, 2 << 20, GT_ALLOC_HOST_PINNED, 0);
+    nvtx(GT_NVTX_MARK, 55000, 2);
+    nvtx(GT_NVTX_POP, 60000, 0);
+
+    gt_test_writer_set_tid(&W, 4243);
+    gt_rec_thread th2 = {.tid = 4243, .name_id = 5, .t_start_ns = T0};
+    add(GT_REC_THREAD, &th2, sizeof th2);
+    gt_rec_api other = {.c = api(GT_FN_cudaGetDeviceProperties, 2000, 2500, 7, 0)};
+    add(GT_REC_API, &other, sizeof other);
+
+    gt_test_writer_set_tid(&W, 0); /* CUPTI records, delivered later */
+    ext(102, 2);
+    ext(103, 3);
+    ext(104, 4);
+    ext(105, 4);
+    ext(106, 5);
+    gt_rec_gpu_memcpy m = {.start_ns = T0 + 3500, .end_ns = T0 + 4500, .corr_id = 102,
+                           .bytes = 4096, .device = 0, .stream = 7, .copy_kind = 1,
+                           .src_kind = GT_MEM_PAGEABLE, .dst_kind = GT_MEM_DEVICE, .is_async = 1};
+    add(GT_REC_GPU_MEMCPY, &m, sizeof m);
+    kernel(5500, 8000, 103, 1, 7);
+    kernel(8000, 9000, 106, 1, 7);
+    kernel(9000, 20000, 104, 4, 7);
+    kernel(20000, 40000, 105, 4, 7);
+    kernel(60000, 70000, 107, 1, 7);
+    kernel(65000, 90000, 108, 1, 7); /* overlaps the previous one by 5 us: a sibling track */
+    kernel(89500, 95000, 109, 1, 7); /* overlaps by 0.5 us: clamped on the stream's track */
+    gt_rec_lost lost = {.count = 5, .t_first_ns = T0 + 30000, .t_last_ns = T0 + 31000,
+                        .reason = GT_LOST_BUFFER_FULL, .lost_tid = 4242};
+    add(GT_REC_LOST, &lost, sizeof lost);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
+static void write_rank(const char *dir, int rank)
+{
+    char name[32];
+    snprintf(name, sizeof name, "rank%d.gtrace", rank);
+    open_trace(dir, name, 100, rank);
+    gt_test_writer_set_tid(&W, 100);
+    gt_test_writer_string(&W, 1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    uint64_t shift = (uint64_t)rank * 300;
+    for (uint64_t i = 0; i < 3; i++) {
+        launch(1000 + i * 10000 + shift, 2000 + i * 10000 + shift, 10 + i, 1);
+    }
+    gt_test_writer_set_tid(&W, 0);
+    for (uint64_t i = 0; i < 3; i++) {
+        ext(100 + i, 10 + i);
+        kernel(2500 + i * 10000 + shift, 9000 + i * 10000 + shift, 100 + i, 1, 13);
+    }
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
+static int copy_truncated(const char *dir)
+{
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/basic.gtrace", dir);
+    snprintf(dst, sizeof dst, "%s/truncated.gtrace", dir);
+    FILE *in = fopen(src, "rb");
+    if (!in)
+        return -1;
+    static unsigned char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    FILE *out = fopen(dst, "wb");
+    if (!out || n < 200)
+        return -1;
+    fwrite(buf, 1, n - 100, out); /* cuts the last (GPU) chunk */
+    return fclose(out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_convert_gen OUTDIR\n");
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    write_basic(argv[1]);
+    write_rank(argv[1], 0);
+    write_rank(argv[1], 1);
+    if (copy_truncated(argv[1]) != 0)
+        die("truncated copy");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/not_a_trace.gtrace", argv[1]);
+    FILE *f = fopen(p, "w");
+    if (!f)
+        die("not_a_trace");
+    fputs("this is not a trace\n", f);
+    fclose(f);
+    return 0;
+}
