@@ -340,8 +340,9 @@ static void init_stacks(void)
         return;
     choose_unwinder();
     find_own_text();
-    const char *py = getenv("GPUTRACE_STACK_PYTHON");
+    const char *py = getenv("GPUTRACE_STACK_PYTHON"); /* 1 (default), gil, 0 */
     g_python = !(py && strcmp(py, "0") == 0);
+    gt_py_allow_without_gil(!(py && strcmp(py, "gil") == 0));
     if (g_python)
         gt_py_resolve();
     gt_core_on_fork_child(forget_after_fork);

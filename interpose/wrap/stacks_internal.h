@@ -18,9 +18,11 @@ typedef struct gt_py_frame {
  * Cheap to call again (after a dlopen may have brought libpython in). */
 bool gt_py_resolve(void);
 /* Fill out[0..max) with the calling thread's Python frames, innermost first. Returns the count
- * (0 outside Python or when this thread does not hold the GIL); *truncated is set when more
- * frames existed. No allocation by us, no Python import. */
+ * (0 outside Python); *truncated is set when more frames existed. No allocation by us, no Python
+ * import. */
 int gt_py_capture(gt_py_frame *out, int max, bool *truncated);
+/* false: Python frames only when the thread holds the GIL (GPUTRACE_STACK_PYTHON=gil). */
+void gt_py_allow_without_gil(bool allow);
 /* In a forked child: forget cached string ids (the child writes a new file). */
 void gt_py_forget(void);
 

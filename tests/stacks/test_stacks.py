@@ -132,14 +132,14 @@ def case_off(args):
     assert not dump["stacks"]
 
 
-def run_python(args, mode):
+def run_python(args, mode, python=None):
     script = os.path.join(args.src_dir, "py_ctypes.py")
-    out, dump = run_traced(args, [sys.executable, script, mode])
+    out, dump = run_traced(args, [python or sys.executable, script, mode])
     return script, int(out.split()[1]), dump
 
 
-def case_python_gil(args):
-    script, sid, dump = run_python(args, "gil")
+def case_python_gil(args, python=None):
+    script, sid, dump = run_python(args, "gil", python)
     assert sid != 0
     st = dump["stacks"][sid]
     py = [f for f in st["frames"] if f["py"]]
@@ -154,12 +154,53 @@ def case_python_gil(args):
     assert first_py > 0 and not st["frames"][0]["py"]
 
 
-def case_python_nogil(args):
-    # ctypes.CDLL releases the GIL: the C API must not be used then. The capture still works
-    # (native frames) and must not crash.
-    _, sid, dump = run_python(args, "nogil")
+def case_python_nogil(args, python=None):
+    # ctypes.CDLL releases the GIL (as PyTorch does around its operators): the frames are read
+    # from CPython's structures instead of the C API, and must be the same.
+    script, sid, dump = run_python(args, "nogil", python)
     assert sid != 0
-    assert native_funcs(dump["stacks"][sid]), dump["stacks"][sid]
+    st = dump["stacks"][sid]
+    py = [f for f in st["frames"] if f["py"]]
+    assert [(f["func"], f["line"]) for f in py[:2]] == [
+        ("capture_without_gil", marker_line(script, "nogil")),
+        ("train_step", marker_line(script, "train_step") + 2)], py
+    assert st["callsite"] == f"py_ctypes.py:{marker_line(script, 'nogil')} in capture_without_gil"
+    assert native_funcs(st), st
+
+
+def case_python_nogil_off(args):
+    # GPUTRACE_STACK_PYTHON=gil: only the C API reader, so no Python frames without the GIL.
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    out, dump = run_traced(args, [sys.executable, script, "nogil"], {"GPUTRACE_STACK_PYTHON": "gil"})
+    st = dump["stacks"][int(out.split()[1])]
+    assert not [f for f in st["frames"] if f["py"]] and native_funcs(st), st
+
+
+def other_pythons():
+    """CPython 3.10-3.13 interpreters on this machine (PATH or pyenv) other than the one running."""
+    found = {}
+    for minor in (10, 11, 12, 13):
+        cands = [shutil.which(f"python3.{minor}")]
+        root = os.path.expanduser("~/.pyenv/versions")
+        if os.path.isdir(root):
+            cands += [os.path.join(root, v, "bin", f"python3.{minor}") for v in sorted(os.listdir(root))
+                      if v.startswith(f"3.{minor}.")]
+        for c in cands:
+            if c and os.path.exists(c) and os.path.realpath(c) != os.path.realpath(sys.executable):
+                found[minor] = c
+    return found
+
+
+def case_python_versions(args):
+    # The structures read without the GIL differ by version: check each interpreter present.
+    found = other_pythons()
+    if not found:
+        print("no other CPython 3.10-3.13 here: skipped")
+        sys.exit(SKIP)
+    for minor, python in sorted(found.items()):
+        case_python_gil(args, python)
+        case_python_nogil(args, python)
+        print(f"python 3.{minor} ({python}): ok")
 
 
 def needs_fakes(args):
