@@ -100,7 +100,9 @@ static gt_ring *ring_new_locked(void)
         return NULL;
     uint64_t cap = ring_capacity();
     size_t total = sizeof(gt_ring) + 64 + cap;
-    void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* MAP_POPULATE: take the page faults here, once, rather than one per 4 KB on the hot path. */
+    void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (mem == MAP_FAILED)
         return NULL;
     gt_ring *r = mem;

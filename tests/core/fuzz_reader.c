@@ -1,4 +1,5 @@
-/* fuzz_reader.c — libFuzzer target: the reader must survive any bytes (no crash, no leak, no UB). */
+/* fuzz_reader.c — libFuzzer target: the reader must survive any bytes (no crash, no leak, no UB).
+ */
 #include <stddef.h>
 #include <stdint.h>
 
