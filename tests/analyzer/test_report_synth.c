@@ -250,7 +250,9 @@ static void strings(sim *s)
     gt_test_writer_string(&s->w, STR_FILE, "/home/user/train.py");
     gt_test_writer_string(&s->w, STR_FUNC, "train");
     for (int k = 0; k < s->sc->kernels_per_step; k++) {
-        snprintf(buf, sizeof buf, "_Z12elementwise%dPfS_i", k);
+        char base[32];
+        snprintf(base, sizeof base, "elementwise%d", k);
+        snprintf(buf, sizeof buf, "_Z%zu%sPfS_i", strlen(base), base);
         gt_test_writer_string(&s->w, STR_KERNEL0 + (uint32_t)k, buf);
     }
     gt_test_writer_string(&s->w, STR_CONV, "implicit_convolve_sgemm_f32");

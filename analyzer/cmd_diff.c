@@ -1,0 +1,438 @@
+/* cmd_diff.c — `gputrace diff A B [--json]`: compare two runs operation by operation.
+ * A and B are trace files or run folders; processes are paired by rank when both runs have ranks,
+ * else in file order. Exit status: 0; 1 when an input is damaged; 2 when one is not a trace. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+#include "commands.h"
+#include "gt_reader.h"
+#include "report_out.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gputrace diff [--json] [--top=N] A B\n\n"
+            "Compare two runs (e.g. two cuDNN versions, or benchmark on/off): versions side by\n"
+            "side, per cuDNN op signature the engine/algorithm and GPU time in A and B (marked\n"
+            "'*' where the choice changed), kernels by total time, copy/sync/idle totals, step\n"
+            "time, and advice present in only one run. A and B are .gtrace files or run folders\n"
+            "(compared rank by rank when ranks are present).\n\n"
+            "  --json      JSON output (schema: docs/report-schema.md, \"gputrace-diff\")\n"
+            "  --top=N     kernels listed (default 15, 0 = all)\n"
+            "  -h, --help  this help\n\n"
+            "Exit status: 0 ok, 1 damaged input (still compared), 2 not a trace or bad usage.\n");
+}
+
+/* ------------------------------------------------------------------ pairing */
+
+static const gt_proc *usable(const gt_run *r, size_t i)
+{
+    return i < r->n && gt_proc_has_data(&r->procs[i]) ? &r->procs[i] : NULL;
+}
+
+static size_t pair_up(const gt_run *a, const gt_run *b, const gt_proc **pa, const gt_proc **pb,
+                      size_t cap)
+{
+    size_t n = 0;
+    int ranks = 1;
+    for (size_t i = 0; i < a->n; i++)
+        ranks &= usable(a, i) == NULL || a->procs[i].hdr.rank >= 0;
+    for (size_t i = 0; i < b->n; i++)
+        ranks &= usable(b, i) == NULL || b->procs[i].hdr.rank >= 0;
+    if (ranks) {
+        for (size_t i = 0; i < a->n && n < cap; i++) {
+            const gt_proc *x = usable(a, i);
+            if (!x)
+                continue;
+            for (size_t j = 0; j < b->n; j++) {
+                const gt_proc *y = usable(b, j);
+                if (y && y->hdr.rank == x->hdr.rank) {
+                    pa[n] = x;
+                    pb[n++] = y;
+                    break;
+                }
+            }
+        }
+        if (n)
+            return n;
+    }
+    size_t i = 0, j = 0;
+    while (n < cap) {
+        while (i < a->n && !usable(a, i))
+            i++;
+        while (j < b->n && !usable(b, j))
+            j++;
+        if (i >= a->n || j >= b->n)
+            break;
+        pa[n] = &a->procs[i++];
+        pb[n++] = &b->procs[j++];
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ comparisons */
+
+static double ratio(double a, double b)
+{
+    return a > 0 ? b / a : (b > 0 ? INFINITY : 1.0);
+}
+
+static const char *ratio_text(double a, double b)
+{
+    double r = ratio(a, b);
+    return isinf(r) ? "new" : gt_fmt("%.2fx", r);
+}
+
+static const gt_cudnn_opstat *op_by_sig(const gt_proc *p, const char *sig)
+{
+    for (size_t i = 0; i < p->n_cudnn; i++)
+        if (!strcmp(p->cudnn[i].signature, sig))
+            return &p->cudnn[i];
+    return NULL;
+}
+
+static const gt_cudnn_choice *chosen(const gt_cudnn_opstat *op)
+{
+    return op && op->chosen >= 0 ? &op->choices[op->chosen] : NULL;
+}
+
+static uint64_t op_gpu_ns(const gt_cudnn_opstat *op)
+{
+    uint64_t t = 0;
+    for (int c = 0; op && c < op->n_choices; c++)
+        t += op->choices[c].gpu_ns;
+    return t;
+}
+
+static int op_changed(const gt_cudnn_opstat *x, const gt_cudnn_opstat *y)
+{
+    const gt_cudnn_choice *a = chosen(x), *b = chosen(y);
+    return !a || !b || strcmp(a->text, b->text) != 0;
+}
+
+/* Union of signatures: A's in order, then those only in B. */
+static size_t op_union(const gt_proc *a, const gt_proc *b, const char **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_cudnn && n < cap; i++)
+        out[n++] = a->cudnn[i].signature;
+    for (size_t i = 0; i < b->n_cudnn && n < cap; i++)
+        if (!op_by_sig(a, b->cudnn[i].signature))
+            out[n++] = b->cudnn[i].signature;
+    return n;
+}
+
+static const gt_kernel_agg *kernel_by_name(const gt_proc *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_kernels; i++)
+        if (!strcmp(p->kernels[i].mangled, name))
+            return &p->kernels[i];
+    return NULL;
+}
+
+typedef struct kpair {
+    const char *mangled, *name;
+    uint64_t a_ns, b_ns;
+} kpair;
+
+static int cmp_kpair(const void *x, const void *y)
+{
+    const kpair *a = x, *b = y;
+    uint64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns, mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
+    return ma < mb ? 1 : ma > mb ? -1 : 0;
+}
+
+static kpair *kernel_pairs(const gt_proc *a, const gt_proc *b, size_t *n_out)
+{
+    kpair *v = malloc((a->n_kernels + b->n_kernels + 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_kernels; i++) {
+        const gt_kernel_agg *kb = kernel_by_name(b, a->kernels[i].mangled);
+        v[n++] = (kpair){a->kernels[i].mangled, a->kernels[i].name, a->kernels[i].total_ns,
+                         kb ? kb->total_ns : 0};
+    }
+    for (size_t i = 0; i < b->n_kernels; i++)
+        if (!kernel_by_name(a, b->kernels[i].mangled))
+            v[n++] = (kpair){b->kernels[i].mangled, b->kernels[i].name, 0, b->kernels[i].total_ns};
+    qsort(v, n, sizeof *v, cmp_kpair);
+    *n_out = n;
+    return v;
+}
+
+typedef struct totals {
+    double copy_ms, sync_ms, idle_ms, busy_pct, step_ms, gpu_busy_ms, autotune_ms;
+} totals;
+
+static totals totals_of(const gt_proc *p)
+{
+    totals t = {0};
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++)
+            t.copy_ms += (double)(p->copies_from_gpu ? p->copies[d][k].gpu_ns
+                                                     : p->copies[d][k].cpu_ns) /
+                         1e6;
+    t.sync_ms = (double)p->sync_total_ns / 1e6;
+    t.idle_ms = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
+    t.busy_pct = gt_proc_busy_pct(p);
+    t.step_ms = p->n_steps >= 2 ? p->step_ms_median : 0;
+    t.gpu_busy_ms = (double)p->gpu_busy_ns / 1e6;
+    t.autotune_ms = (double)p->autotune_ns / 1e6;
+    return t;
+}
+
+/* ------------------------------------------------------------------ advice only in one run */
+
+static int advice_has(const gt_advice_list *l, const char *id, int rank)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->items[i].id, id) && l->items[i].rank == rank)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ text */
+
+static const char *ver(int v, int cudnn)
+{
+    if (v <= 0)
+        return "-";
+    return cudnn ? gt_fmt("%d.%d.%d", v / 10000, (v / 100) % 100, v % 100)
+                 : gt_fmt("%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, int top_n)
+{
+    fprintf(out, "\n%s== %s  vs  %s ==%s\n", gt_bold(color), a->path, b->path,
+            gt_color_reset(color));
+    static const char *const vh[] = {"", "A", "B"};
+    gt_table t;
+    gt_table_init(&t, 3, vh);
+    const gt_runtime_info *ra = &a->hdr.runtime, *rb = &b->hdr.runtime;
+    gt_table_row(&t, "GPU", ra->device_count ? ra->devices[0].name : "-",
+                 rb->device_count ? rb->devices[0].name : "-");
+    gt_table_row(&t, "driver", ver(ra->driver_version, 0), ver(rb->driver_version, 0));
+    gt_table_row(&t, "runtime", ver(ra->runtime_version, 0), ver(rb->runtime_version, 0));
+    gt_table_row(&t, "cuDNN", ver(ra->cudnn_version, 1), ver(rb->cudnn_version, 1));
+    gt_table_row(&t, "cuDNN built for", ver(ra->cudnn_cudart_version, 0),
+                 ver(rb->cudnn_cudart_version, 0));
+    gt_table_row(&t, "rank", gt_fmt("%d", a->hdr.rank), gt_fmt("%d", b->hdr.rank));
+    gt_table_print(&t, out, "  ");
+    gt_table_free(&t);
+
+    totals ta = totals_of(a), tb = totals_of(b);
+    fprintf(out, "\n  %-22s %12s %12s %8s\n", "", "A", "B", "B/A");
+    struct {
+        const char *name;
+        double x, y;
+    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms},
+                {"GPU busy ms", ta.gpu_busy_ms, tb.gpu_busy_ms},
+                {"GPU busy %", ta.busy_pct, tb.busy_pct},
+                {"GPU idle ms", ta.idle_ms, tb.idle_ms},
+                {"copy ms", ta.copy_ms, tb.copy_ms},
+                {"sync stall ms", ta.sync_ms, tb.sync_ms},
+                {"autotuning ms", ta.autotune_ms, tb.autotune_ms}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        fprintf(out, "  %-22s %12.3f %12.3f %8s\n", rows[i].name, rows[i].x, rows[i].y,
+                ratio_text(rows[i].x, rows[i].y));
+
+    const char *sigs[512];
+    size_t ns = op_union(a, b, sigs, 512);
+    if (ns) {
+        fprintf(out, "\n  cuDNN ops ('*' = engine/algorithm changed)\n");
+        static const char *const ch[] = {"", "op signature", "A engine", "B engine", "A GPU ms",
+                                         "B GPU ms", "B/A"};
+        gt_table c;
+        gt_table_init(&c, 7, ch);
+        c.max_width[1] = 80;
+        c.right[4] = c.right[5] = c.right[6] = 1;
+        for (size_t i = 0; i < ns; i++) {
+            const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
+            const gt_cudnn_choice *cx = chosen(x), *cy = chosen(y);
+            double gx = (double)op_gpu_ns(x) / 1e6, gy = (double)op_gpu_ns(y) / 1e6;
+            gt_table_row(&c, op_changed(x, y) ? "*" : "", sigs[i],
+                         cx ? gt_fmt("%s%s%s", cx->text, cx->tensor_cores ? " (TC)" : "",
+                                     x->inferred ? " inferred" : "")
+                            : "-",
+                         cy ? gt_fmt("%s%s%s", cy->text, cy->tensor_cores ? " (TC)" : "",
+                                     y->inferred ? " inferred" : "")
+                            : "-",
+                         gt_fmt("%.3f", gx), gt_fmt("%.3f", gy), ratio_text(gx, gy));
+        }
+        gt_table_print(&c, out, "  ");
+        gt_table_free(&c);
+    }
+
+    size_t nk;
+    kpair *kp = kernel_pairs(a, b, &nk);
+    if (nk) {
+        fprintf(out, "\n  kernels by total time\n");
+        static const char *const kh[] = {"A ms", "B ms", "B/A", "kernel"};
+        gt_table k;
+        gt_table_init(&k, 4, kh);
+        k.right[0] = k.right[1] = k.right[2] = 1;
+        k.max_width[3] = 90;
+        for (size_t i = 0; i < nk && (top_n <= 0 || i < (size_t)top_n); i++)
+            gt_table_row(&k, gt_fmt("%.3f", (double)kp[i].a_ns / 1e6),
+                         gt_fmt("%.3f", (double)kp[i].b_ns / 1e6),
+                         kp[i].a_ns ? ratio_text((double)kp[i].a_ns, (double)kp[i].b_ns)
+                                    : "only B",
+                         kp[i].name);
+        gt_table_print(&k, out, "  ");
+        gt_table_free(&k);
+    }
+    free(kp);
+}
+
+static void text_advice_only(const gt_advice_list *x, const gt_advice_list *y, const char *label,
+                             FILE *out, int color)
+{
+    int any = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (advice_has(y, x->items[i].id, x->items[i].rank))
+            continue;
+        if (!any)
+            fprintf(out, "  only in %s:\n", label);
+        any = 1;
+        fprintf(out, "    %s[%s]%s %s: %s\n", gt_sev_color(x->items[i].severity, color),
+                gt_severity_name(x->items[i].severity), gt_color_reset(color), x->items[i].id,
+                x->items[i].message);
+    }
+    if (!any)
+        fprintf(out, "  only in %s: none\n", label);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static json_t *versions(const gt_proc *p)
+{
+    const gt_runtime_info *r = &p->hdr.runtime;
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i}", "path", p->path, "pid",
+                     p->hdr.pid, "rank", p->hdr.rank, "driver", r->driver_version, "runtime",
+                     r->runtime_version, "gpu", r->device_count ? r->devices[0].name : "",
+                     "cudnn", r->cudnn_version, "cudnn_cudart", r->cudnn_cudart_version);
+}
+
+static json_t *pair_json(const gt_proc *a, const gt_proc *b)
+{
+    json_t *ops = json_array();
+    const char *sigs[512];
+    size_t ns = op_union(a, b, sigs, 512);
+    for (size_t i = 0; i < ns; i++) {
+        const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
+        double gx = (double)op_gpu_ns(x) / 1e6, gy = (double)op_gpu_ns(y) / 1e6, r = ratio(gx, gy);
+        json_array_append_new(
+            ops, json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:b}", "signature", sigs[i], "a",
+                           x ? gt_cudnn_op_json(a, x) : json_null(), "b",
+                           y ? gt_cudnn_op_json(b, y) : json_null(), "a_gpu_ms", gx, "b_gpu_ms",
+                           gy, "gpu_ratio", isinf(r) ? json_null() : json_real(r), "changed",
+                           op_changed(x, y)));
+    }
+    json_t *kernels = json_array();
+    size_t nk;
+    kpair *kp = kernel_pairs(a, b, &nk);
+    for (size_t i = 0; i < nk; i++) {
+        double r = ratio((double)kp[i].a_ns, (double)kp[i].b_ns);
+        json_array_append_new(kernels, json_pack("{s:s, s:f, s:f, s:o}", "name", kp[i].name,
+                                                 "a_ms", (double)kp[i].a_ns / 1e6, "b_ms",
+                                                 (double)kp[i].b_ns / 1e6, "ratio",
+                                                 isinf(r) ? json_null() : json_real(r)));
+    }
+    free(kp);
+    totals ta = totals_of(a), tb = totals_of(b);
+#define AB(field) json_pack("{s:f, s:f}", "a", ta.field, "b", tb.field)
+    json_t *tot = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "step_ms", AB(step_ms),
+                            "gpu_busy_ms", AB(gpu_busy_ms), "busy_pct", AB(busy_pct), "idle_ms",
+                            AB(idle_ms), "copy_ms", AB(copy_ms), "sync_ms", AB(sync_ms),
+                            "autotune_ms", AB(autotune_ms));
+#undef AB
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals",
+                     tot, "cudnn", ops, "kernels", kernels);
+}
+
+static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < x->n; i++)
+        if (!advice_has(y, x->items[i].id, x->items[i].rank))
+            json_array_append_new(arr, gt_advice_to_json(&x->items[i]));
+    return arr;
+}
+
+/* ------------------------------------------------------------------ command */
+
+int cmd_diff(int argc, char **argv)
+{
+    int json = 0, top_n = 15;
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"top", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 't')
+            top_n = atoi(optarg);
+        else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "gputrace diff: give exactly two runs (files or folders)\n\n");
+        usage(stderr);
+        return 2;
+    }
+    gt_run ra, rb;
+    const char *pa_path[] = {argv[optind]}, *pb_path[] = {argv[optind + 1]};
+    int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
+    if (la != 0 || lb != 0) {
+        gt_run_free(&ra);
+        gt_run_free(&rb);
+        return 2;
+    }
+    const gt_proc *pa[256], *pb[256];
+    size_t n = pair_up(&ra, &rb, pa, pb, 256);
+    gt_advice_list aa = {0}, ab = {0};
+    gt_advice_from_run(&ra, &aa);
+    gt_advice_from_run(&rb, &ab);
+    if (json) {
+        json_t *pairs = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(pairs, pair_json(pa[i], pb[i]));
+        json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "schema", "gputrace-diff",
+                                 "schema_version", GT_DIFF_SCHEMA_VERSION, "a", argv[optind], "b",
+                                 argv[optind + 1], "pairs", pairs, "advice_only_a",
+                                 only_json(&aa, &ab), "advice_only_b", only_json(&ab, &aa));
+        if (root) {
+            json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            fputc('\n', stdout);
+            json_decref(root);
+        }
+    } else {
+        int color = gt_use_color(stdout);
+        fprintf(stdout, "%sgputrace diff%s  A = %s  B = %s\n", gt_bold(color),
+                gt_color_reset(color), argv[optind], argv[optind + 1]);
+        if (!n)
+            fprintf(stdout, "  no processes with CUDA activity to compare\n");
+        for (size_t i = 0; i < n; i++)
+            text_pair(pa[i], pb[i], stdout, color, top_n);
+        fprintf(stdout, "\n%s== advice ==%s\n", gt_bold(color), gt_color_reset(color));
+        text_advice_only(&aa, &ab, "A", stdout, color);
+        text_advice_only(&ab, &aa, "B", stdout, color);
+    }
+    int rc = ra.any_not_trace || rb.any_not_trace ? 2 : ra.any_damaged || rb.any_damaged ? 1 : 0;
+    gt_advice_list_free(&aa);
+    gt_advice_list_free(&ab);
+    gt_run_free(&ra);
+    gt_run_free(&rb);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* test_advice_data.c — advice on real traces recorded on the GPU (tests/data/NAME.gtrace), checked
+ * against tests/data/expect_advice.txt. One line per trace:
+ *     sync_every_step.gtrace: sync-stall
+ *     pageable.gtrace: pinned-memory !sync-stall
+ *     healthy.gtrace: none
+ * A rule id must fire, "!id" must not, "none" means no warning or critical advice at all.
+ * Lines starting with '#' are comments. Adding a trace and a line is all a new case needs.
+ * Usage: test_advice_data DATA_DIR (exit 77 = skipped when the expectations file is absent). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+
+static int check_line(const char *data_dir, char *line)
+{
+    char *colon = strchr(line, ':');
+    if (!colon)
+        return 0;
+    *colon = 0;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, line);
+    const char *paths[] = {path};
+    gt_advice_list l = {0};
+    if (gt_advice_compute(paths, 1, &l) != 0) {
+        fprintf(stderr, "FAIL %s: not readable\n", line);
+        return 1;
+    }
+    int bad = 0;
+    for (char *tok = strtok(colon + 1, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+        int negate = tok[0] == '!';
+        const char *id = tok + negate;
+        int found = 0, serious = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            found |= !strcmp(l.items[i].id, id);
+            serious |= l.items[i].severity >= GT_SEV_WARNING;
+        }
+        if (!strcmp(id, "none") ? serious : negate ? found : !found) {
+            fprintf(stderr, "FAIL %s: expected %s\n", line, tok);
+            bad = 1;
+        }
+    }
+    if (bad) {
+        fprintf(stderr, "  advice:");
+        for (size_t i = 0; i < l.n; i++)
+            fprintf(stderr, " %s(%s)", l.items[i].id, gt_severity_name(l.items[i].severity));
+        fputc('\n', stderr);
+    } else {
+        printf("ok %s\n", line);
+    }
+    gt_advice_list_free(&l);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    const char *data_dir = argc > 1 ? argv[1] : "tests/data";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/expect_advice.txt", data_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("no %s: nothing to check\n", path);
+        return 77;
+    }
+    char line[2048];
+    int failures = 0, cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strchr(line, ':'))
+            continue;
+        cases++;
+        failures += check_line(data_dir, line);
+    }
+    fclose(f);
+    printf("%d case(s), %d failure(s)\n", cases, failures);
+    return failures ? 1 : cases ? 0 : 77;
+}
