@@ -18,8 +18,8 @@ static int check_line(const char *data_dir, char *line)
     if (!colon)
         return 0;
     *colon = 0;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir, line);
+    char path[4096];
+    snprintf(path, sizeof path, "%.2000s/%.2000s", data_dir, line);
     const char *paths[] = {path};
     gt_advice_list l = {0};
     if (gt_advice_compute(paths, 1, &l) != 0) {
