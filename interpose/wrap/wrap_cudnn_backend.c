@@ -117,7 +117,8 @@ static int32_t dtype_of(const char *json) {
     const char *p = json ? strstr(json, "ata_type\"") : NULL;
     if (!p && json) p = strstr(json, "ataType\"");
     if (!p) return -1;
-    const char *q = strchr(p + 8, '"'); /* the value's opening quote */
+    const char *colon = strchr(p, ':');
+    const char *q = colon ? strchr(colon, '"') : NULL; /* the value's opening quote */
     if (!q) return -1;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (strncmp(q + 1, types[i].name, strlen(types[i].name)) == 0 ||
@@ -270,8 +271,12 @@ static plan_slot *decode_plan(bdesc plan, uint32_t *op_plans) {
 
 static __thread int event_recorded_before_execute;
 
+/* Benchmark mode brackets each candidate: record(start), execute, record(stop), synchronize. An
+ * event recorded since the last synchronization marks the next execute as a timed candidate. */
 void gt_cudnn_note_event_record(void);
 void gt_cudnn_note_event_record(void) { event_recorded_before_execute = 1; }
+void gt_cudnn_note_synchronize(void);
+void gt_cudnn_note_synchronize(void) { event_recorded_before_execute = 0; }
 
 static uint32_t tune_flags(bool new_plan, uint32_t op_plans) {
     uint32_t f = 0;

@@ -638,8 +638,10 @@ void gt_record_sync(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
     gt_guard_leave();                                                                             \
     return r;
 
+void gt_cudnn_note_synchronize(void);
 static cudaError_t device_sync_impl(gt_sym *s, uint16_t flags) {
     GT_REAL(s, cudaError_t (*)(void), NOT_SUPPORTED)
+    gt_cudnn_note_synchronize();
     SYNC_BODY(GT_FN_cudaDeviceSynchronize, real(), GT_SYNC_DEVICE, 0, NULL, true)
 }
 static cudaError_t stream_sync_impl(gt_sym *s, uint16_t flags, cudaStream_t st) {
@@ -648,6 +650,7 @@ static cudaError_t stream_sync_impl(gt_sym *s, uint16_t flags, cudaStream_t st) 
 }
 static cudaError_t event_sync_impl(gt_sym *s, uint16_t flags, cudaEvent_t e) {
     GT_REAL(s, cudaError_t (*)(cudaEvent_t), NOT_SUPPORTED)
+    gt_cudnn_note_synchronize();
     SYNC_BODY(GT_FN_cudaEventSynchronize, real(e), GT_SYNC_EVENT, 0, e, true)
 }
 static cudaError_t stream_wait_impl(gt_sym *s, uint16_t flags, cudaStream_t st, cudaEvent_t e,

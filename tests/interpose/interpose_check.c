@@ -213,6 +213,191 @@ static void check_runtime(void) {
     check_common_fields();
 }
 
+
+/* ------------------------------------------------------------------ cuDNN */
+
+static gt_rec_cudnn_plan *plan_rec(int i) {
+    rec *r = nth(GT_REC_CUDNN_PLAN, 0, i);
+    return r ? r->body : NULL;
+}
+static const char *plan_text(const gt_rec_cudnn_plan *p, int json) {
+    static char buf[4096];
+    const char *base = (const char *)(p + 1) + (json ? p->knobs_len : 0);
+    size_t n = json ? p->json_len : p->knobs_len;
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, base, n);
+    buf[n] = 0;
+    return buf;
+}
+/* api records are matched by func through the common header, which is not how nth() filters
+ * plan records (no common header there): nth(kind, 0, i) only. */
+static gt_rec_api_cudnn *execute_rec(int i) {
+    rec *r = nth(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute, i);
+    return r ? r->body : NULL;
+}
+
+static void check_cudnn_legacy(void) {
+    EXPECT_EQ("cudnnConvolutionForward", count(GT_REC_API_CUDNN, GT_FN_cudnnConvolutionForward), 2);
+    EXPECT_EQ("cudnnConvolutionBackwardData",
+              count(GT_REC_API_CUDNN, GT_FN_cudnnConvolutionBackwardData), 1);
+    EXPECT_EQ("Find", count(GT_REC_API_CUDNN, GT_FN_cudnnFindConvolutionForwardAlgorithm), 1);
+    EXPECT_EQ("Get_v7", count(GT_REC_API_CUDNN, GT_FN_cudnnGetConvolutionForwardAlgorithm_v7), 1);
+    EXPECT_EQ("SetConvolutionMathType", count(GT_REC_API_CUDNN, GT_FN_cudnnSetConvolutionMathType), 1);
+    EXPECT_EQ("signatures (fwd and bwd data, each once)", count(GT_REC_CUDNN_CONV_SIG, 0), 2);
+    gt_rec_cudnn_conv_sig *s = nth(GT_REC_CUDNN_CONV_SIG, 0, 0)->body;
+    EXPECT_EQ("sig op", s->op_kind, GT_CUDNN_OP_CONV_FWD);
+    EXPECT_EQ("sig rank", s->nb_dims, 4);
+    int xd[4] = {8, 64, 56, 56}, wd[4] = {128, 64, 3, 3}, yd[4] = {8, 128, 56, 56};
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ("x dim", s->x_dims[i], xd[i]);
+        EXPECT_EQ("w dim", s->w_dims[i], wd[i]);
+        EXPECT_EQ("y dim", s->y_dims[i], yd[i]);
+    }
+    EXPECT_EQ("x stride 0", s->x_strides[0], 64 * 56 * 56);
+    EXPECT_EQ("pad", s->pad[0], 1);
+    EXPECT_EQ("stride", s->stride[1], 1);
+    EXPECT_EQ("dilation", s->dilation[0], 1);
+    EXPECT_EQ("groups", s->groups, 1);
+    EXPECT_EQ("math type", s->math_type, 1); /* CUDNN_TENSOR_OP_MATH */
+    EXPECT_EQ("dtype", s->dtype, 0);         /* CUDNN_DATA_FLOAT */
+    EXPECT_EQ("mode", s->conv_mode, 1);      /* CUDNN_CROSS_CORRELATION */
+    gt_rec_cudnn_conv_sig *s2 = nth(GT_REC_CUDNN_CONV_SIG, 0, 1)->body;
+    EXPECT_EQ("bwd sig op", s2->op_kind, GT_CUDNN_OP_CONV_BWD_DATA);
+    for (int i = 0; i < 2; i++) {
+        gt_rec_api_cudnn *c = nth(GT_REC_API_CUDNN, GT_FN_cudnnConvolutionForward, i)->body;
+        EXPECT_EQ("fwd sig id", c->sig_id, s->sig_id);
+        EXPECT_EQ("fwd algo (Find's best)", c->algo, 1);
+        EXPECT_EQ("fwd math", c->math_type, 1);
+    }
+    EXPECT_EQ("perf tables", count(GT_REC_CUDNN_PERF, 0), 2);
+    gt_rec_cudnn_perf *p = nth(GT_REC_CUDNN_PERF, 0, 0)->body;
+    gt_rec_api_cudnn *find = nth(GT_REC_API_CUDNN, GT_FN_cudnnFindConvolutionForwardAlgorithm, 0)->body;
+    EXPECT_EQ("perf corr", p->corr_id, find->c.corr_id);
+    EXPECT_EQ("perf sig", p->sig_id, s->sig_id);
+    EXPECT_EQ("perf count", p->count, 3);
+    gt_cudnn_perf_entry *e = (gt_cudnn_perf_entry *)(p + 1);
+    int algos[3] = {1, 6, 0};
+    for (int i = 0; i < 3; i++) EXPECT_EQ("perf algo", e[i].algo, algos[i]);
+    EXPECT_EQ("perf time x1000", (int)(e[1].time_ms * 1000), 500);
+    EXPECT_EQ("perf memory", e[2].memory, 3 << 20);
+    EXPECT_EQ("perf math", e[0].math_type, 1);
+}
+
+static void check_cudnn_backend(void) {
+    EXPECT_EQ("plans decoded once each", count(GT_REC_CUDNN_PLAN, 0), 4);
+    EXPECT_EQ("executes", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute), 8);
+    gt_rec_cudnn_plan *p1 = plan_rec(0), *p2a = plan_rec(1), *p2b = plan_rec(2), *p3 = plan_rec(3);
+    if (!p1 || !p2a || !p2b || !p3) return;
+    EXPECT_EQ("p1 engine", p1->engine_global_index, 38);
+    EXPECT_EQ("p1 op", p1->op_kind, GT_CUDNN_OP_CONV_FWD);
+    EXPECT_EQ("p1 workspace", p1->workspace_bytes, 38 * 1024);
+    EXPECT_EQ("p1 notes (tensor core)", p1->numerical_notes, 1);
+    EXPECT_EQ("p1 dtype", p1->dtype, 0);
+    if (strcmp(plan_text(p1, 0), "1=2") != 0) fail("p1 knobs '%s'", plan_text(p1, 0));
+    if (!strstr(plan_text(p1, 1), "\"finalizeMode\":\"CONV_FORWARD\"")) fail("p1 json");
+    EXPECT_EQ("p2a engine", p2a->engine_global_index, 5);
+    EXPECT_EQ("p2a notes (winograd)", p2a->numerical_notes, 1 << 5);
+    EXPECT_EQ("p2a op", p2a->op_kind, GT_CUDNN_OP_CONV_BWD_DATA);
+    EXPECT_EQ("p2b engine", p2b->engine_global_index, 12);
+    EXPECT_EQ("candidates share the operation", p2a->op_graph == p2b->op_graph, 1);
+    EXPECT_EQ("operations differ", p1->op_graph == p2a->op_graph, 0);
+    EXPECT_EQ("p3 op", p3->op_kind, GT_CUDNN_OP_CONV_BWD_FILTER);
+    EXPECT_EQ("p3 engine", p3->engine_global_index, 46);
+    for (int i = 0; i < 3; i++) {
+        gt_rec_api_cudnn *e = execute_rec(i);
+        EXPECT_EQ("p1 execute plan id", e->plan_id, p1->plan_id);
+        EXPECT_EQ("p1 execute heuristic", e->cudnn_flags, GT_CUDNN_HEURISTIC);
+        EXPECT_EQ("p1 execute workspace", e->workspace_bytes, 38 * 1024);
+        EXPECT_EQ("p1 execute result", e->c.result, 0);
+    }
+    EXPECT_EQ("candidate 1 autotune", execute_rec(3)->cudnn_flags, GT_CUDNN_AUTOTUNE);
+    EXPECT_EQ("candidate 1 plan", execute_rec(3)->plan_id, p2a->plan_id);
+    EXPECT_EQ("candidate 2 autotune", execute_rec(4)->cudnn_flags, GT_CUDNN_AUTOTUNE);
+    EXPECT_EQ("winner in steady state", execute_rec(5)->cudnn_flags, 0);
+    EXPECT_EQ("winner plan", execute_rec(5)->plan_id, p2b->plan_id);
+    EXPECT_EQ("p3 heuristic", execute_rec(6)->cudnn_flags, GT_CUDNN_HEURISTIC);
+    EXPECT_EQ("p3 plan", execute_rec(6)->plan_id, p3->plan_id);
+    EXPECT_EQ("bad execute result passed through", execute_rec(7)->c.result, 2000);
+    EXPECT_EQ("destroy recorded", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendDestroyDescriptor), 1);
+    /* Finalize: per graph 1 + per plan 3 (engine, cfg, plan) -> 3 graphs + 4 plans * 3 */
+    EXPECT_EQ("finalizes", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendFinalize), 3 + 4 * 3);
+    int plan_finalizes = 0;
+    for (int i = 0; nth(GT_REC_API_CUDNN, GT_FN_cudnnBackendFinalize, i); i++) {
+        gt_rec_api_cudnn *f = nth(GT_REC_API_CUDNN, GT_FN_cudnnBackendFinalize, i)->body;
+        plan_finalizes += f->desc_type == 5; /* CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR */
+    }
+    EXPECT_EQ("plan finalizes by type", plan_finalizes, 4);
+    const gt_file_header *h = gt_reader_header(reader);
+    EXPECT_EQ("cudnn version", h->runtime.cudnn_version, 91900);
+    EXPECT_EQ("cudnn cudart version", h->runtime.cudnn_cudart_version, 13000);
+}
+
+static void check_python_local(void) {
+    EXPECT_EQ("plans", count(GT_REC_CUDNN_PLAN, 0), 1);
+    EXPECT_EQ("executes", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute), 5);
+    gt_rec_cudnn_plan *p = plan_rec(0);
+    if (p) EXPECT_EQ("engine", p->engine_global_index, 67);
+    for (int i = 0; i < 5; i++) EXPECT_EQ("result", execute_rec(i)->c.result, 0);
+    EXPECT_EQ("cudnn version", gt_reader_header(reader)->runtime.cudnn_version, 91900);
+}
+
+/* ------------------------------------------------------------------ cuBLAS */
+
+static void check_cublas(int want_result) {
+    EXPECT_EQ("GEMMs recorded once each (nested cublasLtMatmul not again)", count(GT_REC_API_CUBLAS, 0), 4);
+    uint32_t funcs[4] = {GT_FN_cublasSgemm_v2, GT_FN_cublasGemmEx, GT_FN_cublasGemmStridedBatchedEx,
+                         GT_FN_cublasLtMatmul};
+    int64_t mnk[4][4] = {{128, 256, 64, 1}, {512, 512, 1024, 1}, {64, 32, 16, 4}, {32, 16, 8, 1}};
+    int32_t types[4][4] = {{0, 0, 0, 68}, {2, 2, 2, 68}, {0, 0, 0, 77}, {14, 14, 0, 68}};
+    int32_t trans[4][2] = {{0, 1}, {1, 0}, {0, 0}, {0, 0}};
+    for (int i = 0; i < 4; i++) {
+        gt_rec_api_cublas *g = nth(GT_REC_API_CUBLAS, 0, i)->body;
+        EXPECT_EQ("func", g->c.func, funcs[i]);
+        EXPECT_EQ("m", g->m, mnk[i][0]);
+        EXPECT_EQ("n", g->n, mnk[i][1]);
+        EXPECT_EQ("k", g->k, mnk[i][2]);
+        EXPECT_EQ("batch", g->batch, mnk[i][3]);
+        EXPECT_EQ("atype", g->atype, types[i][0]);
+        EXPECT_EQ("btype", g->btype, types[i][1]);
+        EXPECT_EQ("ctype", g->ctype, types[i][2]);
+        EXPECT_EQ("compute", g->compute_type, types[i][3]);
+        EXPECT_EQ("transa", g->transa, trans[i][0]);
+        EXPECT_EQ("transb", g->transb, trans[i][1]);
+        EXPECT_EQ("result", g->c.result, want_result);
+    }
+    check_common_fields();
+}
+
+/* ------------------------------------------------------------------ dlsym */
+
+static void check_dlsym(void) {
+    EXPECT_EQ("cudaMalloc via dlsym", count(GT_REC_API_ALLOC, GT_FN_cudaMalloc), 3);
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ("malloc flags", nth(GT_REC_API_ALLOC, GT_FN_cudaMalloc, i)->flags, GT_RF_VIA_DLSYM);
+    EXPECT_EQ("cudaMemcpy", count(GT_REC_API_MEMCPY, GT_FN_cudaMemcpy), 1);
+    EXPECT_EQ("cudaDeviceSynchronize", count(GT_REC_API_SYNC, GT_FN_cudaDeviceSynchronize), 1);
+    EXPECT_EQ("cuLaunchKernel", count(GT_REC_API_LAUNCH, GT_FN_cuLaunchKernel), 2);
+    rec *l = nth(GT_REC_API_LAUNCH, GT_FN_cuLaunchKernel, 0);
+    if (l) {
+        EXPECT_EQ("driver flags", l->flags, GT_RF_VIA_DLSYM | GT_RF_DRIVER);
+        gt_rec_api_launch *b = l->body;
+        EXPECT_EQ("driver grid", b->grid[0], 2);
+        EXPECT_EQ("driver block", b->block[0], 32);
+        EXPECT_EQ("driver function", b->function, 0x77);
+    }
+    EXPECT_EQ("cuMemcpyHtoD_v2", count(GT_REC_API_MEMCPY, GT_FN_cuMemcpyHtoD_v2), 1);
+    rec *c = nth(GT_REC_API_MEMCPY, GT_FN_cuMemcpyHtoD_v2, 0);
+    if (c) {
+        gt_rec_api_memcpy *m = c->body;
+        EXPECT_EQ("driver copy bytes", m->bytes, 128);
+        EXPECT_EQ("driver copy src", m->src_kind, GT_MEM_PAGEABLE);
+        EXPECT_EQ("driver copy dst", m->dst_kind, GT_MEM_DEVICE);
+    }
+    /* cudaGetDriverEntryPoint itself and unwrapped functions are not recorded; nothing twice. */
+    EXPECT_EQ("API records in all", count_api_records(), 3 + 1 + 1 + 2 + 1);
+    check_common_fields();
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: interpose_check CASE DIR\n");
@@ -221,6 +406,11 @@ int main(int argc, char **argv) {
     load(argv[2]);
     const char *c = argv[1];
     if (strcmp(c, "runtime") == 0) check_runtime();
+    else if (strcmp(c, "cudnn") == 0) check_cudnn_legacy(), check_cudnn_backend(), check_common_fields();
+    else if (strcmp(c, "python_local") == 0) check_python_local();
+    else if (strcmp(c, "cublas") == 0) check_cublas(0);
+    else if (strcmp(c, "cublas_fail") == 0) check_cublas(13); /* CUBLAS_STATUS_EXECUTION_FAILED */
+    else if (strcmp(c, "dlsym") == 0) check_dlsym();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;

@@ -2,6 +2,7 @@
  * Run with FAKE_CUDA_FAIL=cudaMalloc:2 (the second cudaMalloc fails): the app checks that the error
  * code reaches it unchanged. Exit 1 when anything the app sees differs from the fake's behaviour. */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,17 @@ int main(void) {
     CHECK(cudaFree(d), cudaSuccess);
     CHECK(cudaFreeHost(pinned), cudaSuccess);
     CHECK(cudaFree((void *)0x1234), cudaErrorInvalidValue); /* unknown pointer: error passed back */
+    /* A wrapped function the runtime lacks (the fake has no cudaMemset2D): the wrapper, reached
+     * through the global scope, must fail cleanly and record nothing. */
+    typedef cudaError_t (*set2d_fn)(void *, size_t, int, size_t, size_t);
+    set2d_fn set2d = (set2d_fn)dlsym(RTLD_DEFAULT, "cudaMemset2D");
+    if (set2d) {
+        CHECK(set2d(NULL, 0, 0, 0, 0), cudaErrorNotSupported);
+        CHECK(set2d(NULL, 0, 0, 0, 0), cudaErrorNotSupported);
+    } else if (getenv("LD_PRELOAD")) {
+        fprintf(stderr, "cudaMemset2D wrapper not found in the global scope\n");
+        return 1;
+    }
     free(pageable);
     free(registered);
     return 0;
