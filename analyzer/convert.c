@@ -879,7 +879,8 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
     enum gt_api_category cat = gt_api_func_category(a->func);
     cv_event ev = {.track = t->uuid, .seq = t->seq, .ts = b, .name = fname,
                    .name_iid = a->func < GT_FN_MAX ? IID_API(a->func) : 0};
-    cv_args x = {.n = 0};
+    cv_args x;
+    x.n = 0;
     uint64_t end_term[1];
     int n_end_term = 0;
     cv_set_cat(&ev, CAT_CUDA);
@@ -1151,7 +1152,8 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         cv_lane_describe(c, f, s, lane);
     cv_device *d = cv_device_get(c, f, s->device);
     cv_event ev = {.track = s->lanes.uuid[lane], .seq = d->seq, .ts = b};
-    cv_args x = {.n = 0};
+    cv_args x;
+    x.n = 0;
     char name[64];
     switch (op->kind) {
     case GT_REC_GPU_KERNEL: {
@@ -1310,7 +1312,8 @@ static void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
     static const char *const reasons[] = {"?", "thread buffer full", "CUPTI dropped records",
                                           "CUPTI buffer cap reached", "record too large",
                                           "write failed"};
-    cv_args x = {.n = 0};
+    cv_args x;
+    x.n = 0;
     arg_u(&x, "count", l.count);
     arg_s(&x, "reason", l.reason < 6 ? reasons[l.reason] : "?");
     arg_u(&x, "tid", l.lost_tid);
@@ -1438,7 +1441,8 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
         cv_child_track(c, f, f->advice_uuid, "gputrace advice", 2000001, -2);
         f->advice_described = 1;
     }
-    cv_args x = {.n = 0};
+    cv_args x;
+    x.n = 0;
     if (item->detail)
         arg_s(&x, "detail", item->detail);
     cv_event ev = {.type = CV_INSTANT, .track = f->advice_uuid, .seq = f->proc_seq, .ts = ts,
