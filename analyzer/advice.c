@@ -564,11 +564,10 @@ static void rule_cudnn_inferred(const gt_proc *p, gt_advice_list *l)
             used += (size_t)snprintf(parts + used, used < sizeof parts ? sizeof parts - used : 0,
                                      "%s%s %.1f ms", used ? ", " : "", gt_kernel_family_name(f),
                                      fam_ms[f]);
-            char key[40];
-            snprintf(key, sizeof key, "%s_ms", gt_kernel_family_name(f));
-            for (char *c = key; *c; c++)
-                if (*c == ' ' || *c == '(' || *c == ')' || *c == '/')
-                    *c = '_';
+            static const char *const keys[GT_KF_COUNT] = {
+                "none_ms", "implicit_gemm_ms", "winograd_ms", "fft_ms", "tensor_cores_ms",
+                "gemm_ms", "other_conv_ms"};
+            const char *key = keys[f];
             ev(a, key, fam_ms[f], "ms");
         }
     msg(a,

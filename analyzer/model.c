@@ -1366,6 +1366,9 @@ static void build_inferred_ops(gt_proc *p)
         gt_cudnn_opstat *op = op_for(p, &cap, sig, GT_CUDNN_OP_UNKNOWN);
         op->inferred = 1;
         const char *fam = gt_kernel_family_name(k->family);
+        if (k->family == GT_KF_TENSOR_CORE && (contains_ci(k->mangled, "implicit_gemm") ||
+                                               contains_ci(k->mangled, "implicit_precomp")))
+            fam = "implicit GEMM on tensor cores";
         gt_cudnn_choice *c = choice_for(op, fam, k->tensor_cores ? "tensor cores" : "",
                                         k->tensor_cores);
         c->execs += k->count;
