@@ -9,26 +9,26 @@
 #include "gtrace_api.h"
 
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
-#define SYNC_STALL_SHARE 0.05      /* blocking sync time per step / step time */
+#define SYNC_STALL_SHARE 0.05 /* blocking sync time per step / step time */
 #define SYNC_STALL_CRITICAL 0.25
-#define PAGEABLE_SHARE 0.02        /* pageable copy time / steady window */
+#define PAGEABLE_SHARE 0.02 /* pageable copy time / steady window */
 #define PAGEABLE_WARN_SHARE 0.10
-#define NONBLOCK_SHARE 0.01        /* blocking H2D copy time / steady window */
-#define LAUNCH_BUSY_PCT 70.0       /* steady GPU busy below this */
-#define LAUNCH_SHORT_SHARE 0.5     /* short kernels (< 10 µs) among steady kernels */
+#define NONBLOCK_SHARE 0.01         /* blocking H2D copy time / steady window */
+#define LAUNCH_BUSY_PCT 70.0        /* steady GPU busy below this */
+#define LAUNCH_SHORT_SHARE 0.5      /* short kernels (< 10 µs) among steady kernels */
 #define LAUNCH_SHORT_IDLE_SHARE 0.5 /* idle in gaps < 1 ms / all steady idle */
-#define LAUNCH_SAVING_FACTOR 0.5   /* CUDA graphs / bigger batches recover about half of it */
-#define AMP_SHARE 0.20             /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
-#define AMP_SAVING_FACTOR 0.5      /* tensor cores run such work at least 2x faster */
-#define ALLOC_PER_STEP 1.0         /* cudaMalloc/cudaFree calls per steady step */
+#define LAUNCH_SAVING_FACTOR 0.5    /* CUDA graphs / bigger batches recover about half of it */
+#define AMP_SHARE 0.20              /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
+#define AMP_SAVING_FACTOR 0.5       /* tensor cores run such work at least 2x faster */
+#define ALLOC_PER_STEP 1.0          /* cudaMalloc/cudaFree calls per steady step */
 #define ALLOC_MIN_CALLS 3
-#define IDLE_SHARE 0.10            /* unexplained idle in gaps >= 1 ms / steady window */
-#define BENCH_MIN_EXECS 3          /* an op run this often counts as a static shape */
-#define BENCH_STATIC_SHARE 0.8     /* share of ops with static shapes */
-#define BENCH_DYNAMIC_OPS 20       /* autotuned signatures ... */
-#define BENCH_DYNAMIC_SHARE 0.5    /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
-#define BENCH_COST_SHARE 0.20      /* autotuning time / run duration */
-#define STRAGGLER_RATIO 1.05       /* slowest rank's step / median step of all ranks */
+#define IDLE_SHARE 0.10         /* unexplained idle in gaps >= 1 ms / steady window */
+#define BENCH_MIN_EXECS 3       /* an op run this often counts as a static shape */
+#define BENCH_STATIC_SHARE 0.8  /* share of ops with static shapes */
+#define BENCH_DYNAMIC_OPS 20    /* autotuned signatures ... */
+#define BENCH_DYNAMIC_SHARE 0.5 /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
+#define BENCH_COST_SHARE 0.20   /* autotuning time / run duration */
+#define STRAGGLER_RATIO 1.05    /* slowest rank's step / median step of all ranks */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -173,8 +173,8 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
     const gt_copy_agg *pin_h2d = &p->copies[GT_DIR_H2D][GT_MEM_PINNED];
     const gt_copy_agg *pin_d2h = &p->copies[GT_DIR_D2H][GT_MEM_PINNED];
     uint64_t pin_bytes = pin_h2d->bytes + pin_d2h->bytes;
-    uint64_t pin_ns = p->copies_from_gpu ? pin_h2d->gpu_ns + pin_d2h->gpu_ns
-                                         : pin_h2d->cpu_ns + pin_d2h->cpu_ns;
+    uint64_t pin_ns =
+        p->copies_from_gpu ? pin_h2d->gpu_ns + pin_d2h->gpu_ns : pin_h2d->cpu_ns + pin_d2h->cpu_ns;
     double page_bw = gbps(bytes, (uint64_t)(ms * 1e6)), pin_bw = gbps(pin_bytes, pin_ns);
     char pinned_txt[160] = "";
     if (pin_bw > page_bw && pin_bw > 0)
@@ -187,8 +187,7 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
         "run): the driver stages them through a bounce buffer and they cannot overlap compute. "
         "Use pinned memory (DataLoader(pin_memory=True), tensor.pin_memory(), cudaMallocHost)."
         "%s",
-        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms,
-        pinned_txt);
+        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms, pinned_txt);
     ev(a, "pageable_copies", (double)count, "count");
     ev(a, "pageable_mb", (double)bytes / 1e6, "MB");
     ev(a, "pageable_ms", ms, "ms");
@@ -249,7 +248,8 @@ static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
     double short_share = (double)p->steady_short_kernels / (double)p->steady_kernels;
     double idle = steady_idle_ms_per_step(p);
     double short_idle = p->steady_short_idle_ms_per_step;
-    if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 || short_idle / idle < LAUNCH_SHORT_IDLE_SHARE)
+    if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 ||
+        short_idle / idle < LAUNCH_SHORT_IDLE_SHARE)
         return;
     gt_advice *a = add_item(l, p, "launch-bound", GT_SEV_WARNING);
     double launch_us = p->launches ? (double)p->launch_ns / (double)p->launches / 1e3 : 0;
@@ -308,7 +308,8 @@ static int gemm_is_fp32_plain(const gt_gemm_agg *g)
 {
     if (g->func == GT_FN_cublasSgemm_v2 || g->func == GT_FN_cublasSgemm_v2_64)
         return g->compute_type != 77 && g->compute_type != 74 && g->compute_type != 75;
-    return g->atype == 0 && (g->compute_type == 68 || g->compute_type == 69 || g->compute_type == 0);
+    return g->atype == 0 &&
+           (g->compute_type == 68 || g->compute_type == 69 || g->compute_type == 0);
 }
 
 static int kernel_is_fp32_plain(const gt_kernel_agg *k)
@@ -415,7 +416,8 @@ static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
     if (!ops)
         return;
     double run_ms = gt_proc_duration_ms(p), tune_ms = (double)p->autotune_ns / 1e6;
-    if (autotuned >= BENCH_DYNAMIC_OPS && (double)rare_autotuned / (double)autotuned >= BENCH_DYNAMIC_SHARE) {
+    if (autotuned >= BENCH_DYNAMIC_OPS &&
+        (double)rare_autotuned / (double)autotuned >= BENCH_DYNAMIC_SHARE) {
         gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_WARNING);
         msg(a,
             "cuDNN autotuned %zu convolution signatures and %zu of them ran fewer than %d times: "
@@ -434,7 +436,8 @@ static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
         msg(a,
             "cuDNN autotuning took %.0f ms, %.0f%% of this %.0f ms run, while the steady step is "
             "%.2f ms. Autotuning pays off only when it makes each step faster for long enough "
-            "(on ResNet-50 it bought 0.25 ms a step for 19 s at start): for short runs or jobs that "
+            "(on ResNet-50 it bought 0.25 ms a step for 19 s at start): for short runs or jobs "
+            "that "
             "restart often, compare with torch.backends.cudnn.benchmark = False (gputrace diff).",
             tune_ms, 100 * tune_ms / run_ms, run_ms, step_ms(p));
         ev(a, "autotune_ms", tune_ms, "ms");
@@ -475,9 +478,8 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
             "CUDA runtime %d.%d: mixed CUDA majors can fail or fall back to slow paths. Install "
             "the cuDNN build for CUDA %d (check LD_LIBRARY_PATH for a second cuDNN).",
             rt->cudnn_version / 10000, (rt->cudnn_version / 100) % 100,
-            rt->cudnn_cudart_version / 1000, rt->cudnn_cudart_version,
-            rt->runtime_version / 1000, (rt->runtime_version % 1000) / 10,
-            rt->runtime_version / 1000);
+            rt->cudnn_cudart_version / 1000, rt->cudnn_cudart_version, rt->runtime_version / 1000,
+            (rt->runtime_version % 1000) / 10, rt->runtime_version / 1000);
         ev(a, "cudnn_cudart_version", rt->cudnn_cudart_version, "");
         ev(a, "runtime_version", rt->runtime_version, "");
         a->t_ns = p->t_min;
@@ -494,16 +496,15 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
         ev(a, "compute_capability", cc / 10.0, "");
         a->t_ns = p->t_min;
     }
-    if (p->insufficient_driver_errors ||
-        (rt->driver_version > 0 && rt->runtime_version > 0 &&
-         rt->driver_version / 1000 < rt->runtime_version / 1000)) {
+    if (p->insufficient_driver_errors || (rt->driver_version > 0 && rt->runtime_version > 0 &&
+                                          rt->driver_version / 1000 < rt->runtime_version / 1000)) {
         gt_advice *a = add_item(l, p, "environment",
                                 p->insufficient_driver_errors ? GT_SEV_CRITICAL : GT_SEV_WARNING);
         msg(a,
             "The driver supports CUDA %d.%d but the program's runtime is %d.%d%s: update the "
             "driver or use a runtime it supports.",
-            rt->driver_version / 1000, (rt->driver_version % 1000) / 10,
-            rt->runtime_version / 1000, (rt->runtime_version % 1000) / 10,
+            rt->driver_version / 1000, (rt->driver_version % 1000) / 10, rt->runtime_version / 1000,
+            (rt->runtime_version % 1000) / 10,
             p->insufficient_driver_errors ? " (calls failed with cudaErrorInsufficientDriver)"
                                           : "");
         ev(a, "driver_version", rt->driver_version, "");
@@ -514,11 +515,12 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
     if (rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER || rt->cupti_state == GT_CUPTI_NOT_FOUND ||
         rt->cupti_state == GT_CUPTI_FAILED) {
         gt_advice *a = add_item(l, p, "environment", GT_SEV_INFO);
-        msg(a, "CUPTI was %s: the trace has no GPU-side records, so busy time, kernels and copy "
-               "bandwidth are missing.%s",
+        msg(a,
+            "CUPTI was %s: the trace has no GPU-side records, so busy time, kernels and copy "
+            "bandwidth are missing.%s",
             rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER ? "held by another tool"
             : rt->cupti_state == GT_CUPTI_NOT_FOUND      ? "not found"
-                                                          : "not usable",
+                                                         : "not usable",
             rt->cupti_state == GT_CUPTI_OTHER_SUBSCRIBER
                 ? " Run without torch.profiler, nsys or ncu at the same time."
                 : " Put libcupti.so on LD_LIBRARY_PATH.");
@@ -565,8 +567,8 @@ static void rule_cudnn_inferred(const gt_proc *p, gt_advice_list *l)
                                      "%s%s %.1f ms", used ? ", " : "", gt_kernel_family_name(f),
                                      fam_ms[f]);
             static const char *const keys[GT_KF_COUNT] = {
-                "none_ms", "implicit_gemm_ms", "winograd_ms", "fft_ms", "tensor_cores_ms",
-                "gemm_ms", "other_conv_ms"};
+                "none_ms",         "implicit_gemm_ms", "winograd_ms",  "fft_ms",
+                "tensor_cores_ms", "gemm_ms",          "other_conv_ms"};
             const char *key = keys[f];
             ev(a, key, fam_ms[f], "ms");
         }

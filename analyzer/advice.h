@@ -16,7 +16,7 @@ enum gt_severity { GT_SEV_INFO = 0, GT_SEV_WARNING = 1, GT_SEV_CRITICAL = 2 };
 #define GT_ADVICE_MAX_EVIDENCE 12
 
 typedef struct gt_evidence {
-    char key[40];  /* "sync_ms_per_step" */
+    char key[40]; /* "sync_ms_per_step" */
     double value;
     char unit[12]; /* "ms", "%", "GB/s", "count", "" */
 } gt_evidence;
@@ -27,13 +27,13 @@ typedef struct gt_advice {
     char message[640]; /* one or two sentences: what, how much, what to do */
     gt_evidence evidence[GT_ADVICE_MAX_EVIDENCE];
     int n_evidence;
-    int has_saving;        /* 0: estimated_saving_ms is unknown (JSON null) */
-    double saving_ms;      /* estimated saving, see saving_per_step */
-    int saving_per_step;   /* 1: saving_ms is per steady step; 0: over the whole run */
-    char call_site[256];   /* "train.py:57 in train_step", "" when unknown */
-    uint64_t t_ns;         /* where the problem shows in the trace (0 = whole run) */
-    int pid;               /* process it concerns (0 = the whole run, e.g. straggler) */
-    int rank;              /* its rank, -1 when none */
+    int has_saving;      /* 0: estimated_saving_ms is unknown (JSON null) */
+    double saving_ms;    /* estimated saving, see saving_per_step */
+    int saving_per_step; /* 1: saving_ms is per steady step; 0: over the whole run */
+    char call_site[256]; /* "train.py:57 in train_step", "" when unknown */
+    uint64_t t_ns;       /* where the problem shows in the trace (0 = whole run) */
+    int pid;             /* process it concerns (0 = the whole run, e.g. straggler) */
+    int rank;            /* its rank, -1 when none */
 } gt_advice;
 
 typedef struct gt_advice_list {

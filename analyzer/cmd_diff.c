@@ -172,9 +172,9 @@ static totals totals_of(const gt_proc *p)
     totals t = {0};
     for (int d = 0; d < 5; d++)
         for (int k = 0; k < 6; k++)
-            t.copy_ms += (double)(p->copies_from_gpu ? p->copies[d][k].gpu_ns
-                                                     : p->copies[d][k].cpu_ns) /
-                         1e6;
+            t.copy_ms +=
+                (double)(p->copies_from_gpu ? p->copies[d][k].gpu_ns : p->copies[d][k].cpu_ns) /
+                1e6;
     t.sync_ms = (double)p->sync_total_ns / 1e6;
     t.idle_ms = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
     t.busy_pct = gt_proc_busy_pct(p);
@@ -243,8 +243,8 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     size_t ns = op_union(a, b, sigs, 512);
     if (ns) {
         fprintf(out, "\n  cuDNN ops ('*' = engine/algorithm changed)\n");
-        static const char *const ch[] = {"", "op signature", "A engine", "B engine", "A GPU ms",
-                                         "B GPU ms", "B/A"};
+        static const char *const ch[] = {"",         "op signature", "A engine", "B engine",
+                                         "A GPU ms", "B GPU ms",     "B/A"};
         gt_table c;
         gt_table_init(&c, 7, ch);
         c.max_width[1] = 80;
@@ -278,8 +278,7 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
         for (size_t i = 0; i < nk && (top_n <= 0 || i < (size_t)top_n); i++)
             gt_table_row(&k, gt_fmt("%.3f", (double)kp[i].a_ns / 1e6),
                          gt_fmt("%.3f", (double)kp[i].b_ns / 1e6),
-                         kp[i].a_ns ? ratio_text((double)kp[i].a_ns, (double)kp[i].b_ns)
-                                    : "only B",
+                         kp[i].a_ns ? ratio_text((double)kp[i].a_ns, (double)kp[i].b_ns) : "only B",
                          kp[i].name);
         gt_table_print(&k, out, "  ");
         gt_table_free(&k);
@@ -310,10 +309,10 @@ static void text_advice_only(const gt_advice_list *x, const gt_advice_list *y, c
 static json_t *versions(const gt_proc *p)
 {
     const gt_runtime_info *r = &p->hdr.runtime;
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i}", "path", p->path, "pid",
-                     p->hdr.pid, "rank", p->hdr.rank, "driver", r->driver_version, "runtime",
-                     r->runtime_version, "gpu", r->device_count ? r->devices[0].name : "",
-                     "cudnn", r->cudnn_version, "cudnn_cudart", r->cudnn_cudart_version);
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:i}", "path", p->path, "pid", p->hdr.pid,
+                     "rank", p->hdr.rank, "driver", r->driver_version, "runtime",
+                     r->runtime_version, "gpu", r->device_count ? r->devices[0].name : "", "cudnn",
+                     r->cudnn_version, "cudnn_cudart", r->cudnn_cudart_version);
 }
 
 static json_t *pair_json(const gt_proc *a, const gt_proc *b)
@@ -324,33 +323,33 @@ static json_t *pair_json(const gt_proc *a, const gt_proc *b)
     for (size_t i = 0; i < ns; i++) {
         const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
         double gx = (double)op_gpu_ns(x) / 1e6, gy = (double)op_gpu_ns(y) / 1e6, r = ratio(gx, gy);
-        json_array_append_new(
-            ops, json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:b}", "signature", sigs[i], "a",
-                           x ? gt_cudnn_op_json(a, x) : json_null(), "b",
-                           y ? gt_cudnn_op_json(b, y) : json_null(), "a_gpu_ms", gx, "b_gpu_ms",
-                           gy, "gpu_ratio", isinf(r) ? json_null() : json_real(r), "changed",
-                           op_changed(x, y)));
+        json_array_append_new(ops, json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:b}", "signature",
+                                             sigs[i], "a", x ? gt_cudnn_op_json(a, x) : json_null(),
+                                             "b", y ? gt_cudnn_op_json(b, y) : json_null(),
+                                             "a_gpu_ms", gx, "b_gpu_ms", gy, "gpu_ratio",
+                                             isinf(r) ? json_null() : json_real(r), "changed",
+                                             op_changed(x, y)));
     }
     json_t *kernels = json_array();
     size_t nk;
     kpair *kp = kernel_pairs(a, b, &nk);
     for (size_t i = 0; i < nk; i++) {
         double r = ratio((double)kp[i].a_ns, (double)kp[i].b_ns);
-        json_array_append_new(kernels, json_pack("{s:s, s:f, s:f, s:o}", "name", kp[i].name,
-                                                 "a_ms", (double)kp[i].a_ns / 1e6, "b_ms",
-                                                 (double)kp[i].b_ns / 1e6, "ratio",
-                                                 isinf(r) ? json_null() : json_real(r)));
+        json_array_append_new(kernels,
+                              json_pack("{s:s, s:f, s:f, s:o}", "name", kp[i].name, "a_ms",
+                                        (double)kp[i].a_ns / 1e6, "b_ms", (double)kp[i].b_ns / 1e6,
+                                        "ratio", isinf(r) ? json_null() : json_real(r)));
     }
     free(kp);
     totals ta = totals_of(a), tb = totals_of(b);
 #define AB(field) json_pack("{s:f, s:f}", "a", ta.field, "b", tb.field)
-    json_t *tot = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "step_ms", AB(step_ms),
-                            "gpu_busy_ms", AB(gpu_busy_ms), "busy_pct", AB(busy_pct), "idle_ms",
-                            AB(idle_ms), "copy_ms", AB(copy_ms), "sync_ms", AB(sync_ms),
-                            "autotune_ms", AB(autotune_ms));
+    json_t *tot =
+        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "step_ms", AB(step_ms), "gpu_busy_ms",
+                  AB(gpu_busy_ms), "busy_pct", AB(busy_pct), "idle_ms", AB(idle_ms), "copy_ms",
+                  AB(copy_ms), "sync_ms", AB(sync_ms), "autotune_ms", AB(autotune_ms));
 #undef AB
-    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals",
-                     tot, "cudnn", ops, "kernels", kernels);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals", tot,
+                     "cudnn", ops, "kernels", kernels);
 }
 
 static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)

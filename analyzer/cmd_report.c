@@ -1,6 +1,6 @@
-/* cmd_report.c — `gputrace report TRACE... [--json] [--fail-on=SEVERITY]`: a run summary and advice.
- * Exit status: 0; 3 with --fail-on when advice at that severity or above exists; 1 when an input
- * is damaged (the report is still printed); 2 when an input is not a trace or bad usage. */
+/* cmd_report.c — `gputrace report TRACE... [--json] [--fail-on=SEVERITY]`: a run summary and
+ * advice. Exit status: 0; 3 with --fail-on when advice at that severity or above exists; 1 when an
+ * input is damaged (the report is still printed); 2 when an input is not a trace or bad usage. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +70,8 @@ static void print_run(const gt_proc *p, FILE *out)
                 100.0 * (double)p->cupti_overhead_ns / 1e6 / (gt_proc_duration_ms(p) + 1e-9));
     fputc('\n', out);
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
-        fprintf(out, "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
+        fprintf(out,
+                "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
 }
 
 static void print_steps(const gt_proc *p, FILE *out)
@@ -123,7 +124,8 @@ static void print_gpu(const gt_proc *p, FILE *out)
 
 static int cmp_kernel(const void *a, const void *b)
 {
-    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a, *y = *(const gt_kernel_agg *const *)b;
+    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a,
+                        *y = *(const gt_kernel_agg *const *)b;
     return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
@@ -161,8 +163,8 @@ static void print_kernels(const gt_proc *p, FILE *out, int top_n)
 
 static void print_api(const gt_proc *p, FILE *out)
 {
-    static const char *const hdr[] = {"function", "calls", "total ms", "mean us", "max us",
-                                      "errors"};
+    static const char *const hdr[] = {"function", "calls",  "total ms",
+                                      "mean us",  "max us", "errors"};
     gt_table t;
     gt_table_init(&t, 6, hdr);
     for (int c = 1; c < 6; c++)
@@ -172,14 +174,13 @@ static void print_api(const gt_proc *p, FILE *out)
         if (!a->count)
             continue;
         const char *name = gt_api_func_name((uint32_t)f);
-        gt_table_row(&t, name ? name : gt_fmt("func#%d", f),
-                     gt_fmt("%llu", (unsigned long long)a->count),
-                     gt_fmt("%.3f", (double)a->total_ns / 1e6),
-                     gt_fmt("%.1f", (double)a->total_ns / (double)a->count / 1e3),
-                     gt_fmt("%.1f", (double)a->max_ns / 1e3),
-                     a->errors ? gt_fmt("%llu (first %d)", (unsigned long long)a->errors,
-                                        a->first_error)
-                               : "0");
+        gt_table_row(
+            &t, name ? name : gt_fmt("func#%d", f), gt_fmt("%llu", (unsigned long long)a->count),
+            gt_fmt("%.3f", (double)a->total_ns / 1e6),
+            gt_fmt("%.1f", (double)a->total_ns / (double)a->count / 1e3),
+            gt_fmt("%.1f", (double)a->max_ns / 1e3),
+            a->errors ? gt_fmt("%llu (first %d)", (unsigned long long)a->errors, a->first_error)
+                      : "0");
     }
     if (t.nrows > 1)
         gt_table_print(&t, out, "  ");
@@ -193,8 +194,8 @@ static void print_api(const gt_proc *p, FILE *out)
 
 static void print_copies(const gt_proc *p, FILE *out)
 {
-    static const char *const hdr[] = {"direction", "host memory", "count", "MB", "ms", "GB/s",
-                                      "blocking", "call site"};
+    static const char *const hdr[] = {"direction", "host memory", "count",    "MB",
+                                      "ms",        "GB/s",        "blocking", "call site"};
     gt_table t;
     gt_table_init(&t, 8, hdr);
     for (int c = 2; c < 7; c++)
@@ -249,8 +250,9 @@ static void print_sync(const gt_proc *p, FILE *out)
         gt_table_row(&t, gt_fmt("%.3f", (double)sites[i].total_ns / 1e6),
                      gt_fmt("%llu", (unsigned long long)sites[i].count),
                      gt_fmt("%.3f", (double)sites[i].max_ns / 1e6), fn ? fn : "?",
-                     site ? site : (sites[i].stack_id ? gt_fmt("stack #%u", sites[i].stack_id)
-                                                      : "(no stack recorded)"));
+                     site ? site
+                          : (sites[i].stack_id ? gt_fmt("stack #%u", sites[i].stack_id)
+                                               : "(no stack recorded)"));
     }
     gt_table_print(&t, out, "  ");
     gt_table_free(&t);
@@ -265,8 +267,8 @@ static void print_cudnn(const gt_proc *p, FILE *out)
     }
     if (!p->cudnn_calls_seen)
         fprintf(out, "  no cuDNN call was seen: families INFERRED from kernel names\n");
-    static const char *const hdr[] = {"op signature", "mode", "engine/algorithm", "notes",
-                                      "execs", "GPU ms", "autotune ms", "plans"};
+    static const char *const hdr[] = {"op signature", "mode",   "engine/algorithm", "notes",
+                                      "execs",        "GPU ms", "autotune ms",      "plans"};
     gt_table t;
     gt_table_init(&t, 8, hdr);
     t.max_width[0] = 80;
@@ -320,8 +322,8 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
     if (ranked < 2)
         return;
     section(out, color, "ranks");
-    static const char *const hdr[] = {"rank", "host", "step ms", "NCCL ms", "sync ms", "copy ms",
-                                      "idle ms", "busy %"};
+    static const char *const hdr[] = {"rank",    "host",    "step ms", "NCCL ms",
+                                      "sync ms", "copy ms", "idle ms", "busy %"};
     gt_table t;
     gt_table_init(&t, 8, hdr);
     for (int c = 2; c < 8; c++)
@@ -351,8 +353,8 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         const gt_proc *p = &run->procs[i];
         if (p->open_status != 0)
             continue;
-        fprintf(out, "%s%sgputrace report: %s%s\n", i ? "\n" : "", gt_bold(color),
-                gt_proc_label(p), gt_color_reset(color));
+        fprintf(out, "%s%sgputrace report: %s%s\n", i ? "\n" : "", gt_bold(color), gt_proc_label(p),
+                gt_color_reset(color));
         section(out, color, "run");
         print_run(p, out);
         if (!gt_proc_has_data(p)) {
@@ -393,8 +395,7 @@ static json_t *ranks_json(const gt_run *run)
                            "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
                            p->steady_sync_ms_per_step, "copy_ms_per_step",
                            p->steady_copy_ms_per_step, "idle_ms_per_step",
-                           p->steady_idle_unexplained_ms_per_step, "busy_pct",
-                           p->steady_busy_pct));
+                           p->steady_idle_unexplained_ms_per_step, "busy_pct", p->steady_busy_pct));
     }
     return arr;
 }
@@ -440,8 +441,9 @@ int cmd_report(int argc, char **argv)
         case 'f':
             fail_on = gt_severity_parse(optarg);
             if (fail_on < 0) {
-                fprintf(stderr, "gputrace report: --fail-on takes info, warning or critical, "
-                                "not '%s'\n",
+                fprintf(stderr,
+                        "gputrace report: --fail-on takes info, warning or critical, "
+                        "not '%s'\n",
                         optarg);
                 return 2;
             }

@@ -14,8 +14,6 @@
 #include "gtrace_api.h"
 #include "symbolize.h"
 
-
-
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
 #define NVTX_RANGES_MAX 200000u
 #define MAX_TIDS 256
@@ -143,15 +141,16 @@ static void body_copy(void *dst, size_t dst_size, const gt_record *r)
 const char *gt_kernel_family_name(int family)
 {
     static const char *const names[GT_KF_COUNT] = {
-        "-", "implicit GEMM", "Winograd", "FFT", "tensor cores (xmma/hmma)", "GEMM", "direct/other"};
+        "-",    "implicit GEMM", "Winograd", "FFT", "tensor cores (xmma/hmma)",
+        "GEMM", "direct/other"};
     return family >= 0 && family < GT_KF_COUNT ? names[family] : "?";
 }
 
 static int uses_tensor_cores(const char *name)
 {
-    static const char *const marks[] = {"xmma", "hmma", "gmma", "sm80_", "sm86_", "sm89_",
-                                        "sm90_", "sm100_", "s1688", "s16816", "h1688", "h16816",
-                                        "tensorop", "i8816", "_tc_", "bf16816", "wgmma"};
+    static const char *const marks[] = {"xmma",     "hmma",   "gmma",  "sm80_",   "sm86_", "sm89_",
+                                        "sm90_",    "sm100_", "s1688", "s16816",  "h1688", "h16816",
+                                        "tensorop", "i8816",  "_tc_",  "bf16816", "wgmma"};
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
         if (contains_ci(name, marks[i]))
             return 1;
@@ -205,9 +204,9 @@ const char *gt_cudnn_op_name(int op_kind)
 
 const char *gt_cudnn_dtype_name(int dtype)
 {
-    static const char *const names[] = {"float", "double", "half", "int8", "int32", "int8x4",
-                                        "uint8", "uint8x4", "int8x32", "bfloat16", "int64",
-                                        "bool", "fp8_e4m3", "fp8_e5m2"};
+    static const char *const names[] = {"float",  "double", "half",     "int8",    "int32",
+                                        "int8x4", "uint8",  "uint8x4",  "int8x32", "bfloat16",
+                                        "int64",  "bool",   "fp8_e4m3", "fp8_e5m2"};
     if (dtype >= 0 && dtype < (int)(sizeof names / sizeof names[0]))
         return names[dtype];
     return "?";
@@ -215,12 +214,13 @@ const char *gt_cudnn_dtype_name(int dtype)
 
 static const char *legacy_algo_name(int op_kind, int algo)
 {
-    static const char *const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                      "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
-    static const char *const bwd_data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
-                                           "WINOGRAD_NONFUSED"};
-    static const char *const bwd_filter[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3",
-                                             "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+    static const char *const fwd[] = {
+        "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+        "WINOGRAD",      "WINOGRAD_NONFUSED"};
+    static const char *const bwd_data[] = {"ALGO_0",     "ALGO_1",   "FFT",
+                                           "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    static const char *const bwd_filter[] = {
+        "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
     if (algo < 0)
         return "?";
     if ((op_kind == GT_CUDNN_OP_CONV_FWD || op_kind == GT_CUDNN_OP_CONV_BIAS_ACT) && algo < 8)
@@ -234,9 +234,11 @@ static const char *legacy_algo_name(int op_kind, int algo)
 
 static void notes_text(uint64_t notes, char *out, size_t cap)
 {
-    static const char *const names[] = {"tensor cores", "down-convert inputs", "reduced-precision reduction",
-                                        "FFT", "nondeterministic", "Winograd", "Winograd 4x4",
-                                        "Winograd 6x6", "Winograd 13x13", "strict NaN"};
+    static const char *const names[] = {
+        "tensor cores", "down-convert inputs", "reduced-precision reduction",
+        "FFT",          "nondeterministic",    "Winograd",
+        "Winograd 4x4", "Winograd 6x6",        "Winograd 13x13",
+        "strict NaN"};
     out[0] = 0;
     size_t used = 0;
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -474,7 +476,8 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
 static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
 {
     p->cudnn_calls_seen++;
-    if (c->c.func == GT_FN_cudnnBackendFinalize || c->c.func == GT_FN_cudnnBackendDestroyDescriptor ||
+    if (c->c.func == GT_FN_cudnnBackendFinalize ||
+        c->c.func == GT_FN_cudnnBackendDestroyDescriptor ||
         c->c.func == GT_FN_cudnnSetConvolutionMathType)
         return;
     uint32_t i = raw_for(s, c);
@@ -486,10 +489,10 @@ static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, u
 
 static void on_api_cublas(gt_proc *p, pass_state *s, const gt_rec_api_cublas *c, uint64_t d)
 {
-    uint64_t key = mix64((uint64_t)c->c.func ^ mix64((uint64_t)c->m) ^ mix64((uint64_t)c->n << 1) ^
-                         mix64((uint64_t)c->k << 2) ^ mix64((uint64_t)c->batch << 3) ^
-                         ((uint64_t)(uint32_t)c->atype << 40) ^
-                         ((uint64_t)(uint32_t)c->compute_type << 48));
+    uint64_t key =
+        mix64((uint64_t)c->c.func ^ mix64((uint64_t)c->m) ^ mix64((uint64_t)c->n << 1) ^
+              mix64((uint64_t)c->k << 2) ^ mix64((uint64_t)c->batch << 3) ^
+              ((uint64_t)(uint32_t)c->atype << 40) ^ ((uint64_t)(uint32_t)c->compute_type << 48));
     uint32_t i = map_get(&s->gemm_by_key, key);
     if (i == UINT32_MAX) {
         grow((void **)&p->gemms, &s->cap_gemms, p->n_gemms, sizeof *p->gemms);
@@ -1121,8 +1124,7 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 
 /* ------------------------------------------------------------------ pass 3: steady window */
 
-static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint64_t lo,
-                            uint64_t hi)
+static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint64_t lo, uint64_t hi)
 {
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
         union {
@@ -1182,8 +1184,8 @@ static void sig_text(const gt_rec_cudnn_conv_sig *g, int op_kind, char *out, siz
         uy += (size_t)snprintf(y + uy, uy < sizeof y ? sizeof y - uy : 0, "%s%d", i ? "x" : "",
                                g->y_dims[i]);
     }
-    const char *layout = g->format == 1 || (g->x_strides[1] == 1 && g->x_dims[1] > 1) ? "NHWC"
-                                                                                      : "NCHW";
+    const char *layout =
+        g->format == 1 || (g->x_strides[1] == 1 && g->x_dims[1] > 1) ? "NHWC" : "NCHW";
     snprintf(out, cap, "%s x=%s w=%s y=%s %s %s pad=%d,%d str=%d,%d dil=%d,%d%s",
              gt_cudnn_op_name(op_kind ? op_kind : (int)g->op_kind), x, w, y,
              gt_cudnn_dtype_name(g->dtype), layout, g->pad[0], g->pad[1], g->stride[0],
@@ -1308,7 +1310,9 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
             op->legacy = 1;
             tc = r->math_type == 1 || r->math_type == 2;
             const char *an = legacy_algo_name(op_kind, r->algo);
-            const char *family = strstr(an, "WINOGRAD") ? "Winograd" : strstr(an, "FFT") ? "FFT" : "";
+            const char *family = strstr(an, "WINOGRAD") ? "Winograd"
+                                 : strstr(an, "FFT")    ? "FFT"
+                                                        : "";
             snprintf(text, sizeof text, "%s", an);
             snprintf(notes, sizeof notes, "%s%s%s", tc ? "tensor-op math" : "",
                      tc && family[0] ? ", " : "", family);
@@ -1369,8 +1373,8 @@ static void build_inferred_ops(gt_proc *p)
         if (k->family == GT_KF_TENSOR_CORE && (contains_ci(k->mangled, "implicit_gemm") ||
                                                contains_ci(k->mangled, "implicit_precomp")))
             fam = "implicit GEMM on tensor cores";
-        gt_cudnn_choice *c = choice_for(op, fam, k->tensor_cores ? "tensor cores" : "",
-                                        k->tensor_cores);
+        gt_cudnn_choice *c =
+            choice_for(op, fam, k->tensor_cores ? "tensor cores" : "", k->tensor_cores);
         c->execs += k->count;
         c->gpu_ns += k->total_ns;
         op->chosen = 0;
@@ -1440,8 +1444,8 @@ static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     for (size_t i = 0; i < p->n_gaps; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t len = g->end_ns - g->start_ns;
-        uint64_t sum = g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns +
-                       g->in_other_api_ns;
+        uint64_t sum =
+            g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
         uint64_t unexpl = sum < len ? len - sum : 0;
         p->idle_sync_ns += g->in_sync_ns;
         p->idle_copy_ns += g->in_copy_ns;
@@ -1512,8 +1516,7 @@ static void resolve_stacks(gt_proc *p, pass_state *s)
         } else if (sp->have_py) {
             const char *file = gt_reader_string(s->reader, sp->file_id);
             const char *func = gt_reader_string(s->reader, sp->func_id);
-            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line,
-                     func ? func : "?");
+            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line, func ? func : "?");
         } else {
             snprintf(buf, sizeof buf, "stack #%u (pc 0x%llx)", sp->stack_id,
                      (unsigned long long)sp->pc0);
@@ -1536,8 +1539,8 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
 
 static void free_pass(pass_state *s)
 {
-    u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->ext_corr,   &s->call_by_corr,
-                      &s->raw_by_key,   &s->plan_by_id,  &s->sig_by_id,  &s->gemm_by_key,
+    u64map *maps[] = {&s->kern_by_name, &s->site_by_key,  &s->ext_corr,   &s->call_by_corr,
+                      &s->raw_by_key,   &s->plan_by_id,   &s->sig_by_id,  &s->gemm_by_key,
                       &s->graph_ord,    &s->nvtx_by_name, &s->range_open, &s->stack_by_id};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         map_free(maps[i]);

@@ -1,7 +1,7 @@
 /* model.h — the aggregation pass behind `report`, `diff` and advice.
  *
- * One gt_proc per .gtrace file (a process, a rank). Reading is streaming and memory stays bounded by
- * aggregates: tables keyed by name/function/signature, one array of merged GPU busy intervals
+ * One gt_proc per .gtrace file (a process, a rank). Reading is streaming and memory stays bounded
+ * by aggregates: tables keyed by name/function/signature, one array of merged GPU busy intervals
  * (compacted when it grows), the idle gaps, and a fixed number of timeline bins. Each file is read
  * twice: pass 1 aggregates and finds the GPU busy intervals, pass 2 attributes CPU activity to the
  * GPU's idle gaps, GPU time to cuDNN/cuBLAS calls (through external correlation) and finds steps.
@@ -48,9 +48,9 @@ typedef struct gt_api_agg {
 
 typedef struct gt_copy_agg { /* one per direction × host memory kind */
     uint64_t count, bytes, gpu_ns;
-    uint64_t cpu_count, cpu_ns;            /* wrapped calls */
-    uint64_t blocking_count, blocking_ns;  /* synchronous calls (the CPU waited) */
-    uint32_t top_stack;                    /* call site with most CPU time */
+    uint64_t cpu_count, cpu_ns;           /* wrapped calls */
+    uint64_t blocking_count, blocking_ns; /* synchronous calls (the CPU waited) */
+    uint32_t top_stack;                   /* call site with most CPU time */
     uint64_t top_stack_ns;
 } gt_copy_agg;
 
@@ -60,8 +60,8 @@ typedef struct gt_site_agg { /* sync stalls (and other call-site tallies) per fu
 } gt_site_agg;
 
 typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signature */
-    char *text;        /* "engine 38" or "IMPLICIT_PRECOMP_GEMM" */
-    char *notes;       /* "tensor cores, winograd" */
+    char *text;                  /* "engine 38" or "IMPLICIT_PRECOMP_GEMM" */
+    char *notes;                 /* "tensor cores, winograd" */
     int tensor_cores;
     uint64_t execs, gpu_ns, api_ns;
     uint64_t autotune_execs, autotune_ns; /* API + GPU time spent trying this choice */
@@ -122,8 +122,9 @@ typedef struct gt_proc {
     int copies_from_gpu;      /* copy table GPU times come from CUPTI records */
     gt_site_agg *sync_sites;
     size_t n_sync_sites, cap_sync_sites;
-    uint64_t sync_total_ns, sync_count; /* blocking synchronizations, incl. synchronous D2H copies */
-    int syncs_from_cupti;               /* no wrapper saw them: CUPTI sync records */
+    uint64_t sync_total_ns,
+        sync_count;       /* blocking synchronizations, incl. synchronous D2H copies */
+    int syncs_from_cupti; /* no wrapper saw them: CUPTI sync records */
     uint64_t alloc_calls, alloc_ns;
     int32_t kernel_image_errors, insufficient_driver_errors, other_errors;
 
@@ -155,12 +156,12 @@ typedef struct gt_proc {
     double warmup_ms_total;
     uint64_t steady_start_ns, steady_end_ns;
     /* per-step figures over the steady window (or the whole run when no steps were found) */
-    double steady_sync_ms_per_step, steady_copy_ms_per_step, steady_alloc_per_step,
-        steady_busy_pct, steady_nccl_ms_per_step, steady_idle_unexplained_ms_per_step,
+    double steady_sync_ms_per_step, steady_copy_ms_per_step, steady_alloc_per_step, steady_busy_pct,
+        steady_nccl_ms_per_step, steady_idle_unexplained_ms_per_step,
         steady_after_sync_idle_ms_per_step, steady_short_idle_ms_per_step;
     double steady_cpu_elsewhere_ms_per_step; /* GPU idle, CPU made no call (any gap >= 20 us) */
     double steady_steps; /* steps in the steady window (1 when no steps were found) */
-    uint64_t largest_gap_start_ns, largest_gap_ns; /* the largest unexplained steady gap */
+    uint64_t largest_gap_start_ns, largest_gap_ns;    /* the largest unexplained steady gap */
     uint64_t copy_then_sync_count, copy_then_sync_ns; /* async H2D copy + immediate stream sync */
     uint32_t copy_then_sync_stack;
     uint64_t steady_alloc_calls, steady_alloc_ns, steady_kernels, steady_short_kernels;

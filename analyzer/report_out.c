@@ -21,7 +21,7 @@ const char *gt_sev_color(int severity, int color)
 {
     if (!color)
         return "";
-    return severity == GT_SEV_CRITICAL ? "\033[1;31m"
+    return severity == GT_SEV_CRITICAL  ? "\033[1;31m"
            : severity == GT_SEV_WARNING ? "\033[33m"
                                         : "\033[36m";
 }
@@ -161,8 +161,8 @@ void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *
                 gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
                 gt_color_reset(color));
         if (a->pid)
-            fprintf(out, "  (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank)
-                                                : gt_fmt("pid %d", a->pid));
+            fprintf(out, "  (%s)",
+                    a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
         if (a->has_saving)
             fprintf(out, "  est. saving %.2f ms%s", a->saving_ms,
                     a->saving_per_step ? " per step" : "");
@@ -234,8 +234,8 @@ static json_t *gpu_json(const gt_proc *p)
     json_t *timeline = json_array();
     if (p->bin_ns)
         for (int i = 0; i < GT_TIMELINE_BINS; i++)
-            json_array_append_new(timeline, json_real(100.0 * (double)p->bins[i].gpu_busy_ns /
-                                                      (double)p->bin_ns));
+            json_array_append_new(
+                timeline, json_real(100.0 * (double)p->bins[i].gpu_busy_ns / (double)p->bin_ns));
     json_t *idle = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "blocked_in_sync_ms",
         (double)p->idle_sync_ns / 1e6, "copying_ms", (double)p->idle_copy_ns / 1e6, "launching_ms",
@@ -252,7 +252,8 @@ static json_t *gpu_json(const gt_proc *p)
 
 static int cmp_kernel_total(const void *a, const void *b)
 {
-    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a, *y = *(const gt_kernel_agg *const *)b;
+    const gt_kernel_agg *x = *(const gt_kernel_agg *const *)a,
+                        *y = *(const gt_kernel_agg *const *)b;
     return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
@@ -272,17 +273,15 @@ static json_t *kernels_json(const gt_proc *p, int top_n)
                            (double)k->total_ns / (double)k->count / 1e3, "max_us",
                            (double)k->max_ns / 1e3, "share_pct",
                            p->kernel_ns ? 100.0 * (double)k->total_ns / (double)p->kernel_ns : 0,
-                           "short_count", (json_int_t)k->short_count, "nccl", k->is_nccl,
-                           "family", gt_kernel_family_name(k->family)));
+                           "short_count", (json_int_t)k->short_count, "nccl", k->is_nccl, "family",
+                           gt_kernel_family_name(k->family)));
     }
     free(order);
-    return json_pack("{s:I, s:f, s:f, s:I, s:f, s:o}", "count", (json_int_t)p->kernel_count,
-                     "total_ms", (double)p->kernel_ns / 1e6, "short_share_pct",
-                     p->kernel_count ? 100.0 * (double)p->short_kernel_count /
-                                           (double)p->kernel_count
-                                     : 0,
-                     "distinct", (json_int_t)p->n_kernels, "nccl_ms", (double)p->nccl_ns / 1e6,
-                     "top", top);
+    return json_pack(
+        "{s:I, s:f, s:f, s:I, s:f, s:o}", "count", (json_int_t)p->kernel_count, "total_ms",
+        (double)p->kernel_ns / 1e6, "short_share_pct",
+        p->kernel_count ? 100.0 * (double)p->short_kernel_count / (double)p->kernel_count : 0,
+        "distinct", (json_int_t)p->n_kernels, "nccl_ms", (double)p->nccl_ns / 1e6, "top", top);
 }
 
 static json_t *api_json(const gt_proc *p)
@@ -317,8 +316,8 @@ static json_t *copies_json(const gt_proc *p)
             json_array_append_new(
                 arr, json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:I, s:f, s:s, s:o}", "direction",
                                gt_memcpy_dir_name((uint8_t)d), "host_memory",
-                               gt_mem_kind_name((uint8_t)k), "count", (json_int_t)c->count,
-                               "bytes", (json_int_t)c->bytes, "ms", (double)ns / 1e6, "gbps",
+                               gt_mem_kind_name((uint8_t)k), "count", (json_int_t)c->count, "bytes",
+                               (json_int_t)c->bytes, "ms", (double)ns / 1e6, "gbps",
                                ns ? (double)c->bytes / (double)ns : 0.0, "blocking_calls",
                                (json_int_t)c->blocking_count, "blocking_ms",
                                (double)c->blocking_ns / 1e6, "time_source",
@@ -335,12 +334,11 @@ static json_t *sync_json(const gt_proc *p)
         const gt_site_agg *s = &p->sync_sites[i];
         const char *fn = gt_api_func_name(s->func);
         const char *site = gt_proc_call_site(p, s->stack_id);
-        json_array_append_new(sites, json_pack("{s:s, s:o, s:I, s:f, s:f}", "function",
-                                               fn ? fn : "?", "call_site",
-                                               site ? json_string(site) : json_null(), "count",
-                                               (json_int_t)s->count, "total_ms",
-                                               (double)s->total_ns / 1e6, "max_ms",
-                                               (double)s->max_ns / 1e6));
+        json_array_append_new(
+            sites,
+            json_pack("{s:s, s:o, s:I, s:f, s:f}", "function", fn ? fn : "?", "call_site",
+                      site ? json_string(site) : json_null(), "count", (json_int_t)s->count,
+                      "total_ms", (double)s->total_ns / 1e6, "max_ms", (double)s->max_ns / 1e6));
     }
     return json_pack("{s:f, s:I, s:f, s:s, s:o}", "total_ms", (double)p->sync_total_ns / 1e6,
                      "count", (json_int_t)p->sync_count, "ms_per_step", p->steady_sync_ms_per_step,
@@ -352,8 +350,8 @@ static json_t *choice_json(const gt_cudnn_choice *c)
     return json_pack("{s:s, s:s, s:b, s:I, s:f, s:f, s:I, s:f}", "engine", c->text, "notes",
                      c->notes ? c->notes : "", "tensor_cores", c->tensor_cores, "executions",
                      (json_int_t)c->execs, "gpu_ms", (double)c->gpu_ns / 1e6, "api_ms",
-                     (double)c->api_ns / 1e6, "autotune_executions",
-                     (json_int_t)c->autotune_execs, "autotune_ms", (double)c->autotune_ns / 1e6);
+                     (double)c->api_ns / 1e6, "autotune_executions", (json_int_t)c->autotune_execs,
+                     "autotune_ms", (double)c->autotune_ns / 1e6);
 }
 
 json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op)
@@ -367,16 +365,15 @@ json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op)
         tune += op->choices[c].autotune_ns;
     }
     const char *site = gt_proc_call_site(p, op->stack_id);
-    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:o, s:o}",
-                     "signature", op->signature, "op", gt_cudnn_op_name(op->op_kind), "dtype",
-                     gt_cudnn_dtype_name(op->dtype), "mode", gt_cudnn_mode(op), "inferred",
-                     op->inferred, "chosen",
-                     op->chosen >= 0 ? choice_json(&op->choices[op->chosen]) : json_null(),
-                     "executions", (json_int_t)execs, "gpu_ms", (double)gpu / 1e6, "autotune_ms",
-                     (double)(tune + op->find_ns) / 1e6, "plans", (json_int_t)op->plans,
-                     "find_calls", (json_int_t)op->find_calls, "get_calls",
-                     (json_int_t)op->get_calls, "choices", choices, "call_site",
-                     site ? json_string(site) : json_null());
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:b, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:o, s:o}", "signature",
+        op->signature, "op", gt_cudnn_op_name(op->op_kind), "dtype", gt_cudnn_dtype_name(op->dtype),
+        "mode", gt_cudnn_mode(op), "inferred", op->inferred, "chosen",
+        op->chosen >= 0 ? choice_json(&op->choices[op->chosen]) : json_null(), "executions",
+        (json_int_t)execs, "gpu_ms", (double)gpu / 1e6, "autotune_ms",
+        (double)(tune + op->find_ns) / 1e6, "plans", (json_int_t)op->plans, "find_calls",
+        (json_int_t)op->find_calls, "get_calls", (json_int_t)op->get_calls, "choices", choices,
+        "call_site", site ? json_string(site) : json_null());
 }
 
 static json_t *gemms_json(const gt_proc *p)
@@ -385,14 +382,12 @@ static json_t *gemms_json(const gt_proc *p)
     for (size_t i = 0; i < p->n_gemms; i++) {
         const gt_gemm_agg *g = &p->gemms[i];
         const char *fn = gt_api_func_name(g->func);
-        json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:f, s:f}",
-                                             "function", fn ? fn : "?", "m", (json_int_t)g->m, "n",
-                                             (json_int_t)g->n, "k", (json_int_t)g->k, "batch",
-                                             (json_int_t)g->batch, "atype", g->atype,
-                                             "compute_type", g->compute_type, "count",
-                                             (json_int_t)g->count, "api_ms",
-                                             (double)g->api_ns / 1e6, "gpu_ms",
-                                             (double)g->gpu_ns / 1e6));
+        json_array_append_new(
+            arr, json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:f, s:f}", "function",
+                           fn ? fn : "?", "m", (json_int_t)g->m, "n", (json_int_t)g->n, "k",
+                           (json_int_t)g->k, "batch", (json_int_t)g->batch, "atype", g->atype,
+                           "compute_type", g->compute_type, "count", (json_int_t)g->count, "api_ms",
+                           (double)g->api_ns / 1e6, "gpu_ms", (double)g->gpu_ns / 1e6));
     }
     return arr;
 }

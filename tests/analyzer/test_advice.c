@@ -88,8 +88,7 @@ static void test_sync_stall(void)
     sc.data_load_ns = 2000000; /* CPU work after each sync leaves the GPU idle */
     gt_advice a;
     if (run_case("sync_stall", &sc, "sync-stall", 1, &a)) {
-        CHECK(strstr(a.call_site, "train.py:57") != NULL, "sync-stall call site '%s'",
-              a.call_site);
+        CHECK(strstr(a.call_site, "train.py:57") != NULL, "sync-stall call site '%s'", a.call_site);
         CHECK(a.has_saving && a.saving_per_step && a.saving_ms > 1.5 && a.saving_ms < 2.5,
               "sync-stall saving %.3f ms per step (expected ~2 ms idle after each sync)",
               a.saving_ms);
@@ -214,8 +213,7 @@ static void test_cudnn_benchmark(void)
     cost.cudnn = 2;
     cost.autotune_ns = 20000000; /* 3 × 4 × 20 ms of autotuning in a 100 ms run */
     if (run_case("cudnn_autotune_cost", &cost, "cudnn-benchmark", 1, &a))
-        CHECK(evidence(&a, "autotune_ms") >= 240, "autotune ms %.1f",
-              evidence(&a, "autotune_ms"));
+        CHECK(evidence(&a, "autotune_ms") >= 240, "autotune ms %.1f", evidence(&a, "autotune_ms"));
     scenario ok = scenario_healthy();
     ok.cudnn = 2;
     ok.autotune_ns = 10000;

@@ -73,8 +73,8 @@ static void test_engine_change(void)
             json_object_get(json_object_get(json_object_get(op, "a"), "chosen"), "engine"));
         const char *eb = json_string_value(
             json_object_get(json_object_get(json_object_get(op, "b"), "chosen"), "engine"));
-        CHECK(ea && eb && !strcmp(ea, "engine 38") && !strcmp(eb, "engine 58"),
-              "engines %s -> %s", ea ? ea : "?", eb ? eb : "?");
+        CHECK(ea && eb && !strcmp(ea, "engine 38") && !strcmp(eb, "engine 58"), "engines %s -> %s",
+              ea ? ea : "?", eb ? eb : "?");
     }
     json_t *tot = json_object_get(pair, "totals");
     double sa = json_real_value(json_object_get(json_object_get(tot, "step_ms"), "a"));
@@ -125,7 +125,7 @@ static void test_rank_by_rank(void)
         char name[64];
         snprintf(name, sizeof name, "runA/rank%d.gtrace", r);
         CHECK(scenario_write(at(name), &s) == 0, "write A");
-        s.kernel_ns = r == 1 ? 700000 : 500000; /* B: rank 1 slower */
+        s.kernel_ns = r == 1 ? 700000 : 500000;                   /* B: rank 1 slower */
         snprintf(name, sizeof name, "runB/rank%d.gtrace", 1 - r); /* other file order */
         s.rank = r;
         CHECK(scenario_write(at(name), &s) == 0, "write B");

@@ -102,15 +102,15 @@ static void test_json(void)
     int found = 0;
     for (size_t i = 0; i < json_array_size(advice); i++) {
         json_t *a = json_array_get(advice, i);
-        const char *keys[] = {"id", "severity", "message", "evidence", "estimated_saving_ms",
+        const char *keys[] = {"id",       "severity", "message", "evidence", "estimated_saving_ms",
                               "call_site"};
         for (size_t k = 0; k < 6; k++)
             CHECK(json_object_get(a, keys[k]) != NULL, "advice item has %s", keys[k]);
         if (!strcmp(json_string_value(json_object_get(a, "id")), "sync-stall")) {
             found = 1;
-            CHECK(json_is_number(json_object_get(json_object_get(a, "evidence"),
-                                                 "sync_ms_per_step")),
-                  "evidence is numbers");
+            CHECK(
+                json_is_number(json_object_get(json_object_get(a, "evidence"), "sync_ms_per_step")),
+                "evidence is numbers");
             CHECK(strstr(json_string_value(json_object_get(a, "call_site")), "train.py:57"),
                   "call site");
         }
@@ -129,10 +129,10 @@ static void test_text_and_fail_on(void)
     int rc = report(path_of("text.out"), 1, path_of("text.gtrace"));
     CHECK(rc == 0, "plain report exits 0 even with advice, got %d", rc);
     char *t = slurp(path_of("text.out"));
-    const char *sections[] = {"== run ==",      "== steps ==",       "== GPU time ==",
-                              "== kernels ==",  "== API calls ==",   "== copies ==",
-                              "== sync stalls ==", "== cuDNN ==",    "== advice ==",
-                              "pinned-memory",  "train.py:57",       "pageable"};
+    const char *sections[] = {
+        "== run ==",       "== steps ==",   "== GPU time ==",    "== kernels ==",
+        "== API calls ==", "== copies ==",  "== sync stalls ==", "== cuDNN ==",
+        "== advice ==",    "pinned-memory", "train.py:57",       "pageable"};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         CHECK(strstr(t, sections[i]) != NULL, "text report lacks '%s'", sections[i]);
     CHECK(strchr(t, '\033') == NULL, "no colour escapes when not a terminal");
@@ -209,8 +209,7 @@ static void test_run_folder(void)
     int straggler = 0;
     json_t *adv = json_object_get(root, "advice");
     for (size_t i = 0; i < json_array_size(adv); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(adv, i), "id")),
-                    "straggler"))
+        if (!strcmp(json_string_value(json_object_get(json_array_get(adv, i), "id")), "straggler"))
             straggler = json_integer_value(json_object_get(json_array_get(adv, i), "rank")) == 1;
     CHECK(straggler, "straggler rank 1 in folder report");
     json_decref(root);

@@ -100,8 +100,8 @@ static void launch(sim *s, uint32_t name_id, uint64_t dur)
     s->t += s->sc->cpu_between_ns;
 }
 
-static void copy(sim *s, uint8_t dir, uint8_t host_kind, int is_async, uint64_t bytes,
-                 double gbps, uint32_t stack)
+static void copy(sim *s, uint8_t dir, uint8_t host_kind, int is_async, uint64_t bytes, double gbps,
+                 uint32_t stack)
 {
     uint64_t dur = (uint64_t)((double)bytes / gbps);
     uint64_t issued = s->t;

@@ -9,12 +9,12 @@
 typedef struct scenario {
     int steps;
     int kernels_per_step;
-    uint64_t kernel_ns;       /* GPU time of each plain kernel */
-    uint64_t launch_ns;       /* CPU time of each launch call */
-    uint64_t cpu_between_ns;  /* CPU work between launches (Python overhead) */
-    uint64_t data_load_ns;    /* CPU work without CUDA calls at the start of each step */
-    int sync_every_step;      /* cudaStreamSynchronize at the end of each step (call site 7) */
-    int item_every_step;      /* a synchronous 4-byte D2H copy at the end of each step */
+    uint64_t kernel_ns;          /* GPU time of each plain kernel */
+    uint64_t launch_ns;          /* CPU time of each launch call */
+    uint64_t cpu_between_ns;     /* CPU work between launches (Python overhead) */
+    uint64_t data_load_ns;       /* CPU work without CUDA calls at the start of each step */
+    int sync_every_step;         /* cudaStreamSynchronize at the end of each step (call site 7) */
+    int item_every_step;         /* a synchronous 4-byte D2H copy at the end of each step */
     uint64_t pageable_h2d_bytes; /* one pageable cudaMemcpyAsync H2D per step */
     uint64_t pinned_h2d_bytes;   /* one pinned async H2D per step */
     uint64_t blocking_h2d_bytes; /* one synchronous cudaMemcpy H2D from pinned memory per step */

@@ -8,8 +8,7 @@
 #include <unistd.h>
 
 /* Run fn(argc, argv) with stdout (and stderr when err_too) sent to out_path; returns its status. */
-static inline int run_captured(int (*fn)(int, char **), int argc, char **argv,
-                               const char *out_path)
+static inline int run_captured(int (*fn)(int, char **), int argc, char **argv, const char *out_path)
 {
     fflush(stdout);
     int saved = dup(1);
