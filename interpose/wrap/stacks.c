@@ -7,9 +7,11 @@
  * Unwinders, best first:
  *   - unw_backtrace from libunwind.so.8, loaded with dlopen on first use so that libgputrace.so
  *     still loads where libunwind is absent (the GPU machine, most users' machines);
- *   - glibc backtrace() (libgcc's DWARF unwinder), called once at init because its first call
- *     dlopens libgcc_s and allocates.
- * GPUTRACE_STACK_UNWINDER=libunwind|backtrace forces one (tests and the benchmark use it).
+ *   - our own DWARF CFI unwinder with a per-pc rule cache (stacks_unwind.c), when libunwind is
+ *     absent; a capture whose frames it cannot read goes to
+ *   - glibc backtrace() (libgcc's DWARF unwinder, about 5 us at depth 24), called once at init
+ *     because its first call dlopens libgcc_s and allocates.
+ * GPUTRACE_STACK_UNWINDER=libunwind|cfi|backtrace forces one (tests and the benchmark use it).
  *
  * New modules are found without wrapping dlopen: wrapping it would make libgputrace.so the caller
  * of every dlopen, and glibc resolves $ORIGIN/RUNPATH from the caller, which breaks libraries
@@ -263,6 +265,18 @@ static int unwind_with_backtrace(void **pcs, int max)
     return backtrace(pcs, max);
 }
 
+static int unwind_with_cfi_only(void **pcs, int max) /* tests: no fallback hiding a failure */
+{
+    int n = gt_unwind_cfi(pcs, max);
+    return n >= 0 ? n : 0;
+}
+
+static int unwind_with_cfi(void **pcs, int max)
+{
+    int n = gt_unwind_cfi(pcs, max);
+    return n >= 0 ? n : backtrace(pcs, max);
+}
+
 static int (*g_unw_backtrace)(void **pcs, int max);
 
 static int unwind_with_libunwind(void **pcs, int max)
@@ -273,7 +287,7 @@ static int unwind_with_libunwind(void **pcs, int max)
 static void choose_unwinder(void)
 {
     const char *want = getenv("GPUTRACE_STACK_UNWINDER");
-    bool libunwind_allowed = !want || strcmp(want, "backtrace") != 0;
+    bool libunwind_allowed = !want || strcmp(want, "libunwind") == 0;
     if (libunwind_allowed) {
         /* RTLD_LOCAL: its _Unwind_* must not replace libgcc's for the application. */
         void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -286,12 +300,19 @@ static void choose_unwinder(void)
         }
         if (want && strcmp(want, "libunwind") == 0)
             gt_warn("GPUTRACE_STACK_UNWINDER=libunwind but libunwind.so.8 could not be loaded; "
-                    "using glibc backtrace()");
+                    "using gputrace's own unwinder");
     }
     void *warm[4];
     backtrace(warm, 4); /* first call loads libgcc_s and allocates: do it here, not in a wrapper */
-    g_unwind = unwind_with_backtrace;
-    gt_debug("stacks: native frames through glibc backtrace()");
+    if (want && strcmp(want, "backtrace") == 0) {
+        g_unwind = unwind_with_backtrace;
+        gt_debug("stacks: native frames through glibc backtrace()");
+    } else if (want && strcmp(want, "cfi-only") == 0) {
+        g_unwind = unwind_with_cfi_only;
+    } else {
+        g_unwind = unwind_with_cfi;
+        gt_debug("stacks: native frames through gputrace's CFI unwinder");
+    }
 }
 
 static void find_own_text(void)

@@ -23,6 +23,10 @@ bool gt_py_resolve(void);
 int gt_py_capture(gt_py_frame *out, int max, bool *truncated);
 /* false: Python frames only when the thread holds the GIL (GPUTRACE_STACK_PYTHON=gil). */
 void gt_py_allow_without_gil(bool allow);
+/* The return addresses above the caller, innermost first, through the DWARF CFI of each frame
+ * (cached per pc); -1 when a frame's CFI is not understood (then use another unwinder). */
+int gt_unwind_cfi(void **pcs, int max);
+
 /* In a forked child: forget cached string ids (the child writes a new file). */
 void gt_py_forget(void);
 

@@ -217,19 +217,16 @@ static uint32_t intern_unicode(mem_reader rd, void *s)
 
 /* One frame's names and line, from the thread's cache or read now. False: the layout does not
  * hold here (not a code object, not a string). */
-static bool raw_frame(mem_reader rd, void *frame, void *code, gt_py_frame *out)
+static bool raw_frame(mem_reader rd, raw_name_entry *cache, void *frame, void *code,
+                      gt_py_frame *out)
 {
     const py_layout *L = g_layout;
     void *filename = NULL, *name = NULL;
     if (!read_ptr(rd, code, L->co_filename, &filename) || !read_ptr(rd, code, L->co_name, &name))
         return false;
     int off = instr_offset(rd, frame, code);
-    if (t_raw_generation != g_raw_generation) {
-        memset(t_raw_cache, 0, sizeof t_raw_cache);
-        t_raw_generation = g_raw_generation;
-    }
     uintptr_t key = (uintptr_t)code ^ ((uintptr_t)off * 0x9e3779b1u);
-    raw_name_entry *e = &t_raw_cache[(key >> 3 ^ key >> 13) & (RAW_CACHE - 1)];
+    raw_name_entry *e = &cache[(key >> 3 ^ key >> 13) & (RAW_CACHE - 1)];
     if (!(e->code == code && e->offset == off && e->filename == filename && e->name == name &&
           e->file_id)) {
         uint32_t file_id = intern_unicode(rd, filename);
@@ -250,6 +247,11 @@ static int raw_walk(mem_reader rd, gt_py_frame *out, int max, bool *truncated)
     void *tstate = g_py.GILState_GetThisThreadState();
     if (!tstate)
         return 0;
+    raw_name_entry *cache = t_raw_cache; /* one TLS look-up per walk, not per frame */
+    if (t_raw_generation != g_raw_generation) {
+        memset(cache, 0, sizeof t_raw_cache);
+        t_raw_generation = g_raw_generation;
+    }
     int n = 0;
     void *frame = first_frame(rd, tstate);
     for (int guard = 0; frame && guard < 4096; guard++) {
@@ -266,7 +268,7 @@ static int raw_walk(mem_reader rd, gt_py_frame *out, int max, bool *truncated)
                 *truncated = true;
                 break;
             }
-            if (!raw_frame(rd, frame, code, &out[n]))
+            if (!raw_frame(rd, cache, frame, code, &out[n]))
                 return -1;
             n++;
         }

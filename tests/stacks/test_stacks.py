@@ -100,6 +100,32 @@ def case_unwinder_backtrace(args):
     case_chain(args, env={"GPUTRACE_STACK_UNWINDER": "backtrace"})
 
 
+def case_unwinder_cfi(args):
+    case_chain(args, env={"GPUTRACE_STACK_UNWINDER": "cfi-only"})
+
+
+def frames_of(args, cmd, unwinder, extra=None):
+    env = {"GPUTRACE_STACK_UNWINDER": unwinder, "GPUTRACE_STACK_DEPTH": "64"}
+    env.update(extra or {})
+    out, dump = run_traced(args, cmd, env)
+    sid = int(out.split()[-1])
+    return [(f["module"], f["func"], f["offset"]) if not f["py"] else (f["file"], f["func"], f["line"])
+            for f in dump["stacks"][sid]["frames"]]
+
+
+def case_unwinders_agree(args):
+    # gputrace's own CFI unwinder (used where libunwind is absent) must find exactly the frames
+    # libgcc's unwinder finds: a C program and the Python interpreter (with and without the GIL).
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    cmds = [[os.path.join(args.bin_dir, "stacks_chain"), "deep"],
+            [sys.executable, script, "gil"], [sys.executable, script, "nogil"]]
+    for cmd in cmds:
+        ref = frames_of(args, cmd, "backtrace")
+        got = frames_of(args, cmd, "cfi-only")  # no fallback to backtrace() behind its back
+        assert got == ref, f"{cmd}:\ncfi       {got}\nbacktrace {ref}"
+        assert len(ref) > 10, ref
+
+
 def case_stripped(args):
     full, fid = case_chain(args)
     _, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain_stripped"), "chain"])

@@ -2,10 +2,10 @@
 
   LD_PRELOAD=build/lib/libgputrace.so GPUTRACE_DIR=/tmp python3 tools/bench/bench_stacks_py.py
 
-Calls gt_stack_capture through ctypes.PyDLL (the GIL stays held, so Python frames are read) from
-a Python stack 12 frames deep, with GPUTRACE_STACK_PYTHON=1 and =0 in two child processes; the
-difference is the cost of reading the Python frames. A run with GPUTRACE_STACKS=off gives the
-ctypes call itself."""
+Calls gt_stack_capture through ctypes from a Python stack 12 frames deep: through ctypes.PyDLL (the
+GIL stays held: the C API reader) and ctypes.CDLL (the GIL is released, as PyTorch does: the
+direct reader), each with GPUTRACE_STACK_PYTHON=1 and =0 in child processes; the difference is
+the cost of reading the Python frames. A run with GPUTRACE_STACKS=off gives the ctypes call."""
 import ctypes
 import os
 import subprocess
@@ -15,8 +15,8 @@ import time
 N = 100000
 
 
-def bench():
-    f = ctypes.PyDLL(None).gt_stack_capture
+def bench(lib):
+    f = lib(None).gt_stack_capture
     f.restype, f.argtypes = ctypes.c_uint32, [ctypes.c_int]
 
     def nest(n):
@@ -36,16 +36,17 @@ def bench():
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        bench()
+        bench(ctypes.PyDLL if sys.argv[1] == "gil" else ctypes.CDLL)
         sys.exit(0)
-    results = {}
-    for label, env in (("off", {"GPUTRACE_STACKS": "off"}),
-                       ("native only", {"GPUTRACE_STACK_PYTHON": "0"}),
-                       ("native + Python", {"GPUTRACE_STACK_PYTHON": "1"})):
-        e = dict(os.environ, **env)
-        out = subprocess.run([sys.executable, __file__, "child"], env=e, capture_output=True,
-                             text=True, check=True).stdout
-        results[label] = float(out.split()[-1])
-        print(f"bench_stacks_py: {label}: {results[label]:.0f} ns per ctypes call")
-    print(f"bench_stacks_py: Python frames (12 deep + the ctypes frames): "
-          f"{results['native + Python'] - results['native only']:.0f} ns per capture")
+    for mode in ("gil", "nogil"):
+        results = {}
+        for label, env in (("off", {"GPUTRACE_STACKS": "off"}),
+                           ("native only", {"GPUTRACE_STACK_PYTHON": "0"}),
+                           ("native + Python", {"GPUTRACE_STACK_PYTHON": "1"})):
+            e = dict(os.environ, **env)
+            out = subprocess.run([sys.executable, __file__, mode], env=e, capture_output=True,
+                                 text=True, check=True).stdout
+            results[label] = float(out.split()[-1])
+            print(f"bench_stacks_py: {mode}: {label}: {results[label]:.0f} ns per ctypes call")
+        print(f"bench_stacks_py: {mode}: Python frames (15 frames): "
+              f"{results['native + Python'] - results['native only']:.0f} ns per capture")
