@@ -304,7 +304,8 @@ static void read_symbols(module *m, const Elf64_Ehdr *eh, uint32_t want_type)
 
 static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
 {
-    if (m->build_id_len == 0 || !in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+    if (m->build_id_len == 0 ||
+        !in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
         return true; /* nothing to compare with */
     const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)m->map + eh->e_phoff);
     for (int i = 0; i < eh->e_phnum; i++) {
@@ -499,8 +500,7 @@ static int module_for(const gt_symtab *st, uint64_t pc)
     int best = -1;
     for (size_t i = 0; i < st->nmods; i++) {
         const module *m = &st->mods[i];
-        if (pc >= m->base && pc - m->base < m->size &&
-            (best < 0 || m->base > st->mods[best].base))
+        if (pc >= m->base && pc - m->base < m->size && (best < 0 || m->base > st->mods[best].base))
             best = (int)i; /* the highest base that covers pc: non-PIE executables start at 0 */
     }
     return best;
@@ -638,15 +638,19 @@ int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max)
         if (!py_done && is_interpreter_module(f.module)) {
             /* The interpreter's eval loop starts here: the Python frames belong above it. */
             for (uint32_t k = 0; k < s->py_depth && n < max; k++)
-                out[n++] = (gt_frame){.python = true, .file = s->py_file[k],
-                                      .function = s->py_func[k], .line = s->py_line[k]};
+                out[n++] = (gt_frame){.python = true,
+                                      .file = s->py_file[k],
+                                      .function = s->py_func[k],
+                                      .line = s->py_line[k]};
             py_done = true;
         }
         if (n < max)
             out[n++] = f;
     }
     for (uint32_t k = 0; !py_done && k < s->py_depth && n < max; k++)
-        out[n++] = (gt_frame){.python = true, .file = s->py_file[k], .function = s->py_func[k],
+        out[n++] = (gt_frame){.python = true,
+                              .file = s->py_file[k],
+                              .function = s->py_func[k],
                               .line = s->py_line[k]};
     return n;
 }
@@ -668,10 +672,11 @@ static bool is_library_module(const char *path)
     if (!b || is_interpreter_module(path))
         return true;
     static const char *const prefixes[] = {
-        "libgputrace", "libcudart", "libcuda.", "libcudnn", "libcublas", "libnv",   "libcupti",
-        "libtorch",    "libc10",    "_C.",      "libc.so",  "libc-",     "libm.",   "libstdc++",
-        "libgcc_s",    "ld-linux",  "libdl.",   "libpthread", "libffi",  "_ctypes", "libcaffe2",
-        "libgomp",     "libnccl",   "libcufft", "libcurand", "libcusparse", "libcusolver"};
+        "libgputrace", "libcudart",   "libcuda.",   "libcudnn", "libcublas", "libnv",
+        "libcupti",    "libtorch",    "libc10",     "_C.",      "libc.so",   "libc-",
+        "libm.",       "libstdc++",   "libgcc_s",   "ld-linux", "libdl.",    "libpthread",
+        "libffi",      "_ctypes",     "libcaffe2",  "libgomp",  "libnccl",   "libcufft",
+        "libcurand",   "libcusparse", "libcusolver"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
@@ -685,13 +690,17 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
         return false;
     for (uint32_t k = 0; k < s->py_depth; k++) {
         if (!is_library_python_file(s->py_file[k])) {
-            *out = (gt_frame){.python = true, .file = s->py_file[k], .function = s->py_func[k],
+            *out = (gt_frame){.python = true,
+                              .file = s->py_file[k],
+                              .function = s->py_func[k],
                               .line = s->py_line[k]};
             return true;
         }
     }
     if (s->py_depth > 0) { /* only library frames: the innermost one still names the place */
-        *out = (gt_frame){.python = true, .file = s->py_file[0], .function = s->py_func[0],
+        *out = (gt_frame){.python = true,
+                          .file = s->py_file[0],
+                          .function = s->py_func[0],
                           .line = s->py_line[0]};
         return true;
     }

@@ -33,7 +33,7 @@
 #include "gt_stacks.h"
 #include "stacks_internal.h"
 
-#define GT_STACK_MAX_DEPTH 128 /* cap on GPUTRACE_STACK_DEPTH */
+#define GT_STACK_MAX_DEPTH 128  /* cap on GPUTRACE_STACK_DEPTH */
 #define GT_STACK_SKIP_BUDGET 16 /* frames of our own that may sit above the caller */
 #define GT_STACK_SLOTS 65536u   /* distinct stacks per process (power of two) */
 #define GT_STACK_PROBES 64
@@ -45,11 +45,11 @@
 typedef int (*unwind_fn)(void **pcs, int max);
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
-static _Atomic int g_ready;   /* init finished and stacks are on */
-static int g_mode;            /* gt_config.stacks_mode */
-static int g_depth;           /* clamped GPUTRACE_STACK_DEPTH */
-static unwind_fn g_unwind;    /* NULL: no unwinder */
-static bool g_python = true;  /* GPUTRACE_STACK_PYTHON=0 turns the Python frames off */
+static _Atomic int g_ready;            /* init finished and stacks are on */
+static int g_mode;                     /* gt_config.stacks_mode */
+static int g_depth;                    /* clamped GPUTRACE_STACK_DEPTH */
+static unwind_fn g_unwind;             /* NULL: no unwinder */
+static bool g_python = true;           /* GPUTRACE_STACK_PYTHON=0 turns the Python frames off */
 static uintptr_t g_self_lo, g_self_hi; /* libgputrace.so's text: frames to skip */
 
 typedef struct stack_slot {
@@ -81,7 +81,7 @@ static int g_noted_count;
 static pending_module g_pending[64]; /* one scan batch, under g_mod_lock */
 static int g_pending_count;
 static bool g_pending_overflow;
-static _Atomic uint64_t g_seen_adds;  /* dlpi_adds/dlpi_subs at the last complete scan */
+static _Atomic uint64_t g_seen_adds; /* dlpi_adds/dlpi_subs at the last complete scan */
 static _Atomic uint64_t g_seen_subs;
 
 /* ---------------------------------------------------------------- hashing */
@@ -103,8 +103,7 @@ static uint64_t hash_bytes(const char *s)
 
 /* ---------------------------------------------------------------- module map */
 
-static void read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph,
-                          pending_module *m)
+static void read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph, pending_module *m)
 {
     const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
     const unsigned char *end = p + ph->p_memsz;
@@ -128,8 +127,7 @@ static void read_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph
 static bool module_already_noted(uint64_t base, uint64_t size, uint64_t name_hash)
 {
     for (int i = 0; i < g_noted_count; i++)
-        if (g_noted[i].base == base && g_noted[i].size == size &&
-            g_noted[i].name_hash == name_hash)
+        if (g_noted[i].base == base && g_noted[i].size == size && g_noted[i].name_hash == name_hash)
             return true;
     return false;
 }
@@ -355,8 +353,11 @@ static void init_stacks(void)
     const gt_config *cfg = gt_core_config();
     g_mode = cfg ? cfg->stacks_mode : 1;
     g_depth = cfg ? (int)cfg->stack_depth : 24;
-    if (g_depth > GT_STACK_MAX_DEPTH)
+    if (g_depth > GT_STACK_MAX_DEPTH) {
+        gt_warn("GPUTRACE_STACK_DEPTH=%d: stacks keep at most %d frames; using %d", g_depth,
+                GT_STACK_MAX_DEPTH, GT_STACK_MAX_DEPTH);
         g_depth = GT_STACK_MAX_DEPTH;
+    }
     if (g_mode == 0 || g_depth <= 0)
         return;
     choose_unwinder();

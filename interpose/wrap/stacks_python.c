@@ -6,14 +6,14 @@
  *  1. With the GIL held (PyGILState_Check): the CPython C API. The frame accessors return new
  *     references, released with Py_DecRef; CPython may allocate inside them (3.11+ materialises
  *     frame objects).
- *  2. Without the GIL: most calls that reach a CUDA wrapper from Python come without it (ctypes.CDLL,
- *     and PyTorch releases the GIL around its operators: loss.item() reaches cudaMemcpyAsync and
- *     cudaStreamSynchronize GIL-free). The C API is off limits then, so the thread's own frame chain
- *     is read directly from CPython's structures, for the versions whose layout we know (3.10-3.13,
- *     default builds, offsets checked against each version's headers). This is safe for the
- *     calling thread's own frames: only this thread links and unlinks them and it is inside our
- *     wrapper; the code objects and names are kept alive by those frames; no reference count is
- *     touched. Line numbers come from PyCode_Addr2Line, which only reads the code object. The first
+ *  2. Without the GIL: most calls that reach a CUDA wrapper from Python come without it
+ * (ctypes.CDLL, and PyTorch releases the GIL around its operators: loss.item() reaches
+ * cudaMemcpyAsync and cudaStreamSynchronize GIL-free). The C API is off limits then, so the
+ * thread's own frame chain is read directly from CPython's structures, for the versions whose
+ * layout we know (3.10-3.13, default builds, offsets checked against each version's headers). This
+ * is safe for the calling thread's own frames: only this thread links and unlinks them and it is
+ * inside our wrapper; the code objects and names are kept alive by those frames; no reference count
+ * is touched. Line numbers come from PyCode_Addr2Line, which only reads the code object. The first
  *     walk in the process is done with process_vm_readv (a bad address gives EFAULT, not a crash)
  *     and checks every code object's and name's type: if anything does not match, the layout is
  *     wrong for this interpreter and reader 2 is turned off for the process.
@@ -77,16 +77,16 @@ static code_entry g_code_cache[GT_PY_CODE_CACHE];
 
 typedef struct py_layout { /* offsets in CPython's structures, x86-64, default (GIL) builds */
     int minor;
-    bool frame_objects;   /* 3.10: a chain of PyFrameObject with f_lasti */
-    size_t ts_cframe;     /* PyThreadState.cframe (3.11, 3.12) */
-    size_t cframe_frame;  /* _PyCFrame.current_frame */
-    size_t ts_frame;      /* PyThreadState.frame (3.10) / .current_frame (3.13) */
-    size_t fr_code;       /* f_code / f_executable */
-    size_t fr_back;       /* f_back / previous */
-    size_t fr_instr;      /* f_lasti (int, 3.10) / prev_instr (3.11, 3.12) / instr_ptr (3.13) */
+    bool frame_objects;  /* 3.10: a chain of PyFrameObject with f_lasti */
+    size_t ts_cframe;    /* PyThreadState.cframe (3.11, 3.12) */
+    size_t cframe_frame; /* _PyCFrame.current_frame */
+    size_t ts_frame;     /* PyThreadState.frame (3.10) / .current_frame (3.13) */
+    size_t fr_code;      /* f_code / f_executable */
+    size_t fr_back;      /* f_back / previous */
+    size_t fr_instr;     /* f_lasti (int, 3.10) / prev_instr (3.11, 3.12) / instr_ptr (3.13) */
     size_t fr_owner;
     size_t co_filename, co_name, co_adaptive; /* co_name: co_qualname from 3.11 */
-    size_t ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data follows it */
+    size_t ascii_size; /* sizeof(PyASCIIObject): compact ASCII data follows it */
 } py_layout;
 
 static const py_layout g_layouts[] = {
@@ -98,7 +98,7 @@ static const py_layout g_layouts[] = {
 
 static const py_layout *g_layout; /* NULL: reader 2 unavailable */
 static bool g_raw_allowed = true;
-static _Atomic int g_raw_state;   /* 0 = not verified yet, 1 = verified, 2 = off */
+static _Atomic int g_raw_state; /* 0 = not verified yet, 1 = verified, 2 = off */
 
 typedef bool (*mem_reader)(const void *addr, void *dst, size_t n);
 
@@ -233,8 +233,8 @@ static bool raw_frame(mem_reader rd, raw_name_entry *cache, void *frame, void *c
         uint32_t func_id = intern_unicode(rd, name);
         if (!file_id || !func_id)
             return false;
-        *e = (raw_name_entry){code, filename, name, off, g_py.Code_Addr2Line(code, off), file_id,
-                              func_id};
+        *e = (raw_name_entry){code,    filename, name, off, g_py.Code_Addr2Line(code, off),
+                              file_id, func_id};
     }
     *out = (gt_py_frame){e->file_id, e->func_id, e->line, 0};
     return true;
@@ -290,8 +290,8 @@ static int capture_without_gil(gt_py_frame *out, int max, bool *truncated)
         int expected = 0;
         atomic_compare_exchange_strong(&g_raw_state, &expected, n < 0 ? 2 : 1);
         if (n < 0) {
-            gt_debug("stacks: Python %d.%d frames without the GIL: layout check failed, off",
-                     3, g_layout->minor);
+            gt_debug("stacks: Python %d.%d frames without the GIL: layout check failed, off", 3,
+                     g_layout->minor);
             return 0;
         }
         return n;

@@ -20,16 +20,16 @@
 #define DW_REG_RBP 6
 #define DW_REG_RSP 7
 #define DW_REG_RA 16
-#define RULE_CACHE 16384u      /* pcs (power of two) */
+#define RULE_CACHE 16384u /* pcs (power of two) */
 #define MAX_FRAME_BYTES (1u << 24)
 #define MAX_STACK_SPAN (256ull << 20) /* a CFA this far above the first sp is not a stack */
 
 /* ---------------------------------------------------------------- rules and their cache */
 
 typedef struct frame_rule {
-    bool cfa_is_rbp;  /* else rsp */
-    bool rbp_saved;   /* rbp restored from CFA + rbp_off */
-    bool end;         /* the return address is undefined: outermost frame */
+    bool cfa_is_rbp; /* else rsp */
+    bool rbp_saved;  /* rbp restored from CFA + rbp_off */
+    bool end;        /* the return address is undefined: outermost frame */
     uint32_t cfa_off;
     int32_t rbp_off;
 } frame_rule;
@@ -49,15 +49,16 @@ static uint32_t pc_hash(uint64_t pc)
 static uint32_t rule_pack(const frame_rule *r)
 {
     /* bits 0-23 cfa_off, 24 cfa_is_rbp, 25 rbp_saved, 26 end, 27-31 -rbp_off/8 */
-    return (r->cfa_off & 0xffffffu) | (uint32_t)r->cfa_is_rbp << 24 |
-           (uint32_t)r->rbp_saved << 25 | (uint32_t)r->end << 26 |
-           (uint32_t)((-r->rbp_off / 8) & 31) << 27;
+    return (r->cfa_off & 0xffffffu) | (uint32_t)r->cfa_is_rbp << 24 | (uint32_t)r->rbp_saved << 25 |
+           (uint32_t)r->end << 26 | (uint32_t)((-r->rbp_off / 8) & 31) << 27;
 }
 
 static frame_rule rule_unpack(uint32_t p)
 {
-    return (frame_rule){.cfa_off = p & 0xffffffu, .cfa_is_rbp = (p >> 24) & 1,
-                        .rbp_saved = (p >> 25) & 1, .end = (p >> 26) & 1,
+    return (frame_rule){.cfa_off = p & 0xffffffu,
+                        .cfa_is_rbp = (p >> 24) & 1,
+                        .rbp_saved = (p >> 25) & 1,
+                        .end = (p >> 26) & 1,
                         .rbp_off = -(int32_t)((p >> 27) & 31) * 8};
 }
 
@@ -137,22 +138,61 @@ static uint64_t encoded(cursor *c, uint8_t enc, uint64_t data_base)
         return 0;
     uint64_t field = (uint64_t)(uintptr_t)c->p, v = 0;
     switch (enc & 0x0f) {
-    case 0x00: take(c, &v, 8); break;
-    case 0x01: v = uleb(c); break;
-    case 0x02: { uint16_t x = 0; take(c, &x, 2); v = x; break; }
-    case 0x03: { uint32_t x = 0; take(c, &x, 4); v = x; break; }
-    case 0x04: take(c, &v, 8); break;
-    case 0x09: v = (uint64_t)sleb(c); break;
-    case 0x0a: { int16_t x = 0; take(c, &x, 2); v = (uint64_t)(int64_t)x; break; }
-    case 0x0b: { int32_t x = 0; take(c, &x, 4); v = (uint64_t)(int64_t)x; break; }
-    case 0x0c: take(c, &v, 8); break;
-    default: c->bad = true; return 0;
+    case 0x00:
+        take(c, &v, 8);
+        break;
+    case 0x01:
+        v = uleb(c);
+        break;
+    case 0x02: {
+        uint16_t x = 0;
+        take(c, &x, 2);
+        v = x;
+        break;
+    }
+    case 0x03: {
+        uint32_t x = 0;
+        take(c, &x, 4);
+        v = x;
+        break;
+    }
+    case 0x04:
+        take(c, &v, 8);
+        break;
+    case 0x09:
+        v = (uint64_t)sleb(c);
+        break;
+    case 0x0a: {
+        int16_t x = 0;
+        take(c, &x, 2);
+        v = (uint64_t)(int64_t)x;
+        break;
+    }
+    case 0x0b: {
+        int32_t x = 0;
+        take(c, &x, 4);
+        v = (uint64_t)(int64_t)x;
+        break;
+    }
+    case 0x0c:
+        take(c, &v, 8);
+        break;
+    default:
+        c->bad = true;
+        return 0;
     }
     switch (enc & 0x70) {
-    case 0x00: break;
-    case 0x10: v += field; break;     /* pcrel */
-    case 0x30: v += data_base; break; /* datarel */
-    default: c->bad = true; return 0;
+    case 0x00:
+        break;
+    case 0x10:
+        v += field;
+        break; /* pcrel */
+    case 0x30:
+        v += data_base;
+        break; /* datarel */
+    default:
+        c->bad = true;
+        return 0;
     }
     if (enc & 0x80) /* indirect */
         c->bad = true;
@@ -221,7 +261,7 @@ typedef struct cfa_state {
     int64_t cfa_off;
     int rbp_how; /* 0 same value, 1 saved at CFA + rbp_off */
     int64_t rbp_off;
-    int ra_how;  /* 1 saved at CFA + ra_off, 2 undefined */
+    int ra_how; /* 1 saved at CFA + ra_off, 2 undefined */
     int64_t ra_off;
 } cfa_state;
 
@@ -254,19 +294,44 @@ static bool run_cfa(cursor c, const cie_info *cie, uint64_t loc, uint64_t pc, cf
         uint8_t op = *c.p++;
         uint64_t reg, delta = 0;
         switch (op & 0xc0) {
-        case 0x40: delta = op & 0x3f; goto advance;
-        case 0x80: set_reg_offset(s, op & 0x3f, (int64_t)uleb(&c) * cie->data_align); continue;
+        case 0x40:
+            delta = op & 0x3f;
+            goto advance;
+        case 0x80:
+            set_reg_offset(s, op & 0x3f, (int64_t)uleb(&c) * cie->data_align);
+            continue;
         case 0xc0:
             reg = op & 0x3f;
             goto restore;
         }
         switch (op) {
-        case 0x00: continue; /* nop */
-        case 0x02: { uint8_t d = 0; take(&c, &d, 1); delta = d; goto advance; }
-        case 0x03: { uint16_t d = 0; take(&c, &d, 2); delta = d; goto advance; }
-        case 0x04: { uint32_t d = 0; take(&c, &d, 4); delta = d; goto advance; }
-        case 0x05: reg = uleb(&c); set_reg_offset(s, reg, (int64_t)uleb(&c) * cie->data_align); continue;
-        case 0x06: reg = uleb(&c); goto restore;
+        case 0x00:
+            continue; /* nop */
+        case 0x02: {
+            uint8_t d = 0;
+            take(&c, &d, 1);
+            delta = d;
+            goto advance;
+        }
+        case 0x03: {
+            uint16_t d = 0;
+            take(&c, &d, 2);
+            delta = d;
+            goto advance;
+        }
+        case 0x04: {
+            uint32_t d = 0;
+            take(&c, &d, 4);
+            delta = d;
+            goto advance;
+        }
+        case 0x05:
+            reg = uleb(&c);
+            set_reg_offset(s, reg, (int64_t)uleb(&c) * cie->data_align);
+            continue;
+        case 0x06:
+            reg = uleb(&c);
+            goto restore;
         case 0x07: /* undefined */
             reg = uleb(&c);
             if (reg == DW_REG_RA)
@@ -295,26 +360,54 @@ static bool run_cfa(cursor c, const cie_info *cie, uint64_t loc, uint64_t pc, cf
                 return false;
             *s = stack[--depth];
             continue;
-        case 0x0c: s->cfa_reg = (int)uleb(&c); s->cfa_off = (int64_t)uleb(&c); continue;
-        case 0x0d: s->cfa_reg = (int)uleb(&c); continue;
-        case 0x0e: s->cfa_off = (int64_t)uleb(&c); continue;
-        case 0x10: case 0x16: /* expression, val_expression: fine unless for rbp or RA */
+        case 0x0c:
+            s->cfa_reg = (int)uleb(&c);
+            s->cfa_off = (int64_t)uleb(&c);
+            continue;
+        case 0x0d:
+            s->cfa_reg = (int)uleb(&c);
+            continue;
+        case 0x0e:
+            s->cfa_off = (int64_t)uleb(&c);
+            continue;
+        case 0x10:
+        case 0x16: /* expression, val_expression: fine unless for rbp or RA */
             reg = uleb(&c);
             if (reg == DW_REG_RBP || reg == DW_REG_RA)
                 return false;
-            { uint64_t n = uleb(&c); if ((uint64_t)(c.end - c.p) < n) return false; c.p += n; }
+            {
+                uint64_t n = uleb(&c);
+                if ((uint64_t)(c.end - c.p) < n)
+                    return false;
+                c.p += n;
+            }
             continue;
-        case 0x11: reg = uleb(&c); set_reg_offset(s, reg, sleb(&c) * cie->data_align); continue;
-        case 0x12: s->cfa_reg = (int)uleb(&c); s->cfa_off = sleb(&c) * cie->data_align; continue;
-        case 0x13: s->cfa_off = sleb(&c) * cie->data_align; continue;
-        case 0x14: case 0x15: /* val_offset(_sf) */
+        case 0x11:
             reg = uleb(&c);
-            if (op == 0x14) uleb(&c); else sleb(&c);
+            set_reg_offset(s, reg, sleb(&c) * cie->data_align);
+            continue;
+        case 0x12:
+            s->cfa_reg = (int)uleb(&c);
+            s->cfa_off = sleb(&c) * cie->data_align;
+            continue;
+        case 0x13:
+            s->cfa_off = sleb(&c) * cie->data_align;
+            continue;
+        case 0x14:
+        case 0x15: /* val_offset(_sf) */
+            reg = uleb(&c);
+            if (op == 0x14)
+                uleb(&c);
+            else
+                sleb(&c);
             if (reg == DW_REG_RBP || reg == DW_REG_RA)
                 return false;
             continue;
-        case 0x2e: uleb(&c); continue; /* GNU_args_size */
-        default: return false; /* def_cfa_expression, set_loc, vendor ops */
+        case 0x2e:
+            uleb(&c);
+            continue; /* GNU_args_size */
+        default:
+            return false; /* def_cfa_expression, set_loc, vendor ops */
         }
     advance:
         loc += delta * cie->code_align;
@@ -368,11 +461,20 @@ static bool parse_cie(const uint8_t *p, cie_info *out)
         for (size_t i = 1; i < aug_len; i++) {
             uint8_t enc = 0;
             switch (aug[i]) {
-            case 'R': take(&a, &out->fde_enc, 1); break;
-            case 'L': take(&a, &enc, 1); break;
-            case 'P': take(&a, &enc, 1); encoded(&a, enc & 0x7f, 0); break;
-            case 'S': return false; /* a signal frame: the registers are in a ucontext */
-            default: return false;
+            case 'R':
+                take(&a, &out->fde_enc, 1);
+                break;
+            case 'L':
+                take(&a, &enc, 1);
+                break;
+            case 'P':
+                take(&a, &enc, 1);
+                encoded(&a, enc & 0x7f, 0);
+                break;
+            case 'S':
+                return false; /* a signal frame: the registers are in a ucontext */
+            default:
+                return false;
             }
         }
         if (a.bad)
@@ -425,8 +527,10 @@ static bool compute_rule(uint64_t pc, frame_rule *out)
         return false;
     if (s.rbp_how == 1 && (s.rbp_off >= 0 || s.rbp_off < -248 || s.rbp_off % 8))
         return false;
-    *out = (frame_rule){.cfa_is_rbp = s.cfa_reg == DW_REG_RBP, .rbp_saved = s.rbp_how == 1,
-                        .end = s.ra_how == 2, .cfa_off = (uint32_t)s.cfa_off,
+    *out = (frame_rule){.cfa_is_rbp = s.cfa_reg == DW_REG_RBP,
+                        .rbp_saved = s.rbp_how == 1,
+                        .end = s.ra_how == 2,
+                        .cfa_off = (uint32_t)s.cfa_off,
                         .rbp_off = (int32_t)s.rbp_off};
     return true;
 }

@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 {
     *(void **)&capture = dlsym(RTLD_DEFAULT, "gt_stack_capture");
     if (!capture) {
-        fprintf(stderr, "chain_direct: gt_stack_capture not found: run with LD_PRELOAD=libgputrace.so\n");
+        fprintf(stderr,
+                "chain_direct: gt_stack_capture not found: run with LD_PRELOAD=libgputrace.so\n");
         return 3;
     }
     const char *mode = argc > 1 ? argv[1] : "chain";
