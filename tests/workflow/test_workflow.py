@@ -37,6 +37,9 @@ def base_env(preload=False):
     env["LD_LIBRARY_PATH"] = ARGS.fakes + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     env["GPUTRACE_FLUSH_MS"] = "50"
     env["GPUTRACE_QUIET"] = "1"
+    # A sanitized gputrace started with the user's LD_PRELOAD (record_environment) would refuse to
+    # run because the ASan runtime is not first; the check is about link order, not about us.
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
     if preload:
         env["LD_PRELOAD"] = ARGS.lib
     return env
