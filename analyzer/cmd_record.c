@@ -29,42 +29,44 @@
 #define PERFETTO_SUFFIX ".perfetto-trace"
 
 typedef struct record_options {
-    const char *name;  /* -o NAME, NULL: gputrace-run-<time> */
-    const char *lib;   /* --lib PATH, NULL: found beside the gputrace executable */
-    bool force;        /* -f: reuse an existing run folder */
-    bool no_report;    /* --no-report: record and convert only */
-    bool quiet;        /* -q: no progress line */
-    char **command;    /* the program and its arguments */
+    const char *name; /* -o NAME, NULL: gputrace-run-<time> */
+    const char *lib;  /* --lib PATH, NULL: found beside the gputrace executable */
+    bool force;       /* -f: reuse an existing run folder */
+    bool no_report;   /* --no-report: record and convert only */
+    bool quiet;       /* -q: no progress line */
+    char **command;   /* the program and its arguments */
 } record_options;
 
 static void print_record_help(FILE *out)
 {
-    fprintf(out,
-            "usage: gputrace record [OPTIONS] [--] COMMAND [ARGS...]\n"
-            "\n"
-            "Run COMMAND with libgputrace.so preloaded, gather the .gtrace files of its whole\n"
-            "process tree (DataLoader workers, spawned processes) in one run folder, then write\n"
-            "NAME.perfetto-trace (open it in https://ui.perfetto.dev) and print the report's\n"
-            "summary and advice. Exits with COMMAND's exit status (128+N when killed by signal N).\n"
-            "Ctrl-C stops COMMAND and still gives a trace.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output NAME  name of the outputs: NAME.gputrace/ (run folder) and\n"
-            "                     NAME.perfetto-trace (default: gputrace-run-YYYYmmdd-HHMMSS)\n"
-            "  -f, --force        reuse NAME.gputrace/ if it exists (its old .gtrace files are removed)\n"
-            "      --lib PATH     libgputrace.so to preload (default: the one installed beside gputrace;\n"
-            "                     also GPUTRACE_LIB)\n"
-            "      --no-report    convert only, print no report\n"
-            "  -q, --quiet        no progress line\n"
-            "  -h, --help         this help\n"
-            "\n"
-            "The child also gets GPUTRACE_DIR=<run folder> and NVTX_INJECTION64_PATH=libgputrace.so\n"
-            "(when unset), so NVTX ranges (torch.cuda.nvtx, nvtxRangePushA) appear in the trace.\n"
-            "Other GPUTRACE_* variables pass through: see docs/configuration.md.\n"
-            "\n"
-            "examples:\n"
-            "  gputrace record -- python train.py --batch-size 64\n"
-            "  gputrace record -o resnet -- torchrun --nproc_per_node=2 train.py\n");
+    fprintf(
+        out,
+        "usage: gputrace record [OPTIONS] [--] COMMAND [ARGS...]\n"
+        "\n"
+        "Run COMMAND with libgputrace.so preloaded, gather the .gtrace files of its whole\n"
+        "process tree (DataLoader workers, spawned processes) in one run folder, then write\n"
+        "NAME.perfetto-trace (open it in https://ui.perfetto.dev) and print the report's\n"
+        "summary and advice. Exits with COMMAND's exit status (128+N when killed by signal N).\n"
+        "Ctrl-C stops COMMAND and still gives a trace.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output NAME  name of the outputs: NAME.gputrace/ (run folder) and\n"
+        "                     NAME.perfetto-trace (default: gputrace-run-YYYYmmdd-HHMMSS)\n"
+        "  -f, --force        reuse NAME.gputrace/ if it exists (its .gtrace files are removed)\n"
+        "      --lib PATH     libgputrace.so to preload (default: the one installed beside "
+        "gputrace;\n"
+        "                     also GPUTRACE_LIB)\n"
+        "      --no-report    convert only, print no report\n"
+        "  -q, --quiet        no progress line\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "The child also gets GPUTRACE_DIR=<run folder> and NVTX_INJECTION64_PATH=libgputrace.so\n"
+        "(when unset), so NVTX ranges (torch.cuda.nvtx, nvtxRangePushA) appear in the trace.\n"
+        "Other GPUTRACE_* variables pass through: see docs/configuration.md.\n"
+        "\n"
+        "examples:\n"
+        "  gputrace record -- python train.py --batch-size 64\n"
+        "  gputrace record -o resnet -- torchrun --nproc_per_node=2 train.py\n");
 }
 
 /* Returns 0, 2 for usage errors (message printed), or -1 for --help (printed). */
@@ -72,9 +74,12 @@ static int parse_record_options(int argc, char **argv, record_options *opt)
 {
     enum { OPT_LIB = 256, OPT_NO_REPORT };
     static const struct option LONG_OPTIONS[] = {
-        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-        {"lib", required_argument, NULL, OPT_LIB}, {"no-report", no_argument, NULL, OPT_NO_REPORT},
-        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},
+        {"lib", required_argument, NULL, OPT_LIB},
+        {"no-report", no_argument, NULL, OPT_NO_REPORT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(opt, 0, sizeof *opt);
@@ -84,12 +89,24 @@ static int parse_record_options(int argc, char **argv, record_options *opt)
     /* "+": stop at the first non-option, so COMMAND's own options are left alone. */
     while ((c = getopt_long(argc, argv, "+o:fqh", LONG_OPTIONS, NULL)) != -1) {
         switch (c) {
-        case 'o': opt->name = optarg; break;
-        case 'f': opt->force = true; break;
-        case 'q': opt->quiet = true; break;
-        case OPT_LIB: opt->lib = optarg; break;
-        case OPT_NO_REPORT: opt->no_report = true; break;
-        case 'h': print_record_help(stdout); return -1;
+        case 'o':
+            opt->name = optarg;
+            break;
+        case 'f':
+            opt->force = true;
+            break;
+        case 'q':
+            opt->quiet = true;
+            break;
+        case OPT_LIB:
+            opt->lib = optarg;
+            break;
+        case OPT_NO_REPORT:
+            opt->no_report = true;
+            break;
+        case 'h':
+            print_record_help(stdout);
+            return -1;
         default:
             fprintf(stderr, "gputrace record: unknown or incomplete option '%s'\n",
                     argv[optind - 1]);
@@ -142,8 +159,11 @@ static bool find_library(const char *override, char *out, size_t outlen)
     if (slash)
         *slash = '\0';
     static const char *const CANDIDATES[] = {
-        "../lib/" LIB_NAME, "../lib64/" LIB_NAME, "../lib/x86_64-linux-gnu/" LIB_NAME,
-        "../lib/aarch64-linux-gnu/" LIB_NAME, LIB_NAME,
+        "../lib/" LIB_NAME,
+        "../lib64/" LIB_NAME,
+        "../lib/x86_64-linux-gnu/" LIB_NAME,
+        "../lib/aarch64-linux-gnu/" LIB_NAME,
+        LIB_NAME,
     };
     for (size_t i = 0; i < sizeof CANDIDATES / sizeof CANDIDATES[0]; i++) {
         char candidate[PATH_MAX + 64];
@@ -357,12 +377,16 @@ static void show_progress(const char *dir, const struct timespec *t0)
     fflush(stderr);
 }
 
-/* Waits for the child; returns its wait status. On a TTY a progress line is refreshed in place. */
+/* Waits for the child; returns its wait status. On a TTY a progress line is refreshed in place once
+ * a second (from the first second on, so short runs print nothing); it shares the terminal with the
+ * program's own output, so it stays one short line. */
 static int wait_child(pid_t pid, const char *dir, bool progress)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;
+    double next_refresh = 1.0;
+    bool shown = false;
     for (;;) {
         pid_t r = waitpid(pid, &status, progress ? WNOHANG : 0);
         if (r == pid)
@@ -373,12 +397,16 @@ static int wait_child(pid_t pid, const char *dir, bool progress)
             break;
         }
         if (progress && r == 0) {
-            show_progress(dir, &t0);
-            struct timespec pause = {0, 250 * 1000 * 1000};
+            if (seconds_since(&t0) >= next_refresh) {
+                show_progress(dir, &t0);
+                shown = true;
+                next_refresh += 1.0;
+            }
+            struct timespec pause = {0, 100 * 1000 * 1000};
             nanosleep(&pause, NULL);
         }
     }
-    if (progress)
+    if (shown)
         fprintf(stderr, "\r\033[K");
     return status;
 }

@@ -3,15 +3,16 @@
  * NVTX v3 is header-only: the first NVTX call in a process dlopens the library named by
  * NVTX_INJECTION64_PATH and calls its InitializeInjectionNvtx2(nvtxGetExportTable). We fill the
  * CORE and CORE2 callback tables with the functions below; NVTX then calls them directly. When this
- * library is preloaded, the dlopen returns the already-loaded copy, so one recording core serves both.
- * A constructor sets NVTX_INJECTION64_PATH to this library when it is unset, so a plain
+ * library is preloaded, the dlopen returns the already-loaded copy, so one recording core serves
+ * both. A constructor sets NVTX_INJECTION64_PATH to this library when it is unset, so a plain
  * `LD_PRELOAD=libgputrace.so python train.py` sees torch.cuda.nvtx ranges without more setup.
  *
- * Names: a registered string or domain handle IS its interned string id (the handle is opaque to the
- * application), so those cost nothing per call. Dynamic ASCII messages (torch.cuda.nvtx.range_push
- * passes a fresh Python string each time) go through a lock-free cache keyed by the text's hash;
- * past NAME_CACHE_CAP distinct texts every new one is recorded as "(many names)" so a program that
- * formats a unique message per call cannot grow the string table without bound.
+ * Names: a registered string or domain handle IS its interned string id (the handle is opaque to
+ * the application), so those cost nothing per call. Dynamic ASCII messages
+ * (torch.cuda.nvtx.range_push passes a fresh Python string each time) go through a lock-free cache
+ * keyed by the text's hash; past NAME_CACHE_CAP distinct texts every new one is recorded as "(many
+ * names)" so a program that formats a unique message per call cannot grow the string table without
+ * bound.
  */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -217,8 +218,14 @@ static void range_end(uint32_t domain, nvtxRangeId_t range)
 
 /* ---------------------------------------------------------------- CORE callbacks */
 
-static void cb_mark_ex(const nvtxEventAttributes_t *a) { mark(0, a, NULL); }
-static void cb_mark_a(const char *m) { mark(0, NULL, m); }
+static void cb_mark_ex(const nvtxEventAttributes_t *a)
+{
+    mark(0, a, NULL);
+}
+static void cb_mark_a(const char *m)
+{
+    mark(0, NULL, m);
+}
 static void cb_mark_w(const wchar_t *m)
 {
     WITH_GUARD(record_nvtx(GT_NVTX_MARK, name_id_of_wide(m), 0, 0, 0));
@@ -227,23 +234,38 @@ static nvtxRangeId_t cb_range_start_ex(const nvtxEventAttributes_t *a)
 {
     return range_start(0, a, NULL);
 }
-static nvtxRangeId_t cb_range_start_a(const char *m) { return range_start(0, NULL, m); }
+static nvtxRangeId_t cb_range_start_a(const char *m)
+{
+    return range_start(0, NULL, m);
+}
 static nvtxRangeId_t cb_range_start_w(const wchar_t *m)
 {
     uint64_t range = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
     WITH_GUARD(record_nvtx(GT_NVTX_RANGE_START, name_id_of_wide(m), 0, 0, range));
     return range;
 }
-static void cb_range_end(nvtxRangeId_t id) { range_end(0, id); }
-static int cb_range_push_ex(const nvtxEventAttributes_t *a) { return push(0, 0, a, NULL); }
-static int cb_range_push_a(const char *m) { return push(0, 0, NULL, m); }
+static void cb_range_end(nvtxRangeId_t id)
+{
+    range_end(0, id);
+}
+static int cb_range_push_ex(const nvtxEventAttributes_t *a)
+{
+    return push(0, 0, a, NULL);
+}
+static int cb_range_push_a(const char *m)
+{
+    return push(0, 0, NULL, m);
+}
 static int cb_range_push_w(const wchar_t *m)
 {
     uint32_t id = 0;
     WITH_GUARD(id = name_id_of_wide(m));
     return push(0, id, NULL, NULL);
 }
-static int cb_range_pop(void) { return pop(0); }
+static int cb_range_pop(void)
+{
+    return pop(0);
+}
 
 /* Thread names go both into a GT_REC_THREAD (how every thread is named) and an NVTX record whose
  * range_id carries the OS thread id it names (it may be another thread). */
@@ -266,7 +288,10 @@ static void cb_name_os_thread_w(uint32_t tid, const wchar_t *name)
 
 /* ---------------------------------------------------------------- CORE2 (domain) callbacks */
 
-static uint32_t domain_id(nvtxDomainHandle_t d) { return handle_id(d); }
+static uint32_t domain_id(nvtxDomainHandle_t d)
+{
+    return handle_id(d);
+}
 
 static void cb_domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
@@ -284,7 +309,10 @@ static int cb_domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttribut
 {
     return push(domain_id(d), 0, a, NULL);
 }
-static int cb_domain_range_pop(nvtxDomainHandle_t d) { return pop(domain_id(d)); }
+static int cb_domain_range_pop(nvtxDomainHandle_t d)
+{
+    return pop(domain_id(d));
+}
 
 /* Handles are string ids: registration is rare, so intern directly (no guard needed: gt_intern
  * records nothing of the application's). A failed intern gives a NULL handle, which NVTX treats
@@ -308,7 +336,10 @@ static nvtxDomainHandle_t cb_domain_create_w(const wchar_t *name)
 {
     return (nvtxDomainHandle_t)(uintptr_t)name_id_of_wide(name);
 }
-static void cb_domain_destroy(nvtxDomainHandle_t d) { (void)d; }
+static void cb_domain_destroy(nvtxDomainHandle_t d)
+{
+    (void)d;
+}
 
 /* ---------------------------------------------------------------- injection entry point */
 
@@ -317,7 +348,10 @@ typedef struct callback_entry {
     NvtxFunctionPointer fn;
 } callback_entry;
 
-#define CB(id, fn) {id, (NvtxFunctionPointer)(void (*)(void))(fn)}
+#define CB(id, fn)                                                                                 \
+    {                                                                                              \
+        id, (NvtxFunctionPointer)(void (*)(void))(fn)                                              \
+    }
 
 static const callback_entry CORE_CALLBACKS[] = {
     CB(NVTX_CBID_CORE_MarkEx, cb_mark_ex),

@@ -6,5 +6,11 @@ __attribute__((visibility("default"))) int wf_nvtx_push(const char *name)
 {
     return nvtxRangePushA(name);
 }
-__attribute__((visibility("default"))) int wf_nvtx_pop(void) { return nvtxRangePop(); }
-__attribute__((visibility("default"))) void wf_nvtx_mark(const char *name) { nvtxMarkA(name); }
+__attribute__((visibility("default"))) int wf_nvtx_pop(void)
+{
+    return nvtxRangePop();
+}
+__attribute__((visibility("default"))) void wf_nvtx_mark(const char *name)
+{
+    nvtxMarkA(name);
+}
