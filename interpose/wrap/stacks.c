@@ -285,6 +285,14 @@ static int unwind_with_libunwind(void **pcs, int max)
 static void choose_unwinder(void)
 {
     const char *want = getenv("GPUTRACE_STACK_UNWINDER");
+    if (want && (want[0] == '\0' || strcmp(want, "auto") == 0))
+        want = NULL;
+    if (want && strcmp(want, "libunwind") != 0 && strcmp(want, "cfi") != 0 &&
+        strcmp(want, "cfi-only") != 0 && strcmp(want, "backtrace") != 0) {
+        gt_warn("GPUTRACE_STACK_UNWINDER=%s is not auto, libunwind, cfi or backtrace; using auto",
+                want);
+        want = NULL;
+    }
     bool libunwind_allowed = !want || strcmp(want, "libunwind") == 0;
     if (libunwind_allowed) {
         /* RTLD_LOCAL: its _Unwind_* must not replace libgcc's for the application. */
