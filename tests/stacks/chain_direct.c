@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef uint32_t (*capture_fn)(int reason);
 static capture_fn capture;
@@ -55,6 +57,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < reps; i++)
             printf("chain %u\n", step(i)); /* @main */
         printf("other %u\n", other_site());
+    } else if (strcmp(mode, "fork") == 0) {
+        printf("parent %u\n", step(0));
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            printf("child %u\n", step(0));
+            return 0;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     } else if (strcmp(mode, "deep") == 0) {
         printf("deep %u\n", recurse(40));
     } else {

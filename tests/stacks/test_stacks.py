@@ -96,6 +96,29 @@ def case_chain(args, exe="stacks_chain", env=None):
     return dump, id1
 
 
+def case_fork(args):
+    # A forked child writes its own file: its stacks and modules must be in it, not only in the
+    # parent's file.
+    out_dir = tempfile.mkdtemp(prefix="gt-stacks-")
+    env = dict(os.environ, LD_PRELOAD=args.lib, GPUTRACE_DIR=out_dir, GPUTRACE_QUIET="1")
+    p = subprocess.run([os.path.join(args.bin_dir, "stacks_chain"), "fork"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    ids = dict((w, int(i)) for w, i in (line.split() for line in p.stdout.splitlines()))
+    traces = sorted(f for f in os.listdir(out_dir) if f.endswith(".gtrace"))
+    assert len(traces) == 2, traces
+    sites = []
+    for t in traces:
+        d = subprocess.run([args.dump, os.path.join(out_dir, t)], capture_output=True, text=True)
+        assert d.returncode == 0, d.stderr
+        dump = parse_dump(d.stdout)
+        assert any(m.endswith("stacks_chain") for m in dump["modules"]), dump["modules"]
+        sites += [st["callsite"] for st in dump["stacks"].values()]
+    shutil.rmtree(out_dir, ignore_errors=True)
+    assert ids["parent"] and ids["child"], ids
+    assert sites.count(sites[0]) == 2 and sites[0].startswith("do_capture (chain_direct.c:"), sites
+
+
 def case_unwinder_backtrace(args):
     case_chain(args, env={"GPUTRACE_STACK_UNWINDER": "backtrace"})
 
