@@ -190,6 +190,22 @@ def case_record_fork():
           % parent["kinds"])
 
 
+def case_record_spawn():
+    res, work = record_run("spawn", ["spawn"])
+    check(res.returncode == 0, "spawn run failed: %s" % res.stderr)
+    infos = [dump(f) for f in expect_outputs(work, res, min_files=2)]
+    # Between fork and exec the child is a forked child: the core may leave a header-only file
+    # for that moment. Only files with records count.
+    infos = [i for i in infos if sum(i["kinds"].values()) > 0]
+    check(len(infos) == 2, "parent and spawned child: %d files with records" % len(infos))
+    check(all(not int(i["header"]["flags"]) & 1 for i in infos),
+          "an exec'd child is a new program, not a forked child: %s" % [i["header"] for i in infos])
+    pids = {i["header"]["pid"] for i in infos}
+    check(any(i["header"]["ppid"] in pids for i in infos), "the child's ppid names the parent")
+    check(all(api_records(i) >= 5 for i in infos), "both traced fully: %s"
+          % [i["kinds"] for i in infos])
+
+
 def case_record_sigint():
     work = fresh_dir("sigint")
     ready = os.path.join(work, "ready")

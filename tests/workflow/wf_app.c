@@ -5,6 +5,8 @@
  *   wf_app env FILE        write LD_PRELOAD, GPUTRACE_DIR, NVTX_INJECTION64_PATH to FILE
  *   wf_app fork            CUDA calls in the parent; a forked child (no exec) emits NVTX and
  *                          leaves with _exit, like a DataLoader worker
+ *   wf_app spawn           CUDA calls, then runs "wf_app exit 0" as a new program (fork+exec,
+ *                          like multiprocessing's spawn or torchrun starting ranks)
  *   wf_app wait-sigint F   CUDA calls, create file F ("ready"), then loop until SIGINT; exit 130
  *   wf_app nvtx            nested ranges, marks, start/end ranges, domains, registered strings
  *   wf_app many-names N    N pushes/pops with distinct names
@@ -68,6 +70,19 @@ static int do_fork(void)
     int status = 0;
     waitpid(pid, &status, 0);
     cuda_work();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int do_spawn(const char *self)
+{
+    cuda_work();
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, self, "exit", "0", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
@@ -156,6 +171,8 @@ int main(int argc, char **argv)
         return do_env(arg);
     if (!strcmp(mode, "fork"))
         return do_fork();
+    if (!strcmp(mode, "spawn"))
+        return do_spawn(argv[0]);
     if (!strcmp(mode, "wait-sigint"))
         return do_wait_sigint(arg);
     if (!strcmp(mode, "nvtx"))
