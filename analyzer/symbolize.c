@@ -373,7 +373,8 @@ static void load_module(module *m)
     read_symbols(m, eh, SHT_SYMTAB);
     if (m->nsyms == 0)
         read_symbols(m, eh, SHT_DYNSYM);
-    qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+    if (m->nsyms)
+        qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
     find_debug_file(m);
 }
 
