@@ -5,6 +5,7 @@
  *           another site (same id twice, a different id for the other site)
  *   deep:   main -> recurse x40 -> gt_stack_capture (deeper than GPUTRACE_STACK_DEPTH) */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,39 @@ __attribute__((noinline)) static uint32_t recurse(int n)
     return id;
 }
 
+/* threads: 8 threads race to capture the same two call sites; each must see one id per site. */
+static void *race(void *arg)
+{
+    uint32_t *ids = arg;
+    for (int i = 0; i < 2000; i++) {
+        uint32_t a = step(i), b = other_site();
+        if ((ids[0] && ids[0] != a) || (ids[1] && ids[1] != b))
+            ids[2]++; /* the same site gave two ids */
+        ids[0] = a;
+        ids[1] = b;
+    }
+    return NULL;
+}
+
+static int run_threads(void)
+{
+    pthread_t t[8];
+    uint32_t ids[8][3] = {{0}};
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, race, ids[i]);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 8; i++) {
+        if (ids[i][2] || ids[i][0] != ids[0][0] || ids[i][1] != ids[0][1] || !ids[i][0]) {
+            fprintf(stderr, "thread %d: ids %u %u, changes %u\n", i, ids[i][0], ids[i][1],
+                    ids[i][2]);
+            return 1;
+        }
+    }
+    printf("threads %u\n", ids[0][0]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     *(void **)&capture = dlsym(RTLD_DEFAULT, "gt_stack_capture");
@@ -68,6 +102,8 @@ int main(int argc, char **argv)
         int status = 0;
         waitpid(pid, &status, 0);
         return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    } else if (strcmp(mode, "threads") == 0) {
+        return run_threads();
     } else if (strcmp(mode, "deep") == 0) {
         printf("deep %u\n", recurse(40));
     } else {

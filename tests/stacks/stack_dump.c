@@ -4,6 +4,7 @@
  *   frame <id> <i> native <module basename|-> <function|-> <file|-> <line>
  *   api <function name> stack <id>          (one line per API record, in file order)
  *   module <path>
+ *   stack_records <n>                       (GT_REC_STACK records in the file)
  * Usage: stack_dump <trace file or folder holding exactly one .gtrace> */
 #include <dirent.h>
 #include <stdio.h>
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
     gt_symtab *st = gt_symtab_new();
     gt_symtab_load(st, r);
     gt_record rec;
-    uint32_t max_id = 0;
+    uint32_t max_id = 0, stack_records = 0;
     while (gt_reader_next(r, &rec) == 1) {
         if (rec.kind >= GT_REC_API && rec.kind <= GT_REC_API_CUBLAS &&
             rec.body_size >= sizeof(gt_api_common)) {
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
             printf("api %s stack %u\n", name ? name : "?", c->stack_id);
         } else if (rec.kind == GT_REC_STACK && rec.body_size >= sizeof(gt_rec_stack)) {
             const gt_rec_stack *s = rec.body;
+            stack_records++;
             if (s->stack_id > max_id)
                 max_id = s->stack_id;
         } else if (rec.kind == GT_REC_MODULE && rec.body_size >= sizeof(gt_rec_module)) {
@@ -104,6 +106,7 @@ int main(int argc, char **argv)
             printf("module %s build_id_len %u\n", p ? p : "?", m->build_id_len);
         }
     }
+    printf("stack_records %u\n", stack_records);
     for (uint32_t id = 1; id <= max_id; id++)
         dump_stack(st, id);
     gt_symtab_free(st);

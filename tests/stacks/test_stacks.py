@@ -58,6 +58,8 @@ def parse_dump(text):
             dump["api"].append((w[1], int(w[3])))
         elif w[0] == "module":
             dump["modules"].append(w[1])
+        elif w[0] == "stack_records":
+            dump["stack_records"] = int(w[1])
     return dump
 
 
@@ -117,6 +119,18 @@ def case_fork(args):
     shutil.rmtree(out_dir, ignore_errors=True)
     assert ids["parent"] and ids["child"], ids
     assert sites.count(sites[0]) == 2 and sites[0].startswith("do_capture (chain_direct.c:"), sites
+
+
+def case_threads(args):
+    # 8 threads race through two call sites from scratch: the lock-free stack table must give one
+    # id per site to all of them (checked by the program) and write each stack exactly once.
+    for unwinder in ("auto", "cfi-only"):
+        out, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain"), "threads"],
+                               {"GPUTRACE_STACK_UNWINDER": unwinder})
+        sites = sorted(st["callsite"] for st in dump["stacks"].values())
+        assert len(sites) == 2 and len(set(sites)) == 2, sites
+        assert dump["stack_records"] == 2, f"each stack written once: {dump['stack_records']}"
+        assert sites[0].startswith("do_capture (") and sites[1].startswith("other_site ("), sites
 
 
 def case_unwinder_backtrace(args):
