@@ -35,19 +35,22 @@
 #define MAX_NVTX 64          /* open NVTX push ranges per thread */
 #define LANES 4              /* a stream's track + 3 overlap tracks */
 #define SMALL_OVERLAP_NS 2000 /* CUPTI overlap up to this is clamped on the stream's own track */
-#define EXT_SLOTS (1u << 18) /* CUPTI corr id -> our corr id */
-#define API_SLOTS (1u << 16) /* our corr id -> where its slice is */
+#define EXT_BITS 18
+#define EXT_SLOTS (1u << EXT_BITS) /* CUPTI corr id -> our corr id */
+#define API_BITS 16
+#define API_SLOTS (1u << API_BITS) /* our corr id -> where its slice is */
 #define PLAN_SLOTS 4096
 #define NAME_SLOTS 4096      /* demangled kernel names */
 #define RANGE_SLOTS 1024     /* open NVTX start/end ranges */
-#define MAX_SYNCS 64         /* sync calls waiting for the GPU op they waited for */
+#define MAX_SYNCS 64         /* sync calls waiting for the GPU op they waited for (<= 64) */
 #define MAX_ALLOCS (1u << 20) /* live allocations tracked for the memory counters */
 #define MAX_DEVICES 64
 #define BIN_NS 10000000ll    /* GPU busy %: 10 ms bins */
 #define BIN_RING 1024
 
 /* Interning keys: API names, stall names, memcpy names, fixed names, kernel names by string id.
- * Categories live in their own range so names and categories never share a key. */
+ * Categories are a key space of their own (Perfetto interns event names and categories apart);
+ * small keys are the cheap ones for the sink (bitmaps instead of a hash). */
 #define IID_API(f) (1ull + (f))
 #define IID_STALL(f) (300ull + (f))
 #define IID_MEMCPY(k, s, d) (1000ull + ((uint64_t)((k) & 15) << 6) + (((s) & 7) << 3) + ((d) & 7))
@@ -55,7 +58,7 @@
 #define IID_GPU_WORK 2001ull
 #define IID_LOST 2002ull
 #define IID_KERNEL(id) ((1ull << 32) | (id))
-#define IID_CAT(c) ((1ull << 40) | (c))
+#define IID_CAT(c) ((uint64_t)(c))
 
 enum cv_cat {
     CAT_CUDA = 1, CAT_COPY, CAT_SYNC, CAT_CUDNN, CAT_CUBLAS, CAT_MEMORY, CAT_KERNEL, CAT_MEMCPY,
@@ -64,6 +67,63 @@ enum cv_cat {
 static const char *const CAT_NAMES[CAT_COUNT] = {
     "", "cuda", "copy", "sync", "cudnn", "cublas", "memory", "kernel", "memcpy", "memset", "nvtx",
     "gputrace", "launch", "advice"};
+
+/* Argument (debug-annotation) names. The Perfetto sink interns them all by their index here. */
+#define CV_ARG_NAMES(X) \
+    X(AN_BYTES, "bytes") \
+    X(AN_DIRECTION, "direction") \
+    X(AN_SRC_MEMORY, "src_memory") \
+    X(AN_DST_MEMORY, "dst_memory") \
+    X(AN_ASYNC, "async") \
+    X(AN_VALUE, "value") \
+    X(AN_PTR, "ptr") \
+    X(AN_KERNEL, "kernel") \
+    X(AN_GRID, "grid") \
+    X(AN_BLOCK, "block") \
+    X(AN_SHARED_MEM, "shared_mem") \
+    X(AN_STALL_NS, "stall_ns") \
+    X(AN_EVENT, "event") \
+    X(AN_MNK, "mnk") \
+    X(AN_BATCH, "batch") \
+    X(AN_TRANSA, "transa") \
+    X(AN_TRANSB, "transb") \
+    X(AN_COMPUTE_TYPE, "compute_type") \
+    X(AN_STREAM, "stream") \
+    X(AN_DEVICE, "device") \
+    X(AN_RESULT, "result") \
+    X(AN_CORR_ID, "corr_id") \
+    X(AN_REGISTERS, "registers") \
+    X(AN_GRAPH_ID, "graph_id") \
+    X(AN_CORRELATION, "correlation") \
+    X(AN_GBPS, "GB/s") \
+    X(AN_CUDNN_OP, "cudnn_op") \
+    X(AN_ENGINE, "engine") \
+    X(AN_ALGORITHM, "algorithm") \
+    X(AN_NOTES, "notes") \
+    X(AN_SHAPE, "shape") \
+    X(AN_MATH_TYPE, "math_type") \
+    X(AN_WORKSPACE_BYTES, "workspace_bytes") \
+    X(AN_AUTOTUNE, "autotune") \
+    X(AN_COUNT, "count") \
+    X(AN_REASON, "reason") \
+    X(AN_TID, "tid") \
+    X(AN_SPAN_NS, "span_ns") \
+    X(AN_DETAIL, "detail")
+
+enum cv_arg_name {
+    AN_NONE,
+#define CV_ARG_ENUM(id, str) id,
+    CV_ARG_NAMES(CV_ARG_ENUM)
+#undef CV_ARG_ENUM
+    AN_END
+};
+static const char *const ARG_NAMES[AN_END] = {
+    "",
+#define CV_ARG_STR(id, str) str,
+    CV_ARG_NAMES(CV_ARG_STR)
+#undef CV_ARG_STR
+};
+_Static_assert(MAX_SYNCS <= 64, "syncs_active is a 64-bit mask");
 
 enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3 };
 
@@ -176,6 +236,15 @@ typedef struct cv_alloc {
     uint32_t pinned;
 } cv_alloc;
 
+/* The last "AxBxC" text of one argument: launches repeat the same grid and block. */
+typedef struct cv_dims_memo {
+    int64_t v[3];
+    int valid;
+    char text[64];
+} cv_dims_memo;
+
+enum { DIMS_LAUNCH_GRID, DIMS_LAUNCH_BLOCK, DIMS_KERNEL_GRID, DIMS_KERNEL_BLOCK };
+
 typedef struct cv_file {
     int index;
     gt_reader *r;
@@ -206,6 +275,9 @@ typedef struct cv_file {
     cv_range_slot *open_ranges;
     cv_sync syncs[MAX_SYNCS];
     unsigned sync_next;
+    uint64_t syncs_active; /* bit i: syncs[i].active (a GPU op checks only those) */
+    /* (MAX_SYNCS <= 64, asserted below) */
+    cv_dims_memo dims[DIMS_KERNEL_BLOCK + 1];
     cv_alloc *allocs;
     size_t alloc_cap, alloc_used;
     uint64_t allocs_untracked;
@@ -218,6 +290,7 @@ typedef struct cv_ctx {
     int64_t offset; /* output = realtime + offset */
     int have_clock;
     uint32_t next_seq;
+    uint64_t next_uuid;
     int32_t *pids_used;
     size_t n_pids, cap_pids;
     cv_file *f; /* the file being converted */
@@ -233,10 +306,11 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t cv_uuid(const cv_file *f, uint64_t kind, uint64_t a, uint64_t b)
+/* Track uuids are handed out in order, unique over the whole output: small numbers are short
+ * varints, and every event packet carries one. */
+static uint64_t cv_uuid(cv_ctx *c)
 {
-    uint64_t u = mix64(mix64(mix64(((uint64_t)f->index << 8) | kind) ^ a) ^ b);
-    return u ? u : 1;
+    return c->next_uuid++;
 }
 
 static uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
@@ -264,11 +338,34 @@ static const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
     return s ? s : fallback;
 }
 
-/* Copy a record body into a zeroed struct: short (older) bodies leave later fields zero. */
+/* Copy a record body into a struct: short (older) bodies leave later fields zero. */
 static void cv_body(void *dst, size_t dst_size, const gt_record *rec)
 {
-    memset(dst, 0, dst_size);
-    memcpy(dst, rec->body, rec->body_size < dst_size ? rec->body_size : dst_size);
+    size_t n = rec->body_size < dst_size ? rec->body_size : dst_size;
+    memcpy(dst, rec->body, n);
+    if (n < dst_size)
+        memset((char *)dst + n, 0, dst_size - n);
+}
+
+/* Hot-path events: set every scalar field, but leave the flow arrays (read only up to n_flows
+ * and n_term_flows) alone — zeroing the whole struct twice per slice showed in the profile. */
+static void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, int64_t ts)
+{
+    e->type = type;
+    e->track = track;
+    e->seq = seq;
+    e->ts = ts;
+    e->name = NULL;
+    e->name_iid = 0;
+    e->cat = NULL;
+    e->cat_iid = 0;
+    e->args = NULL;
+    e->n_args = 0;
+    e->n_flows = 0;
+    e->n_term_flows = 0;
+    e->counter = 0;
+    e->dcounter = 0;
+    e->counter_is_double = 0;
 }
 
 static void cv_emit(cv_ctx *c, const cv_event *e)
@@ -289,11 +386,8 @@ static void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t 
 {
     begin->type = CV_BEGIN;
     cv_emit(c, begin);
-    cv_event end = {0};
-    end.type = CV_END;
-    end.track = begin->track;
-    end.seq = begin->seq;
-    end.ts = end_ts;
+    cv_event end;
+    cv_event_init(&end, CV_END, begin->track, begin->seq, end_ts);
     for (int i = 0; i < n_end_term && i < CV_MAX_FLOWS; i++)
         end.term_flows[end.n_term_flows++] = end_term[i];
     cv_emit(c, &end);
@@ -305,6 +399,58 @@ static void cv_set_cat(cv_event *e, int cat)
 {
     e->cat = CAT_NAMES[cat];
     e->cat_iid = IID_CAT((uint64_t)cat);
+}
+
+/* Hot-path text without snprintf (its format parsing was a tenth of the conversion time). */
+static char *cv_put_i64(char *d, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *d++ = '-';
+    while (n)
+        *d++ = tmp[--n];
+    return d;
+}
+
+/* "AxBxC" into buf (at least 64 bytes: three 20-digit numbers and two separators). */
+static const char *cv_dims(char *buf, int64_t a, int64_t b, int64_t c)
+{
+    char *d = cv_put_i64(buf, a);
+    *d++ = 'x';
+    d = cv_put_i64(d, b);
+    *d++ = 'x';
+    d = cv_put_i64(d, c);
+    *d = 0;
+    return buf;
+}
+
+static const char *cv_dims_memo_text(cv_dims_memo *m, int64_t a, int64_t b, int64_t c)
+{
+    if (!m->valid || m->v[0] != a || m->v[1] != b || m->v[2] != c) {
+        cv_dims(m->text, a, b, c);
+        m->v[0] = a, m->v[1] = b, m->v[2] = c;
+        m->valid = 1;
+    }
+    return m->text;
+}
+
+/* Concatenate up to four strings (NULL = none) into buf of cap bytes, truncating. */
+static const char *cv_concat(char *buf, size_t cap, const char *a, const char *b, const char *c,
+                             const char *d)
+{
+    const char *parts[4] = {a, b, c, d};
+    size_t n = 0;
+    for (int i = 0; i < 4; i++)
+        for (const char *s = parts[i]; s && *s && n + 1 < cap; s++)
+            buf[n++] = *s;
+    buf[n] = 0;
+    return buf;
 }
 
 /* ------------------------------------------------------------------ processes and tracks */
@@ -387,7 +533,7 @@ static cv_thread *cv_thread_get(cv_ctx *c, cv_file *f, uint32_t tid)
     memset(t, 0, sizeof *t);
     t->tid = tid;
     t->seq = c->next_seq++;
-    t->uuid = cv_uuid(f, 2, tid, 0);
+    t->uuid = cv_uuid(c);
     f->last_thread = f->n_threads++;
     return t;
 }
@@ -411,13 +557,13 @@ static cv_device *cv_device_get(cv_ctx *c, cv_file *f, uint32_t device)
     memset(d, 0, sizeof *d);
     d->device = device;
     d->seq = c->next_seq++;
-    d->mem_uuid = cv_uuid(f, 4, device, 1);
-    d->busy_uuid = cv_uuid(f, 4, device, 2);
+    d->mem_uuid = cv_uuid(c);
+    d->busy_uuid = cv_uuid(c);
     d->bin0 = -1;
     return d;
 }
 
-static cv_stream *cv_stream_get(cv_file *f, uint32_t device, uint32_t stream)
+static cv_stream *cv_stream_get(cv_ctx *c, cv_file *f, uint32_t device, uint32_t stream)
 {
     for (size_t i = f->n_streams; i-- > 0;)
         if (f->streams[i].device == device && f->streams[i].stream == stream)
@@ -435,7 +581,7 @@ static cv_stream *cv_stream_get(cv_file *f, uint32_t device, uint32_t stream)
     s->device = device;
     s->stream = stream;
     for (int l = 0; l < LANES; l++)
-        s->lanes.uuid[l] = cv_uuid(f, 3, ((uint64_t)device << 32) | stream, (uint64_t)l);
+        s->lanes.uuid[l] = cv_uuid(c);
     return s;
 }
 
@@ -527,15 +673,34 @@ static int cv_place_lane(cv_lanes *l, int64_t *b, int64_t *e, int *moved)
 
 /* ------------------------------------------------------------------ caches */
 
+/* Correlation ids count up: folding (not hashing) them keeps consecutive ids in consecutive
+ * slots, so the caches are written and read like rings (the oldest id is what gets replaced)
+ * instead of by random access, which cost a cache miss per record on large traces. */
+static size_t cv_corr_slot(uint64_t corr, unsigned bits)
+{
+    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
+                    ((1ull << bits) - 1));
+}
+
+static cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->api[cv_corr_slot(corr, API_BITS)];
+}
+
+static cv_ext_slot *cv_ext_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->ext[cv_corr_slot(corr, EXT_BITS)];
+}
+
 static cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
 {
-    cv_api_slot *s = &f->api[mix64(corr) & (API_SLOTS - 1)];
+    cv_api_slot *s = cv_api_slot_of(f, corr);
     return corr && s->corr == corr ? s : NULL;
 }
 
 static uint64_t cv_ext_find(cv_file *f, uint64_t corr)
 {
-    cv_ext_slot *s = &f->ext[mix64(corr) & (EXT_SLOTS - 1)];
+    cv_ext_slot *s = cv_ext_slot_of(f, corr);
     return corr && s->corr == corr ? s->external : 0;
 }
 
@@ -754,30 +919,30 @@ typedef struct cv_args {
     char buf[4][128];
 } cv_args;
 
-static void arg_i(cv_args *x, const char *name, int64_t v)
+static void arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_INT, .v.i = v};
+        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
 }
-static void arg_u(cv_args *x, const char *name, uint64_t v)
+static void arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_UINT, .v.u = v};
+        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
 }
-static void arg_p(cv_args *x, const char *name, uint64_t v)
+static void arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_PTR, .v.u = v};
+        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
 }
-static void arg_s(cv_args *x, const char *name, const char *v)
+static void arg_s(cv_args *x, enum cv_arg_name name, const char *v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_STR, .v.s = v};
+        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
 }
-static void arg_d(cv_args *x, const char *name, double v)
+static void arg_d(cv_args *x, enum cv_arg_name name, double v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = name, .type = CV_ARG_DOUBLE, .v.d = v};
+        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
 }
 
 static const char *cv_op_name(uint32_t op)
@@ -812,23 +977,23 @@ static void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
     cv_sig_slot *sig = cv_sig_find(f, sig_id);
     uint32_t op = plan ? plan->op_kind : sig ? sig->op_kind : 0;
     if (plan || sig)
-        arg_s(x, "cudnn_op", cv_op_name(op));
+        arg_s(x, AN_CUDNN_OP, cv_op_name(op));
     if (plan && plan->engine >= 0)
-        arg_i(x, "engine", plan->engine);
+        arg_i(x, AN_ENGINE, plan->engine);
     if (r->algo >= 0 && (r->sig_id || !plan))
-        arg_i(x, "algorithm", r->algo);
+        arg_i(x, AN_ALGORITHM, r->algo);
     if (plan && plan->numerical_notes) {
         cv_notes_text(plan->numerical_notes, x->buf[0], sizeof x->buf[0]);
-        arg_s(x, "notes", x->buf[0]);
+        arg_s(x, AN_NOTES, x->buf[0]);
     }
     if (sig)
-        arg_s(x, "shape", sig->text);
+        arg_s(x, AN_SHAPE, sig->text);
     if (r->math_type >= 0)
-        arg_i(x, "math_type", r->math_type);
+        arg_i(x, AN_MATH_TYPE, r->math_type);
     if (r->workspace_bytes)
-        arg_u(x, "workspace_bytes", r->workspace_bytes);
+        arg_u(x, AN_WORKSPACE_BYTES, r->workspace_bytes);
     if (r->cudnn_flags & GT_CUDNN_AUTOTUNE)
-        arg_s(x, "autotune", "candidate of an autotuning sweep");
+        arg_s(x, AN_AUTOTUNE, "candidate of an autotuning sweep");
 }
 
 static int cv_makes_gpu_work(enum gt_api_category cat, uint32_t func)
@@ -877,8 +1042,10 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         fname = fbuf;
     }
     enum gt_api_category cat = gt_api_func_category(a->func);
-    cv_event ev = {.track = t->uuid, .seq = t->seq, .ts = b, .name = fname,
-                   .name_iid = a->func < GT_FN_MAX ? IID_API(a->func) : 0};
+    cv_event ev;
+    cv_event_init(&ev, CV_BEGIN, t->uuid, t->seq, b);
+    ev.name = fname;
+    ev.name_iid = a->func < GT_FN_MAX ? IID_API(a->func) : 0;
     cv_args x;
     x.n = 0;
     uint64_t end_term[1];
@@ -887,44 +1054,44 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
     switch (rec->kind) {
     case GT_REC_API_MEMCPY:
         cv_set_cat(&ev, CAT_COPY);
-        arg_u(&x, "bytes", u.cp.bytes);
-        arg_s(&x, "direction", gt_memcpy_dir_name(u.cp.direction));
-        arg_s(&x, "src_memory", gt_mem_kind_name(u.cp.src_kind));
-        arg_s(&x, "dst_memory", gt_mem_kind_name(u.cp.dst_kind));
-        arg_i(&x, "async", u.cp.is_async);
+        arg_u(&x, AN_BYTES, u.cp.bytes);
+        arg_s(&x, AN_DIRECTION, gt_memcpy_dir_name(u.cp.direction));
+        arg_s(&x, AN_SRC_MEMORY, gt_mem_kind_name(u.cp.src_kind));
+        arg_s(&x, AN_DST_MEMORY, gt_mem_kind_name(u.cp.dst_kind));
+        arg_i(&x, AN_ASYNC, u.cp.is_async);
         break;
     case GT_REC_API_MEMSET:
         cv_set_cat(&ev, CAT_COPY);
-        arg_u(&x, "bytes", u.set.bytes);
-        arg_i(&x, "value", u.set.value);
+        arg_u(&x, AN_BYTES, u.set.bytes);
+        arg_i(&x, AN_VALUE, u.set.value);
         break;
     case GT_REC_API_ALLOC:
         cv_set_cat(&ev, CAT_MEMORY);
-        arg_u(&x, "bytes", u.al.bytes);
-        arg_p(&x, "ptr", u.al.ptr);
+        arg_u(&x, AN_BYTES, u.al.bytes);
+        arg_p(&x, AN_PTR, u.al.ptr);
         break;
     case GT_REC_API_LAUNCH:
         cv_set_cat(&ev, CAT_LAUNCH);
         if (u.ln.name_id)
-            arg_s(&x, "kernel", cv_kernel_name(f, u.ln.name_id));
-        snprintf(x.buf[1], sizeof x.buf[1], "%ux%ux%u", u.ln.grid[0], u.ln.grid[1], u.ln.grid[2]);
-        arg_s(&x, "grid", x.buf[1]);
-        snprintf(x.buf[2], sizeof x.buf[2], "%ux%ux%u", u.ln.block[0], u.ln.block[1], u.ln.block[2]);
-        arg_s(&x, "block", x.buf[2]);
+            arg_s(&x, AN_KERNEL, cv_kernel_name(f, u.ln.name_id));
+        arg_s(&x, AN_GRID, cv_dims_memo_text(&f->dims[DIMS_LAUNCH_GRID], u.ln.grid[0],
+                                             u.ln.grid[1], u.ln.grid[2]));
+        arg_s(&x, AN_BLOCK, cv_dims_memo_text(&f->dims[DIMS_LAUNCH_BLOCK], u.ln.block[0],
+                                              u.ln.block[1], u.ln.block[2]));
         if (u.ln.shared_mem)
-            arg_u(&x, "shared_mem", u.ln.shared_mem);
+            arg_u(&x, AN_SHARED_MEM, u.ln.shared_mem);
         break;
     case GT_REC_API_SYNC:
         cv_set_cat(&ev, CAT_SYNC);
         if (cv_blocking_sync(u.sy.sync_kind)) {
-            snprintf(sbuf, sizeof sbuf, "%s (stall)", fname);
-            ev.name = sbuf;
+            ev.name = cv_concat(sbuf, sizeof sbuf, fname, " (stall)", NULL, NULL);
             ev.name_iid = a->func < GT_FN_MAX ? IID_STALL(a->func) : 0;
-            arg_u(&x, "stall_ns", (uint64_t)(e - b));
+            arg_u(&x, AN_STALL_NS, (uint64_t)(e - b));
             /* The GPU op it waited for links here when it arrives (see cv_resolve_syncs). */
             if (u.sy.sync_kind != GT_SYNC_EVENT) {
                 cv_sync *s = &f->syncs[f->sync_next++ % MAX_SYNCS];
                 s->active = 1;
+                f->syncs_active |= 1ull << (s - f->syncs);
                 s->device = a->device < 0 ? 0 : (uint32_t)a->device;
                 s->device_wide = u.sy.sync_kind == GT_SYNC_DEVICE;
                 s->api_stream = a->stream;
@@ -934,7 +1101,7 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
             }
         }
         if (u.sy.event)
-            arg_p(&x, "event", u.sy.event);
+            arg_p(&x, AN_EVENT, u.sy.event);
         break;
     case GT_REC_API_CUDNN:
         cv_set_cat(&ev, CAT_CUDNN);
@@ -942,15 +1109,13 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         break;
     case GT_REC_API_CUBLAS:
         cv_set_cat(&ev, CAT_CUBLAS);
-        snprintf(x.buf[1], sizeof x.buf[1], "%" PRId64 "x%" PRId64 "x%" PRId64, u.bl.m, u.bl.n,
-                 u.bl.k);
-        arg_s(&x, "mnk", x.buf[1]);
+        arg_s(&x, AN_MNK, cv_dims(x.buf[1], u.bl.m, u.bl.n, u.bl.k));
         if (u.bl.batch > 1)
-            arg_i(&x, "batch", u.bl.batch);
-        arg_i(&x, "transa", u.bl.transa);
-        arg_i(&x, "transb", u.bl.transb);
+            arg_i(&x, AN_BATCH, u.bl.batch);
+        arg_i(&x, AN_TRANSA, u.bl.transa);
+        arg_i(&x, AN_TRANSB, u.bl.transb);
         if (u.bl.compute_type >= 0)
-            arg_i(&x, "compute_type", u.bl.compute_type);
+            arg_i(&x, AN_COMPUTE_TYPE, u.bl.compute_type);
         break;
     default:
         if (cat == GT_CAT_MEMORY)
@@ -958,11 +1123,11 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         break;
     }
     if (rec->kind != GT_REC_API_ALLOC || a->stream)
-        arg_p(&x, "stream", a->stream);
+        arg_p(&x, AN_STREAM, a->stream);
     if (a->device >= 0)
-        arg_i(&x, "device", a->device);
-    arg_i(&x, "result", a->result);
-    arg_u(&x, "corr_id", a->corr_id);
+        arg_i(&x, AN_DEVICE, a->device);
+    arg_i(&x, AN_RESULT, a->result);
+    arg_u(&x, AN_CORR_ID, a->corr_id);
     ev.args = x.a;
     ev.n_args = x.n;
     if (a->corr_id && cv_makes_gpu_work(cat, a->func))
@@ -970,7 +1135,7 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
     cv_slice(c, &ev, e, end_term, n_end_term);
 
     if (a->corr_id) {
-        cv_api_slot *s = &f->api[mix64(a->corr_id) & (API_SLOTS - 1)];
+        cv_api_slot *s = cv_api_slot_of(f, a->corr_id);
         *s = (cv_api_slot){.corr = a->corr_id, .track = t->uuid, .seq = t->seq, .b = b, .e = e,
                            .stream = a->stream};
     }
@@ -1151,7 +1316,8 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     if (!s->lanes.described[lane])
         cv_lane_describe(c, f, s, lane);
     cv_device *d = cv_device_get(c, f, s->device);
-    cv_event ev = {.track = s->lanes.uuid[lane], .seq = d->seq, .ts = b};
+    cv_event ev;
+    cv_event_init(&ev, CV_BEGIN, s->lanes.uuid[lane], d->seq, b);
     cv_args x;
     x.n = 0;
     char name[64];
@@ -1161,47 +1327,48 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name = cv_kernel_name(f, k->name_id);
         ev.name_iid = k->name_id ? IID_KERNEL(k->name_id) : 0;
         cv_set_cat(&ev, CAT_KERNEL);
-        snprintf(x.buf[0], sizeof x.buf[0], "%dx%dx%d", k->grid[0], k->grid[1], k->grid[2]);
-        arg_s(&x, "grid", x.buf[0]);
-        snprintf(x.buf[1], sizeof x.buf[1], "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
-        arg_s(&x, "block", x.buf[1]);
-        arg_u(&x, "registers", k->registers);
-        arg_u(&x, "shared_mem", (uint64_t)k->static_smem + k->dynamic_smem);
+        arg_s(&x, AN_GRID, cv_dims_memo_text(&f->dims[DIMS_KERNEL_GRID], k->grid[0], k->grid[1],
+                                             k->grid[2]));
+        arg_s(&x, AN_BLOCK, cv_dims_memo_text(&f->dims[DIMS_KERNEL_BLOCK], k->block[0],
+                                              k->block[1], k->block[2]));
+        arg_u(&x, AN_REGISTERS, k->registers);
+        arg_u(&x, AN_SHARED_MEM, (uint64_t)k->static_smem + k->dynamic_smem);
         if (k->graph_id)
-            arg_u(&x, "graph_id", k->graph_id);
+            arg_u(&x, AN_GRAPH_ID, k->graph_id);
         break;
     }
     case GT_REC_GPU_MEMCPY: {
         const gt_rec_gpu_memcpy *m = &op->r.m;
         uint8_t host = m->copy_kind == 2 ? m->dst_kind : m->src_kind;
         if (m->copy_kind == 1 || m->copy_kind == 2) {
-            snprintf(name, sizeof name, "Memcpy %s (%s)", cv_copy_kind_name(m->copy_kind),
-                     gt_mem_kind_name(host));
+            cv_concat(name, sizeof name, "Memcpy ", cv_copy_kind_name(m->copy_kind), " (",
+                      gt_mem_kind_name(host));
+            cv_concat(name + strlen(name), sizeof name - strlen(name), ")", NULL, NULL, NULL);
         } else {
-            snprintf(name, sizeof name, "Memcpy %s", cv_copy_kind_name(m->copy_kind));
+            cv_concat(name, sizeof name, "Memcpy ", cv_copy_kind_name(m->copy_kind), NULL, NULL);
             host = 0;
         }
         ev.name = name;
         ev.name_iid = IID_MEMCPY(m->copy_kind, host, 0);
         cv_set_cat(&ev, CAT_MEMCPY);
-        arg_u(&x, "bytes", m->bytes);
-        arg_s(&x, "src_memory", gt_mem_kind_name(m->src_kind));
-        arg_s(&x, "dst_memory", gt_mem_kind_name(m->dst_kind));
+        arg_u(&x, AN_BYTES, m->bytes);
+        arg_s(&x, AN_SRC_MEMORY, gt_mem_kind_name(m->src_kind));
+        arg_s(&x, AN_DST_MEMORY, gt_mem_kind_name(m->dst_kind));
         if (op->end > op->start)
-            arg_d(&x, "GB/s", (double)m->bytes / (double)(op->end - op->start));
+            arg_d(&x, AN_GBPS, (double)m->bytes / (double)(op->end - op->start));
         break;
     }
     default: {
         ev.name = "Memset";
         ev.name_iid = IID_MEMSET;
         cv_set_cat(&ev, CAT_MEMSET);
-        arg_u(&x, "bytes", op->r.s.bytes);
+        arg_u(&x, AN_BYTES, op->r.s.bytes);
         break;
     }
     }
-    arg_u(&x, "stream", s->stream);
-    arg_u(&x, "device", s->device);
-    arg_u(&x, "correlation", op->corr);
+    arg_u(&x, AN_STREAM, s->stream);
+    arg_u(&x, AN_DEVICE, s->device);
+    arg_u(&x, AN_CORRELATION, op->corr);
     ev.args = x.a;
     ev.n_args = x.n;
     cv_gpu_flow(c, f, op, &ev);
@@ -1216,7 +1383,8 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
  * sync returning between held's end and next's end waited for. */
 static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next)
 {
-    for (int i = 0; i < MAX_SYNCS; i++) {
+    for (uint64_t m = f->syncs_active; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
         cv_sync *y = &f->syncs[i];
         if (!y->active || y->device != s->device)
             continue;
@@ -1226,6 +1394,7 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
             held->n_sync_flows < CV_MAX_FLOWS) {
             held->sync_flows[held->n_sync_flows++] = y->flow;
             y->active = 0;
+            f->syncs_active &= ~(1ull << i);
         }
     }
 }
@@ -1250,7 +1419,7 @@ static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
         op.device = op.r.s.device, op.stream = op.r.s.stream;
         break;
     }
-    cv_stream *s = cv_stream_get(f, op.device, op.stream);
+    cv_stream *s = cv_stream_get(c, f, op.device, op.stream);
     if (!s)
         return;
     if (!s->has_api_stream) {
@@ -1314,11 +1483,11 @@ static void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
                                           "write failed"};
     cv_args x;
     x.n = 0;
-    arg_u(&x, "count", l.count);
-    arg_s(&x, "reason", l.reason < 6 ? reasons[l.reason] : "?");
-    arg_u(&x, "tid", l.lost_tid);
+    arg_u(&x, AN_COUNT, l.count);
+    arg_s(&x, AN_REASON, l.reason < 6 ? reasons[l.reason] : "?");
+    arg_u(&x, AN_TID, l.lost_tid);
     if (l.t_last_ns > l.t_first_ns)
-        arg_u(&x, "span_ns", l.t_last_ns - l.t_first_ns);
+        arg_u(&x, AN_SPAN_NS, l.t_last_ns - l.t_first_ns);
     cv_misc_instant(c, f, ts, "records lost", IID_LOST, CAT_GPUTRACE, &x);
 }
 
@@ -1407,7 +1576,7 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
         gt_rec_gpu_ext_corr x;
         cv_body(&x, sizeof x, rec);
         if (x.corr_id)
-            f->ext[mix64(x.corr_id) & (EXT_SLOTS - 1)] =
+            *cv_ext_slot_of(f, x.corr_id) =
                 (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
         break;
     }
@@ -1444,7 +1613,7 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
     cv_args x;
     x.n = 0;
     if (item->detail)
-        arg_s(&x, "detail", item->detail);
+        arg_s(&x, AN_DETAIL, item->detail);
     cv_event ev = {.type = CV_INSTANT, .track = f->advice_uuid, .seq = f->proc_seq, .ts = ts,
                    .name = item->title, .args = x.a, .n_args = x.n};
     cv_set_cat(&ev, CAT_ADVICE);
@@ -1549,12 +1718,12 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index)
             c->offset = f.hdr->start_boottime_ns - f.hdr->start_realtime_ns;
     }
     f.proc_seq = c->next_seq++;
-    f.proc_uuid = cv_uuid(&f, 1, 0, 0);
-    f.misc_uuid = cv_uuid(&f, 5, 0, 0);
-    f.advice_uuid = cv_uuid(&f, 5, 1, 0);
-    f.pinned_uuid = cv_uuid(&f, 4, 0xffffffffu, 1);
+    f.proc_uuid = cv_uuid(c);
+    f.misc_uuid = cv_uuid(c);
+    f.advice_uuid = cv_uuid(c);
+    f.pinned_uuid = cv_uuid(c);
     for (int l = 0; l < LANES; l++)
-        f.ranges.uuid[l] = cv_uuid(&f, 6, (uint64_t)l, 0);
+        f.ranges.uuid[l] = cv_uuid(c);
     f.pid_out = cv_pick_pid(c, f.hdr->pid);
     f.tid_shift = (int64_t)f.pid_out - f.hdr->pid;
     if (index == 0 && c->offset && f.hdr->start_realtime_ns > 0)
@@ -1683,8 +1852,13 @@ static int cv_begin(cv_ctx *c, FILE *out, const gt_convert_opts *opts, gt_conver
     c->opts = opts ? opts : &defaults;
     c->st = st;
     c->next_seq = 1;
+    c->next_uuid = 1;
     c->sink = c->opts->format == GT_CONVERT_JSON ? cv_sink_json(out) : cv_sink_perfetto(out);
-    return c->sink ? 0 : -1;
+    if (!c->sink)
+        return -1;
+    c->sink->arg_names = ARG_NAMES;
+    c->sink->n_arg_names = AN_END;
+    return 0;
 }
 
 int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_convert_opts *opts,

@@ -1,8 +1,17 @@
-/* convert_perfetto.c — the Perfetto protobuf sink: TracePackets encoded with protobuf-c (from
- * perfetto_trimmed.proto) and framed as Trace.packet records, streamed to the output file.
+/* convert_perfetto.c — the Perfetto protobuf sink: TracePackets framed as Trace.packet records,
+ * streamed to the output file through one large buffer.
+ *
+ * Two encoders: the cold packets (track descriptors, the clock snapshot) go through protobuf-c's
+ * generated code for perfetto_trimmed.proto; TrackEvent packets — nearly all of the output — are
+ * written by hand straight into the output buffer, because protobuf-c's generic size + pack
+ * walk over descriptors cost more than the rest of the conversion together. The hand encoder
+ * writes the same fields with the same numbers as the .proto (tests decode the result with
+ * protoc against it), repeated scalars unpacked as Perfetto requires.
  *
  * Per sequence it keeps only: whether the sequence has started (its first packet carries
- * SEQ_INCREMENTAL_STATE_CLEARED) and which interned iids were already defined on it. */
+ * SEQ_INCREMENTAL_STATE_CLEARED) and which interned iids were already defined on it (event
+ * names and categories one by one; debug-annotation names — a few dozen fixed ones — all at
+ * once with the first event that has arguments, so later events need no check per argument). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,11 +19,17 @@
 #include "perfetto_trimmed.pb-c.h"
 
 #define OUT_BUF (1u << 20)
-#define MAX_INTERNED (1u << 16) /* per sequence; beyond that names are written inline */
+#define MAX_INTERNED (1u << 16) /* large keys per sequence; beyond: names inline */
+#define SMALL_NAME_KEYS 4096    /* event-name keys below this (API calls, copies) use a bitmap */
+#define SMALL_CAT_KEYS 64
+#define HASH_CAT (1ull << 62) /* tags of category keys in the shared hash of large keys */
 
 typedef struct pf_seq {
     int started;
-    uint64_t *iids; /* open addressing, 0 = empty */
+    uint64_t name_bits[SMALL_NAME_KEYS / 64];
+    uint64_t cat_bits[SMALL_CAT_KEYS / 64];
+    int arg_names_defined; /* all of the sink's arg_names are interned on this sequence */
+    uint64_t *iids;        /* large keys: open addressing, 0 = empty */
     uint32_t cap, used;
 } pf_seq;
 
@@ -23,9 +38,7 @@ typedef struct pf_sink {
     pf_seq *seqs;
     uint32_t n_seqs;
     unsigned char *buf;
-    size_t used;
-    unsigned char *scratch;
-    size_t scratch_cap;
+    size_t used, cap;
 } pf_sink;
 
 static void pf_flush(pf_sink *p)
@@ -33,6 +46,22 @@ static void pf_flush(pf_sink *p)
     if (p->used && fwrite(p->buf, 1, p->used, p->base.out) != p->used)
         p->base.io_error = 1;
     p->used = 0;
+}
+
+/* Room for need bytes at p->buf + p->used: flush when full, grow for one huge packet. */
+static unsigned char *pf_reserve(pf_sink *p, size_t need)
+{
+    if (need <= p->cap - p->used)
+        return p->buf + p->used;
+    pf_flush(p);
+    if (need > p->cap) {
+        unsigned char *n = realloc(p->buf, need);
+        if (!n)
+            return NULL;
+        p->buf = n;
+        p->cap = need;
+    }
+    return p->buf;
 }
 
 static pf_seq *pf_get_seq(pf_sink *p, uint32_t seq)
@@ -59,15 +88,15 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
-/* 1 when iid is now defined on the sequence (the caller must add it to InternedData when
+/* 1 when key is now defined on the sequence (the caller must add it to InternedData when
  * *added), 0 when the table is full and the caller must write the name inline. */
-static int pf_intern(pf_seq *s, uint64_t iid, int *added)
+static int pf_intern_large(pf_seq *s, uint64_t key, int *added)
 {
     *added = 0;
     if (s->used * 2 >= s->cap) {
         if (s->cap >= MAX_INTERNED) {
-            for (uint32_t i = (uint32_t)mix64(iid) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-                if (s->iids[i] == iid)
+            for (uint32_t i = (uint32_t)mix64(key) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+                if (s->iids[i] == key)
                     return 1;
                 if (!s->iids[i])
                     return 0;
@@ -89,38 +118,52 @@ static int pf_intern(pf_seq *s, uint64_t iid, int *added)
         s->iids = n;
         s->cap = ncap;
     }
-    uint32_t i = (uint32_t)mix64(iid) & (s->cap - 1);
+    uint32_t i = (uint32_t)mix64(key) & (s->cap - 1);
     while (s->iids[i]) {
-        if (s->iids[i] == iid)
+        if (s->iids[i] == key)
             return 1;
         i = (i + 1) & (s->cap - 1);
     }
-    s->iids[i] = iid;
+    s->iids[i] = key;
     s->used++;
     *added = 1;
     return 1;
 }
 
+/* Set bit key of bits; *added when it was not set yet. */
+static int pf_intern_bit(uint64_t *bits, uint64_t key, int *added)
+{
+    uint64_t m = 1ull << (key & 63);
+    *added = !(bits[key >> 6] & m);
+    bits[key >> 6] |= m;
+    return 1;
+}
+
+static int pf_intern_name(pf_seq *s, uint64_t iid, int *added)
+{
+    if (iid < SMALL_NAME_KEYS)
+        return pf_intern_bit(s->name_bits, iid, added);
+    if (iid >= HASH_CAT)
+        return *added = 0, 0; /* outside the name key space: write it inline */
+    return pf_intern_large(s, iid, added);
+}
+
+static int pf_intern_cat(pf_seq *s, uint64_t iid, int *added)
+{
+    if (iid < SMALL_CAT_KEYS)
+        return pf_intern_bit(s->cat_bits, iid, added);
+    if (iid >= HASH_CAT)
+        return *added = 0, 0;
+    return pf_intern_large(s, iid | HASH_CAT, added);
+}
+
 static void pf_write_packet(pf_sink *p, Perfetto__Protos__TracePacket *pkt)
 {
     size_t len = perfetto__protos__trace_packet__get_packed_size(pkt);
-    if (len + 16 > OUT_BUF - p->used)
-        pf_flush(p);
-    unsigned char *dst;
-    int big = len + 16 > OUT_BUF;
-    if (big) {
-        if (p->scratch_cap < len + 16) {
-            free(p->scratch);
-            p->scratch = malloc(len + 16);
-            p->scratch_cap = p->scratch ? len + 16 : 0;
-            if (!p->scratch) {
-                p->base.io_error = 1;
-                return;
-            }
-        }
-        dst = p->scratch;
-    } else {
-        dst = p->buf + p->used;
+    unsigned char *dst = pf_reserve(p, len + 16);
+    if (!dst) {
+        p->base.io_error = 1;
+        return;
     }
     size_t n = 0;
     dst[n++] = 0x0A; /* Trace.packet, field 1, length-delimited */
@@ -132,12 +175,7 @@ static void pf_write_packet(pf_sink *p, Perfetto__Protos__TracePacket *pkt)
         dst[n++] = (unsigned char)(v | 0x80);
     }
     n += perfetto__protos__trace_packet__pack(pkt, dst + n);
-    if (big) {
-        if (fwrite(dst, 1, n, p->base.out) != n)
-            p->base.io_error = 1;
-    } else {
-        p->used += n;
-    }
+    p->used += n;
     p->base.bytes += n;
     p->base.events++;
 }
@@ -149,7 +187,9 @@ static void pf_stamp(pf_sink *p, Perfetto__Protos__TracePacket *pkt, uint32_t se
         PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
     pkt->trusted_packet_sequence_id = seq;
     pf_seq *s = pf_get_seq(p, seq);
-    uint32_t flags = needs_state ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE : 0;
+    uint32_t flags =
+        needs_state ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE
+                    : 0;
     if (s && !s->started) {
         s->started = 1;
         flags |= PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
@@ -203,7 +243,8 @@ static void pf_track(cv_sink *sink, const cv_track_desc *d)
         td.counter = &cd;
         __attribute__((fallthrough)); /* counters are named like child tracks */
     default:
-        td.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
+        td.static_or_dynamic_name_case =
+            PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
         td.name = (char *)d->name;
         if (d->rank_order) {
             td.has_sibling_order_rank = 1;
@@ -217,119 +258,305 @@ static void pf_track(cv_sink *sink, const cv_track_desc *d)
     pf_write_packet(p, &pkt);
 }
 
-static void pf_fill_arg(Perfetto__Protos__DebugAnnotation *da, const cv_arg *a)
+/* ------------------------------------------------------------------ hand-written encoder */
+
+/* Wire tags (field number << 3 | wire type) of the fields the hot path writes; numbers from
+ * perfetto_trimmed.proto. Varint-encoded tags above 15 take two bytes. */
+enum {
+    WT_VARINT = 0,
+    WT_I64 = 1,
+    WT_LEN = 2,
+    TAG_TRACE_PACKET = 1 << 3 | WT_LEN,
+    TAG_TIMESTAMP = 8 << 3 | WT_VARINT,
+    TAG_SEQ_ID = 10 << 3 | WT_VARINT,
+    TAG_TRACK_EVENT = 11 << 3 | WT_LEN,
+    TAG_INTERNED_DATA = 12 << 3 | WT_LEN,
+    TAG_SEQ_FLAGS = 13 << 3 | WT_VARINT,
+    /* InternedData */
+    TAG_ID_EVENT_CATEGORIES = 1 << 3 | WT_LEN,
+    TAG_ID_EVENT_NAMES = 2 << 3 | WT_LEN,
+    TAG_ID_DEBUG_ANNOTATION_NAMES = 3 << 3 | WT_LEN,
+    /* EventName, EventCategory, DebugAnnotationName */
+    TAG_INTERNED_IID = 1 << 3 | WT_VARINT,
+    TAG_INTERNED_NAME = 2 << 3 | WT_LEN,
+    /* TrackEvent */
+    TAG_TE_CATEGORY_IIDS = 3 << 3 | WT_VARINT,
+    TAG_TE_DEBUG_ANNOTATIONS = 4 << 3 | WT_LEN,
+    TAG_TE_TYPE = 9 << 3 | WT_VARINT,
+    TAG_TE_NAME_IID = 10 << 3 | WT_VARINT,
+    TAG_TE_TRACK_UUID = 11 << 3 | WT_VARINT,
+    TAG_TE_CATEGORIES = 22 << 3 | WT_LEN,
+    TAG_TE_NAME = 23 << 3 | WT_LEN,
+    TAG_TE_COUNTER_VALUE = 30 << 3 | WT_VARINT,
+    TAG_TE_DOUBLE_COUNTER_VALUE = 44 << 3 | WT_I64,
+    TAG_TE_FLOW_IDS = 47 << 3 | WT_I64,
+    TAG_TE_TERMINATING_FLOW_IDS = 48 << 3 | WT_I64,
+    /* DebugAnnotation */
+    TAG_DA_NAME_IID = 1 << 3 | WT_VARINT,
+    TAG_DA_UINT = 3 << 3 | WT_VARINT,
+    TAG_DA_INT = 4 << 3 | WT_VARINT,
+    TAG_DA_DOUBLE = 5 << 3 | WT_I64,
+    TAG_DA_STRING = 6 << 3 | WT_LEN,
+    TAG_DA_POINTER = 7 << 3 | WT_VARINT,
+    TAG_DA_NAME = 10 << 3 | WT_LEN,
+};
+
+/* Worst-case bytes of one field's framing: a two-byte tag and a 10-byte varint. */
+#define FIELD_MAX 12
+
+static inline unsigned char *put_varint(unsigned char *d, uint64_t v)
 {
-    perfetto__protos__debug_annotation__init(da);
-    da->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-    da->name = (char *)a->name;
+    while (v >= 0x80) {
+        *d++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (unsigned char)v;
+    return d;
+}
+
+static inline size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline unsigned char *put_tag(unsigned char *d, unsigned tag)
+{
+    return put_varint(d, tag);
+}
+
+static inline unsigned char *put_fixed64(unsigned char *d, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        d[i] = (unsigned char)(v >> (8 * i)); /* little-endian on the wire */
+    return d + 8;
+}
+
+static inline unsigned char *put_string(unsigned char *d, unsigned tag, const char *s, size_t n)
+{
+    d = put_varint(put_tag(d, tag), n);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* A length-delimited field whose size is known only once written: one length byte is reserved
+ * (nearly every nested message here is < 128 bytes); longer bodies are moved up. The buffer
+ * must have FIELD_MAX spare bytes per open field. */
+static inline unsigned char *open_len(unsigned char *d, unsigned tag)
+{
+    return put_tag(d, tag) + 1;
+}
+
+static inline unsigned char *close_len(unsigned char *body, unsigned char *end)
+{
+    size_t n = (size_t)(end - body);
+    if (n < 0x80) {
+        body[-1] = (unsigned char)n;
+        return end;
+    }
+    size_t k = varint_size(n);
+    memmove(body + k - 1, body, n);
+    put_varint(body - 1, n);
+    return end + k - 1;
+}
+
+/* An InternedData entry (EventName, EventCategory, DebugAnnotationName share the layout). */
+static unsigned char *put_interned(unsigned char *d, unsigned tag, uint64_t iid, const char *s,
+                                   size_t n)
+{
+    d = put_tag(d, tag);
+    d = put_varint(d, 1 + varint_size(iid) + 1 + varint_size(n) + n);
+    d = put_varint(put_tag(d, TAG_INTERNED_IID), iid);
+    return put_string(d, TAG_INTERNED_NAME, s, n);
+}
+
+enum { NAME_NONE, NAME_INLINE, NAME_IID, NAME_IID_NEW };
+
+/* What pf_event decided before writing: names interned or inline, and string lengths. */
+typedef struct pf_plan {
+    int name, cat;
+    size_t name_len, cat_len;
+    unsigned char arg_name[CV_MAX_ARGS];
+    size_t arg_name_len[CV_MAX_ARGS], arg_str_len[CV_MAX_ARGS];
+    int n_args;
+    size_t bound; /* bytes the packet can take at most */
+    int uses_state;
+    int new_arg_names; /* this packet interns all argument names */
+} pf_plan;
+
+static int pf_plan_name(pf_seq *s, uint64_t iid, int is_cat, const char *str, size_t *len,
+                        pf_plan *pl)
+{
+    int added = 0;
+    if (!str)
+        return NAME_NONE;
+    int interned =
+        iid && s && (is_cat ? pf_intern_cat(s, iid, &added) : pf_intern_name(s, iid, &added));
+    if (interned)
+        pl->uses_state = 1;
+    if (interned && !added)
+        return NAME_IID; /* defined earlier on this sequence: the string is not needed */
+    *len = strlen(str);
+    pl->bound += *len + 3 * FIELD_MAX;
+    return interned ? NAME_IID_NEW : NAME_INLINE;
+}
+
+static void pf_plan_event(const pf_sink *p, pf_seq *s, const cv_event *e, pf_plan *pl)
+{
+    pl->uses_state = 0;
+    pl->new_arg_names = 0;
+    pl->bound = 16 * FIELD_MAX + 10 * (size_t)(e->n_flows + e->n_term_flows);
+    pl->name = pl->cat = NAME_NONE;
+    pl->name_len = pl->cat_len = 0;
+    if (e->type != CV_END)
+        pl->name = pf_plan_name(s, e->name_iid, 0, e->name, &pl->name_len, pl);
+    if (e->type != CV_END && e->type != CV_COUNTER)
+        pl->cat = pf_plan_name(s, e->cat_iid, 1, e->cat, &pl->cat_len, pl);
+    pl->n_args = e->n_args < CV_MAX_ARGS ? e->n_args : CV_MAX_ARGS;
+    for (int i = 0; i < pl->n_args; i++) {
+        const cv_arg *a = &e->args[i];
+        pl->bound += 4 * FIELD_MAX;
+        if (a->name_iid && a->name_iid < p->base.n_arg_names && s) {
+            pl->arg_name[i] = NAME_IID;
+            pl->uses_state = 1;
+            if (!s->arg_names_defined) {
+                s->arg_names_defined = 1;
+                pl->new_arg_names = 1;
+                for (uint32_t k = 1; k < p->base.n_arg_names; k++)
+                    pl->bound +=
+                        3 * FIELD_MAX + strlen(p->base.arg_names[k] ? p->base.arg_names[k] : "");
+            }
+        } else {
+            pl->arg_name[i] = NAME_INLINE;
+            pl->arg_name_len[i] = strlen(a->name ? a->name : "");
+            pl->bound += pl->arg_name_len[i];
+        }
+        if (a->type == CV_ARG_STR) {
+            pl->arg_str_len[i] = strlen(a->v.s ? a->v.s : "");
+            pl->bound += pl->arg_str_len[i];
+        }
+    }
+}
+
+static unsigned char *pf_put_interned_data(const pf_sink *p, unsigned char *d, const cv_event *e,
+                                           const pf_plan *pl)
+{
+    if (pl->name != NAME_IID_NEW && pl->cat != NAME_IID_NEW && !pl->new_arg_names)
+        return d;
+    unsigned char *body = open_len(d, TAG_INTERNED_DATA);
+    d = body;
+    if (pl->cat == NAME_IID_NEW)
+        d = put_interned(d, TAG_ID_EVENT_CATEGORIES, e->cat_iid, e->cat, pl->cat_len);
+    if (pl->name == NAME_IID_NEW)
+        d = put_interned(d, TAG_ID_EVENT_NAMES, e->name_iid, e->name, pl->name_len);
+    if (pl->new_arg_names)
+        for (uint32_t i = 1; i < p->base.n_arg_names; i++) {
+            const char *n = p->base.arg_names[i] ? p->base.arg_names[i] : "";
+            d = put_interned(d, TAG_ID_DEBUG_ANNOTATION_NAMES, i, n, strlen(n));
+        }
+    return close_len(body, d);
+}
+
+static unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int name_state, size_t name_len,
+                                 size_t str_len)
+{
+    unsigned char *body = open_len(d, TAG_TE_DEBUG_ANNOTATIONS);
+    d = body;
+    if (name_state == NAME_INLINE)
+        d = put_string(d, TAG_DA_NAME, a->name ? a->name : "", name_len);
+    else
+        d = put_varint(put_tag(d, TAG_DA_NAME_IID), a->name_iid);
     switch (a->type) {
     case CV_ARG_INT:
-        da->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
-        da->int_value = a->v.i;
+        d = put_varint(put_tag(d, TAG_DA_INT), (uint64_t)a->v.i);
         break;
     case CV_ARG_UINT:
-        da->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
-        da->uint_value = a->v.u;
+        d = put_varint(put_tag(d, TAG_DA_UINT), a->v.u);
         break;
     case CV_ARG_PTR:
-        da->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE;
-        da->pointer_value = a->v.u;
+        d = put_varint(put_tag(d, TAG_DA_POINTER), a->v.u);
         break;
-    case CV_ARG_DOUBLE:
-        da->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
-        da->double_value = a->v.d;
-        break;
-    default:
-        da->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
-        da->string_value = (char *)(a->v.s ? a->v.s : "");
+    case CV_ARG_DOUBLE: {
+        uint64_t bits;
+        memcpy(&bits, &a->v.d, sizeof bits);
+        d = put_fixed64(put_tag(d, TAG_DA_DOUBLE), bits);
         break;
     }
+    default:
+        d = put_string(d, TAG_DA_STRING, a->v.s ? a->v.s : "", str_len);
+        break;
+    }
+    return close_len(body, d);
+}
+
+static unsigned char *pf_put_track_event(unsigned char *d, const cv_event *e, const pf_plan *pl)
+{
+    unsigned char *body = open_len(d, TAG_TRACK_EVENT);
+    d = body;
+    d = put_varint(put_tag(d, TAG_TE_TYPE), (uint64_t)e->type);
+    d = put_varint(put_tag(d, TAG_TE_TRACK_UUID), e->track);
+    if (pl->name == NAME_INLINE)
+        d = put_string(d, TAG_TE_NAME, e->name, pl->name_len);
+    else if (pl->name != NAME_NONE)
+        d = put_varint(put_tag(d, TAG_TE_NAME_IID), e->name_iid);
+    if (pl->cat == NAME_INLINE)
+        d = put_string(d, TAG_TE_CATEGORIES, e->cat, pl->cat_len);
+    else if (pl->cat != NAME_NONE)
+        d = put_varint(put_tag(d, TAG_TE_CATEGORY_IIDS), e->cat_iid);
+    for (int i = 0; i < pl->n_args; i++)
+        d = pf_put_arg(d, &e->args[i], pl->arg_name[i], pl->arg_name_len[i], pl->arg_str_len[i]);
+    /* Repeated fixed64, one tag per value: never packed (Perfetto reads them unpacked only). */
+    for (int i = 0; i < e->n_flows && i < CV_MAX_FLOWS; i++)
+        d = put_fixed64(put_tag(d, TAG_TE_FLOW_IDS), e->flows[i]);
+    for (int i = 0; i < e->n_term_flows && i < CV_MAX_FLOWS; i++)
+        d = put_fixed64(put_tag(d, TAG_TE_TERMINATING_FLOW_IDS), e->term_flows[i]);
+    if (e->type == CV_COUNTER) {
+        if (e->counter_is_double) {
+            uint64_t bits;
+            memcpy(&bits, &e->dcounter, sizeof bits);
+            d = put_fixed64(put_tag(d, TAG_TE_DOUBLE_COUNTER_VALUE), bits);
+        } else {
+            d = put_varint(put_tag(d, TAG_TE_COUNTER_VALUE), (uint64_t)e->counter);
+        }
+    }
+    return close_len(body, d);
 }
 
 static void pf_event(cv_sink *sink, const cv_event *e)
 {
     pf_sink *p = (pf_sink *)sink;
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
-    Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
-    Perfetto__Protos__EventCategory ec = PERFETTO__PROTOS__EVENT_CATEGORY__INIT;
-    Perfetto__Protos__EventName *enp = &en;
-    Perfetto__Protos__EventCategory *ecp = &ec;
-    Perfetto__Protos__DebugAnnotation da[CV_MAX_ARGS];
-    Perfetto__Protos__DebugAnnotation *dap[CV_MAX_ARGS];
-    uint64_t cat_iid = 0;
-    int uses_state = 0, added;
     pf_seq *s = pf_get_seq(p, e->seq);
-
-    pkt.has_timestamp = 1;
-    pkt.timestamp = (uint64_t)e->ts;
-    te.has_type = 1;
-    te.type = (Perfetto__Protos__TrackEvent__Type)e->type;
-    te.has_track_uuid = 1;
-    te.track_uuid = e->track;
-    if (e->name && e->type != CV_END) {
-        if (e->name_iid && s && pf_intern(s, e->name_iid, &added)) {
-            te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
-            te.name_iid = e->name_iid;
-            uses_state = 1;
-            if (added) {
-                en.has_iid = 1;
-                en.iid = e->name_iid;
-                en.name = (char *)e->name;
-                in.n_event_names = 1;
-                in.event_names = &enp;
-            }
-        } else {
-            te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-            te.name = (char *)e->name;
-        }
+    pf_plan pl;
+    pf_plan_event(p, s, e, &pl);
+    unsigned char *start = pf_reserve(p, pl.bound);
+    if (!start) {
+        p->base.io_error = 1;
+        return;
     }
-    char *cat = (char *)e->cat;
-    if (e->cat && e->type != CV_END && e->type != CV_COUNTER) {
-        if (e->cat_iid && s && pf_intern(s, e->cat_iid, &added)) {
-            cat_iid = e->cat_iid;
-            te.n_category_iids = 1;
-            te.category_iids = &cat_iid;
-            uses_state = 1;
-            if (added) {
-                ec.has_iid = 1;
-                ec.iid = e->cat_iid;
-                ec.name = (char *)e->cat;
-                in.n_event_categories = 1;
-                in.event_categories = &ecp;
-            }
-        } else {
-            te.n_categories = 1;
-            te.categories = &cat;
-        }
+    unsigned char *body = open_len(start, TAG_TRACE_PACKET);
+    unsigned char *d = body;
+    d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)e->ts);
+    d = put_varint(put_tag(d, TAG_SEQ_ID), e->seq);
+    uint32_t flags =
+        pl.uses_state ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE
+                      : 0;
+    if (s && !s->started) {
+        s->started = 1;
+        flags |= PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
     }
-    int n_args = e->n_args < CV_MAX_ARGS ? e->n_args : CV_MAX_ARGS;
-    for (int i = 0; i < n_args; i++) {
-        pf_fill_arg(&da[i], &e->args[i]);
-        dap[i] = &da[i];
-    }
-    te.n_debug_annotations = (size_t)n_args;
-    te.debug_annotations = dap;
-    te.n_flow_ids = (size_t)e->n_flows;
-    te.flow_ids = (uint64_t *)e->flows;
-    te.n_terminating_flow_ids = (size_t)e->n_term_flows;
-    te.terminating_flow_ids = (uint64_t *)e->term_flows;
-    if (e->type == CV_COUNTER) {
-        if (e->counter_is_double) {
-            te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
-            te.double_counter_value = e->dcounter;
-        } else {
-            te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE;
-            te.counter_value = e->counter;
-        }
-    }
-    if (in.n_event_names || in.n_event_categories)
-        pkt.interned_data = &in;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-    pkt.track_event = &te;
-    pf_stamp(p, &pkt, e->seq, uses_state);
-    pf_write_packet(p, &pkt);
+    if (flags)
+        d = put_varint(put_tag(d, TAG_SEQ_FLAGS), flags);
+    d = pf_put_interned_data(p, d, e, &pl);
+    d = pf_put_track_event(d, e, &pl);
+    d = close_len(body, d);
+    size_t n = (size_t)(d - start);
+    p->used += n;
+    p->base.bytes += n;
+    p->base.events++;
 }
 
 static void pf_clock(cv_sink *sink, uint32_t seq, uint64_t realtime_ns, uint64_t boottime_ns)
@@ -382,7 +609,6 @@ static void pf_destroy(cv_sink *sink)
         free(p->seqs[i].iids);
     free(p->seqs);
     free(p->buf);
-    free(p->scratch);
     free(p);
 }
 
@@ -392,6 +618,7 @@ cv_sink *cv_sink_perfetto(FILE *out)
     if (!p)
         return NULL;
     p->buf = malloc(OUT_BUF);
+    p->cap = OUT_BUF;
     if (!p->buf) {
         free(p);
         return NULL;

@@ -21,14 +21,14 @@ enum cv_counter_unit { CV_UNIT_NONE = 0, CV_UNIT_BYTES = 3 };
 typedef struct cv_track_desc {
     uint64_t uuid, parent;
     uint32_t seq;
-    int kind;          /* cv_track_kind */
-    const char *name;  /* track / thread / process name */
-    int32_t pid;       /* process and thread tracks */
-    int64_t tid;       /* thread tracks; JSON uses it as the lane id of child tracks too */
+    int kind;         /* cv_track_kind */
+    const char *name; /* track / thread / process name */
+    int32_t pid;      /* process and thread tracks */
+    int64_t tid;      /* thread tracks; JSON uses it as the lane id of child tracks too */
     const char *cmdline;
-    int unit;          /* cv_counter_unit, counters only */
+    int unit; /* cv_counter_unit, counters only */
     const char *unit_name;
-    int rank_order;    /* sibling order (tracks sorted by it), 0 = none */
+    int rank_order; /* sibling order (tracks sorted by it), 0 = none */
 } cv_track_desc;
 
 enum cv_event_type { CV_BEGIN = 1, CV_END = 2, CV_INSTANT = 3, CV_COUNTER = 4 };
@@ -36,6 +36,7 @@ enum cv_arg_type { CV_ARG_INT, CV_ARG_UINT, CV_ARG_STR, CV_ARG_PTR, CV_ARG_DOUBL
 
 typedef struct cv_arg {
     const char *name;
+    uint32_t name_iid; /* index of name in the sink's arg_names; 0 = write the name inline */
     int type;
     union {
         int64_t i;
@@ -56,7 +57,7 @@ typedef struct cv_event {
     const char *name;
     uint64_t name_iid; /* stable key of name within the file, 0 = do not intern */
     const char *cat;
-    uint64_t cat_iid;
+    uint64_t cat_iid; /* its own key space (Perfetto interns names and categories apart) */
     const cv_arg *args;
     int n_args;
     uint64_t flows[CV_MAX_FLOWS];
@@ -77,6 +78,10 @@ struct cv_sink {
     void (*seq_end)(cv_sink *s, uint32_t seq); /* no more packets on this sequence */
     int (*finish)(cv_sink *s);                 /* flush; -1 on a write error */
     void (*destroy)(cv_sink *s);
+    /* Every argument name the core uses, by cv_arg.name_iid (entry 0 unused): the Perfetto sink
+     * interns them all on a sequence's first event with arguments. Set by the core. */
+    const char *const *arg_names;
+    uint32_t n_arg_names;
     FILE *out;
     uint64_t bytes;  /* written so far */
     uint64_t events; /* events and descriptors encoded */

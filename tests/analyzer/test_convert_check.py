@@ -77,7 +77,7 @@ def one(node, key, default=None):
 
 def check(packets):
     seq_started = {}
-    interned = defaultdict(lambda: ({}, {}))  # seq -> (names, cats)
+    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> (names, cats, debug annotation names)
     tracks = {}  # uuid -> descriptor
     events = []  # (index, packet, track_event, name, cats)
     for idx, p in enumerate(packets):
@@ -104,6 +104,14 @@ def check(packets):
                 names[iid] = one(en, 'name')
             for ec in idata.get('event_categories', []):
                 interned[seq][1][one(ec, 'iid')] = one(ec, 'name')
+            for dn in idata.get('debug_annotation_names', []):
+                anames = interned[seq][2]
+                iid = one(dn, 'iid')
+                if not iid:
+                    fail(f'packet {idx}: debug annotation name without iid')
+                if iid in anames and anames[iid] != one(dn, 'name'):
+                    fail(f'packet {idx}: debug annotation name iid {iid} redefined')
+                anames[iid] = one(dn, 'name')
         for td in p.get('track_descriptor', []):
             uuid = one(td, 'uuid')
             if not uuid:
@@ -134,6 +142,18 @@ def check(packets):
                     fail(f'packet {idx}: name_iid {niid} not interned on sequence {seq}')
                 if not flags & 2:
                     fail(f'packet {idx}: uses interning without SEQ_NEEDS_INCREMENTAL_STATE')
+            for da in te.get('debug_annotations', []):
+                aiid = one(da, 'name_iid')
+                if aiid is None:
+                    if one(da, 'name') is None:
+                        fail(f'packet {idx}: debug annotation without a name')
+                    continue
+                aname = interned[seq][2].get(aiid)
+                if aname is None:
+                    fail(f'packet {idx}: debug annotation name_iid {aiid} not interned on sequence {seq}')
+                if not flags & 2:
+                    fail(f'packet {idx}: uses interning without SEQ_NEEDS_INCREMENTAL_STATE')
+                da['name'] = [aname]  # resolved, so the checks below read names either way
             cats = list(te.get('categories', []))
             for ciid in te.get('category_iids', []):
                 c = interned[seq][1].get(ciid)
