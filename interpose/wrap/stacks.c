@@ -279,7 +279,11 @@ static int (*g_unw_backtrace)(void **pcs, int max);
 
 static int unwind_with_libunwind(void **pcs, int max)
 {
-    return g_unw_backtrace(pcs, max);
+    int n = g_unw_backtrace(pcs, max);
+    if (n > 0)
+        return n;
+    n = gt_unwind_cfi(pcs, max); /* libunwind could not start (it needs a pipe, for one) */
+    return n > 0 ? n : backtrace(pcs, max);
 }
 
 static void choose_unwinder(void)

@@ -22,6 +22,8 @@
  * entry keeps a reference to its code object so the address cannot be reused by another code object
  * while the entry lives; the GIL serialises every access to the cache. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -108,10 +110,21 @@ static bool read_direct(const void *addr, void *dst, size_t n)
     return true;
 }
 
+static __thread int t_check_pipe[2] = {-1, -1};
+
+/* A read that fails on a bad address instead of crashing: process_vm_readv, or where a seccomp
+ * policy forbids it (containers), a write of the bytes into a pipe (EFAULT on a bad address). */
 static bool read_checked(const void *addr, void *dst, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)addr, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got == (ssize_t)n)
+        return true;
+    if (got >= 0 || errno == EFAULT || t_check_pipe[0] < 0 || n > 4096)
+        return false;
+    if (write(t_check_pipe[1], addr, n) != (ssize_t)n)
+        return false;
+    return read(t_check_pipe[0], dst, n) == (ssize_t)n;
 }
 
 static bool read_ptr(mem_reader rd, const void *base, size_t off, void **out)
@@ -143,18 +156,17 @@ void gt_py_allow_without_gil(bool allow)
     g_raw_allowed = allow;
 }
 
-static void *first_frame(mem_reader rd, void *tstate)
+/* The thread's innermost frame into *frame (NULL: no Python running). False when unreadable. */
+static bool first_frame(mem_reader rd, void *tstate, void **frame)
 {
     const py_layout *L = g_layout;
-    void *frame = NULL;
-    if (L->ts_frame != NO_FIELD) {
-        read_ptr(rd, tstate, L->ts_frame, &frame);
-        return frame;
-    }
+    *frame = NULL;
+    if (L->ts_frame != NO_FIELD)
+        return read_ptr(rd, tstate, L->ts_frame, frame);
     void *cframe = NULL;
-    if (read_ptr(rd, tstate, L->ts_cframe, &cframe) && cframe)
-        read_ptr(rd, cframe, L->cframe_frame, &frame);
-    return frame;
+    if (!read_ptr(rd, tstate, L->ts_cframe, &cframe))
+        return false;
+    return !cframe || read_ptr(rd, cframe, L->cframe_frame, frame);
 }
 
 /* Byte offset of the instruction being executed, for PyCode_Addr2Line; -1 when unknown. */
@@ -253,7 +265,9 @@ static int raw_walk(mem_reader rd, gt_py_frame *out, int max, bool *truncated)
         t_raw_generation = g_raw_generation;
     }
     int n = 0;
-    void *frame = first_frame(rd, tstate);
+    void *frame;
+    if (!first_frame(rd, tstate, &frame))
+        return -1;
     for (int guard = 0; frame && guard < 4096; guard++) {
         char owner = 0;
         if (L->fr_owner != NO_FIELD && !rd((const char *)frame + L->fr_owner, &owner, 1))
@@ -286,9 +300,17 @@ static int capture_without_gil(gt_py_frame *out, int max, bool *truncated)
     if (state == 0) {
         /* First walk in the process: every read checked, every object's type checked. Threads
          * racing here each verify; the first verdict wins. */
+        if (pipe2(t_check_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+            t_check_pipe[0] = t_check_pipe[1] = -1;
         int n = raw_walk(read_checked, out, max, truncated);
-        int expected = 0;
-        atomic_compare_exchange_strong(&g_raw_state, &expected, n < 0 ? 2 : 1);
+        if (t_check_pipe[0] >= 0) {
+            close(t_check_pipe[0]);
+            close(t_check_pipe[1]);
+            t_check_pipe[0] = t_check_pipe[1] = -1;
+        }
+        int expected = 0; /* no frame seen: nothing verified yet, check again next time */
+        if (n != 0)
+            atomic_compare_exchange_strong(&g_raw_state, &expected, n < 0 ? 2 : 1);
         if (n < 0) {
             gt_debug("stacks: Python %d.%d frames without the GIL: layout check failed, off", 3,
                      g_layout->minor);

@@ -231,6 +231,21 @@ def case_python_nogil(args, python=None):
     assert native_funcs(st), st
 
 
+def case_python_nogil_no_vm_readv(args):
+    # Where process_vm_readv is forbidden (seccomp in containers), the first, checked walk falls
+    # back to reading through a pipe; the frames must be the same.
+    shim = os.path.join(args.bin_dir, "libstacks_no_vm_readv.so")
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    saved = args.lib
+    args.lib = shim + ":" + saved
+    try:
+        out, dump = run_traced(args, [sys.executable, script, "nogil"])
+    finally:
+        args.lib = saved
+    st = dump["stacks"][int(out.split()[1])]
+    assert st["callsite"] == f"py_ctypes.py:{marker_line(script, 'nogil')} in capture_without_gil", st
+
+
 def case_python_nogil_off(args):
     # GPUTRACE_STACK_PYTHON=gil: only the C API reader, so no Python frames without the GIL.
     script = os.path.join(args.src_dir, "py_ctypes.py")
