@@ -16,6 +16,12 @@ Record it and watch the advice appear and disappear:
   amp                     (default: fp32)             --amp (bf16 autocast, channels-last)
   gpu-idle                --workers 0 --slow-data MS  --workers 4
 
+Under torchrun (WORLD_SIZE > 1) it trains with DistributedDataParallel over NCCL, one GPU per
+process (LOCAL_RANK); --straggler-ms MS makes rank 1 spend MS of CPU per step, so the report's
+straggler section has something to find:
+
+    gputrace record -o ddp -- torchrun --nproc_per_node=2 sample_apps/train.py --straggler-ms 5
+
 Data are synthetic CPU tensors served by a DataLoader, like a real input pipeline. Each step is
 wrapped in an NVTX range named "step" (torch.cuda.nvtx), which gputrace uses to find the steps.
 Step times are printed at the end (synchronized), with the steady state after --warmup steps.
@@ -42,6 +48,8 @@ def parse_args(argv=None):
                    help="call loss.item() every step (a device-to-host sync)")
     p.add_argument("--amp", action="store_true", help="bf16 autocast and channels-last")
     p.add_argument("--classes", type=int, default=1000)
+    p.add_argument("--straggler-ms", type=float, default=0.0, metavar="MS",
+                   help="under torchrun: extra CPU time per step on rank 1")
     return p.parse_args(argv)
 
 
@@ -80,12 +88,23 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("train.py: no CUDA device is available", file=sys.stderr)
         return 2
-    device = torch.device("cuda")
+    import os
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if world_size > 1:  # torchrun: one process per GPU, gradients all-reduced over NCCL
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local_rank)
+        torch.distributed.init_process_group("nccl")
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cuda")
     torch.backends.cudnn.benchmark = args.benchmark
 
     model = getattr(torchvision.models, args.model)(num_classes=args.classes).to(device)
     memory_format = torch.channels_last if args.amp else torch.contiguous_format
     model = model.to(memory_format=memory_format)
+    if world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     loader = torch.utils.data.DataLoader(make_dataset(torch, args), batch_size=args.batch_size,
@@ -110,6 +129,10 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if args.straggler_ms > 0 and rank == 1:  # a slow rank: CPU work the others wait for
+            end = time.perf_counter() + args.straggler_ms / 1000.0
+            while time.perf_counter() < end:
+                pass
         if args.item_every_step:
             losses.append(loss.item())
         else:
@@ -122,13 +145,16 @@ def main(argv=None):
     step_ends[-1] = time.perf_counter()
 
     times = [(b - a) * 1e3 for a, b in zip([t_start] + step_ends[:-1], step_ends)]
-    print("step times (ms): " + " ".join("%.1f" % t for t in times))
+    tag = "rank %d: " % rank if world_size > 1 else ""
+    print(tag + "step times (ms): " + " ".join("%.1f" % t for t in times))
     steady = step_ends[args.warmup:] if len(step_ends) > args.warmup else step_ends
     if len(steady) >= 2:
         per_step = (steady[-1] - step_ends[args.warmup - 1]) * 1e3 / len(steady) \
             if args.warmup > 0 else (steady[-1] - t_start) * 1e3 / len(steady)
-        print("steady state: %.2f ms/step over %d steps, %.0f images/s (final loss %.3f)" % (
+        print(tag + "steady state: %.2f ms/step over %d steps, %.0f images/s (final loss %.3f)" % (
             per_step, len(steady), args.batch_size * 1e3 / per_step, float(losses[-1])))
+    if world_size > 1:
+        torch.distributed.destroy_process_group()
     return 0
 
 
