@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Pack the analyzer built here (with protobuf-c) for a GPU machine that has none:
+# .devbin/bin/gputrace, .devbin/lib/{libgputrace.so,libprotobuf-c.so.1}. Carry .devbin in the run.
+# glibc here is older than there, so these binaries run there unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+rm -rf .devbin && mkdir -p .devbin/bin .devbin/lib
+cp "$B/bin/gputrace" .devbin/bin/
+cp "$B/lib/libgputrace.so" .devbin/lib/
+cp -L "$(ldconfig -p | awk '/libprotobuf-c.so.1 /{print $NF; exit}')" .devbin/lib/libprotobuf-c.so.1
+du -sh .devbin
