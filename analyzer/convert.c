@@ -1401,9 +1401,9 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
 
 static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
-    cv_gpu_op op;
-    memset(&op, 0, sizeof op);
+    cv_gpu_op op; /* every field is set below; sync_flows is read only up to n_sync_flows */
     op.kind = rec->kind;
+    op.n_sync_flows = 0;
     cv_body(&op.r, sizeof op.r, rec);
     switch (rec->kind) {
     case GT_REC_GPU_KERNEL:

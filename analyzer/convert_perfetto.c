@@ -316,12 +316,7 @@ static inline unsigned char *put_varint(unsigned char *d, uint64_t v)
 
 static inline size_t varint_size(uint64_t v)
 {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
+    return 1 + (size_t)(63 - __builtin_clzll(v | 1)) / 7; /* 7 bits per byte */
 }
 
 static inline unsigned char *put_tag(unsigned char *d, unsigned tag)
@@ -331,8 +326,12 @@ static inline unsigned char *put_tag(unsigned char *d, unsigned tag)
 
 static inline unsigned char *put_fixed64(unsigned char *d, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(d, &v, 8); /* the wire is little-endian too */
+#else
     for (int i = 0; i < 8; i++)
-        d[i] = (unsigned char)(v >> (8 * i)); /* little-endian on the wire */
+        d[i] = (unsigned char)(v >> (8 * i));
+#endif
     return d + 8;
 }
 
@@ -461,8 +460,10 @@ static unsigned char *pf_put_interned_data(const pf_sink *p, unsigned char *d, c
     return close_len(body, d);
 }
 
-static unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int name_state, size_t name_len,
-                                 size_t str_len)
+/* One DebugAnnotation. Without a string it is at most 2 + 11 + 11 bytes, so its one length
+ * byte is patched in place; with one, close_len moves it up when it is 128 bytes or more. */
+static inline unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int name_state,
+                                        size_t name_len, size_t str_len)
 {
     unsigned char *body = open_len(d, TAG_TE_DEBUG_ANNOTATIONS);
     d = body;
@@ -488,9 +489,12 @@ static unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int name_sta
     }
     default:
         d = put_string(d, TAG_DA_STRING, a->v.s ? a->v.s : "", str_len);
-        break;
+        return close_len(body, d);
     }
-    return close_len(body, d);
+    if (name_state == NAME_INLINE)
+        return close_len(body, d);
+    body[-1] = (unsigned char)(d - body);
+    return d;
 }
 
 static unsigned char *pf_put_track_event(unsigned char *d, const cv_event *e, const pf_plan *pl)
