@@ -114,6 +114,19 @@ static int op_changed(const gt_cudnn_opstat *x, const gt_cudnn_opstat *y)
     return !a || !b || strcmp(a->text, b->text) != 0;
 }
 
+/* Same engine/algorithm, other configuration: backend notes carry the knob choices. */
+static int config_changed(const gt_cudnn_opstat *x, const gt_cudnn_opstat *y)
+{
+    const gt_cudnn_choice *a = chosen(x), *b = chosen(y);
+    return a && b && !strcmp(a->text, b->text) &&
+           strcmp(a->notes ? a->notes : "", b->notes ? b->notes : "") != 0;
+}
+
+static const char *change_mark(const gt_cudnn_opstat *x, const gt_cudnn_opstat *y)
+{
+    return op_changed(x, y) ? "*" : config_changed(x, y) ? "~" : "";
+}
+
 /* Union of signatures: A's in order, then those only in B. */
 static size_t op_union(const gt_proc *a, const gt_proc *b, const char **out, size_t cap)
 {
@@ -242,7 +255,9 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     const char *sigs[512];
     size_t ns = op_union(a, b, sigs, 512);
     if (ns) {
-        fprintf(out, "\n  cuDNN ops ('*' = engine/algorithm changed)\n");
+        fprintf(out,
+                "\n  cuDNN ops, matched by signature ('*' = engine/algorithm changed, '~' = same "
+                "engine, other knobs)\n");
         static const char *const ch[] = {"",         "op signature", "A engine", "B engine",
                                          "A GPU ms", "B GPU ms",     "B/A"};
         gt_table c;
@@ -253,14 +268,15 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
             const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
             const gt_cudnn_choice *cx = chosen(x), *cy = chosen(y);
             double gx = (double)op_gpu_ns(x) / 1e6, gy = (double)op_gpu_ns(y) / 1e6;
-            gt_table_row(&c, op_changed(x, y) ? "*" : "", sigs[i],
+            gt_table_row(&c, change_mark(x, y), sigs[i],
                          cx ? gt_fmt("%s%s%s", cx->text, cx->tensor_cores ? " (TC)" : "",
                                      x->inferred ? " inferred" : "")
                             : "-",
                          cy ? gt_fmt("%s%s%s", cy->text, cy->tensor_cores ? " (TC)" : "",
                                      y->inferred ? " inferred" : "")
                             : "-",
-                         gt_fmt("%.3f", gx), gt_fmt("%.3f", gy), ratio_text(gx, gy));
+                         gt_fmt("%.3f", gx), gt_fmt("%.3f", gy),
+                         gx > 0 || gy > 0 ? ratio_text(gx, gy) : "-");
         }
         gt_table_print(&c, out, "  ");
         gt_table_free(&c);
@@ -323,12 +339,13 @@ static json_t *pair_json(const gt_proc *a, const gt_proc *b)
     for (size_t i = 0; i < ns; i++) {
         const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
         double gx = (double)op_gpu_ns(x) / 1e6, gy = (double)op_gpu_ns(y) / 1e6, r = ratio(gx, gy);
-        json_array_append_new(ops, json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:b}", "signature",
-                                             sigs[i], "a", x ? gt_cudnn_op_json(a, x) : json_null(),
-                                             "b", y ? gt_cudnn_op_json(b, y) : json_null(),
-                                             "a_gpu_ms", gx, "b_gpu_ms", gy, "gpu_ratio",
-                                             isinf(r) ? json_null() : json_real(r), "changed",
-                                             op_changed(x, y)));
+        int no_time = gx <= 0 && gy <= 0; /* no GPU time joined: a ratio would mean nothing */
+        json_array_append_new(
+            ops, json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:b, s:b}", "signature", sigs[i], "a",
+                           x ? gt_cudnn_op_json(a, x) : json_null(), "b",
+                           y ? gt_cudnn_op_json(b, y) : json_null(), "a_gpu_ms", gx, "b_gpu_ms", gy,
+                           "gpu_ratio", isinf(r) || no_time ? json_null() : json_real(r), "changed",
+                           op_changed(x, y), "config_changed", config_changed(x, y)));
     }
     json_t *kernels = json_array();
     size_t nk;

@@ -1,6 +1,8 @@
 /* model.c — read .gtrace files into per-process aggregates (see model.h for the passes). */
 #include "model.h"
 
+#include "cudnn_json.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -252,6 +254,8 @@ static void notes_text(uint64_t notes, char *out, size_t cap)
 typedef struct plan_info {
     gt_rec_cudnn_plan rec;
     uint32_t graph_ord; /* order of first appearance of its op graph */
+    char *knobs;        /* "TILE_SIZE=1 STAGES=4" from the plan's JSON, NULL none */
+    char *label;        /* signature of a plan that is not a convolution, NULL none */
 } plan_info;
 
 typedef struct raw_cudnn { /* wrapped cuDNN calls grouped by what they ran */
@@ -765,6 +769,37 @@ static void on_stack(pass_state *s, const gt_record *r)
     map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
 }
 
+/* Backend plans carry their JSON after the knobs text; the recorder leaves sig_id 0, so the shape
+ * key is decoded here, offline (cudnn_json.c). Convolution plans get a conv signature of their own
+ * (ids with the top bit set never clash with the recorder's legacy ids). */
+static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
+{
+    const gt_rec_cudnn_plan *pl = &pi->rec;
+    size_t tail = r->body_size > sizeof *pl ? r->body_size - sizeof *pl : 0;
+    if (!pl->json_len || (uint64_t)pl->knobs_len + pl->json_len > tail)
+        return;
+    const char *json = (const char *)r->body + sizeof *pl + pl->knobs_len;
+    gt_cudnn_plan_desc d;
+    if (gt_cudnn_plan_decode(json, pl->json_len, &d, NULL, 0) != 0)
+        return;
+    pi->knobs = d.knobs[0] ? xstrdup(d.knobs) : NULL;
+    if (pl->sig_id)
+        return;
+    if (!d.is_conv) {
+        pi->label = d.label[0] ? xstrdup(d.label) : NULL;
+        return;
+    }
+    d.sig.sig_id = 0x80000000u | pl->plan_id;
+    if (map_get(&s->sig_by_id, d.sig.sig_id) == UINT32_MAX) {
+        grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+        s->sigs[s->n_sigs] = d.sig;
+        map_put(&s->sig_by_id, d.sig.sig_id, (uint32_t)s->n_sigs++);
+    }
+    pi->rec.sig_id = d.sig.sig_id;
+    if (pi->rec.op_kind == GT_CUDNN_OP_UNKNOWN)
+        pi->rec.op_kind = d.sig.op_kind;
+}
+
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
     switch (r->kind) {
@@ -804,7 +839,8 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
             g = (uint32_t)s->graph_ord.n;
             map_put(&s->graph_ord, pl.op_graph, g);
         }
-        s->plans[s->n_plans] = (plan_info){pl, g};
+        s->plans[s->n_plans] = (plan_info){pl, g, NULL, NULL};
+        decode_plan_json(s, &s->plans[s->n_plans], r);
         map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
         break;
     }
@@ -1173,23 +1209,17 @@ static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint6
 
 static void sig_text(const gt_rec_cudnn_conv_sig *g, int op_kind, char *out, size_t cap)
 {
-    char x[64] = "", w[64] = "", y[64] = "";
-    int nd = g->nb_dims >= 3 && g->nb_dims <= 5 ? g->nb_dims : 4;
-    size_t ux = 0, uw = 0, uy = 0;
-    for (int i = 0; i < nd; i++) {
-        ux += (size_t)snprintf(x + ux, ux < sizeof x ? sizeof x - ux : 0, "%s%d", i ? "x" : "",
-                               g->x_dims[i]);
-        uw += (size_t)snprintf(w + uw, uw < sizeof w ? sizeof w - uw : 0, "%s%d", i ? "x" : "",
-                               g->w_dims[i]);
-        uy += (size_t)snprintf(y + uy, uy < sizeof y ? sizeof y - uy : 0, "%s%d", i ? "x" : "",
-                               g->y_dims[i]);
-    }
-    const char *layout =
-        g->format == 1 || (g->x_strides[1] == 1 && g->x_dims[1] > 1) ? "NHWC" : "NCHW";
-    snprintf(out, cap, "%s x=%s w=%s y=%s %s %s pad=%d,%d str=%d,%d dil=%d,%d%s",
-             gt_cudnn_op_name(op_kind ? op_kind : (int)g->op_kind), x, w, y,
-             gt_cudnn_dtype_name(g->dtype), layout, g->pad[0], g->pad[1], g->stride[0],
-             g->stride[1], g->dilation[0], g->dilation[1], g->groups > 1 ? " grouped" : "");
+    gt_cudnn_sig_label(g, op_kind, out, cap); /* shared with the plan JSON decoder */
+}
+
+/* Key of a plan without a conv signature: its JSON label, else its graph's order (one run only). */
+static void plan_fallback_text(const plan_info *pl, int op_kind, char *out, size_t cap)
+{
+    if (pl->label)
+        snprintf(out, cap, "%s", pl->label);
+    else
+        snprintf(out, cap, "%s %s graph#%u", gt_cudnn_op_name(op_kind),
+                 gt_cudnn_dtype_name((int)pl->rec.dtype), pl->graph_ord);
 }
 
 static int legacy_op_of(uint32_t func)
@@ -1246,8 +1276,8 @@ static gt_cudnn_opstat *op_for(gt_proc *p, size_t *cap, const char *signature, i
 
 static gt_cudnn_choice *choice_for(gt_cudnn_opstat *op, const char *text, const char *notes, int tc)
 {
-    for (int i = 0; i < op->n_choices; i++)
-        if (!strcmp(op->choices[i].text, text))
+    for (int i = 0; i < op->n_choices; i++) /* backend notes carry the knobs: a config each */
+        if (!strcmp(op->choices[i].text, text) && !strcmp(op->choices[i].notes, notes))
             return &op->choices[i];
     int i = op->n_choices < GT_MAX_CHOICES ? op->n_choices++ : GT_MAX_CHOICES - 1;
     gt_cudnn_choice *c = &op->choices[i];
@@ -1268,7 +1298,7 @@ static const gt_rec_cudnn_conv_sig *sig_get(pass_state *s, uint32_t id)
 static void build_cudnn_ops(gt_proc *p, pass_state *s)
 {
     size_t cap = 0;
-    char sig[256], text[96], notes[160];
+    char sig[256], text[96], notes[320];
     for (size_t i = 0; i < s->n_raw; i++) {
         raw_cudnn *r = &s->raw[i];
         uint32_t pi = r->plan_id ? map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
@@ -1278,8 +1308,7 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
         if (g)
             sig_text(g, op_kind, sig, sizeof sig);
         else if (pl)
-            snprintf(sig, sizeof sig, "%s %s graph#%u", gt_cudnn_op_name(op_kind),
-                     gt_cudnn_dtype_name((int)pl->rec.dtype), pl->graph_ord);
+            plan_fallback_text(pl, op_kind, sig, sizeof sig);
         else
             snprintf(sig, sizeof sig, "%s sig#%u", gt_cudnn_op_name(op_kind), r->sig_id);
         gt_cudnn_opstat *op = op_for(p, &cap, sig, op_kind);
@@ -1306,6 +1335,11 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
             notes_text(pl->rec.numerical_notes, notes, sizeof notes);
             snprintf(text, sizeof text, "engine %lld", (long long)pl->rec.engine_global_index);
             tc = (int)(pl->rec.numerical_notes & 1u);
+            size_t u = strlen(notes);
+            if (tc && pl->rec.dtype == 0) /* float data on tensor cores runs as TF32 */
+                u += (size_t)snprintf(notes + u, sizeof notes - u, " (TF32)");
+            if (pl->knobs && u < sizeof notes) /* the engine config: same engine, other knobs */
+                snprintf(notes + u, sizeof notes - u, "%s%s", u ? "; " : "", pl->knobs);
         } else {
             op->legacy = 1;
             tc = r->math_type == 1 || r->math_type == 2;
@@ -1338,8 +1372,7 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
         if (g)
             sig_text(g, (int)pl->rec.op_kind, sig, sizeof sig);
         else
-            snprintf(sig, sizeof sig, "%s %s graph#%u", gt_cudnn_op_name((int)pl->rec.op_kind),
-                     gt_cudnn_dtype_name((int)pl->rec.dtype), pl->graph_ord);
+            plan_fallback_text(pl, (int)pl->rec.op_kind, sig, sizeof sig);
         for (size_t j = 0; j < p->n_cudnn; j++)
             if (!strcmp(p->cudnn[j].signature, sig))
                 p->cudnn[j].plans++;
@@ -1545,6 +1578,10 @@ static void free_pass(pass_state *s)
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         map_free(maps[i]);
     free(s->raw);
+    for (size_t i = 0; i < s->n_plans; i++) {
+        free(s->plans[i].knobs);
+        free(s->plans[i].label);
+    }
     free(s->plans);
     free(s->sigs);
     free(s->iv);
