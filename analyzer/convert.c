@@ -31,21 +31,21 @@
 
 /* ------------------------------------------------------------------ sizes and ids */
 
-#define MAX_DONE 64          /* finished intervals remembered per thread track */
-#define MAX_NVTX 64          /* open NVTX push ranges per thread */
-#define LANES 4              /* a stream's track + 3 overlap tracks */
+#define MAX_DONE 64           /* finished intervals remembered per thread track */
+#define MAX_NVTX 64           /* open NVTX push ranges per thread */
+#define LANES 4               /* a stream's track + 3 overlap tracks */
 #define SMALL_OVERLAP_NS 2000 /* CUPTI overlap up to this is clamped on the stream's own track */
 #define EXT_BITS 18
 #define EXT_SLOTS (1u << EXT_BITS) /* CUPTI corr id -> our corr id */
 #define API_BITS 16
 #define API_SLOTS (1u << API_BITS) /* our corr id -> where its slice is */
 #define PLAN_SLOTS 4096
-#define NAME_SLOTS 4096      /* demangled kernel names */
-#define RANGE_SLOTS 1024     /* open NVTX start/end ranges */
-#define MAX_SYNCS 64         /* sync calls waiting for the GPU op they waited for (<= 64) */
+#define NAME_SLOTS 4096       /* demangled kernel names */
+#define RANGE_SLOTS 1024      /* open NVTX start/end ranges */
+#define MAX_SYNCS 64          /* sync calls waiting for the GPU op they waited for (<= 64) */
 #define MAX_ALLOCS (1u << 20) /* live allocations tracked for the memory counters */
 #define MAX_DEVICES 64
-#define BIN_NS 10000000ll    /* GPU busy %: 10 ms bins */
+#define BIN_NS 10000000ll /* GPU busy %: 10 ms bins */
 #define BIN_RING 1024
 
 /* Interning keys: API names, stall names, memcpy names, fixed names, kernel names by string id.
@@ -53,7 +53,7 @@
  * small keys are the cheap ones for the sink (bitmaps instead of a hash). */
 #define IID_API(f) (1ull + (f))
 #define IID_STALL(f) (300ull + (f))
-#define IID_MEMCPY(k, s, d) (1000ull + ((uint64_t)((k) & 15) << 6) + (((s) & 7) << 3) + ((d) & 7))
+#define IID_MEMCPY(k, s, d) (1000ull + ((uint64_t)((k)&15) << 6) + (((s)&7) << 3) + ((d)&7))
 #define IID_MEMSET 2000ull
 #define IID_GPU_WORK 2001ull
 #define IID_LOST 2002ull
@@ -61,53 +61,65 @@
 #define IID_CAT(c) ((uint64_t)(c))
 
 enum cv_cat {
-    CAT_CUDA = 1, CAT_COPY, CAT_SYNC, CAT_CUDNN, CAT_CUBLAS, CAT_MEMORY, CAT_KERNEL, CAT_MEMCPY,
-    CAT_MEMSET, CAT_NVTX, CAT_GPUTRACE, CAT_LAUNCH, CAT_ADVICE, CAT_COUNT
+    CAT_CUDA = 1,
+    CAT_COPY,
+    CAT_SYNC,
+    CAT_CUDNN,
+    CAT_CUBLAS,
+    CAT_MEMORY,
+    CAT_KERNEL,
+    CAT_MEMCPY,
+    CAT_MEMSET,
+    CAT_NVTX,
+    CAT_GPUTRACE,
+    CAT_LAUNCH,
+    CAT_ADVICE,
+    CAT_COUNT
 };
-static const char *const CAT_NAMES[CAT_COUNT] = {
-    "", "cuda", "copy", "sync", "cudnn", "cublas", "memory", "kernel", "memcpy", "memset", "nvtx",
-    "gputrace", "launch", "advice"};
+static const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",   "sync",   "cudnn",
+                                                 "cublas", "memory",   "kernel", "memcpy", "memset",
+                                                 "nvtx",   "gputrace", "launch", "advice"};
 
 /* Argument (debug-annotation) names. The Perfetto sink interns them all by their index here. */
-#define CV_ARG_NAMES(X) \
-    X(AN_BYTES, "bytes") \
-    X(AN_DIRECTION, "direction") \
-    X(AN_SRC_MEMORY, "src_memory") \
-    X(AN_DST_MEMORY, "dst_memory") \
-    X(AN_ASYNC, "async") \
-    X(AN_VALUE, "value") \
-    X(AN_PTR, "ptr") \
-    X(AN_KERNEL, "kernel") \
-    X(AN_GRID, "grid") \
-    X(AN_BLOCK, "block") \
-    X(AN_SHARED_MEM, "shared_mem") \
-    X(AN_STALL_NS, "stall_ns") \
-    X(AN_EVENT, "event") \
-    X(AN_MNK, "mnk") \
-    X(AN_BATCH, "batch") \
-    X(AN_TRANSA, "transa") \
-    X(AN_TRANSB, "transb") \
-    X(AN_COMPUTE_TYPE, "compute_type") \
-    X(AN_STREAM, "stream") \
-    X(AN_DEVICE, "device") \
-    X(AN_RESULT, "result") \
-    X(AN_CORR_ID, "corr_id") \
-    X(AN_REGISTERS, "registers") \
-    X(AN_GRAPH_ID, "graph_id") \
-    X(AN_CORRELATION, "correlation") \
-    X(AN_GBPS, "GB/s") \
-    X(AN_CUDNN_OP, "cudnn_op") \
-    X(AN_ENGINE, "engine") \
-    X(AN_ALGORITHM, "algorithm") \
-    X(AN_NOTES, "notes") \
-    X(AN_SHAPE, "shape") \
-    X(AN_MATH_TYPE, "math_type") \
-    X(AN_WORKSPACE_BYTES, "workspace_bytes") \
-    X(AN_AUTOTUNE, "autotune") \
-    X(AN_COUNT, "count") \
-    X(AN_REASON, "reason") \
-    X(AN_TID, "tid") \
-    X(AN_SPAN_NS, "span_ns") \
+#define CV_ARG_NAMES(X)                                                                            \
+    X(AN_BYTES, "bytes")                                                                           \
+    X(AN_DIRECTION, "direction")                                                                   \
+    X(AN_SRC_MEMORY, "src_memory")                                                                 \
+    X(AN_DST_MEMORY, "dst_memory")                                                                 \
+    X(AN_ASYNC, "async")                                                                           \
+    X(AN_VALUE, "value")                                                                           \
+    X(AN_PTR, "ptr")                                                                               \
+    X(AN_KERNEL, "kernel")                                                                         \
+    X(AN_GRID, "grid")                                                                             \
+    X(AN_BLOCK, "block")                                                                           \
+    X(AN_SHARED_MEM, "shared_mem")                                                                 \
+    X(AN_STALL_NS, "stall_ns")                                                                     \
+    X(AN_EVENT, "event")                                                                           \
+    X(AN_MNK, "mnk")                                                                               \
+    X(AN_BATCH, "batch")                                                                           \
+    X(AN_TRANSA, "transa")                                                                         \
+    X(AN_TRANSB, "transb")                                                                         \
+    X(AN_COMPUTE_TYPE, "compute_type")                                                             \
+    X(AN_STREAM, "stream")                                                                         \
+    X(AN_DEVICE, "device")                                                                         \
+    X(AN_RESULT, "result")                                                                         \
+    X(AN_CORR_ID, "corr_id")                                                                       \
+    X(AN_REGISTERS, "registers")                                                                   \
+    X(AN_GRAPH_ID, "graph_id")                                                                     \
+    X(AN_CORRELATION, "correlation")                                                               \
+    X(AN_GBPS, "GB/s")                                                                             \
+    X(AN_CUDNN_OP, "cudnn_op")                                                                     \
+    X(AN_ENGINE, "engine")                                                                         \
+    X(AN_ALGORITHM, "algorithm")                                                                   \
+    X(AN_NOTES, "notes")                                                                           \
+    X(AN_SHAPE, "shape")                                                                           \
+    X(AN_MATH_TYPE, "math_type")                                                                   \
+    X(AN_WORKSPACE_BYTES, "workspace_bytes")                                                       \
+    X(AN_AUTOTUNE, "autotune")                                                                     \
+    X(AN_COUNT, "count")                                                                           \
+    X(AN_REASON, "reason")                                                                         \
+    X(AN_TID, "tid")                                                                               \
+    X(AN_SPAN_NS, "span_ns")                                                                       \
     X(AN_DETAIL, "detail")
 
 enum cv_arg_name {
@@ -115,15 +127,16 @@ enum cv_arg_name {
 #define CV_ARG_ENUM(id, str) id,
     CV_ARG_NAMES(CV_ARG_ENUM)
 #undef CV_ARG_ENUM
-    AN_END
+        AN_END
 };
-static const char *const ARG_NAMES[AN_END] = {
-    "",
+static const char *const ARG_NAMES[AN_END] = {"",
 #define CV_ARG_STR(id, str) str,
-    CV_ARG_NAMES(CV_ARG_STR)
+                                              CV_ARG_NAMES(CV_ARG_STR)
 #undef CV_ARG_STR
 };
 _Static_assert(MAX_SYNCS <= 64, "syncs_active is a 64-bit mask");
+_Static_assert(IID_API(GT_FN_MAX) <= IID_STALL(0) && IID_STALL(GT_FN_MAX) <= 1000,
+               "name keys overlap");
 
 enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3 };
 
@@ -180,7 +193,7 @@ typedef struct cv_device {
     uint64_t mem_uuid, busy_uuid;
     int mem_described, busy_described;
     int64_t mem_live;
-    int64_t bin0;      /* index of the first bin not yet written, -1 before any work */
+    int64_t bin0; /* index of the first bin not yet written, -1 before any work */
     uint32_t bins[BIN_RING];
 } cv_device;
 
@@ -275,7 +288,8 @@ typedef struct cv_file {
     cv_range_slot *open_ranges;
     cv_sync syncs[MAX_SYNCS];
     unsigned sync_next;
-    uint64_t syncs_active; /* bit i: syncs[i].active (a GPU op checks only those) */
+    uint64_t syncs_active;  /* bit i: syncs[i].active (a GPU op checks only those) */
+    uint64_t syncs_min_end; /* the earliest end_real among them */
     /* (MAX_SYNCS <= 64, asserted below) */
     cv_dims_memo dims[DIMS_KERNEL_BLOCK + 1];
     cv_alloc *allocs;
@@ -467,8 +481,12 @@ static void cv_describe_process(cv_ctx *c, cv_file *f)
     else
         snprintf(name, sizeof name, "%s", *base ? base : "process");
     name[sizeof name - 1] = 0;
-    cv_track_desc d = {.uuid = f->proc_uuid, .seq = f->proc_seq, .kind = CV_TRACK_PROCESS,
-                       .name = name, .pid = f->pid_out, .cmdline = gt_reader_cmdline(f->r)};
+    cv_track_desc d = {.uuid = f->proc_uuid,
+                       .seq = f->proc_seq,
+                       .kind = CV_TRACK_PROCESS,
+                       .name = name,
+                       .pid = f->pid_out,
+                       .cmdline = gt_reader_cmdline(f->r)};
     /* Ranks sort in rank order in the UI. */
     d.rank_order = f->hdr->rank >= 0 ? f->hdr->rank + 1 : 0;
     cv_describe(c, &d);
@@ -477,18 +495,28 @@ static void cv_describe_process(cv_ctx *c, cv_file *f)
 static void cv_child_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int64_t lane_id,
                            int order)
 {
-    cv_track_desc d = {.uuid = uuid, .parent = f->proc_uuid, .seq = f->proc_seq,
-                       .kind = CV_TRACK_CHILD, .name = name, .pid = f->pid_out,
-                       .tid = lane_id, .rank_order = order};
+    cv_track_desc d = {.uuid = uuid,
+                       .parent = f->proc_uuid,
+                       .seq = f->proc_seq,
+                       .kind = CV_TRACK_CHILD,
+                       .name = name,
+                       .pid = f->pid_out,
+                       .tid = lane_id,
+                       .rank_order = order};
     cv_describe(c, &d);
 }
 
 static void cv_counter_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int unit,
                              const char *unit_name)
 {
-    cv_track_desc d = {.uuid = uuid, .parent = f->proc_uuid, .seq = f->proc_seq,
-                       .kind = CV_TRACK_COUNTER, .name = name, .pid = f->pid_out,
-                       .unit = unit, .unit_name = unit_name};
+    cv_track_desc d = {.uuid = uuid,
+                       .parent = f->proc_uuid,
+                       .seq = f->proc_seq,
+                       .kind = CV_TRACK_COUNTER,
+                       .name = name,
+                       .pid = f->pid_out,
+                       .unit = unit,
+                       .unit_name = unit_name};
     cv_describe(c, &d);
 }
 
@@ -504,8 +532,12 @@ static void cv_describe_thread(cv_ctx *c, cv_file *f, cv_thread *t)
             name = fallback;
         }
     }
-    cv_track_desc d = {.uuid = t->uuid, .seq = t->seq, .kind = CV_TRACK_THREAD, .name = name,
-                       .pid = f->pid_out, .tid = (int64_t)t->tid + f->tid_shift};
+    cv_track_desc d = {.uuid = t->uuid,
+                       .seq = t->seq,
+                       .kind = CV_TRACK_THREAD,
+                       .name = name,
+                       .pid = f->pid_out,
+                       .tid = (int64_t)t->tid + f->tid_shift};
     cv_describe(c, &d);
     t->described = 1;
 }
@@ -796,8 +828,13 @@ static void cv_alloc_remove(cv_file *f, cv_alloc *slot)
 static void cv_counter(cv_ctx *c, uint64_t track, uint32_t seq, int64_t ts, int64_t v, double dv,
                        int is_double)
 {
-    cv_event e = {.type = CV_COUNTER, .track = track, .seq = seq, .ts = ts, .counter = v,
-                  .dcounter = dv, .counter_is_double = is_double};
+    cv_event e = {.type = CV_COUNTER,
+                  .track = track,
+                  .seq = seq,
+                  .ts = ts,
+                  .counter = v,
+                  .dcounter = dv,
+                  .counter_is_double = is_double};
     cv_emit(c, &e);
     c->st->counters++;
 }
@@ -922,42 +959,54 @@ typedef struct cv_args {
 static void arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
 }
 static void arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
 }
 static void arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
 }
 static void arg_s(cv_args *x, enum cv_arg_name name, const char *v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
 }
 static void arg_d(cv_args *x, enum cv_arg_name name, double v)
 {
     if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] = (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
 }
 
 static const char *cv_op_name(uint32_t op)
 {
-    static const char *const names[] = {"unknown", "conv_fwd", "conv_bwd_data", "conv_bwd_filter",
-                                        "conv_bias_act", "matmul", "other"};
+    static const char *const names[] = {
+        "unknown",       "conv_fwd", "conv_bwd_data", "conv_bwd_filter",
+        "conv_bias_act", "matmul",   "other"};
     return op < sizeof names / sizeof names[0] ? names[op] : "unknown";
 }
 
 static void cv_notes_text(uint64_t notes, char *buf, size_t cap)
 {
-    static const char *const names[] = {"tensor_core", "down_convert_inputs",
-                                        "reduced_precision_reduction", "fft", "nondeterministic",
-                                        "winograd", "winograd_4x4", "winograd_6x6",
-                                        "winograd_13x13", "strict_nan_prop"};
+    static const char *const names[] = {"tensor_core",
+                                        "down_convert_inputs",
+                                        "reduced_precision_reduction",
+                                        "fft",
+                                        "nondeterministic",
+                                        "winograd",
+                                        "winograd_4x4",
+                                        "winograd_6x6",
+                                        "winograd_13x13",
+                                        "strict_nan_prop"};
     size_t n = 0;
     buf[0] = 0;
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -996,11 +1045,22 @@ static void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
         arg_s(x, AN_AUTOTUNE, "candidate of an autotuning sweep");
 }
 
+static void cv_syncs_update_min(cv_file *f)
+{
+    f->syncs_min_end = UINT64_MAX;
+    for (uint64_t m = f->syncs_active; m; m &= m - 1) {
+        const cv_sync *y = &f->syncs[__builtin_ctzll(m)];
+        if (y->end_real < f->syncs_min_end)
+            f->syncs_min_end = y->end_real;
+    }
+}
+
 static int cv_makes_gpu_work(enum gt_api_category cat, uint32_t func)
 {
     return cat == GT_CAT_LAUNCH || cat == GT_CAT_COPY || cat == GT_CAT_SET ||
            cat == GT_CAT_CUBLAS || func == GT_FN_cudnnBackendExecute ||
-           (func >= GT_FN_cudnnConvolutionForward && func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
+           (func >= GT_FN_cudnnConvolutionForward &&
+            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
 }
 
 static int cv_blocking_sync(uint32_t kind)
@@ -1074,10 +1134,12 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         cv_set_cat(&ev, CAT_LAUNCH);
         if (u.ln.name_id)
             arg_s(&x, AN_KERNEL, cv_kernel_name(f, u.ln.name_id));
-        arg_s(&x, AN_GRID, cv_dims_memo_text(&f->dims[DIMS_LAUNCH_GRID], u.ln.grid[0],
-                                             u.ln.grid[1], u.ln.grid[2]));
-        arg_s(&x, AN_BLOCK, cv_dims_memo_text(&f->dims[DIMS_LAUNCH_BLOCK], u.ln.block[0],
-                                              u.ln.block[1], u.ln.block[2]));
+        arg_s(&x, AN_GRID,
+              cv_dims_memo_text(&f->dims[DIMS_LAUNCH_GRID], u.ln.grid[0], u.ln.grid[1],
+                                u.ln.grid[2]));
+        arg_s(&x, AN_BLOCK,
+              cv_dims_memo_text(&f->dims[DIMS_LAUNCH_BLOCK], u.ln.block[0], u.ln.block[1],
+                                u.ln.block[2]));
         if (u.ln.shared_mem)
             arg_u(&x, AN_SHARED_MEM, u.ln.shared_mem);
         break;
@@ -1092,6 +1154,7 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
                 cv_sync *s = &f->syncs[f->sync_next++ % MAX_SYNCS];
                 s->active = 1;
                 f->syncs_active |= 1ull << (s - f->syncs);
+                cv_syncs_update_min(f);
                 s->device = a->device < 0 ? 0 : (uint32_t)a->device;
                 s->device_wide = u.sy.sync_kind == GT_SYNC_DEVICE;
                 s->api_stream = a->stream;
@@ -1136,7 +1199,11 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
 
     if (a->corr_id) {
         cv_api_slot *s = cv_api_slot_of(f, a->corr_id);
-        *s = (cv_api_slot){.corr = a->corr_id, .track = t->uuid, .seq = t->seq, .b = b, .e = e,
+        *s = (cv_api_slot){.corr = a->corr_id,
+                           .track = t->uuid,
+                           .seq = t->seq,
+                           .b = b,
+                           .e = e,
                            .stream = a->stream};
     }
     if (rec->kind == GT_REC_API_ALLOC)
@@ -1156,7 +1223,10 @@ static void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
     if (!t)
         return;
     const char *domain = n.domain_id ? cv_str(f, n.domain_id, "nvtx") : "nvtx";
-    cv_event ev = {.track = t->uuid, .seq = t->seq, .ts = ts, .cat = domain,
+    cv_event ev = {.track = t->uuid,
+                   .seq = t->seq,
+                   .ts = ts,
+                   .cat = domain,
                    .name = cv_str(f, n.name_id, "(unnamed range)")};
     if (!n.domain_id)
         ev.cat_iid = IID_CAT(CAT_NVTX);
@@ -1214,8 +1284,10 @@ static void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
     }
     case GT_NVTX_RANGE_START: {
         cv_range_slot *s = &f->open_ranges[mix64(n.range_id) & (RANGE_SLOTS - 1)];
-        *s = (cv_range_slot){.range_id = n.range_id ? n.range_id : 1, .b = ts,
-                             .name_id = n.name_id, .domain_id = n.domain_id};
+        *s = (cv_range_slot){.range_id = n.range_id ? n.range_id : 1,
+                             .b = ts,
+                             .name_id = n.name_id,
+                             .domain_id = n.domain_id};
         break;
     }
     case GT_NVTX_RANGE_END: {
@@ -1280,8 +1352,11 @@ static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev
     cv_api_slot *api = cv_api_find(f, ext);
     if (api && api->n_gpu > 0 && op->corr) {
         uint64_t id = cv_flow_id(f, FLOW_ANCHOR, op->corr);
-        cv_event anchor = {.type = CV_INSTANT, .track = api->track, .seq = api->seq,
-                           .ts = api->b + (api->e - api->b) / 2, .name = "GPU work",
+        cv_event anchor = {.type = CV_INSTANT,
+                           .track = api->track,
+                           .seq = api->seq,
+                           .ts = api->b + (api->e - api->b) / 2,
+                           .name = "GPU work",
                            .name_iid = IID_GPU_WORK};
         cv_set_cat(&anchor, CAT_LAUNCH);
         anchor.flows[anchor.n_flows++] = id;
@@ -1299,7 +1374,7 @@ static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev
 static const char *cv_copy_kind_name(uint8_t k)
 {
     static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
     return k < sizeof names / sizeof names[0] ? names[k] : "Unknown";
 }
 
@@ -1327,10 +1402,11 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name = cv_kernel_name(f, k->name_id);
         ev.name_iid = k->name_id ? IID_KERNEL(k->name_id) : 0;
         cv_set_cat(&ev, CAT_KERNEL);
-        arg_s(&x, AN_GRID, cv_dims_memo_text(&f->dims[DIMS_KERNEL_GRID], k->grid[0], k->grid[1],
-                                             k->grid[2]));
-        arg_s(&x, AN_BLOCK, cv_dims_memo_text(&f->dims[DIMS_KERNEL_BLOCK], k->block[0],
-                                              k->block[1], k->block[2]));
+        arg_s(&x, AN_GRID,
+              cv_dims_memo_text(&f->dims[DIMS_KERNEL_GRID], k->grid[0], k->grid[1], k->grid[2]));
+        arg_s(
+            &x, AN_BLOCK,
+            cv_dims_memo_text(&f->dims[DIMS_KERNEL_BLOCK], k->block[0], k->block[1], k->block[2]));
         arg_u(&x, AN_REGISTERS, k->registers);
         arg_u(&x, AN_SHARED_MEM, (uint64_t)k->static_smem + k->dynamic_smem);
         if (k->graph_id)
@@ -1383,6 +1459,11 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
  * sync returning between held's end and next's end waited for. */
 static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next)
 {
+    /* A sync resolves only when next ends after it returned: skip the scan while next ends
+     * before every pending sync (the common case: syncs of later steps are queued). */
+    if (next && next->end <= f->syncs_min_end)
+        return;
+    uint64_t resolved = 0;
     for (uint64_t m = f->syncs_active; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         cv_sync *y = &f->syncs[i];
@@ -1395,8 +1476,11 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
             held->sync_flows[held->n_sync_flows++] = y->flow;
             y->active = 0;
             f->syncs_active &= ~(1ull << i);
+            resolved = 1;
         }
     }
+    if (resolved)
+        cv_syncs_update_min(f);
 }
 
 static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
@@ -1457,8 +1541,12 @@ static void cv_misc_instant(cv_ctx *c, cv_file *f, int64_t ts, const char *name,
         cv_child_track(c, f, f->misc_uuid, "gputrace", 2000000, -1);
         f->misc_described = 1;
     }
-    cv_event ev = {.type = CV_INSTANT, .track = f->misc_uuid, .seq = f->proc_seq, .ts = ts,
-                   .name = name, .name_iid = iid};
+    cv_event ev = {.type = CV_INSTANT,
+                   .track = f->misc_uuid,
+                   .seq = f->proc_seq,
+                   .ts = ts,
+                   .name = name,
+                   .name_iid = iid};
     cv_set_cat(&ev, cat);
     if (x) {
         ev.args = x->a;
@@ -1478,8 +1566,11 @@ static void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
         c->st->bad_timestamps--; /* not dropped: shown at the start instead */
         ts = f->first_ts;
     }
-    static const char *const reasons[] = {"?", "thread buffer full", "CUPTI dropped records",
-                                          "CUPTI buffer cap reached", "record too large",
+    static const char *const reasons[] = {"?",
+                                          "thread buffer full",
+                                          "CUPTI dropped records",
+                                          "CUPTI buffer cap reached",
+                                          "record too large",
                                           "write failed"};
     cv_args x;
     x.n = 0;
@@ -1523,8 +1614,10 @@ static void cv_on_plan(cv_file *f, const gt_record *rec)
     if (!pl.plan_id)
         return;
     cv_plan_slot *s = &f->plans[pl.plan_id & (PLAN_SLOTS - 1)];
-    *s = (cv_plan_slot){.plan_id = pl.plan_id, .op_kind = pl.op_kind,
-                        .engine = pl.engine_global_index, .numerical_notes = pl.numerical_notes,
+    *s = (cv_plan_slot){.plan_id = pl.plan_id,
+                        .op_kind = pl.op_kind,
+                        .engine = pl.engine_global_index,
+                        .numerical_notes = pl.numerical_notes,
                         .sig_id = pl.sig_id};
 }
 
@@ -1614,8 +1707,13 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
     x.n = 0;
     if (item->detail)
         arg_s(&x, AN_DETAIL, item->detail);
-    cv_event ev = {.type = CV_INSTANT, .track = f->advice_uuid, .seq = f->proc_seq, .ts = ts,
-                   .name = item->title, .args = x.a, .n_args = x.n};
+    cv_event ev = {.type = CV_INSTANT,
+                   .track = f->advice_uuid,
+                   .seq = f->proc_seq,
+                   .ts = ts,
+                   .name = item->title,
+                   .args = x.a,
+                   .n_args = x.n};
     cv_set_cat(&ev, CAT_ADVICE);
     cv_emit(c, &ev);
     c->st->instants++;
@@ -1688,8 +1786,8 @@ static void cv_warn_damage(cv_ctx *c, const char *path, const gt_reader_stats *r
     if (c->opts->quiet)
         return;
     fprintf(stderr,
-            "gputrace convert: warning: %s is damaged at offset %" PRIu64
-            " (%" PRIu64 " damaged chunks skipped, %" PRIu64 " missing, %s); converted what was "
+            "gputrace convert: warning: %s is damaged at offset %" PRIu64 " (%" PRIu64
+            " damaged chunks skipped, %" PRIu64 " missing, %s); converted what was "
             "readable\n",
             path, rs->first_damage_offset, rs->chunks_damaged, rs->chunk_seq_gaps,
             rs->truncated ? "truncated" : "not truncated");
@@ -1750,12 +1848,14 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index)
 
     const gt_reader_stats *rs = gt_reader_get_stats(r);
     if (rs->lost_records && !c->opts->quiet)
-        fprintf(stderr, "gputrace convert: %s: %" PRIu64 " records were lost while recording "
-                        "(shown as \"records lost\" on the gputrace track)\n",
+        fprintf(stderr,
+                "gputrace convert: %s: %" PRIu64 " records were lost while recording "
+                "(shown as \"records lost\" on the gputrace track)\n",
                 path, rs->lost_records);
     if (f.allocs_untracked && !c->opts->quiet)
-        fprintf(stderr, "gputrace convert: %s: %" PRIu64 " allocations not tracked in the memory "
-                        "counters (too many live allocations)\n",
+        fprintf(stderr,
+                "gputrace convert: %s: %" PRIu64 " allocations not tracked in the memory "
+                "counters (too many live allocations)\n",
                 path, f.allocs_untracked);
     cv_warn_damage(c, path, rs);
     c->st->unknown_records += rs->unknown_kinds;
