@@ -280,6 +280,12 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
         }
         gt_table_print(&c, out, "  ");
         gt_table_free(&c);
+        for (size_t i = 0; i < ns; i++) { /* what '~' hides: the notes with the knob choices */
+            const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
+            if (config_changed(x, y))
+                fprintf(out, "  ~ %s\n      A: %s\n      B: %s\n", sigs[i], chosen(x)->notes,
+                        chosen(y)->notes);
+        }
     }
 
     size_t nk;
