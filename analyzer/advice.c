@@ -11,21 +11,28 @@
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
 #define SYNC_STALL_SHARE 0.05 /* blocking sync time per step / step time */
 #define SYNC_STALL_CRITICAL 0.25
-#define PAGEABLE_SHARE 0.02 /* pageable copy time / steady window */
+#define LOOP_MIN_CALLS 10          /* without steps: calls in the second half that make a loop */
+#define SYNC_MIN_CALLS 3           /* a call site blocking this often in the steady window ... */
+#define SYNC_MIN_PER_STEP 0.5      /* ... and in at least every other step is a repeated stall */
+#define SYNC_EVERY_STEP_SHARE 0.01 /* a site blocking in every step: info from this share */
+#define PAGEABLE_SHARE 0.02        /* pageable copy time / steady window */
 #define PAGEABLE_WARN_SHARE 0.10
 #define NONBLOCK_SHARE 0.01         /* blocking H2D copy time / steady window */
 #define LAUNCH_BUSY_PCT 70.0        /* steady GPU busy below this */
 #define LAUNCH_SHORT_SHARE 0.5      /* short kernels (< 10 µs) among steady kernels */
 #define LAUNCH_SHORT_IDLE_SHARE 0.5 /* idle in gaps < 1 ms / all steady idle */
 #define LAUNCH_SAVING_FACTOR 0.5    /* CUDA graphs / bigger batches recover about half of it */
+#define LAUNCH_RUN_SHARE 0.05       /* launch-bound idle over the whole run / run duration */
 #define AMP_SHARE 0.20              /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
 #define AMP_SAVING_FACTOR 0.5       /* tensor cores run such work at least 2x faster */
 #define ALLOC_PER_STEP 1.0          /* cudaMalloc/cudaFree calls per steady step */
 #define ALLOC_MIN_CALLS 3
-#define IDLE_SHARE 0.10         /* unexplained idle in gaps >= 1 ms / steady window */
-#define BENCH_MIN_EXECS 3       /* an op run this often counts as a static shape */
-#define BENCH_STATIC_SHARE 0.8  /* share of ops with static shapes */
-#define BENCH_DYNAMIC_OPS 20    /* autotuned signatures ... */
+#define ALLOC_MIN_SHARE 0.02            /* their API time / steady window */
+#define PINNED_REF_MIN_BYTES (1u << 20) /* pinned copies this large give a usable bandwidth */
+#define IDLE_SHARE 0.10                 /* unexplained idle in gaps >= 1 ms / steady window */
+#define BENCH_MIN_EXECS 3               /* an op run this often counts as a static shape */
+#define BENCH_STATIC_SHARE 0.8          /* share of ops with static shapes */
+#define BENCH_DYNAMIC_OPS 20            /* autotuned signatures ... */
 #define BENCH_DYNAMIC_SHARE 0.5 /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
 #define BENCH_COST_SHARE 0.20   /* autotuning time / run duration */
 #define STRAGGLER_RATIO 1.05    /* slowest rank's step / median step of all ranks */
@@ -110,40 +117,89 @@ static const char *per_step_word(const gt_proc *p)
 
 /* ------------------------------------------------------------------ sync-stall */
 
+/* A call site repeats when it blocks SYNC_MIN_CALLS+ times in the steady window and in at least
+ * every other step; a single wait at the end of a loop is how work should end, not a stall. */
+static int site_repeats(const gt_proc *p, uint64_t steady_count)
+{
+    if (!has_steps(p)) /* one window, no steps: only a loop's worth of waits repeats */
+        return steady_count >= LOOP_MIN_CALLS;
+    return steady_count >= SYNC_MIN_CALLS &&
+           (double)steady_count >= SYNC_MIN_PER_STEP * p->steady_steps;
+}
+
 static const gt_site_agg *top_sync_site(const gt_proc *p)
 {
     const gt_site_agg *best = NULL;
     for (size_t i = 0; i < p->n_sync_sites; i++)
-        if (!best || p->sync_sites[i].total_ns > best->total_ns)
+        if (site_repeats(p, p->sync_sites[i].steady_count) &&
+            (!best || p->sync_sites[i].steady_ns > best->steady_ns))
             best = &p->sync_sites[i];
     return best;
 }
 
+/* Blocking time per steady step at repeating call sites (CUPTI-only syncs count as one site). */
+static double repeated_sync_ms_per_step(const gt_proc *p, uint64_t *calls)
+{
+    uint64_t ns = 0;
+    *calls = 0;
+    for (size_t i = 0; i < p->n_sync_sites; i++)
+        if (site_repeats(p, p->sync_sites[i].steady_count)) {
+            ns += p->sync_sites[i].steady_ns;
+            *calls += p->sync_sites[i].steady_count;
+        }
+    if (site_repeats(p, p->steady_cupti_sync_count)) {
+        ns += p->steady_cupti_sync_ns;
+        *calls += p->steady_cupti_sync_count;
+    }
+    return (double)ns / 1e6 / p->steady_steps;
+}
+
 static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
 {
-    double st = step_ms(p), sync = p->steady_sync_ms_per_step;
-    if (st <= 0 || sync / st < SYNC_STALL_SHARE)
-        return;
-    gt_advice *a = add_item(l, p, "sync-stall",
-                            sync / st >= SYNC_STALL_CRITICAL ? GT_SEV_CRITICAL : GT_SEV_WARNING);
+    uint64_t calls = 0;
+    double st = step_ms(p), sync = repeated_sync_ms_per_step(p, &calls);
     const gt_site_agg *top = top_sync_site(p);
+    if (st <= 0 || sync <= 0)
+        return;
+    /* below the stall share, a site that blocks in every single step is still worth naming:
+     * it keeps the CPU from running ahead, whatever it costs in this run */
+    int every_step = has_steps(p) && top && (double)top->steady_count >= p->steady_steps &&
+                     (double)top->steady_ns / 1e6 / p->steady_steps / st >= SYNC_EVERY_STEP_SHARE;
+    if (sync / st < SYNC_STALL_SHARE && !every_step)
+        return;
+    int sev = sync / st >= SYNC_STALL_CRITICAL ? GT_SEV_CRITICAL
+              : sync / st >= SYNC_STALL_SHARE  ? GT_SEV_WARNING
+                                               : GT_SEV_INFO;
+    gt_advice *a = add_item(l, p, "sync-stall", sev);
     const char *fn = top && top->func ? gt_api_func_name(top->func) : "synchronization";
+    const char *where = top ? gt_proc_call_site(p, top->stack_id) : NULL;
+    char at[300] = "";
+    if (where)
+        snprintf(at, sizeof at, " at %s", where);
     msg(a,
-        "The CPU waits for the GPU %.2f ms %s (%.0f%% of %.2f ms), mostly in %s. Each wait drains "
-        "the launch queue so the GPU idles until new work arrives: drop per-step "
-        "torch.cuda.synchronize()/loss.item()/.cpu()/print of GPU tensors, or do them every N "
-        "steps.",
-        sync, per_step_word(p), 100 * sync / st, st, fn ? fn : "?");
+        "The CPU waits for the GPU %.2f ms %s (%.1f%% of %.2f ms) in %.1f blocking calls %s, "
+        "mostly in %s%s. Each wait drains the launch queue so the GPU idles until new work "
+        "arrives: drop per-step torch.cuda.synchronize()/loss.item()/.cpu()/print of GPU tensors, "
+        "or do them every N steps.",
+        sync, per_step_word(p), 100 * sync / st, st, (double)calls / p->steady_steps,
+        per_step_word(p), fn ? fn : "?", at);
     ev(a, "sync_ms_per_step", sync, "ms");
     ev(a, "step_ms", st, "ms");
     ev(a, "sync_share", 100 * sync / st, "%");
+    ev(a, "sync_calls_per_step", (double)calls / p->steady_steps, "count");
     ev(a, "sync_calls_total", (double)p->sync_count, "count");
     ev(a, "gpu_idle_after_sync_ms_per_step", p->steady_after_sync_idle_ms_per_step, "ms");
-    if (top)
-        ev(a, "top_site_ms_total", (double)top->total_ns / 1e6, "ms");
-    if (top)
+    if (top) {
+        ev(a, "top_site_ms_per_step", (double)top->steady_ns / 1e6 / p->steady_steps, "ms");
+        ev(a, "top_site_calls_per_step", (double)top->steady_count / p->steady_steps, "count");
         site(a, p, top->stack_id);
-    saving(a, p->steady_after_sync_idle_ms_per_step, has_steps(p));
+    }
+    /* the GPU idles after each wait, and the CPU could have queued work during it */
+    double idle = p->steady_after_sync_idle_ms_per_step;
+    if (sev == GT_SEV_INFO) /* other waits drain the queue anyway: only this site's own wait */
+        saving(a, (double)top->steady_ns / 1e6 / p->steady_steps, 1);
+    else
+        saving(a, idle > 0 ? idle : sync, has_steps(p));
     a->t_ns = p->steady_start_ns;
 }
 
@@ -175,7 +231,8 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
     uint64_t pin_bytes = pin_h2d->bytes + pin_d2h->bytes;
     uint64_t pin_ns =
         p->copies_from_gpu ? pin_h2d->gpu_ns + pin_d2h->gpu_ns : pin_h2d->cpu_ns + pin_d2h->cpu_ns;
-    double page_bw = gbps(bytes, (uint64_t)(ms * 1e6)), pin_bw = gbps(pin_bytes, pin_ns);
+    double page_bw = gbps(bytes, (uint64_t)(ms * 1e6));
+    double pin_bw = pin_bytes >= PINNED_REF_MIN_BYTES ? gbps(pin_bytes, pin_ns) : 0;
     char pinned_txt[160] = "";
     if (pin_bw > page_bw && pin_bw > 0)
         snprintf(pinned_txt, sizeof pinned_txt,
@@ -248,8 +305,10 @@ static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
     double short_share = (double)p->steady_short_kernels / (double)p->steady_kernels;
     double idle = steady_idle_ms_per_step(p);
     double short_idle = p->steady_short_idle_ms_per_step;
+    double run_ms = gt_proc_duration_ms(p), launch_idle_ms = (double)p->launch_idle_ns / 1e6;
     if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 ||
-        short_idle / idle < LAUNCH_SHORT_IDLE_SHARE)
+        short_idle / idle < LAUNCH_SHORT_IDLE_SHARE || run_ms <= 0 ||
+        launch_idle_ms / run_ms < LAUNCH_RUN_SHARE)
         return;
     gt_advice *a = add_item(l, p, "launch-bound", GT_SEV_WARNING);
     double launch_us = p->launches ? (double)p->launch_ns / (double)p->launches / 1e3 : 0;
@@ -263,6 +322,7 @@ static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
     ev(a, "short_kernel_share", 100 * short_share, "%");
     ev(a, "short_gap_idle_ms_per_step", short_idle, "ms");
     ev(a, "kernels_per_step", (double)p->steady_kernels / p->steady_steps, "count");
+    ev(a, "launch_idle_run_share", 100 * launch_idle_ms / run_ms, "%");
     if (launch_us > 0)
         ev(a, "mean_launch_call_us", launch_us, "us");
     saving(a, short_idle * LAUNCH_SAVING_FACTOR, has_steps(p));
@@ -343,7 +403,9 @@ static void rule_amp(const gt_proc *p, gt_advice_list *l)
             fp32_calls += (double)p->gemms[i].count;
         }
     }
-    if (!p->cudnn_calls_seen && !p->n_gemms) /* nothing wrapped: judge kernels by name */
+    /* nothing wrapped, or fp32 calls whose kernels were not joined to them (no external
+     * correlation records): judge the kernels by name */
+    if ((!p->cudnn_calls_seen && !p->n_gemms) || (fp32_calls > 0 && fp32_ms == 0))
         for (size_t i = 0; i < p->n_kernels; i++)
             if (kernel_is_fp32_plain(&p->kernels[i])) {
                 fp32_ms += (double)p->kernels[i].total_ns / 1e6;
@@ -376,7 +438,10 @@ static void rule_amp(const gt_proc *p, gt_advice_list *l)
 
 static void rule_alloc_in_loop(const gt_proc *p, gt_advice_list *l)
 {
-    if (p->steady_alloc_calls < ALLOC_MIN_CALLS || p->steady_alloc_per_step < ALLOC_PER_STEP)
+    double w = window_ms(p);
+    if (p->steady_alloc_calls < (has_steps(p) ? ALLOC_MIN_CALLS : LOOP_MIN_CALLS) ||
+        p->steady_alloc_per_step < ALLOC_PER_STEP || w <= 0 ||
+        (double)p->steady_alloc_ns / 1e6 / w < ALLOC_MIN_SHARE)
         return;
     gt_advice *a = add_item(l, p, "alloc-in-loop", GT_SEV_WARNING);
     double ms = (double)p->steady_alloc_ns / 1e6 / p->steady_steps;
@@ -388,6 +453,7 @@ static void rule_alloc_in_loop(const gt_proc *p, gt_advice_list *l)
     ev(a, "alloc_calls_per_step", p->steady_alloc_per_step, "count");
     ev(a, "alloc_ms_per_step", ms, "ms");
     ev(a, "alloc_calls_steady", (double)p->steady_alloc_calls, "count");
+    ev(a, "alloc_share", 100 * (double)p->steady_alloc_ns / 1e6 / w, "%");
     saving(a, ms, has_steps(p));
     a->t_ns = p->steady_start_ns;
 }
@@ -449,18 +515,23 @@ static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
     }
     if (heuristic && !autotuned && (double)static_ops / (double)ops >= BENCH_STATIC_SHARE) {
         gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_INFO);
+        char conv_txt[80] = "";
+        if (conv_ms > 0)
+            snprintf(conv_txt, sizeof conv_txt, " Convolutions take %.1f ms of GPU time here.",
+                     conv_ms);
         msg(a,
             "cuDNN picked the algorithm of %zu of %zu convolution signatures by heuristics, and "
             "the shapes are static (%zu of %zu ran %d+ times). Benchmark mode "
             "(torch.backends.cudnn.benchmark = True; cudnnFind*/autotuned plans in C) times the "
             "candidates once and may pick faster ones. It costs time at start (seconds on large "
-            "models) and the steady gain is often small, so compare both runs with gputrace diff. "
-            "Convolutions take %.1f ms of GPU time here.",
-            heuristic, ops, static_ops, ops, BENCH_MIN_EXECS, conv_ms);
+            "models) and the steady gain is often small, so compare both runs with gputrace "
+            "diff.%s",
+            heuristic, ops, static_ops, ops, BENCH_MIN_EXECS, conv_txt);
         ev(a, "heuristic_signatures", (double)heuristic, "count");
         ev(a, "signatures", (double)ops, "count");
         ev(a, "static_signatures", (double)static_ops, "count");
-        ev(a, "conv_gpu_ms", conv_ms, "ms");
+        if (conv_ms > 0) /* 0: kernels not joined to their calls (no external correlation) */
+            ev(a, "conv_gpu_ms", conv_ms, "ms");
         a->t_ns = p->gpu_first_ns;
     }
 }

@@ -150,6 +150,9 @@ const char *gt_kernel_family_name(int family)
 
 static int uses_tensor_cores(const char *name)
 {
+    /* xmma/sm80_ kernels are a template family: "f32f32_f32f32" without tf32 is plain FFMA */
+    if (contains_ci(name, "f32f32_f32f32") && !contains_ci(name, "tf32"))
+        return 0;
     static const char *const marks[] = {"xmma",     "hmma",   "gmma",  "sm80_",   "sm86_", "sm89_",
                                         "sm90_",    "sm100_", "s1688", "s16816",  "h1688", "h16816",
                                         "tensorop", "i8816",  "_tc_",  "bf16816", "wgmma"};
@@ -433,6 +436,12 @@ static int copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk)
     return !m->is_async || (m->direction == GT_DIR_D2H && hk == GT_MEM_PAGEABLE);
 }
 
+/* A blocking read-back of a small result (loss.item()): a synchronization, not a data copy. */
+static int copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk)
+{
+    return m->direction == GT_DIR_D2H && copy_blocks(m, hk) && m->bytes <= GT_ITEM_COPY_MAX_BYTES;
+}
+
 static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m, uint64_t d)
 {
     uint8_t dir = m->direction <= GT_DIR_D2D ? m->direction : GT_DIR_DEFAULT;
@@ -449,7 +458,7 @@ static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m,
     if (copy_blocks(m, hk)) {
         a->blocking_count++;
         a->blocking_ns += d;
-        if (dir == GT_DIR_D2H) /* item()-like: waits for all queued GPU work */
+        if (copy_is_item_like(m, hk)) /* waits for all queued GPU work */
             add_sync_stall(p, s, &m->c);
     }
 }
@@ -554,6 +563,13 @@ static void on_api(gt_proc *p, pass_state *s, const gt_record *r)
             else
                 p->other_errors++;
         }
+    }
+    if (r->kind != GT_REC_API_SYNC && r->kind != GT_REC_API) {
+        /* copy-then-sync means the sync comes right after the copy: anything queued in between
+         * (a kernel, another copy) makes it an ordinary end-of-work wait */
+        tid_stack *t = tid_for(s, r->tid);
+        if (t)
+            t->last_h2d_end = 0;
     }
     switch (r->kind) {
     case GT_REC_API_LAUNCH:
@@ -1082,7 +1098,7 @@ static int api_category_for_gap(const gt_record *r, const gt_api_common *c, uint
         return sync_blocks(sync_kind) ? 0 : 4;
     if (r->kind == GT_REC_API_MEMCPY) {
         uint8_t hk = host_kind_of(m->direction, m->src_kind, m->dst_kind);
-        return (m->direction == GT_DIR_D2H && copy_blocks(m, hk)) ? 0 : 1;
+        return copy_is_item_like(m, hk) ? 0 : 1;
     }
     if (cat == GT_CAT_LAUNCH || r->kind == GT_REC_API_LAUNCH)
         return 2;
@@ -1160,6 +1176,16 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 
 /* ------------------------------------------------------------------ pass 3: steady window */
 
+/* Count a blocking call in the steady window on its call site (sites were made in pass 1). */
+static void steady_site(gt_proc *p, pass_state *s, const gt_api_common *c)
+{
+    uint32_t i = map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
+    if (i >= p->n_sync_sites)
+        return;
+    p->sync_sites[i].steady_count++;
+    p->sync_sites[i].steady_ns += c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0;
+}
+
 static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint64_t lo, uint64_t hi)
 {
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
@@ -1179,11 +1205,14 @@ static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint6
             p->steady_alloc_ns += (uint64_t)(ms * 1e6);
         } else if (r->kind == GT_REC_API_SYNC && sync_blocks(u.sync.sync_kind)) {
             p->steady_sync_ms_per_step += ms;
+            steady_site(p, s, &u.c);
         } else if (r->kind == GT_REC_API_MEMCPY) {
             uint8_t hk = host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
             p->steady_copy_ms_per_step += ms;
-            if (u.m.direction == GT_DIR_D2H && copy_blocks(&u.m, hk))
+            if (copy_is_item_like(&u.m, hk)) {
                 p->steady_sync_ms_per_step += ms;
+                steady_site(p, s, &u.c);
+            }
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
@@ -1200,8 +1229,11 @@ static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint6
         gt_rec_gpu_sync g;
         body_copy(&g, sizeof g, r);
         if (g.start_ns >= lo && g.start_ns < hi &&
-            (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4))
+            (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)) {
             p->steady_sync_ms_per_step += (double)(g.end_ns - g.start_ns) / 1e6;
+            p->steady_cupti_sync_count++;
+            p->steady_cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+        }
     }
 }
 
@@ -1474,12 +1506,20 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
 static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
     uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0, steady_cpu = 0;
+    int cpu_seen = p->cpu_api_records || p->gpu_api_records;
     for (size_t i = 0; i < p->n_gaps; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t len = g->end_ns - g->start_ns;
         uint64_t sum =
             g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
         uint64_t unexpl = sum < len ? len - sum : 0;
+        /* Launch-bound idle: a short gap not after a sync, less the time the CPU spent in calls
+         * that are not launches. Without any CPU record only launch-latency gaps (< 20 us, below)
+         * can be put down to launching. */
+        uint64_t other = g->in_sync_ns + g->in_copy_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t launch_part =
+            (len < GT_BIG_GAP_NS && !g->after_sync && cpu_seen && other < len) ? len - other : 0;
+        p->launch_idle_ns += launch_part;
         p->idle_sync_ns += g->in_sync_ns;
         p->idle_copy_ns += g->in_copy_ns;
         p->idle_launch_ns += g->in_launch_ns;
@@ -1498,8 +1538,7 @@ static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
                     p->largest_gap_start_ns = g->start_ns;
                 }
             }
-            if (len < GT_BIG_GAP_NS)
-                steady_short += ov;
+            steady_short += launch_part * ov / len;
             if (g->after_sync)
                 steady_after_sync += ov;
             steady_cpu += unexpl * ov / len;
@@ -1513,6 +1552,7 @@ static void gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
             steady_short += overlap(s->iv[i - 1][1], s->iv[i][0], lo, hi);
     }
+    p->launch_idle_ns += p->small_gap_ns;
     double steps = p->steady_steps;
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
     p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
@@ -1640,8 +1680,16 @@ static void load_one(gt_proc *p, gt_reader *r)
 
     if (gt_reader_rewind(r) == 0)
         read_all(r, on_record_pass2, p, &s);
-    if (!nvtx_steps && s.n_marker >= 3) {
+    if (!nvtx_steps && s.n_marker >= 3)
         qsort(s.marker_t, s.n_marker, sizeof *s.marker_t, cmp_u64);
+    /* A kernel pattern marks training steps only when the steps span most of the GPU's active
+     * time; a pattern inside one of several loops (one conv layer's iterations, autotuning trials)
+     * is not the program's step. */
+    if (!nvtx_steps && s.n_marker >= 3 &&
+        (double)(s.marker_t[s.n_marker - 1] - s.marker_t[0]) <
+            GT_STEP_MIN_COVER * (double)(p->gpu_last_ns - p->gpu_first_ns))
+        s.n_marker = 0;
+    if (!nvtx_steps && s.n_marker >= 3) {
         p->n_steps = s.n_marker - 1;
         p->steps = xrealloc(NULL, p->n_steps * sizeof *p->steps);
         for (size_t i = 0; i < p->n_steps; i++)

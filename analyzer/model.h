@@ -17,7 +17,12 @@
 #define GT_SHORT_KERNEL_NS 10000ull /* kernels shorter than 10 µs count as short */
 #define GT_GAP_MIN_NS 20000ull      /* idle gaps shorter than this are launch latency, not kept */
 #define GT_BIG_GAP_NS 1000000ull    /* a gap of 1 ms or more is a real stall */
+/* A blocking device-to-host copy this small is a read-back of a result (loss.item(), a flag):
+ * its time is a wait for the queued GPU work, so it counts as a synchronization. Larger ones are
+ * data transfers: their time is mostly the copy itself and shows under copies. */
+#define GT_ITEM_COPY_MAX_BYTES (1u << 20)
 #define GT_TIMELINE_BINS 200
+#define GT_STEP_MIN_COVER 0.5 /* kernel-pattern steps must span half the GPU's active time */
 
 typedef struct gt_kernel_agg {
     char *name;    /* demangled, readable */
@@ -57,6 +62,7 @@ typedef struct gt_copy_agg { /* one per direction × host memory kind */
 typedef struct gt_site_agg { /* sync stalls (and other call-site tallies) per function × stack */
     uint32_t func, stack_id;
     uint64_t count, total_ns, max_ns;
+    uint64_t steady_count, steady_ns; /* in the steady window */
 } gt_site_agg;
 
 typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signature */
@@ -167,6 +173,10 @@ typedef struct gt_proc {
     uint64_t steady_alloc_calls, steady_alloc_ns, steady_kernels, steady_short_kernels;
     uint64_t steady_idle_unexplained_ns, steady_big_gaps;
     uint64_t after_sync_idle_ns; /* GPU idle time in gaps that began with a blocking call */
+    /* GPU idle while the CPU was launching (gaps < GT_GAP_MIN_NS, and the part of gaps < 1 ms not
+     * spent in sync, copy, allocation or other non-launch calls), whole run */
+    uint64_t launch_idle_ns;
+    uint64_t steady_cupti_sync_count, steady_cupti_sync_ns; /* CUPTI-only syncs (no call site) */
     uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
         idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
 

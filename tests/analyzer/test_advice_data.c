@@ -3,8 +3,10 @@
  *     sync_every_step.gtrace: sync-stall
  *     pageable.gtrace: pinned-memory !sync-stall
  *     healthy.gtrace: none
- * A rule id must fire, "!id" must not, "none" means no warning or critical advice at all.
- * Lines starting with '#' are comments. Adding a trace and a line is all a new case needs.
+ *     train_item_every_step.gtrace: sync-stall@train.py:114
+ * A rule id must fire, "!id" must not, "id@TEXT" must fire with TEXT in its call site, "none"
+ * means no advice at all (not even info). Lines starting with '#' are comments. Adding a trace
+ * and a line is all a new case needs.
  * Usage: test_advice_data DATA_DIR (exit 77 = skipped when the expectations file is absent). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +31,15 @@ static int check_line(const char *data_dir, char *line)
     int bad = 0;
     for (char *tok = strtok(colon + 1, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
         int negate = tok[0] == '!';
-        const char *id = tok + negate;
-        int found = 0, serious = 0;
-        for (size_t i = 0; i < l.n; i++) {
-            found |= !strcmp(l.items[i].id, id);
-            serious |= l.items[i].severity >= GT_SEV_WARNING;
-        }
-        if (!strcmp(id, "none") ? serious : negate ? found : !found) {
+        char id[64];
+        snprintf(id, sizeof id, "%s", tok + negate);
+        char *at = strchr(id, '@'); /* id@TEXT: TEXT must be in the item's call site */
+        if (at)
+            *at++ = 0;
+        int found = 0;
+        for (size_t i = 0; i < l.n; i++)
+            found |= !strcmp(l.items[i].id, id) && (!at || strstr(l.items[i].call_site, at));
+        if (!strcmp(id, "none") ? l.n > 0 : negate ? found : !found) {
             fprintf(stderr, "FAIL %s: expected %s\n", line, tok);
             bad = 1;
         }
@@ -43,7 +47,8 @@ static int check_line(const char *data_dir, char *line)
     if (bad) {
         fprintf(stderr, "  advice:");
         for (size_t i = 0; i < l.n; i++)
-            fprintf(stderr, " %s(%s)", l.items[i].id, gt_severity_name(l.items[i].severity));
+            fprintf(stderr, " %s(%s)%s%s", l.items[i].id, gt_severity_name(l.items[i].severity),
+                    l.items[i].call_site[0] ? "@" : "", l.items[i].call_site);
         fputc('\n', stderr);
     } else {
         printf("ok %s\n", line);
