@@ -250,7 +250,7 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
                 {"autotuning ms", ta.autotune_ms, tb.autotune_ms}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         fprintf(out, "  %-22s %12.3f %12.3f %8s\n", rows[i].name, rows[i].x, rows[i].y,
-                ratio_text(rows[i].x, rows[i].y));
+                rows[i].x > 0 || rows[i].y > 0 ? ratio_text(rows[i].x, rows[i].y) : "-");
 
     const char *sigs[512];
     size_t ns = op_union(a, b, sigs, 512);
