@@ -198,8 +198,8 @@ static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
     double idle = p->steady_after_sync_idle_ms_per_step;
     if (sev == GT_SEV_INFO) /* other waits drain the queue anyway: only this site's own wait */
         saving(a, (double)top->steady_ns / 1e6 / p->steady_steps, 1);
-    else
-        saving(a, idle > 0 ? idle : sync, has_steps(p));
+    else if (idle > 0) /* 0: the GPU refilled within launch latency (gaps < 20 us untracked) */
+        saving(a, idle, has_steps(p));
     a->t_ns = p->steady_start_ns;
 }
 
