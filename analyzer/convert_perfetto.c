@@ -143,8 +143,10 @@ static int pf_intern_name(pf_seq *s, uint64_t iid, int *added)
 {
     if (iid < SMALL_NAME_KEYS)
         return pf_intern_bit(s->name_bits, iid, added);
-    if (iid >= HASH_CAT)
-        return *added = 0, 0; /* outside the name key space: write it inline */
+    if (iid >= HASH_CAT) { /* outside the name key space: write it inline */
+        *added = 0;
+        return 0;
+    }
     return pf_intern_large(s, iid, added);
 }
 
@@ -152,8 +154,10 @@ static int pf_intern_cat(pf_seq *s, uint64_t iid, int *added)
 {
     if (iid < SMALL_CAT_KEYS)
         return pf_intern_bit(s->cat_bits, iid, added);
-    if (iid >= HASH_CAT)
-        return *added = 0, 0;
+    if (iid >= HASH_CAT) {
+        *added = 0;
+        return 0;
+    }
     return pf_intern_large(s, iid | HASH_CAT, added);
 }
 
