@@ -21,13 +21,18 @@
 enum { ST_IDLE, ST_PENDING, ST_STARTING, ST_ACTIVE, ST_OFF };
 
 static atomic_int state = ST_IDLE;
-static atomic_bool push_allowed;   /* the external-correlation fast path */
+/* The external-correlation fast path: wrappers read it inline (gt_wrap.h) and skip the calls
+ * below while it is false. */
+atomic_bool gt_cupti_push_allowed;
+#define push_allowed gt_cupti_push_allowed
 static atomic_bool wrapper_fired;  /* some runtime wrapper saw a call */
 static atomic_bool api_records_on; /* RUNTIME/DRIVER kinds enabled */
 static atomic_bool armed_by_request, armed_by_records;
 static atomic_bool clock_written;
 static uint64_t start_realtime_ns, start_cupti_ns;
-static _Thread_local uint32_t tl_push_depth;
+/* initial-exec: libgputrace.so is preloaded (or linked), so its TLS is in the static block and
+ * this is one %fs-relative access instead of a __tls_get_addr call per wrapped call. */
+static _Thread_local uint32_t tl_push_depth __attribute__((tls_model("initial-exec")));
 
 static bool is_no_device_error(CUptiResult r)
 {
@@ -122,12 +127,17 @@ static void start(const char *why)
         gt_core_set_versions(0, 0, 0, 0, 0, (int32_t)version);
     CUptiResult r = gt_cupti_register_buffers();
     if (r == CUPTI_SUCCESS)
+        r = gt_cupti_callbacks_start(); /* subscribing first: the sign of a second tool */
+    if (r == CUPTI_SUCCESS)
         r = enable_kinds();
     if (r != CUPTI_SUCCESS) {
         atomic_store(&push_allowed, false);
+        gt_cupti_callbacks_stop();
         give_up(r);
         return;
     }
+    if (atomic_load(&gt_cupti_cb_active))
+        atomic_store(&push_allowed, true); /* wrappers set the id the callbacks read */
     /* CUPTI stamps records with CLOCK_REALTIME unless told otherwise: keep the pair to prove it. */
     start_realtime_ns = gt_now_ns();
     if (GT_CUPTI_CALL(gt_cupti.GetTimestamp(&start_cupti_ns)) != CUPTI_SUCCESS)
@@ -166,11 +176,24 @@ void gt_cupti_arm_exit_flush(void)
         gt_core_register_late_atexit();
 }
 
+static atomic_int flushes_in_flight;
+
 static void flush(uint32_t flag)
 {
+    atomic_fetch_add(&flushes_in_flight, 1);
     gt_cupti_tl_we_flush = true;
     GT_CUPTI_CALL(gt_cupti.ActivityFlushAll(flag));
     gt_cupti_tl_we_flush = false;
+    atomic_fetch_sub(&flushes_in_flight, 1);
+}
+
+/* At exit, the writer's periodic flush may still be converting buffers that our own flush no
+ * longer sees: give it a moment (bounded; nanosleep is async-signal-safe). */
+static void wait_for_other_flushes(void)
+{
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 500 && atomic_load(&flushes_in_flight) > 0; i++)
+        nanosleep(&ms, NULL);
 }
 
 static bool static_cudart_suspected(void)
@@ -213,6 +236,7 @@ static void on_before_exit(void)
         return;
     write_clock_sync();
     flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    wait_for_other_flushes();
     if (static_cudart_suspected())
         gt_core_set_header_flag(GT_HDR_STATIC_CUDART);
     gt_cupti_write_stats(true);
@@ -261,6 +285,9 @@ void gt_cupti_push_correlation(uint64_t corr_id)
 {
     if (!atomic_load_explicit(&push_allowed, memory_order_relaxed))
         return;
+    if (gt_cupti_cb_enter_call(corr_id,
+                               atomic_load_explicit(&api_records_on, memory_order_relaxed)))
+        return; /* the callbacks pair it with CUPTI's ids: no CUPTI call on this path */
     if (gt_cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
                                                    corr_id) == CUPTI_SUCCESS)
         tl_push_depth++;
@@ -268,6 +295,7 @@ void gt_cupti_push_correlation(uint64_t corr_id)
 
 void gt_cupti_pop_correlation(void)
 {
+    gt_cupti_cb_leave_call();
     if (!tl_push_depth)
         return;
     tl_push_depth--;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core_internal.h"
+#include "gt_core_fast.h"
 #include "gt_encode.h"
 
 #define MAX_HOOKS 16
@@ -34,7 +35,7 @@ static _Atomic int g_started;  /* a file is open and the writer runs */
 static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
-static _Atomic uint64_t g_corr;
+_Atomic uint64_t gt_core_corr; /* read inline by gt_core_fast.h */
 
 typedef struct hook_list {
     gt_core_hook fn[MAX_HOOKS];
@@ -97,7 +98,7 @@ void gt_core_register_late_atexit(void)
 
 uint64_t gt_next_corr_id(void)
 {
-    return atomic_fetch_add_explicit(&g_corr, 1, memory_order_relaxed) + 1;
+    return gt_fast_next_corr_id();
 }
 
 bool gt_core_is_forked_child(void)

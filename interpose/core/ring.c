@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core_internal.h"
+#include "gt_core_fast.h"
 #include "gt_encode.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -21,17 +22,16 @@ pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic uint64_t g_lost_total;
 _Atomic uint64_t g_lost_no_ring;
 
-static TLS gt_ring *tls_ring;
-static TLS int tls_guard;   /* >0 inside a wrapper or on an internal thread */
+/* Not static: gt_core_fast.h reads them inline in the wrappers. */
+TLS gt_ring *gt_core_tls_ring;
+TLS int gt_core_tls_guard;  /* >0 inside a wrapper or on an internal thread */
 static TLS int tls_no_ring; /* ring allocation failed for this thread: do not retry */
 static pthread_key_t g_exit_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 uint64_t gt_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return gt_fast_now_ns();
 }
 
 bool gt_core_recording(void)
@@ -41,20 +41,17 @@ bool gt_core_recording(void)
 
 bool gt_guard_enter(void)
 {
-    if (tls_guard || !atomic_load_explicit(&g_recording, memory_order_relaxed))
-        return false;
-    tls_guard = 1;
-    return true;
+    return gt_fast_guard_enter();
 }
 
 void gt_guard_leave(void)
 {
-    tls_guard = 0;
+    gt_fast_guard_leave();
 }
 
 void gt_guard_mark_internal_thread(void)
 {
-    tls_guard = 1 << 20;
+    gt_core_tls_guard = 1 << 20;
 }
 
 /* ---------------------------------------------------------------- registration (cold) */
@@ -63,8 +60,8 @@ void gt_guard_mark_internal_thread(void)
 static void ring_thread_exit(void *arg)
 {
     gt_ring *r = arg;
-    if (tls_ring == r)
-        tls_ring = NULL;
+    if (gt_core_tls_ring == r)
+        gt_core_tls_ring = NULL;
     atomic_store_explicit(&r->state, RING_EXITED, memory_order_release);
     gt_writer_kick();
 }
@@ -138,7 +135,7 @@ static gt_ring *ring_register(void)
         atomic_fetch_add(&g_lost_total, 1);
         return NULL;
     }
-    tls_ring = r;
+    gt_core_tls_ring = r;
     pthread_setspecific(g_exit_key, r);
     return r;
 }
@@ -181,7 +178,7 @@ static inline gt_record_header *ring_reserve(gt_ring *r, uint32_t size)
 
 static void *record_begin(uint16_t kind, uint16_t flags, uint32_t body_size, bool count_loss)
 {
-    gt_ring *r = tls_ring;
+    gt_ring *r = gt_core_tls_ring;
     if (unlikely(!r)) {
         if (!atomic_load_explicit(&g_recording, memory_order_relaxed))
             return NULL;
@@ -218,15 +215,19 @@ void *gt_record_begin(uint16_t kind, uint16_t flags, uint32_t body_size)
 void gt_record_commit(void *body)
 {
     (void)body;
-    gt_ring *r = tls_ring;
+    gt_ring *r = gt_core_tls_ring;
     uint64_t end = r->open_end;
     atomic_store_explicit(&r->head, end, memory_order_release);
-    /* Past half full: wake the writer early rather than wait for the flush period. */
-    if (unlikely(end - r->tail_cache > (r->mask + 1) / 2)) {
-        r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (end - r->tail_cache > (r->mask + 1) / 2)
-            gt_writer_kick();
-    }
+    if (unlikely(end - r->tail_cache > (r->mask + 1) / 2))
+        gt_core_commit_check_fill(r, end);
+}
+
+/* Past half full: wake the writer early rather than wait for the flush period. */
+void gt_core_commit_check_fill(gt_ring *r, uint64_t end)
+{
+    r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (end - r->tail_cache > (r->mask + 1) / 2)
+        gt_writer_kick();
 }
 
 bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t body_size)
@@ -246,7 +247,7 @@ void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, in
         void *p = record_begin(kind, flags, body_size, false);
         if (p)
             return p;
-        gt_ring *r = tls_ring;
+        gt_ring *r = gt_core_tls_ring;
         if (!r || !gt_core_recording() || gt_record_size(body_size) > (r->mask + 1) / 2 ||
             gt_now_ns() >= deadline)
             break;
@@ -256,8 +257,9 @@ void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, in
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
-    if (tls_ring && gt_core_recording())
-        gt_ring_note_loss(tls_ring, gt_record_size(body_size) > (tls_ring->mask + 1) / 2);
+    if (gt_core_tls_ring && gt_core_recording())
+        gt_ring_note_loss(gt_core_tls_ring,
+                          gt_record_size(body_size) > (gt_core_tls_ring->mask + 1) / 2);
     return NULL;
 }
 
@@ -277,10 +279,10 @@ void gt_ring_fork_child(void)
         atomic_store(&r->lost_large, 0);
         atomic_store(&r->lost_t_first, 0);
         atomic_store(&r->lost_t_last, 0);
-        atomic_store(&r->state, r == tls_ring ? RING_LIVE : RING_FREE);
+        atomic_store(&r->state, r == gt_core_tls_ring ? RING_LIVE : RING_FREE);
     }
-    if (tls_ring)
-        tls_ring->tid = (uint32_t)syscall(SYS_gettid);
+    if (gt_core_tls_ring)
+        gt_core_tls_ring->tid = (uint32_t)syscall(SYS_gettid);
     atomic_store(&g_lost_total, 0);
     atomic_store(&g_lost_no_ring, 0);
 }

@@ -12,14 +12,26 @@
 #include <stdint.h>
 
 #include "gt_core.h"
+#include "gt_core_fast.h"
 #include "gt_resolve.h"
 #include "gt_stacks.h"
+
+#define GT_WRAP_INLINE static inline __attribute__((always_inline))
 
 /* Modules that may be absent from a build (cupti/, stacks): weak, checked for NULL. */
 #pragma weak gt_cupti_push_correlation
 #pragma weak gt_cupti_pop_correlation
 #pragma weak gt_cupti_note_wrapper_fired
 #pragma weak gt_stack_capture
+
+/* The hot path reads these directly instead of calling into cupti/ and stacks.c on every call:
+ * true while CUPTI takes external correlation ids (cupti/gt_cupti.c; weak like the rest of that
+ * module), and GPUTRACE_STACKS read once at load (0 off, 1 advice, 2 all; wrap_runtime.c). */
+extern _Atomic _Bool gt_cupti_push_allowed __attribute__((weak));
+extern int gt_wrap_stacks_mode;
+/* Current device of this thread plus 1, 0 unknown (wrap_runtime.c). initial-exec: a preloaded
+ * library's TLS is in the static block, so this is one %fs-relative load, not __tls_get_addr. */
+extern __thread int gt_wrap_tls_device_plus1 __attribute__((tls_model("initial-exec")));
 
 typedef struct gt_wrap_entry {
     const char *name; /* exported symbol name, e.g. "cudaMemcpyAsync_ptsz" */
@@ -34,30 +46,40 @@ typedef struct gt_wrap_entry {
  *   GT_ENTRY(ret, name, lib, impl, flags, (params), (args))
  * params is the parenthesised parameter list, args the parenthesised argument names. */
 #define GT_ENTRY_COMMON(ret, name, str, lib, impl, flags, params, args, export_attr, drv)          \
-    static gt_sym gt_sym_##name = GT_SYM_INIT(str, lib);                                        \
-    export_attr ret name params;                                                                  \
-    export_attr ret name params { return impl(&gt_sym_##name, (uint16_t)(flags), GT_UNPAREN args); } \
-    static ret gt_dl_##name params {                                                              \
-        return impl(&gt_sym_##name, (uint16_t)((flags) | GT_RF_VIA_DLSYM), GT_UNPAREN args);        \
-    }                                                                                             \
-    static const gt_wrap_entry gt_entry_##name GT_WRAP_SECTION = {str, &gt_sym_##name,         \
-                                                                   (void *)gt_dl_##name, drv};
+    static gt_sym gt_sym_##name = GT_SYM_INIT(str, lib);                                           \
+    export_attr ret name params;                                                                   \
+    export_attr ret name params                                                                    \
+    {                                                                                              \
+        return impl(&gt_sym_##name, (uint16_t)(flags), GT_UNPAREN args);                           \
+    }                                                                                              \
+    static ret gt_dl_##name params                                                                 \
+    {                                                                                              \
+        return impl(&gt_sym_##name, (uint16_t)((flags) | GT_RF_VIA_DLSYM), GT_UNPAREN args);       \
+    }                                                                                              \
+    static const gt_wrap_entry gt_entry_##name GT_WRAP_SECTION = {str, &gt_sym_##name,             \
+                                                                  (void *)gt_dl_##name, drv};
 #define GT_UNPAREN(...) __VA_ARGS__
-#define GT_ENTRY(ret, name, lib, impl, flags, params, args)                                       \
+#define GT_ENTRY(ret, name, lib, impl, flags, params, args)                                        \
     GT_ENTRY_COMMON(ret, name, #name, lib, impl, flags, params, args, GT_EXPORT, 0)
 /* The same for a function without parameters. */
-#define GT_ENTRY0(ret, name, lib, impl)                                                           \
-    static gt_sym gt_sym_##name = GT_SYM_INIT(#name, lib);                                        \
-    GT_EXPORT ret name(void);                                                                     \
-    GT_EXPORT ret name(void) { return impl(&gt_sym_##name, 0); }                                  \
-    static ret gt_dl_##name(void) { return impl(&gt_sym_##name, GT_RF_VIA_DLSYM); }               \
-    static const gt_wrap_entry gt_entry_##name GT_WRAP_SECTION = {#name, &gt_sym_##name,         \
-                                                                   (void *)gt_dl_##name, 0};
+#define GT_ENTRY0(ret, name, lib, impl)                                                            \
+    static gt_sym gt_sym_##name = GT_SYM_INIT(#name, lib);                                         \
+    GT_EXPORT ret name(void);                                                                      \
+    GT_EXPORT ret name(void)                                                                       \
+    {                                                                                              \
+        return impl(&gt_sym_##name, 0);                                                            \
+    }                                                                                              \
+    static ret gt_dl_##name(void)                                                                  \
+    {                                                                                              \
+        return impl(&gt_sym_##name, GT_RF_VIA_DLSYM);                                              \
+    }                                                                                              \
+    static const gt_wrap_entry gt_entry_##name GT_WRAP_SECTION = {#name, &gt_sym_##name,           \
+                                                                  (void *)gt_dl_##name, 0};
 /* Driver entry points are never exported (the driver is reached through cuGetProcAddress or
  * dlsym): only the dlsym twin exists; `name` is a static stub that keeps the macro uniform. */
-#define GT_DRIVER_ENTRY(ret, name, impl, flags, params, args)                                     \
-    GT_ENTRY_COMMON(ret, gt_drv_##name, #name, GT_LIB_CUDA, impl, (flags) | GT_RF_DRIVER, params, args,  \
-                    static __attribute__((unused)), 1)
+#define GT_DRIVER_ENTRY(ret, name, impl, flags, params, args)                                      \
+    GT_ENTRY_COMMON(ret, gt_drv_##name, #name, GT_LIB_CUDA, impl, (flags) | GT_RF_DRIVER, params,  \
+                    args, static __attribute__((unused)), 1)
 
 /* The loaded table (wrap_dlsym.c). */
 const gt_wrap_entry *gt_wrap_table_begin(void);
@@ -80,35 +102,55 @@ void gt_wrap_cudnn_first_use(void);
 extern _Atomic int gt_wrap_cudnn_seen;
 
 /* Current device of this thread (cached; invalidated by our cudaSetDevice wrapper), -1 unknown. */
-int gt_wrap_current_device(void);
+int gt_wrap_current_device_slow(void);
+static inline int gt_wrap_current_device(void)
+{
+    int d = gt_wrap_tls_device_plus1;
+    return __builtin_expect(d != 0, 1) ? d - 1 : gt_wrap_current_device_slow();
+}
 
-static inline uint32_t gt_wrap_stack(int want) {
-    return (want && gt_stack_capture) ? gt_stack_capture(GT_STACK_FOR_ADVICE) : 0;
+static inline uint32_t gt_wrap_stack(int want)
+{
+    return (want && gt_wrap_stacks_mode >= GT_STACK_FOR_ADVICE && gt_stack_capture)
+               ? gt_stack_capture(GT_STACK_FOR_ADVICE)
+               : 0;
+}
+
+/* CUPTI takes our correlation ids: one relaxed load, no call when it does not. */
+static inline bool gt_wrap_cupti_correlating(void)
+{
+    return &gt_cupti_push_allowed && gt_cupti_push_correlation &&
+           atomic_load_explicit(&gt_cupti_push_allowed, memory_order_relaxed);
 }
 
 /* Start the call: after gt_guard_enter succeeded, before the real call. launches_work: push the
  * correlation id to CUPTI. stack: capture the call site for advice. */
-static inline void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack) {
+static inline void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack)
+{
     if (__builtin_expect(!atomic_load_explicit(&gt_wrap_runtime_seen, memory_order_relaxed), 0))
         gt_wrap_runtime_first_use();
     c->func = func;
-    c->corr_id = gt_next_corr_id();
+    c->corr_id = gt_fast_next_corr_id();
     c->device = gt_wrap_current_device();
     c->stack_id = gt_wrap_stack(stack);
-    c->pushed = launches_work && gt_cupti_push_correlation;
-    if (c->pushed) gt_cupti_push_correlation(c->corr_id);
-    c->t_begin = gt_now_ns();
+    c->pushed = launches_work && gt_wrap_cupti_correlating();
+    if (c->pushed)
+        gt_cupti_push_correlation(c->corr_id);
+    c->t_begin = gt_fast_now_ns();
 }
 
 /* End the call: right after the real call returned. Returns the end time. */
-static inline uint64_t gt_call_end(gt_call *c) {
-    uint64_t t = gt_now_ns();
-    if (c->pushed && gt_cupti_pop_correlation) gt_cupti_pop_correlation();
+static inline uint64_t gt_call_end(gt_call *c)
+{
+    uint64_t t = gt_fast_now_ns();
+    if (__builtin_expect(c->pushed, 0) && gt_cupti_pop_correlation)
+        gt_cupti_pop_correlation();
     return t;
 }
 
-static inline void gt_call_fill(gt_api_common *rc, const gt_call *c, uint64_t t_end, uint64_t stream,
-                                int32_t result) {
+static inline void gt_call_fill(gt_api_common *rc, const gt_call *c, uint64_t t_end,
+                                uint64_t stream, int32_t result)
+{
     rc->t_begin_ns = c->t_begin;
     rc->t_end_ns = t_end;
     rc->corr_id = c->corr_id;
@@ -135,10 +177,6 @@ typedef struct copy_info {
 } copy_info;
 copy_info gt_classify_copy(int kind, const void *dst, const void *src, bool is_async);
 bool gt_copy_wants_stack(const copy_info *ci);
-void gt_record_alloc(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                     uint64_t ptr, uint64_t bytes, uint32_t kind, int is_free);
-void gt_record_copy(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                    const copy_info *ci, const void *dst, const void *src, uint64_t bytes);
 void gt_record_set(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
                    const void *p, uint64_t bytes, int value, bool is_async);
 typedef struct gt_launch_dims {
@@ -147,8 +185,61 @@ typedef struct gt_launch_dims {
 void gt_record_launch_dims(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
                            uint64_t stream, const void *fn, int name_kind, gt_launch_dims d,
                            uint64_t smem);
-void gt_record_sync(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                    const void *event, uint32_t kind);
-void gt_record_plain(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r);
+/* Record writers shared by the runtime, driver and library wrappers: inline, so a wrapper's
+ * record is reserved and filled in place without a call that passes a dozen arguments. */
+GT_WRAP_INLINE void gt_record_alloc(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                    uint64_t stream, uint64_t ptr, uint64_t bytes, uint32_t kind,
+                                    int is_free)
+{
+    gt_rec_api_alloc *rec = gt_fast_record_begin(GT_REC_API_ALLOC, flags, sizeof *rec);
+    if (!rec)
+        return;
+    gt_call_fill(&rec->c, c, t_end, stream, r);
+    rec->ptr = ptr;
+    rec->bytes = bytes;
+    rec->alloc_kind = kind;
+    rec->is_free = (uint32_t)is_free;
+    gt_fast_record_commit(rec);
+}
+
+GT_WRAP_INLINE void gt_record_copy(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                   uint64_t stream, const copy_info *ci, const void *dst,
+                                   const void *src, uint64_t bytes)
+{
+    gt_rec_api_memcpy *rec = gt_fast_record_begin(GT_REC_API_MEMCPY, flags, sizeof *rec);
+    if (!rec)
+        return;
+    gt_call_fill(&rec->c, c, t_end, stream, r);
+    rec->bytes = bytes;
+    rec->dst = (uint64_t)(uintptr_t)dst;
+    rec->src = (uint64_t)(uintptr_t)src;
+    rec->direction = ci->dir;
+    rec->src_kind = ci->src_kind;
+    rec->dst_kind = ci->dst_kind;
+    rec->is_async = ci->is_async;
+    rec->peer_device = ci->peer_device;
+    gt_fast_record_commit(rec);
+}
+
+GT_WRAP_INLINE void gt_record_sync(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                   uint64_t stream, const void *event, uint32_t kind)
+{
+    gt_rec_api_sync *rec = gt_fast_record_begin(GT_REC_API_SYNC, flags, sizeof *rec);
+    if (!rec)
+        return;
+    gt_call_fill(&rec->c, c, t_end, stream, r);
+    rec->event = (uint64_t)(uintptr_t)event;
+    rec->sync_kind = kind;
+    gt_fast_record_commit(rec);
+}
+
+GT_WRAP_INLINE void gt_record_plain(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r)
+{
+    gt_rec_api *rec = gt_fast_record_begin(GT_REC_API, flags, sizeof *rec);
+    if (!rec)
+        return;
+    gt_call_fill(&rec->c, c, t_end, 0, r);
+    gt_fast_record_commit(rec);
+}
 
 #endif

@@ -46,18 +46,18 @@ static uint64_t blas_stream(cublasHandle_t h) {
 
 static void record_gemm(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
                         const void *h, const gemm_args *g) {
-    gt_rec_api_cublas *rec = gt_record_begin(GT_REC_API_CUBLAS, flags, sizeof *rec);
+    gt_rec_api_cublas *rec = gt_fast_record_begin(GT_REC_API_CUBLAS, flags, sizeof *rec);
     if (!rec) return;
     gt_call_fill(&rec->c, c, t_end, stream, r);
     rec->handle = (uint64_t)(uintptr_t)h;
     rec->m = g->m, rec->n = g->n, rec->k = g->k, rec->batch = g->batch;
     rec->transa = g->ta, rec->transb = g->tb;
     rec->atype = g->at, rec->btype = g->bt, rec->ctype = g->ct, rec->compute_type = g->comp;
-    gt_record_commit(rec);
+    gt_fast_record_commit(rec);
 }
 
 #define GEMM_BODY(fnid, call_real, args_init)                                                     \
-    if (!gt_guard_enter()) return call_real;                                                      \
+    if (!gt_fast_guard_enter()) return call_real;                                                      \
     if (!atomic_load_explicit(&cublas_seen, memory_order_relaxed)) cublas_first_use();            \
     gemm_args g = args_init;                                                                      \
     gt_call c;                                                                                    \
@@ -65,7 +65,7 @@ static void record_gemm(const gt_call *c, uint64_t t_end, uint16_t flags, int32_
     cublasStatus_t r = call_real;                                                                 \
     uint64_t t_end = gt_call_end(&c);                                                             \
     record_gemm(&c, t_end, flags, r, blas_stream(h), h, &g);                                      \
-    gt_guard_leave();                                                                             \
+    gt_fast_guard_leave();                                                                             \
     return r;
 
 typedef cublasHandle_t bh;
@@ -236,7 +236,7 @@ static cublasStatus_t lt_matmul_impl(gt_sym *s, uint16_t flags, cublasLtHandle_t
                                     const void *, const void *, cublasLtMatrixLayout_t, void *,
                                     cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *,
                                     size_t, cudaStream_t))
-    if (!gt_guard_enter()) return real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
+    if (!gt_fast_guard_enter()) return real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
     if (!atomic_load_explicit(&cublas_seen, memory_order_relaxed)) cublas_first_use();
     gemm_args g = lt_args(d, Ad, Bd, Dd);
     gt_call c;
@@ -244,7 +244,7 @@ static cublasStatus_t lt_matmul_impl(gt_sym *s, uint16_t flags, cublasLtHandle_t
     cublasStatus_t r = real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
     uint64_t t_end = gt_call_end(&c);
     record_gemm(&c, t_end, flags, r, (uint64_t)(uintptr_t)st, h, &g);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 }
 

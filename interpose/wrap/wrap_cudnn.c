@@ -59,11 +59,11 @@ static void cudnn_call_begin(gt_call *c, uint32_t fnid) {
 
 static void record_cudnn(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
                          const gt_rec_api_cudnn *fields) {
-    gt_rec_api_cudnn *rec = gt_record_begin(GT_REC_API_CUDNN, flags, sizeof *rec);
+    gt_rec_api_cudnn *rec = gt_fast_record_begin(GT_REC_API_CUDNN, flags, sizeof *rec);
     if (!rec) return;
     *rec = *fields;
     gt_call_fill(&rec->c, c, t_end, stream, r);
-    gt_record_commit(rec);
+    gt_fast_record_commit(rec);
 }
 
 /* ------------------------------------------------------------------ legacy op signatures */
@@ -146,7 +146,7 @@ static int32_t conv_math_type(cudnnConvolutionDescriptor_t conv) {
 
 /* The signature must be read before the record is opened (it writes its own record). */
 #define LEGACY_CONV_BODY(fnid, op, call_real, x, w, conv, y, algo_v, ws)                          \
-    if (!gt_guard_enter()) return call_real;                                                      \
+    if (!gt_fast_guard_enter()) return call_real;                                                      \
     gt_call c;                                                                                    \
     cudnn_call_begin(&c, fnid);                                                                   \
     cudnnStatus_t r = call_real;                                                                  \
@@ -155,7 +155,7 @@ static int32_t conv_math_type(cudnnConvolutionDescriptor_t conv) {
                           .math_type = conv_math_type(conv), .workspace_bytes = ws};              \
     f.sig_id = conv_signature(op, x, w, conv, y);                                                 \
     record_cudnn(&c, t_end, flags, r, handle_stream(h), &f);                                      \
-    gt_guard_leave();                                                                             \
+    gt_fast_guard_leave();                                                                             \
     return r;
 
 typedef cudnnTensorDescriptor_t tdesc;
@@ -238,7 +238,7 @@ static void record_perf(uint64_t corr, uint32_t sig, const cudnnConvolutionFwdAl
 }
 
 #define FIND_BODY(fnid, op, call_real, x, w, conv, y, returned, perf)                             \
-    if (!gt_guard_enter()) return call_real;                                                      \
+    if (!gt_fast_guard_enter()) return call_real;                                                      \
     gt_call c;                                                                                    \
     cudnn_call_begin(&c, fnid);                                                                   \
     cudnnStatus_t r = call_real;                                                                  \
@@ -251,7 +251,7 @@ static void record_perf(uint64_t corr, uint32_t sig, const cudnnConvolutionFwdAl
     record_cudnn(&c, t_end, flags, r, handle_stream(h), &f);                                      \
     if (r == CUDNN_STATUS_SUCCESS && (returned) && (perf))                                        \
         record_perf(c.corr_id, f.sig_id, (const cudnnConvolutionFwdAlgoPerf_t *)(perf), *(returned)); \
-    gt_guard_leave();                                                                             \
+    gt_fast_guard_leave();                                                                             \
     return r;
 
 typedef cudnnConvolutionFwdAlgoPerf_t fwd_perf;
@@ -331,7 +331,7 @@ static cudnnStatus_t find_bwd_filter_ex_impl(gt_sym *s, uint16_t flags, cudnnHan
 
 static cudnnStatus_t set_math_impl(gt_sym *s, uint16_t flags, cdesc cd, cudnnMathType_t m) {
     CUDNN_REAL(s, cudnnStatus_t (*)(cdesc, cudnnMathType_t))
-    if (!gt_guard_enter()) return real(cd, m);
+    if (!gt_fast_guard_enter()) return real(cd, m);
     gt_call c;
     if (!atomic_load_explicit(&gt_wrap_cudnn_seen, memory_order_relaxed)) gt_wrap_cudnn_first_use();
     gt_call_begin(&c, GT_FN_cudnnSetConvolutionMathType, false, false);
@@ -339,7 +339,7 @@ static cudnnStatus_t set_math_impl(gt_sym *s, uint16_t flags, cdesc cd, cudnnMat
     uint64_t t_end = gt_call_end(&c);
     gt_rec_api_cudnn f = {.algo = -1, .math_type = (int32_t)m};
     record_cudnn(&c, t_end, flags, r, 0, &f);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 }
 

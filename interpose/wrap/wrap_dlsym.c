@@ -18,42 +18,58 @@
 extern const gt_wrap_entry __start_gt_wrap_tab[] __attribute__((weak, visibility("hidden")));
 extern const gt_wrap_entry __stop_gt_wrap_tab[] __attribute__((weak, visibility("hidden")));
 
-const gt_wrap_entry *gt_wrap_table_begin(void) { return __start_gt_wrap_tab; }
-const gt_wrap_entry *gt_wrap_table_end(void) { return __stop_gt_wrap_tab; }
+const gt_wrap_entry *gt_wrap_table_begin(void)
+{
+    return __start_gt_wrap_tab;
+}
+const gt_wrap_entry *gt_wrap_table_end(void)
+{
+    return __stop_gt_wrap_tab;
+}
 
-static bool may_be_wrapped(const char *name) {
+static bool may_be_wrapped(const char *name)
+{
     return name && (name[0] == 'c' || name[0] == '_') &&
            (strncmp(name, "cu", 2) == 0 || strncmp(name, "__cuda", 6) == 0);
 }
 
 /* cu* names other than cuda*, cudnn*, cublas* are driver entry points. */
-static bool is_driver_name(const char *name) {
+static bool is_driver_name(const char *name)
+{
     return strncmp(name, "cu", 2) == 0 && strncmp(name, "cuda", 4) != 0 &&
            strncmp(name, "cudnn", 5) != 0 && strncmp(name, "cublas", 6) != 0 &&
            strncmp(name, "cuGetProcAddress", 16) != 0;
 }
 
-static const gt_wrap_entry *find_entry(const char *name, bool driver) {
+static const gt_wrap_entry *find_entry(const char *name, bool driver)
+{
     for (const gt_wrap_entry *e = gt_wrap_table_begin(); e < gt_wrap_table_end(); e++)
-        if (e->driver == driver && strcmp(e->name, name) == 0) return e;
+        if (e->driver == driver && strcmp(e->name, name) == 0)
+            return e;
     return NULL;
 }
 
 /* The wrapper to hand out instead of found, or found itself. */
-static void *substitute(const char *name, void *found, const void *caller, bool driver) {
-    if (!found || gt_addr_in_cuda_lib(caller) || gt_addr_is_ours(caller)) return found;
+static void *substitute(const char *name, void *found, const void *caller, bool driver)
+{
+    if (!found || gt_addr_in_cuda_lib(caller) || gt_addr_is_ours(caller))
+        return found;
     const gt_wrap_entry *e = find_entry(name, driver);
-    if (!e) return found;
+    if (!e)
+        return found;
     /* The wrapper stands in only when it would call exactly what the caller would have called. */
     return gt_sym_adopt(e->sym, found) ? e->dl_twin : found;
 }
 
-static __thread int in_dlsym; /* our own lookups (symbol resolution) are never substituted */
+static __thread int in_dlsym __attribute__((
+    tls_model("initial-exec"))); /* our own lookups (symbol resolution) are never substituted */
 
 void *gt_dlsym_impl(void *handle, const char *name, const void *caller);
-void *gt_dlsym_impl(void *handle, const char *name, const void *caller) {
+void *gt_dlsym_impl(void *handle, const char *name, const void *caller)
+{
     void *found = gt_real_dlsym(handle, name);
-    if (in_dlsym || !may_be_wrapped(name)) return found;
+    if (in_dlsym || !may_be_wrapped(name))
+        return found;
     in_dlsym = 1;
     void *r = substitute(name, found, caller, is_driver_name(name));
     in_dlsym = 0;
@@ -61,9 +77,11 @@ void *gt_dlsym_impl(void *handle, const char *name, const void *caller) {
 }
 
 void *gt_dlvsym_impl(void *handle, const char *name, const char *version, const void *caller);
-void *gt_dlvsym_impl(void *handle, const char *name, const char *version, const void *caller) {
+void *gt_dlvsym_impl(void *handle, const char *name, const char *version, const void *caller)
+{
     void *found = gt_real_dlvsym(handle, name, version);
-    if (in_dlsym || !may_be_wrapped(name)) return found;
+    if (in_dlsym || !may_be_wrapped(name))
+        return found;
     in_dlsym = 1;
     void *r = substitute(name, found, caller, is_driver_name(name));
     in_dlsym = 0;
@@ -111,10 +129,12 @@ __asm__(".text\n"
         ".size dlvsym, .-dlvsym\n");
 #else
 /* Elsewhere RTLD_NEXT lookups made through us resolve relative to libgputrace.so (documented). */
-GT_EXPORT void *dlsym(void *handle, const char *name) {
+GT_EXPORT void *dlsym(void *handle, const char *name)
+{
     return gt_dlsym_impl(handle, name, __builtin_return_address(0));
 }
-GT_EXPORT void *dlvsym(void *handle, const char *name, const char *version) {
+GT_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
     return gt_dlvsym_impl(handle, name, version, __builtin_return_address(0));
 }
 #endif
@@ -123,24 +143,30 @@ GT_EXPORT void *dlvsym(void *handle, const char *name, const char *version) {
 
 /* "cuMemcpyHtoD" asked of cuGetProcAddress is the _v2 ABI we wrap; per-thread-stream flavours
  * have their own wrappers (GT_RF_PTDS). */
-static void *driver_substitute(const char *symbol, void *found, bool per_thread) {
-    if (!symbol || !found) return found;
+static void *driver_substitute(const char *symbol, void *found, bool per_thread)
+{
+    if (!symbol || !found)
+        return found;
     char name[96];
     size_t n = strlen(symbol);
-    if (n + 8 >= sizeof name) return found;
-    static const char *const v2[] = {"cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyHtoDAsync",
-                                     "cuMemcpyDtoHAsync", "cuMemAlloc", "cuMemFree",
+    if (n + 8 >= sizeof name)
+        return found;
+    static const char *const v2[] = {"cuMemcpyHtoD",      "cuMemcpyDtoH", "cuMemcpyHtoDAsync",
+                                     "cuMemcpyDtoHAsync", "cuMemAlloc",   "cuMemFree",
                                      "cuMemcpyDtoDAsync"};
     memcpy(name, symbol, n + 1);
     for (size_t i = 0; i < sizeof v2 / sizeof v2[0]; i++)
-        if (strcmp(symbol, v2[i]) == 0) memcpy(name + n, "_v2", 4), n += 3;
-    if (per_thread) memcpy(name + n, "_ptsz", 6);
+        if (strcmp(symbol, v2[i]) == 0)
+            memcpy(name + n, "_v2", 4), n += 3;
+    if (per_thread)
+        memcpy(name + n, "_ptsz", 6);
     const gt_wrap_entry *e = find_entry(name, true);
     if (!e && per_thread) {
         memcpy(name + n, "_ptds", 6);
         e = find_entry(name, true);
     }
-    if (!e) return found;
+    if (!e)
+        return found;
     return gt_sym_adopt(e->sym, found) ? e->dl_twin : found;
 }
 
@@ -152,7 +178,8 @@ typedef CUresult (*proc_address_fn)(const char *, void **, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult *);
 
 static cudaError_t entry_point_impl(gt_sym *s, uint16_t flags, const char *sym, void **fn,
-                                    unsigned long long f, enum cudaDriverEntryPointQueryResult *st) {
+                                    unsigned long long f, enum cudaDriverEntryPointQueryResult *st)
+{
     (void)flags; /* lookups are not recorded: the functions handed out are */
     entry_point_fn real = (entry_point_fn)gt_sym_get(s);
     if (!real) {
@@ -166,7 +193,8 @@ static cudaError_t entry_point_impl(gt_sym *s, uint16_t flags, const char *sym, 
 }
 static cudaError_t entry_point_v_impl(gt_sym *s, uint16_t flags, const char *sym, void **fn,
                                       unsigned int v, unsigned long long f,
-                                      enum cudaDriverEntryPointQueryResult *st) {
+                                      enum cudaDriverEntryPointQueryResult *st)
+{
     (void)flags;
     entry_point_v_fn real = (entry_point_v_fn)gt_sym_get(s);
     if (!real) {
@@ -179,7 +207,8 @@ static cudaError_t entry_point_v_impl(gt_sym *s, uint16_t flags, const char *sym
     return r;
 }
 static CUresult proc_address_impl(gt_sym *s, uint16_t flags, const char *sym, void **fn, int v,
-                                  cuuint64_t f, CUdriverProcAddressQueryResult *st) {
+                                  cuuint64_t f, CUdriverProcAddressQueryResult *st)
+{
     (void)flags;
     proc_address_fn real = (proc_address_fn)gt_sym_get(s);
     if (!real) {
@@ -193,10 +222,12 @@ static CUresult proc_address_impl(gt_sym *s, uint16_t flags, const char *sym, vo
 }
 
 GT_ENTRY(cudaError_t, cudaGetDriverEntryPoint, GT_LIB_CUDART, entry_point_impl, 0,
-         (const char *sym, void **fn, unsigned long long f, enum cudaDriverEntryPointQueryResult *st),
+         (const char *sym, void **fn, unsigned long long f,
+          enum cudaDriverEntryPointQueryResult *st),
          (sym, fn, f, st))
 GT_ENTRY(cudaError_t, cudaGetDriverEntryPoint_ptsz, GT_LIB_CUDART, entry_point_impl, GT_RF_PTDS,
-         (const char *sym, void **fn, unsigned long long f, enum cudaDriverEntryPointQueryResult *st),
+         (const char *sym, void **fn, unsigned long long f,
+          enum cudaDriverEntryPointQueryResult *st),
          (sym, fn, f, st))
 GT_ENTRY(cudaError_t, cudaGetDriverEntryPointByVersion, GT_LIB_CUDART, entry_point_v_impl, 0,
          (const char *sym, void **fn, unsigned int v, unsigned long long f,
@@ -210,14 +241,20 @@ GT_ENTRY(cudaError_t, cudaGetDriverEntryPointByVersion_ptsz, GT_LIB_CUDART, entr
 /* cuGetProcAddress is reached through dlsym of libcuda (we never export driver symbols). */
 static gt_sym sym_proc_address = GT_SYM_INIT("cuGetProcAddress_v2", GT_LIB_CUDA);
 static CUresult dl_proc_address(const char *sym, void **fn, int v, cuuint64_t f,
-                                CUdriverProcAddressQueryResult *st) {
+                                CUdriverProcAddressQueryResult *st)
+{
     return proc_address_impl(&sym_proc_address, GT_RF_VIA_DLSYM, sym, fn, v, f, st);
 }
 static const gt_wrap_entry entry_proc_address GT_WRAP_SECTION = {
     "cuGetProcAddress_v2", &sym_proc_address, (void *)dl_proc_address, 0};
 
+/* GPUTRACE_STACKS as the hot path reads it (gt_wrap.h); the core's config is final at load. */
+int gt_wrap_stacks_mode = 1;
+
 /* Called by the core's constructor: resolve the C library's dlsym before anyone needs it. */
-void gt_interpose_init(void) {
+void gt_interpose_init(void)
+{
+    gt_wrap_stacks_mode = gt_core_config()->stacks_mode;
     (void)gt_real_dlsym_address();
     (void)gt_real_dlvsym_address();
 }

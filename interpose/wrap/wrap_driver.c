@@ -14,13 +14,13 @@
     }
 /* Bracket one driver call: call_real is evaluated once, record is the recording statement. */
 #define DRV_BODY(fnid, stack, call_real, record)                                                  \
-    if (!gt_guard_enter()) return call_real;                                                      \
+    if (!gt_fast_guard_enter()) return call_real;                                                      \
     gt_call c;                                                                                    \
     gt_call_begin(&c, fnid, true, stack);                                                         \
     CUresult r = call_real;                                                                       \
     uint64_t t_end = gt_call_end(&c);                                                             \
     record;                                                                                       \
-    gt_guard_leave();                                                                             \
+    gt_fast_guard_leave();                                                                             \
     return r;
 
 static CUresult launch_impl(gt_sym *s, uint16_t flags, CUfunction f, unsigned gx, unsigned gy,
@@ -56,14 +56,14 @@ static CUresult copy_common(gt_sym *s, uint16_t flags, uint32_t fnid, int kind, 
     }
     /* CUdeviceptr and host pointers are both pointer-sized integers in the x86-64/aarch64 ABI. */
 #define CALL_COPY() (is_async ? ((async_fn)realp)(dst, src, n, st) : ((sync_fn)realp)(dst, src, n))
-    if (!gt_guard_enter()) return CALL_COPY();
+    if (!gt_fast_guard_enter()) return CALL_COPY();
     copy_info ci = gt_classify_copy(kind, dst, src, is_async);
     gt_call c;
     gt_call_begin(&c, fnid, true, gt_copy_wants_stack(&ci));
     CUresult r = CALL_COPY();
     uint64_t t_end = gt_call_end(&c);
     gt_record_copy(&c, t_end, flags, r, SID(st), &ci, dst, src, n);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 #undef CALL_COPY
 }

@@ -9,11 +9,11 @@
 
 #define STREAM_ID(s) ((uint64_t)(uintptr_t)(s))
 /* Resolve the real function or fail the call with missing_rc (warned once). */
-#define GT_REAL(s, type, missing_rc)                                                              \
-    __typeof__(type) real = (__typeof__(type))gt_sym_get(s);                                                            \
-    if (__builtin_expect(!real, 0)) {                                                             \
-        gt_sym_warn_missing(s);                                                                   \
-        return missing_rc;                                                                        \
+#define GT_REAL(s, type, missing_rc)                                                               \
+    __typeof__(type) real = (__typeof__(type))gt_sym_get(s);                                       \
+    if (__builtin_expect(!real, 0)) {                                                              \
+        gt_sym_warn_missing(s);                                                                    \
+        return missing_rc;                                                                         \
     }
 #define NOT_SUPPORTED cudaErrorNotSupported
 
@@ -29,17 +29,20 @@ static gt_sym sym_device_count = GT_SYM_INIT("cudaGetDeviceCount", GT_LIB_CUDART
 static gt_sym sym_device_props = GT_SYM_INIT("cudaGetDeviceProperties", GT_LIB_CUDART);
 static gt_sym sym_get_device = GT_SYM_INIT("cudaGetDevice", GT_LIB_CUDART);
 
-static void collect_devices(void) {
+static void collect_devices(void)
+{
     typedef cudaError_t (*count_fn)(int *);
     typedef cudaError_t (*props_fn)(struct cudaDeviceProp *, int);
     count_fn count = (count_fn)gt_sym_get(&sym_device_count);
     props_fn props = (props_fn)gt_sym_get(&sym_device_props);
     int n = 0;
-    if (!count || !props || count(&n) != cudaSuccess) return;
+    if (!count || !props || count(&n) != cudaSuccess)
+        return;
     for (int d = 0; d < n && d < GT_MAX_DEVICES; d++) {
         struct cudaDeviceProp p;
         memset(&p, 0, sizeof p);
-        if (props(&p, d) != cudaSuccess) continue;
+        if (props(&p, d) != cudaSuccess)
+            continue;
         gt_device_info info;
         memset(&info, 0, sizeof info);
         memcpy(info.name, p.name, sizeof info.name - 1);
@@ -52,34 +55,42 @@ static void collect_devices(void) {
     }
 }
 
-void gt_wrap_runtime_first_use(void) {
-    if (atomic_exchange(&gt_wrap_runtime_seen, 1)) return;
+void gt_wrap_runtime_first_use(void)
+{
+    if (atomic_exchange(&gt_wrap_runtime_seen, 1))
+        return;
     typedef cudaError_t (*version_fn)(int *);
     version_fn rt = (version_fn)gt_sym_get(&sym_runtime_version);
     version_fn drv = (version_fn)gt_sym_get(&sym_driver_version);
     int runtime = 0, driver = 0;
-    if (rt && rt(&runtime) != cudaSuccess) runtime = 0;
-    if (drv && drv(&driver) != cudaSuccess) driver = 0;
+    if (rt && rt(&runtime) != cudaSuccess)
+        runtime = 0;
+    if (drv && drv(&driver) != cudaSuccess)
+        driver = 0;
     gt_core_set_versions(driver, runtime, 0, 0, 0, 0);
     collect_devices();
-    if (gt_cupti_note_wrapper_fired) gt_cupti_note_wrapper_fired();
+    if (gt_cupti_note_wrapper_fired)
+        gt_cupti_note_wrapper_fired();
 }
 
-static __thread __attribute__((tls_model("initial-exec"))) int tls_device_plus1;
+__thread __attribute__((tls_model("initial-exec"))) int gt_wrap_tls_device_plus1;
+#define tls_device_plus1 gt_wrap_tls_device_plus1
 
-int gt_wrap_current_device(void) {
-    if (__builtin_expect(tls_device_plus1 != 0, 1)) return tls_device_plus1 - 1;
+int gt_wrap_current_device_slow(void)
+{
     typedef cudaError_t (*fn_t)(int *);
     fn_t real = (fn_t)gt_sym_get(&sym_get_device);
     int d = -1;
-    if (!real || real(&d) != cudaSuccess) return -1;
+    if (!real || real(&d) != cudaSuccess)
+        return -1;
     tls_device_plus1 = d + 1;
     return d;
 }
 
 /* cudaSetDevice is not recorded: wrapped only to keep the per-thread device cache right. */
 static gt_sym sym_set_device = GT_SYM_INIT("cudaSetDevice", GT_LIB_CUDART);
-GT_EXPORT cudaError_t cudaSetDevice(int device) {
+GT_EXPORT cudaError_t cudaSetDevice(int device)
+{
     typedef cudaError_t (*fn_t)(int);
     GT_REAL(&sym_set_device, fn_t, NOT_SUPPORTED)
     cudaError_t r = real(device);
@@ -98,32 +109,40 @@ static gt_sym sym_func_get_name = GT_SYM_INIT("cudaFuncGetName", GT_LIB_CUDART);
 static gt_sym sym_kernel_get_name = GT_SYM_INIT("cuKernelGetName", GT_LIB_CUDA);
 static gt_sym sym_cufunc_get_name = GT_SYM_INIT("cuFuncGetName", GT_LIB_CUDA);
 
-static uint32_t intern_pointer(uintptr_t p) {
+static uint32_t intern_pointer(uintptr_t p)
+{
     char buf[2 + 16 + 1] = "0x";
     static const char hex[] = "0123456789abcdef";
     int n = 2;
     for (int shift = 60; shift >= 0; shift -= 4)
-        if ((p >> shift) || n > 2 || shift == 0) buf[n++] = hex[(p >> shift) & 15];
+        if ((p >> shift) || n > 2 || shift == 0)
+            buf[n++] = hex[(p >> shift) & 15];
     buf[n] = 0;
     return gt_intern(buf);
 }
 
-static uint32_t resolve_kernel_name(const void *fn, int kind) {
+static uint32_t resolve_kernel_name(const void *fn, int kind)
+{
     typedef int (*name_fn)(const char **, const void *);
     const char *name = NULL;
     gt_sym *order[2] = {&sym_func_get_name, NULL};
-    if (kind == 1) order[0] = &sym_kernel_get_name, order[1] = &sym_func_get_name;
-    if (kind == 2) order[0] = &sym_cufunc_get_name;
+    if (kind == 1)
+        order[0] = &sym_kernel_get_name, order[1] = &sym_func_get_name;
+    if (kind == 2)
+        order[0] = &sym_cufunc_get_name;
     for (int i = 0; i < 2 && order[i] && !name; i++) {
         name_fn f = (name_fn)gt_sym_get(order[i]);
-        if (!f || f(&name, fn) != 0) name = NULL;
+        if (!f || f(&name, fn) != 0)
+            name = NULL;
     }
     return name && name[0] ? gt_intern(name) : intern_pointer((uintptr_t)fn);
 }
 
-uint32_t gt_kernel_name_id(const void *fn, int kind) {
+uint32_t gt_kernel_name_id(const void *fn, int kind)
+{
     uintptr_t key = (uintptr_t)fn;
-    if (!key) return 0;
+    if (!key)
+        return 0;
     uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (KN_SLOTS - 1);
     for (int probe = 0; probe < 64; probe++, i = (i + 1) & (KN_SLOTS - 1)) {
         uintptr_t f = atomic_load_explicit(&kernel_names[i].fn, memory_order_acquire);
@@ -134,7 +153,8 @@ uint32_t gt_kernel_name_id(const void *fn, int kind) {
         if (f == 0) {
             uintptr_t expected = 0;
             if (!atomic_compare_exchange_strong(&kernel_names[i].fn, &expected, key)) {
-                if (expected != key) continue;
+                if (expected != key)
+                    continue;
                 return resolve_kernel_name(fn, kind);
             }
             uint32_t id = resolve_kernel_name(fn, kind);
@@ -147,82 +167,83 @@ uint32_t gt_kernel_name_id(const void *fn, int kind) {
 
 /* ------------------------------------------------------------------ memory */
 
-void gt_record_alloc(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                         uint64_t ptr, uint64_t bytes, uint32_t kind, int is_free) {
-    gt_rec_api_alloc *rec = gt_record_begin(GT_REC_API_ALLOC, flags, sizeof *rec);
-    if (!rec) return;
-    gt_call_fill(&rec->c, c, t_end, stream, r);
-    rec->ptr = ptr;
-    rec->bytes = bytes;
-    rec->alloc_kind = kind;
-    rec->is_free = (uint32_t)is_free;
-    gt_record_commit(rec);
-}
-
 /* An allocation returning *out: one implementation for all the (void **, size_t, ...) shapes. */
-#define ALLOC_BODY(fnid, kind, stream, call_real, out, bytes, pinned_kind)                        \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, true, true);                                                          \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    uint64_t got = (r == cudaSuccess && (out)) ? (uint64_t)(uintptr_t) * (out) : 0;               \
-    if (got && (pinned_kind)) gt_pinned_add(got, bytes, pinned_kind);                             \
-    gt_record_alloc(&c, t_end, flags, r, stream, got, bytes, kind, 0);                                 \
-    gt_guard_leave();                                                                             \
+#define ALLOC_BODY(fnid, kind, stream, call_real, out, bytes, pinned_kind)                         \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, true, true);                                                           \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    uint64_t got = (r == cudaSuccess && (out)) ? (uint64_t)(uintptr_t) * (out) : 0;                \
+    if (got && (pinned_kind))                                                                      \
+        gt_pinned_add(got, bytes, pinned_kind);                                                    \
+    gt_record_alloc(&c, t_end, flags, r, stream, got, bytes, kind, 0);                             \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
-static cudaError_t malloc_impl(gt_sym *s, uint16_t flags, void **p, size_t n) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t), NOT_SUPPORTED)
+static cudaError_t malloc_impl(gt_sym *s, uint16_t flags, void **p, size_t n)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t), NOT_SUPPORTED)
     ALLOC_BODY(GT_FN_cudaMalloc, GT_ALLOC_DEVICE, 0, real(p, n), p, n, 0)
 }
-static cudaError_t malloc_async_impl(gt_sym *s, uint16_t flags, void **p, size_t n, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t, cudaStream_t), NOT_SUPPORTED)
+static cudaError_t malloc_async_impl(gt_sym *s, uint16_t flags, void **p, size_t n, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t, cudaStream_t), NOT_SUPPORTED)
     ALLOC_BODY(GT_FN_cudaMallocAsync, GT_ALLOC_DEVICE_ASYNC, STREAM_ID(st), real(p, n, st), p, n, 0)
 }
-static cudaError_t malloc_managed_impl(gt_sym *s, uint16_t flags, void **p, size_t n, unsigned f) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t, unsigned), NOT_SUPPORTED)
+static cudaError_t malloc_managed_impl(gt_sym *s, uint16_t flags, void **p, size_t n, unsigned f)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t, unsigned), NOT_SUPPORTED)
     ALLOC_BODY(GT_FN_cudaMallocManaged, GT_ALLOC_MANAGED, 0, real(p, n, f), p, n, GT_MEM_MANAGED)
 }
-static cudaError_t malloc_host_impl(gt_sym *s, uint16_t flags, void **p, size_t n) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t), NOT_SUPPORTED)
+static cudaError_t malloc_host_impl(gt_sym *s, uint16_t flags, void **p, size_t n)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t), NOT_SUPPORTED)
     ALLOC_BODY(GT_FN_cudaMallocHost, GT_ALLOC_HOST_PINNED, 0, real(p, n), p, n, GT_MEM_PINNED)
 }
-static cudaError_t host_alloc_impl(gt_sym *s, uint16_t flags, void **p, size_t n, unsigned f) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t, unsigned), NOT_SUPPORTED)
+static cudaError_t host_alloc_impl(gt_sym *s, uint16_t flags, void **p, size_t n, unsigned f)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t, unsigned), NOT_SUPPORTED)
     ALLOC_BODY(GT_FN_cudaHostAlloc, GT_ALLOC_HOST_PINNED, 0, real(p, n, f), p, n, GT_MEM_PINNED)
 }
 static cudaError_t malloc_pitch_impl(gt_sym *s, uint16_t flags, void **p, size_t *pitch, size_t w,
-                                     size_t h) {
-    GT_REAL(s, cudaError_t (*)(void **, size_t *, size_t, size_t), NOT_SUPPORTED)
-    if (!gt_guard_enter()) return real(p, pitch, w, h);
+                                     size_t h)
+{
+    GT_REAL(s, cudaError_t(*)(void **, size_t *, size_t, size_t), NOT_SUPPORTED)
+    if (!gt_fast_guard_enter())
+        return real(p, pitch, w, h);
     gt_call c;
     gt_call_begin(&c, GT_FN_cudaMallocPitch, true, true);
     cudaError_t r = real(p, pitch, w, h);
     uint64_t t_end = gt_call_end(&c);
     bool ok = r == cudaSuccess && p && pitch;
-    gt_record_alloc(&c, t_end, flags, r, 0, ok ? (uint64_t)(uintptr_t)*p : 0, ok ? *pitch * h : w * h,
-                 GT_ALLOC_PITCH, 0);
-    gt_guard_leave();
+    gt_record_alloc(&c, t_end, flags, r, 0, ok ? (uint64_t)(uintptr_t)*p : 0,
+                    ok ? *pitch * h : w * h, GT_ALLOC_PITCH, 0);
+    gt_fast_guard_leave();
     return r;
 }
-static cudaError_t host_register_impl(gt_sym *s, uint16_t flags, void *p, size_t n, unsigned f) {
-    GT_REAL(s, cudaError_t (*)(void *, size_t, unsigned), NOT_SUPPORTED)
-    if (!gt_guard_enter()) return real(p, n, f);
+static cudaError_t host_register_impl(gt_sym *s, uint16_t flags, void *p, size_t n, unsigned f)
+{
+    GT_REAL(s, cudaError_t(*)(void *, size_t, unsigned), NOT_SUPPORTED)
+    if (!gt_fast_guard_enter())
+        return real(p, n, f);
     gt_call c;
     gt_call_begin(&c, GT_FN_cudaHostRegister, true, true);
     cudaError_t r = real(p, n, f);
     uint64_t t_end = gt_call_end(&c);
-    if (r == cudaSuccess) gt_pinned_add((uint64_t)(uintptr_t)p, n, GT_MEM_PINNED);
+    if (r == cudaSuccess)
+        gt_pinned_add((uint64_t)(uintptr_t)p, n, GT_MEM_PINNED);
     gt_record_alloc(&c, t_end, flags, r, 0, (uint64_t)(uintptr_t)p, n, GT_ALLOC_HOST_REGISTERED, 0);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 }
 
 /* A free: the pinned table forgets the range before the real call (the memory may be reused by
  * another thread as soon as it returns). */
 static cudaError_t free_common(gt_sym *s, uint16_t flags, uint32_t fnid, uint32_t kind, void *p,
-                               cudaStream_t st, bool has_stream, bool pinned) {
+                               cudaStream_t st, bool has_stream, bool pinned)
+{
     typedef cudaError_t (*free_fn)(void *);
     typedef cudaError_t (*free_async_fn)(void *, cudaStream_t);
     void *realp = gt_sym_get(s);
@@ -232,31 +253,38 @@ static cudaError_t free_common(gt_sym *s, uint16_t flags, uint32_t fnid, uint32_
     }
 #define CALL_FREE() (has_stream ? ((free_async_fn)realp)(p, st) : ((free_fn)realp)(p))
     uint64_t bytes = 0;
-    if (!gt_guard_enter()) {
-        if (pinned) gt_pinned_remove((uint64_t)(uintptr_t)p);
+    if (!gt_fast_guard_enter()) {
+        if (pinned)
+            gt_pinned_remove((uint64_t)(uintptr_t)p);
         return CALL_FREE();
     }
     gt_call c;
     gt_call_begin(&c, fnid, true, true);
-    if (pinned) bytes = gt_pinned_remove((uint64_t)(uintptr_t)p);
+    if (pinned)
+        bytes = gt_pinned_remove((uint64_t)(uintptr_t)p);
     cudaError_t r = CALL_FREE();
     uint64_t t_end = gt_call_end(&c);
     gt_record_alloc(&c, t_end, flags, r, STREAM_ID(st), (uint64_t)(uintptr_t)p, bytes, kind, 1);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 #undef CALL_FREE
 }
-static cudaError_t free_impl(gt_sym *s, uint16_t flags, void *p) {
+static cudaError_t free_impl(gt_sym *s, uint16_t flags, void *p)
+{
     return free_common(s, flags, GT_FN_cudaFree, GT_ALLOC_DEVICE, p, 0, false, true /* managed */);
 }
-static cudaError_t free_async_impl(gt_sym *s, uint16_t flags, void *p, cudaStream_t st) {
+static cudaError_t free_async_impl(gt_sym *s, uint16_t flags, void *p, cudaStream_t st)
+{
     return free_common(s, flags, GT_FN_cudaFreeAsync, GT_ALLOC_DEVICE_ASYNC, p, st, true, false);
 }
-static cudaError_t free_host_impl(gt_sym *s, uint16_t flags, void *p) {
+static cudaError_t free_host_impl(gt_sym *s, uint16_t flags, void *p)
+{
     return free_common(s, flags, GT_FN_cudaFreeHost, GT_ALLOC_HOST_PINNED, p, 0, false, true);
 }
-static cudaError_t host_unregister_impl(gt_sym *s, uint16_t flags, void *p) {
-    return free_common(s, flags, GT_FN_cudaHostUnregister, GT_ALLOC_HOST_REGISTERED, p, 0, false, true);
+static cudaError_t host_unregister_impl(gt_sym *s, uint16_t flags, void *p)
+{
+    return free_common(s, flags, GT_FN_cudaHostUnregister, GT_ALLOC_HOST_REGISTERED, p, 0, false,
+                       true);
 }
 
 GT_ENTRY(cudaError_t, cudaMalloc, GT_LIB_CUDART, malloc_impl, 0, (void **p, size_t n), (p, n))
@@ -271,7 +299,8 @@ GT_ENTRY(cudaError_t, cudaFreeAsync_ptsz, GT_LIB_CUDART, free_async_impl, GT_RF_
          (void *p, cudaStream_t s), (p, s))
 GT_ENTRY(cudaError_t, cudaMallocManaged, GT_LIB_CUDART, malloc_managed_impl, 0,
          (void **p, size_t n, unsigned int f), (p, n, f))
-GT_ENTRY(cudaError_t, cudaMallocHost, GT_LIB_CUDART, malloc_host_impl, 0, (void **p, size_t n), (p, n))
+GT_ENTRY(cudaError_t, cudaMallocHost, GT_LIB_CUDART, malloc_host_impl, 0, (void **p, size_t n),
+         (p, n))
 GT_ENTRY(cudaError_t, cudaHostAlloc, GT_LIB_CUDART, host_alloc_impl, 0,
          (void **p, size_t n, unsigned int f), (p, n, f))
 GT_ENTRY(cudaError_t, cudaFreeHost, GT_LIB_CUDART, free_host_impl, 0, (void *p), (p))
@@ -283,12 +312,13 @@ GT_ENTRY(cudaError_t, cudaMallocPitch, GT_LIB_CUDART, malloc_pitch_impl, 0,
 
 /* ------------------------------------------------------------------ copies and sets */
 
-
-static bool is_host_kind(uint8_t k) {
+static bool is_host_kind(uint8_t k)
+{
     return k == GT_MEM_PAGEABLE || k == GT_MEM_PINNED;
 }
 
-copy_info gt_classify_copy(int kind, const void *dst, const void *src, bool is_async) {
+GT_WRAP_INLINE copy_info classify_copy(int kind, const void *dst, const void *src, bool is_async)
+{
     copy_info ci = {.dir = (uint8_t)kind, .is_async = is_async, .peer_device = -1};
     switch (kind) {
     case cudaMemcpyHostToDevice:
@@ -297,7 +327,9 @@ copy_info gt_classify_copy(int kind, const void *dst, const void *src, bool is_a
     case cudaMemcpyDeviceToHost:
         ci.src_kind = GT_MEM_DEVICE, ci.dst_kind = gt_classify_ptr(dst);
         break;
-    case cudaMemcpyDeviceToDevice: ci.src_kind = ci.dst_kind = GT_MEM_DEVICE; break;
+    case cudaMemcpyDeviceToDevice:
+        ci.src_kind = ci.dst_kind = GT_MEM_DEVICE;
+        break;
     default: /* HostToHost and Default: the pointers say */
         ci.src_kind = gt_classify_ptr(src), ci.dst_kind = gt_classify_ptr(dst);
         if (kind == cudaMemcpyDefault) {
@@ -309,90 +341,96 @@ copy_info gt_classify_copy(int kind, const void *dst, const void *src, bool is_a
     return ci;
 }
 
-bool gt_copy_wants_stack(const copy_info *ci) {
+copy_info gt_classify_copy(int kind, const void *dst, const void *src, bool is_async)
+{
+    return classify_copy(kind, dst, src, is_async);
+}
+
+bool gt_copy_wants_stack(const copy_info *ci)
+{
     return !ci->is_async || ci->src_kind == GT_MEM_PAGEABLE || ci->dst_kind == GT_MEM_PAGEABLE;
 }
 
-void gt_record_copy(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                        const copy_info *ci, const void *dst, const void *src, uint64_t bytes) {
-    gt_rec_api_memcpy *rec = gt_record_begin(GT_REC_API_MEMCPY, flags, sizeof *rec);
-    if (!rec) return;
-    gt_call_fill(&rec->c, c, t_end, stream, r);
-    rec->bytes = bytes;
-    rec->dst = (uint64_t)(uintptr_t)dst;
-    rec->src = (uint64_t)(uintptr_t)src;
-    rec->direction = ci->dir;
-    rec->src_kind = ci->src_kind;
-    rec->dst_kind = ci->dst_kind;
-    rec->is_async = ci->is_async;
-    rec->peer_device = ci->peer_device;
-    gt_record_commit(rec);
-}
-
 /* The shared body of every copy wrapper: classify, call, record. */
-#define COPY_BODY(fnid, call_real, kind, dst, src, bytes, is_async, stream)                       \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    copy_info ci = gt_classify_copy(kind, dst, src, is_async);                                       \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, true, gt_copy_wants_stack(&ci));                                         \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    gt_record_copy(&c, t_end, flags, r, STREAM_ID(stream), &ci, dst, src, bytes);                    \
-    gt_guard_leave();                                                                             \
+#define COPY_BODY(fnid, call_real, kind, dst, src, bytes, is_async, stream)                        \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    copy_info ci = classify_copy(kind, dst, src, is_async);                                        \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, true, gt_copy_wants_stack(&ci));                                       \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    gt_record_copy(&c, t_end, flags, r, STREAM_ID(stream), &ci, dst, src, bytes);                  \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
 typedef enum cudaMemcpyKind copy_kind_t;
 
 static cudaError_t memcpy_impl(gt_sym *s, uint16_t flags, void *d, const void *src, size_t n,
-                               copy_kind_t k) {
-    GT_REAL(s, cudaError_t (*)(void *, const void *, size_t, copy_kind_t), NOT_SUPPORTED)
+                               copy_kind_t k)
+{
+    GT_REAL(s, cudaError_t(*)(void *, const void *, size_t, copy_kind_t), NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpy, real(d, src, n, k), k, d, src, n, false, 0)
 }
 static cudaError_t memcpy_async_impl(gt_sym *s, uint16_t flags, void *d, const void *src, size_t n,
-                                     copy_kind_t k, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(void *, const void *, size_t, copy_kind_t, cudaStream_t), NOT_SUPPORTED)
+                                     copy_kind_t k, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(void *, const void *, size_t, copy_kind_t, cudaStream_t),
+            NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpyAsync, real(d, src, n, k, st), k, d, src, n, true, st)
 }
 static cudaError_t memcpy2d_impl(gt_sym *s, uint16_t flags, void *d, size_t dp, const void *src,
-                                 size_t sp, size_t w, size_t h, copy_kind_t k) {
-    GT_REAL(s, cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, copy_kind_t),
+                                 size_t sp, size_t w, size_t h, copy_kind_t k)
+{
+    GT_REAL(s, cudaError_t(*)(void *, size_t, const void *, size_t, size_t, size_t, copy_kind_t),
             NOT_SUPPORTED)
-    COPY_BODY(GT_FN_cudaMemcpy2D, real(d, dp, src, sp, w, h, k), k, d, src, (uint64_t)w * h, false, 0)
+    COPY_BODY(GT_FN_cudaMemcpy2D, real(d, dp, src, sp, w, h, k), k, d, src, (uint64_t)w * h, false,
+              0)
 }
-static cudaError_t memcpy2d_async_impl(gt_sym *s, uint16_t flags, void *d, size_t dp, const void *src,
-                                       size_t sp, size_t w, size_t h, copy_kind_t k, cudaStream_t st) {
+static cudaError_t memcpy2d_async_impl(gt_sym *s, uint16_t flags, void *d, size_t dp,
+                                       const void *src, size_t sp, size_t w, size_t h,
+                                       copy_kind_t k, cudaStream_t st)
+{
     GT_REAL(s,
-            cudaError_t (*)(void *, size_t, const void *, size_t, size_t, size_t, copy_kind_t,
-                            cudaStream_t),
+            cudaError_t(*)(void *, size_t, const void *, size_t, size_t, size_t, copy_kind_t,
+                           cudaStream_t),
             NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpy2DAsync, real(d, dp, src, sp, w, h, k, st), k, d, src,
               (uint64_t)w * h, true, st)
 }
 static cudaError_t to_symbol_impl(gt_sym *s, uint16_t flags, const void *sym, const void *src,
-                                  size_t n, size_t off, copy_kind_t k) {
-    GT_REAL(s, cudaError_t (*)(const void *, const void *, size_t, size_t, copy_kind_t), NOT_SUPPORTED)
+                                  size_t n, size_t off, copy_kind_t k)
+{
+    GT_REAL(s, cudaError_t(*)(const void *, const void *, size_t, size_t, copy_kind_t),
+            NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpyToSymbol, real(sym, src, n, off, k), k, sym, src, n, false, 0)
 }
 static cudaError_t from_symbol_impl(gt_sym *s, uint16_t flags, void *d, const void *sym, size_t n,
-                                    size_t off, copy_kind_t k) {
-    GT_REAL(s, cudaError_t (*)(void *, const void *, size_t, size_t, copy_kind_t), NOT_SUPPORTED)
+                                    size_t off, copy_kind_t k)
+{
+    GT_REAL(s, cudaError_t(*)(void *, const void *, size_t, size_t, copy_kind_t), NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpyFromSymbol, real(d, sym, n, off, k), k, d, sym, n, false, 0)
 }
 static cudaError_t to_symbol_async_impl(gt_sym *s, uint16_t flags, const void *sym, const void *src,
-                                        size_t n, size_t off, copy_kind_t k, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(const void *, const void *, size_t, size_t, copy_kind_t, cudaStream_t),
+                                        size_t n, size_t off, copy_kind_t k, cudaStream_t st)
+{
+    GT_REAL(s,
+            cudaError_t(*)(const void *, const void *, size_t, size_t, copy_kind_t, cudaStream_t),
             NOT_SUPPORTED)
-    COPY_BODY(GT_FN_cudaMemcpyToSymbolAsync, real(sym, src, n, off, k, st), k, sym, src, n, true, st)
+    COPY_BODY(GT_FN_cudaMemcpyToSymbolAsync, real(sym, src, n, off, k, st), k, sym, src, n, true,
+              st)
 }
 static cudaError_t from_symbol_async_impl(gt_sym *s, uint16_t flags, void *d, const void *sym,
-                                          size_t n, size_t off, copy_kind_t k, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(void *, const void *, size_t, size_t, copy_kind_t, cudaStream_t),
+                                          size_t n, size_t off, copy_kind_t k, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(void *, const void *, size_t, size_t, copy_kind_t, cudaStream_t),
             NOT_SUPPORTED)
     COPY_BODY(GT_FN_cudaMemcpyFromSymbolAsync, real(d, sym, n, off, k, st), k, d, sym, n, true, st)
 }
 
 static cudaError_t peer_common(gt_sym *s, uint16_t flags, uint32_t fnid, void *d, int dd,
-                               const void *src, int sd, size_t n, cudaStream_t st, bool is_async) {
+                               const void *src, int sd, size_t n, cudaStream_t st, bool is_async)
+{
     typedef cudaError_t (*sync_fn)(void *, int, const void *, int, size_t);
     typedef cudaError_t (*async_fn)(void *, int, const void *, int, size_t, cudaStream_t);
     void *realp = gt_sym_get(s);
@@ -400,26 +438,33 @@ static cudaError_t peer_common(gt_sym *s, uint16_t flags, uint32_t fnid, void *d
         gt_sym_warn_missing(s);
         return NOT_SUPPORTED;
     }
-#define CALL_PEER() (is_async ? ((async_fn)realp)(d, dd, src, sd, n, st) : ((sync_fn)realp)(d, dd, src, sd, n))
-    if (!gt_guard_enter()) return CALL_PEER();
-    copy_info ci = {.dir = GT_DIR_D2D, .src_kind = GT_MEM_DEVICE, .dst_kind = GT_MEM_DEVICE,
-                    .is_async = is_async, .peer_device = dd};
+#define CALL_PEER()                                                                                \
+    (is_async ? ((async_fn)realp)(d, dd, src, sd, n, st) : ((sync_fn)realp)(d, dd, src, sd, n))
+    if (!gt_fast_guard_enter())
+        return CALL_PEER();
+    copy_info ci = {.dir = GT_DIR_D2D,
+                    .src_kind = GT_MEM_DEVICE,
+                    .dst_kind = GT_MEM_DEVICE,
+                    .is_async = is_async,
+                    .peer_device = dd};
     gt_call c;
     gt_call_begin(&c, fnid, true, !is_async);
     c.device = sd;
     cudaError_t r = CALL_PEER();
     uint64_t t_end = gt_call_end(&c);
     gt_record_copy(&c, t_end, flags, r, STREAM_ID(st), &ci, d, src, n);
-    gt_guard_leave();
+    gt_fast_guard_leave();
     return r;
 #undef CALL_PEER
 }
 static cudaError_t peer_impl(gt_sym *s, uint16_t flags, void *d, int dd, const void *src, int sd,
-                             size_t n) {
+                             size_t n)
+{
     return peer_common(s, flags, GT_FN_cudaMemcpyPeer, d, dd, src, sd, n, 0, false);
 }
-static cudaError_t peer_async_impl(gt_sym *s, uint16_t flags, void *d, int dd, const void *src, int sd,
-                                   size_t n, cudaStream_t st) {
+static cudaError_t peer_async_impl(gt_sym *s, uint16_t flags, void *d, int dd, const void *src,
+                                   int sd, size_t n, cudaStream_t st)
+{
     return peer_common(s, flags, GT_FN_cudaMemcpyPeerAsync, d, dd, src, sd, n, st, true);
 }
 
@@ -467,74 +512,87 @@ GT_ENTRY(cudaError_t, cudaMemcpyFromSymbolAsync, GT_LIB_CUDART, from_symbol_asyn
          (void *d, const void *sym, size_t n, size_t off, copy_kind_t k, cudaStream_t st),
          (d, sym, n, off, k, st))
 GT_ENTRY(cudaError_t, cudaMemcpyFromSymbolAsync_ptsz, GT_LIB_CUDART, from_symbol_async_impl,
-         GT_RF_PTDS, (void *d, const void *sym, size_t n, size_t off, copy_kind_t k, cudaStream_t st),
+         GT_RF_PTDS,
+         (void *d, const void *sym, size_t n, size_t off, copy_kind_t k, cudaStream_t st),
          (d, sym, n, off, k, st))
 
 void gt_record_set(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                       const void *p, uint64_t bytes, int value, bool is_async) {
-    gt_rec_api_memset *rec = gt_record_begin(GT_REC_API_MEMSET, flags, sizeof *rec);
-    if (!rec) return;
+                   const void *p, uint64_t bytes, int value, bool is_async)
+{
+    gt_rec_api_memset *rec = gt_fast_record_begin(GT_REC_API_MEMSET, flags, sizeof *rec);
+    if (!rec)
+        return;
     gt_call_fill(&rec->c, c, t_end, stream, r);
     rec->ptr = (uint64_t)(uintptr_t)p;
     rec->bytes = bytes;
     rec->value = value;
     rec->is_async = is_async;
-    gt_record_commit(rec);
+    gt_fast_record_commit(rec);
 }
 
-#define SET_BODY(fnid, call_real, p, bytes, value, is_async, stream)                              \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, true, !(is_async));                                                   \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    gt_record_set(&c, t_end, flags, r, STREAM_ID(stream), p, bytes, value, is_async);                \
-    gt_guard_leave();                                                                             \
+#define SET_BODY(fnid, call_real, p, bytes, value, is_async, stream)                               \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, true, !(is_async));                                                    \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    gt_record_set(&c, t_end, flags, r, STREAM_ID(stream), p, bytes, value, is_async);              \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
-static cudaError_t memset_impl(gt_sym *s, uint16_t flags, void *p, int v, size_t n) {
-    GT_REAL(s, cudaError_t (*)(void *, int, size_t), NOT_SUPPORTED)
+static cudaError_t memset_impl(gt_sym *s, uint16_t flags, void *p, int v, size_t n)
+{
+    GT_REAL(s, cudaError_t(*)(void *, int, size_t), NOT_SUPPORTED)
     SET_BODY(GT_FN_cudaMemset, real(p, v, n), p, n, v, false, 0)
 }
 static cudaError_t memset_async_impl(gt_sym *s, uint16_t flags, void *p, int v, size_t n,
-                                     cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(void *, int, size_t, cudaStream_t), NOT_SUPPORTED)
+                                     cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(void *, int, size_t, cudaStream_t), NOT_SUPPORTED)
     SET_BODY(GT_FN_cudaMemsetAsync, real(p, v, n, st), p, n, v, true, st)
 }
 static cudaError_t memset2d_impl(gt_sym *s, uint16_t flags, void *p, size_t pitch, int v, size_t w,
-                                 size_t h) {
-    GT_REAL(s, cudaError_t (*)(void *, size_t, int, size_t, size_t), NOT_SUPPORTED)
+                                 size_t h)
+{
+    GT_REAL(s, cudaError_t(*)(void *, size_t, int, size_t, size_t), NOT_SUPPORTED)
     SET_BODY(GT_FN_cudaMemset2D, real(p, pitch, v, w, h), p, (uint64_t)w * h, v, false, 0)
 }
 static cudaError_t memset2d_async_impl(gt_sym *s, uint16_t flags, void *p, size_t pitch, int v,
-                                       size_t w, size_t h, cudaStream_t st) {
+                                       size_t w, size_t h, cudaStream_t st){
     GT_REAL(s, cudaError_t (*)(void *, size_t, int, size_t, size_t, cudaStream_t), NOT_SUPPORTED)
-    SET_BODY(GT_FN_cudaMemset2DAsync, real(p, pitch, v, w, h, st), p, (uint64_t)w * h, v, true, st)
-}
+        SET_BODY(GT_FN_cudaMemset2DAsync, real(p, pitch, v, w, h, st), p, (uint64_t)w *h, v, true,
+                 st)}
 
-GT_ENTRY(cudaError_t, cudaMemset, GT_LIB_CUDART, memset_impl, 0, (void *p, int v, size_t n), (p, v, n))
-GT_ENTRY(cudaError_t, cudaMemset_ptds, GT_LIB_CUDART, memset_impl, GT_RF_PTDS,
-         (void *p, int v, size_t n), (p, v, n))
-GT_ENTRY(cudaError_t, cudaMemsetAsync, GT_LIB_CUDART, memset_async_impl, 0,
-         (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
-GT_ENTRY(cudaError_t, cudaMemsetAsync_ptsz, GT_LIB_CUDART, memset_async_impl, GT_RF_PTDS,
-         (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
-GT_ENTRY(cudaError_t, cudaMemset2D, GT_LIB_CUDART, memset2d_impl, 0,
-         (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
-GT_ENTRY(cudaError_t, cudaMemset2D_ptds, GT_LIB_CUDART, memset2d_impl, GT_RF_PTDS,
-         (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
-GT_ENTRY(cudaError_t, cudaMemset2DAsync, GT_LIB_CUDART, memset2d_async_impl, 0,
-         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st), (p, pitch, v, w, h, st))
-GT_ENTRY(cudaError_t, cudaMemset2DAsync_ptsz, GT_LIB_CUDART, memset2d_async_impl, GT_RF_PTDS,
-         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st), (p, pitch, v, w, h, st))
+GT_ENTRY(cudaError_t, cudaMemset, GT_LIB_CUDART, memset_impl, 0, (void *p, int v, size_t n),
+         (p, v, n)) GT_ENTRY(cudaError_t, cudaMemset_ptds, GT_LIB_CUDART, memset_impl, GT_RF_PTDS,
+                             (void *p, int v, size_t n), (p, v, n))
+    GT_ENTRY(cudaError_t, cudaMemsetAsync, GT_LIB_CUDART, memset_async_impl, 0,
+             (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
+        GT_ENTRY(cudaError_t, cudaMemsetAsync_ptsz, GT_LIB_CUDART, memset_async_impl, GT_RF_PTDS,
+                 (void *p, int v, size_t n, cudaStream_t st),
+                 (p, v, n, st)) GT_ENTRY(cudaError_t, cudaMemset2D, GT_LIB_CUDART, memset2d_impl, 0,
+                                         (void *p, size_t pitch, int v, size_t w, size_t h),
+                                         (p, pitch, v, w, h))
+            GT_ENTRY(cudaError_t, cudaMemset2D_ptds, GT_LIB_CUDART, memset2d_impl, GT_RF_PTDS,
+                     (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
+                GT_ENTRY(cudaError_t, cudaMemset2DAsync, GT_LIB_CUDART, memset2d_async_impl, 0,
+                         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
+                         (p, pitch, v, w, h, st))
+                    GT_ENTRY(cudaError_t, cudaMemset2DAsync_ptsz, GT_LIB_CUDART,
+                             memset2d_async_impl, GT_RF_PTDS,
+                             (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
+                             (p, pitch, v, w, h, st))
 
-/* ------------------------------------------------------------------ launches */
+    /* ------------------------------------------------------------------ launches */
 
-void gt_record_launch(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                          const void *fn, int name_kind, dim3 g, dim3 b, uint64_t smem,
-                          uint64_t graph_exec) {
-    gt_rec_api_launch *rec = gt_record_begin(GT_REC_API_LAUNCH, flags, sizeof *rec);
-    if (!rec) return;
+    GT_WRAP_INLINE void record_launch(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                      uint64_t stream, const void *fn, int name_kind, dim3 g,
+                                      dim3 b, uint64_t smem, uint64_t graph_exec)
+{
+    gt_rec_api_launch *rec = gt_fast_record_begin(GT_REC_API_LAUNCH, flags, sizeof *rec);
+    if (!rec)
+        return;
     gt_call_fill(&rec->c, c, t_end, stream, r);
     rec->function = (uint64_t)(uintptr_t)fn;
     rec->name_id = fn ? gt_kernel_name_id(fn, name_kind) : 0;
@@ -542,53 +600,66 @@ void gt_record_launch(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t 
     rec->block[0] = b.x, rec->block[1] = b.y, rec->block[2] = b.z;
     rec->shared_mem = (uint32_t)smem;
     rec->graph_exec = graph_exec;
-    gt_record_commit(rec);
+    gt_fast_record_commit(rec);
 }
 
 /* Kernel names are resolved before the real call: a failing launch still gets its name, and the
  * record (opened after the call) never holds the intern lock. */
-#define LAUNCH_BODY(fnid, call_real, fn, name_kind, g, b, smem, stream)                           \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, true, false);                                                         \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    gt_record_launch(&c, t_end, flags, r, STREAM_ID(stream), fn, name_kind, g, b, smem, 0);          \
-    gt_guard_leave();                                                                             \
+#define LAUNCH_BODY(fnid, call_real, fn, name_kind, g, b, smem, stream)                            \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, true, false);                                                          \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    record_launch(&c, t_end, flags, r, STREAM_ID(stream), fn, name_kind, g, b, smem, 0);           \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
-static cudaError_t cuda_launch_kernel_internal_impl(gt_sym *s, uint16_t flags, cudaKernel_t k, dim3 g,
-                                                    dim3 b, void **a, size_t smem, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t), NOT_SUPPORTED)
-    LAUNCH_BODY(GT_FN___cudaLaunchKernel, real(k, g, b, a, smem, st), (const void *)k, 1, g, b, smem, st)
+static cudaError_t cuda_launch_kernel_internal_impl(gt_sym *s, uint16_t flags, cudaKernel_t k,
+                                                    dim3 g, dim3 b, void **a, size_t smem,
+                                                    cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t),
+            NOT_SUPPORTED)
+    LAUNCH_BODY(GT_FN___cudaLaunchKernel, real(k, g, b, a, smem, st), (const void *)k, 1, g, b,
+                smem, st)
 }
 static cudaError_t launch_kernel_impl(gt_sym *s, uint16_t flags, const void *f, dim3 g, dim3 b,
-                                      void **a, size_t smem, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t), NOT_SUPPORTED)
+                                      void **a, size_t smem, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(const void *, dim3, dim3, void **, size_t, cudaStream_t),
+            NOT_SUPPORTED)
     LAUNCH_BODY(GT_FN_cudaLaunchKernel, real(f, g, b, a, smem, st), f, 0, g, b, smem, st)
 }
 static cudaError_t launch_coop_impl(gt_sym *s, uint16_t flags, const void *f, dim3 g, dim3 b,
-                                    void **a, size_t smem, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(const void *, dim3, dim3, void **, size_t, cudaStream_t), NOT_SUPPORTED)
+                                    void **a, size_t smem, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(const void *, dim3, dim3, void **, size_t, cudaStream_t),
+            NOT_SUPPORTED)
     LAUNCH_BODY(GT_FN_cudaLaunchCooperativeKernel, real(f, g, b, a, smem, st), f, 0, g, b, smem, st)
 }
 static cudaError_t launch_exc_impl(gt_sym *s, uint16_t flags, const cudaLaunchConfig_t *cfg,
-                                   const void *f, void **a) {
-    GT_REAL(s, cudaError_t (*)(const cudaLaunchConfig_t *, const void *, void **), NOT_SUPPORTED)
+                                   const void *f, void **a)
+{
+    GT_REAL(s, cudaError_t(*)(const cudaLaunchConfig_t *, const void *, void **), NOT_SUPPORTED)
     static const dim3 zero = {0, 0, 0};
     LAUNCH_BODY(GT_FN_cudaLaunchKernelExC, real(cfg, f, a), f, 0, cfg ? cfg->gridDim : zero,
                 cfg ? cfg->blockDim : zero, cfg ? cfg->dynamicSmemBytes : 0, cfg ? cfg->stream : 0)
 }
-static cudaError_t graph_launch_impl(gt_sym *s, uint16_t flags, cudaGraphExec_t ge, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(cudaGraphExec_t, cudaStream_t), NOT_SUPPORTED)
-    if (!gt_guard_enter()) return real(ge, st);
+static cudaError_t graph_launch_impl(gt_sym *s, uint16_t flags, cudaGraphExec_t ge, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(cudaGraphExec_t, cudaStream_t), NOT_SUPPORTED)
+    if (!gt_fast_guard_enter())
+        return real(ge, st);
     gt_call c;
     gt_call_begin(&c, GT_FN_cudaGraphLaunch, true, false);
     cudaError_t r = real(ge, st);
     uint64_t t_end = gt_call_end(&c);
     static const dim3 zero = {0, 0, 0};
-    gt_record_launch(&c, t_end, flags, r, STREAM_ID(st), NULL, 0, zero, zero, 0, (uint64_t)(uintptr_t)ge);
-    gt_guard_leave();
+    record_launch(&c, t_end, flags, r, STREAM_ID(st), NULL, 0, zero, zero, 0,
+                  (uint64_t)(uintptr_t)ge);
+    gt_fast_guard_leave();
     return r;
 }
 
@@ -599,13 +670,17 @@ GT_ENTRY(cudaError_t, __cudaLaunchKernel_ptsz, GT_LIB_CUDART, cuda_launch_kernel
          GT_RF_PTDS, (cudaKernel_t k, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st),
          (k, g, b, a, smem, st))
 GT_ENTRY(cudaError_t, cudaLaunchKernel, GT_LIB_CUDART, launch_kernel_impl, 0,
-         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st), (f, g, b, a, smem, st))
+         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st),
+         (f, g, b, a, smem, st))
 GT_ENTRY(cudaError_t, cudaLaunchKernel_ptsz, GT_LIB_CUDART, launch_kernel_impl, GT_RF_PTDS,
-         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st), (f, g, b, a, smem, st))
+         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st),
+         (f, g, b, a, smem, st))
 GT_ENTRY(cudaError_t, cudaLaunchCooperativeKernel, GT_LIB_CUDART, launch_coop_impl, 0,
-         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st), (f, g, b, a, smem, st))
+         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st),
+         (f, g, b, a, smem, st))
 GT_ENTRY(cudaError_t, cudaLaunchCooperativeKernel_ptsz, GT_LIB_CUDART, launch_coop_impl, GT_RF_PTDS,
-         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st), (f, g, b, a, smem, st))
+         (const void *f, dim3 g, dim3 b, void **a, size_t smem, cudaStream_t st),
+         (f, g, b, a, smem, st))
 GT_ENTRY(cudaError_t, cudaLaunchKernelExC, GT_LIB_CUDART, launch_exc_impl, 0,
          (const cudaLaunchConfig_t *cfg, const void *f, void **a), (cfg, f, a))
 GT_ENTRY(cudaError_t, cudaLaunchKernelExC_ptsz, GT_LIB_CUDART, launch_exc_impl, GT_RF_PTDS,
@@ -617,65 +692,64 @@ GT_ENTRY(cudaError_t, cudaGraphLaunch_ptsz, GT_LIB_CUDART, graph_launch_impl, GT
 
 /* ------------------------------------------------------------------ synchronization */
 
-void gt_record_sync(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
-                        const void *event, uint32_t kind) {
-    gt_rec_api_sync *rec = gt_record_begin(GT_REC_API_SYNC, flags, sizeof *rec);
-    if (!rec) return;
-    gt_call_fill(&rec->c, c, t_end, stream, r);
-    rec->event = (uint64_t)(uintptr_t)event;
-    rec->sync_kind = kind;
-    gt_record_commit(rec);
-}
-
 /* Blocking kinds capture a stack (sync stalls are what advice points at); queries do not. */
-#define SYNC_BODY(fnid, call_real, kind, stream, event, blocking)                                 \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, true, blocking);                                                      \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    gt_record_sync(&c, t_end, flags, r, STREAM_ID(stream), event, kind);                             \
-    gt_guard_leave();                                                                             \
+#define SYNC_BODY(fnid, call_real, kind, stream, event, blocking)                                  \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, true, blocking);                                                       \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    gt_record_sync(&c, t_end, flags, r, STREAM_ID(stream), event, kind);                           \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
 void gt_cudnn_note_synchronize(void);
-static cudaError_t device_sync_impl(gt_sym *s, uint16_t flags) {
-    GT_REAL(s, cudaError_t (*)(void), NOT_SUPPORTED)
+static cudaError_t device_sync_impl(gt_sym *s, uint16_t flags)
+{
+    GT_REAL(s, cudaError_t(*)(void), NOT_SUPPORTED)
     gt_cudnn_note_synchronize();
     SYNC_BODY(GT_FN_cudaDeviceSynchronize, real(), GT_SYNC_DEVICE, 0, NULL, true)
 }
-static cudaError_t stream_sync_impl(gt_sym *s, uint16_t flags, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(cudaStream_t), NOT_SUPPORTED)
+static cudaError_t stream_sync_impl(gt_sym *s, uint16_t flags, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(cudaStream_t), NOT_SUPPORTED)
     SYNC_BODY(GT_FN_cudaStreamSynchronize, real(st), GT_SYNC_STREAM, st, NULL, true)
 }
-static cudaError_t event_sync_impl(gt_sym *s, uint16_t flags, cudaEvent_t e) {
-    GT_REAL(s, cudaError_t (*)(cudaEvent_t), NOT_SUPPORTED)
+static cudaError_t event_sync_impl(gt_sym *s, uint16_t flags, cudaEvent_t e)
+{
+    GT_REAL(s, cudaError_t(*)(cudaEvent_t), NOT_SUPPORTED)
     gt_cudnn_note_synchronize();
     SYNC_BODY(GT_FN_cudaEventSynchronize, real(e), GT_SYNC_EVENT, 0, e, true)
 }
 static cudaError_t stream_wait_impl(gt_sym *s, uint16_t flags, cudaStream_t st, cudaEvent_t e,
-                                    unsigned f) {
-    GT_REAL(s, cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned), NOT_SUPPORTED)
+                                    unsigned f)
+{
+    GT_REAL(s, cudaError_t(*)(cudaStream_t, cudaEvent_t, unsigned), NOT_SUPPORTED)
     SYNC_BODY(GT_FN_cudaStreamWaitEvent, real(st, e, f), GT_SYNC_STREAM_WAIT_EVENT, st, e, false)
 }
-static cudaError_t stream_query_impl(gt_sym *s, uint16_t flags, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(cudaStream_t), NOT_SUPPORTED)
+static cudaError_t stream_query_impl(gt_sym *s, uint16_t flags, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(cudaStream_t), NOT_SUPPORTED)
     SYNC_BODY(GT_FN_cudaStreamQuery, real(st), GT_SYNC_STREAM_QUERY, st, NULL, false)
 }
-static cudaError_t event_query_impl(gt_sym *s, uint16_t flags, cudaEvent_t e) {
-    GT_REAL(s, cudaError_t (*)(cudaEvent_t), NOT_SUPPORTED)
+static cudaError_t event_query_impl(gt_sym *s, uint16_t flags, cudaEvent_t e)
+{
+    GT_REAL(s, cudaError_t(*)(cudaEvent_t), NOT_SUPPORTED)
     SYNC_BODY(GT_FN_cudaEventQuery, real(e), GT_SYNC_EVENT_QUERY, 0, e, false)
 }
 /* Event records also feed the cuDNN autotune detector (a benchmark sweep times each candidate). */
 void gt_cudnn_note_event_record(void);
-static cudaError_t event_record_impl(gt_sym *s, uint16_t flags, cudaEvent_t e, cudaStream_t st) {
-    GT_REAL(s, cudaError_t (*)(cudaEvent_t, cudaStream_t), NOT_SUPPORTED)
+static cudaError_t event_record_impl(gt_sym *s, uint16_t flags, cudaEvent_t e, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(cudaEvent_t, cudaStream_t), NOT_SUPPORTED)
     gt_cudnn_note_event_record();
     SYNC_BODY(GT_FN_cudaEventRecord, real(e, st), GT_SYNC_EVENT_RECORD, st, e, false)
 }
 
 GT_ENTRY0(cudaError_t, cudaDeviceSynchronize, GT_LIB_CUDART, device_sync_impl)
-GT_ENTRY(cudaError_t, cudaStreamSynchronize, GT_LIB_CUDART, stream_sync_impl, 0, (cudaStream_t s), (s))
+GT_ENTRY(cudaError_t, cudaStreamSynchronize, GT_LIB_CUDART, stream_sync_impl, 0, (cudaStream_t s),
+         (s))
 GT_ENTRY(cudaError_t, cudaStreamSynchronize_ptsz, GT_LIB_CUDART, stream_sync_impl, GT_RF_PTDS,
          (cudaStream_t s), (s))
 GT_ENTRY(cudaError_t, cudaEventSynchronize, GT_LIB_CUDART, event_sync_impl, 0, (cudaEvent_t e), (e))
@@ -694,44 +768,40 @@ GT_ENTRY(cudaError_t, cudaEventRecord_ptsz, GT_LIB_CUDART, event_record_impl, GT
 
 /* ------------------------------------------------------------------ version queries */
 
-void gt_record_plain(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r) {
-    gt_rec_api *rec = gt_record_begin(GT_REC_API, flags, sizeof *rec);
-    if (!rec) return;
-    gt_call_fill(&rec->c, c, t_end, 0, r);
-    gt_record_commit(rec);
-}
-
-#define PLAIN_BODY(fnid, call_real)                                                               \
-    if (!gt_guard_enter()) return call_real;                                                      \
-    gt_call c;                                                                                    \
-    gt_call_begin(&c, fnid, false, false);                                                        \
-    cudaError_t r = call_real;                                                                    \
-    uint64_t t_end = gt_call_end(&c);                                                             \
-    gt_record_plain(&c, t_end, flags, r);                                                            \
-    gt_guard_leave();                                                                             \
+#define PLAIN_BODY(fnid, call_real)                                                                \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_call_begin(&c, fnid, false, false);                                                         \
+    cudaError_t r = call_real;                                                                     \
+    uint64_t t_end = gt_call_end(&c);                                                              \
+    gt_record_plain(&c, t_end, flags, r);                                                          \
+    gt_fast_guard_leave();                                                                         \
     return r;
 
-static cudaError_t runtime_version_impl(gt_sym *s, uint16_t flags, int *v) {
-    GT_REAL(s, cudaError_t (*)(int *), NOT_SUPPORTED)
+static cudaError_t runtime_version_impl(gt_sym *s, uint16_t flags, int *v)
+{
+    GT_REAL(s, cudaError_t(*)(int *), NOT_SUPPORTED)
     PLAIN_BODY(GT_FN_cudaRuntimeGetVersion, real(v))
 }
-static cudaError_t driver_version_impl(gt_sym *s, uint16_t flags, int *v) {
-    GT_REAL(s, cudaError_t (*)(int *), NOT_SUPPORTED)
+static cudaError_t driver_version_impl(gt_sym *s, uint16_t flags, int *v)
+{
+    GT_REAL(s, cudaError_t(*)(int *), NOT_SUPPORTED)
     PLAIN_BODY(GT_FN_cudaDriverGetVersion, real(v))
 }
-static cudaError_t device_props_impl(gt_sym *s, uint16_t flags, struct cudaDeviceProp *p, int d) {
+static cudaError_t device_props_impl(gt_sym *s, uint16_t flags, struct cudaDeviceProp *p, int d){
     GT_REAL(s, cudaError_t (*)(struct cudaDeviceProp *, int), NOT_SUPPORTED)
-    PLAIN_BODY(GT_FN_cudaGetDeviceProperties, real(p, d))
-}
+        PLAIN_BODY(GT_FN_cudaGetDeviceProperties, real(p, d))}
 
 GT_ENTRY(cudaError_t, cudaRuntimeGetVersion, GT_LIB_CUDART, runtime_version_impl, 0, (int *v), (v))
-GT_ENTRY(cudaError_t, cudaDriverGetVersion, GT_LIB_CUDART, driver_version_impl, 0, (int *v), (v))
-GT_ENTRY(cudaError_t, cudaGetDeviceProperties, GT_LIB_CUDART, device_props_impl, 0,
-         (struct cudaDeviceProp * p, int d), (p, d))
+    GT_ENTRY(cudaError_t, cudaDriverGetVersion, GT_LIB_CUDART, driver_version_impl, 0, (int *v),
+             (v)) GT_ENTRY(cudaError_t, cudaGetDeviceProperties, GT_LIB_CUDART, device_props_impl,
+                           0, (struct cudaDeviceProp * p, int d), (p, d))
 
-void gt_record_launch_dims(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
-                           uint64_t stream, const void *fn, int name_kind, gt_launch_dims d,
-                           uint64_t smem) {
+        void gt_record_launch_dims(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                   uint64_t stream, const void *fn, int name_kind, gt_launch_dims d,
+                                   uint64_t smem)
+{
     dim3 g = {d.grid[0], d.grid[1], d.grid[2]}, b = {d.block[0], d.block[1], d.block[2]};
-    gt_record_launch(c, t_end, flags, r, stream, fn, name_kind, g, b, smem, 0);
+    record_launch(c, t_end, flags, r, stream, fn, name_kind, g, b, smem, 0);
 }

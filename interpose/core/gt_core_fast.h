@@ -1,0 +1,117 @@
+/* gt_core_fast.h — inline copies of the recording core's hot path, for the API wrappers of
+ * libgputrace.so (interpose/wrap). Each wrapped call used to make six calls into the core (guard
+ * enter/leave, two clock reads, record begin/commit); a call costs its setup, the callee's
+ * prologue and the registers saved around it, which together were most of what a wrapper added.
+ *
+ * Same behaviour as the functions of gt_core.h, which stay the API for everything else:
+ *   - gt_fast_guard_enter/leave are gt_guard_enter/leave;
+ *   - gt_fast_record_begin handles the common case (ring mapped, record fits before the end of
+ *     the ring within the producer's cached view of tail) and hands every other case to
+ *     gt_record_begin, which rechecks everything (wrap-around PAD, fresh tail, losses);
+ *   - gt_fast_record_commit is gt_record_commit.
+ * Only for code linked into libgputrace.so: it reads the core's hidden thread-local state. */
+#ifndef GT_CORE_FAST_H
+#define GT_CORE_FAST_H
+
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "core_internal.h"
+#include "gt_encode.h"
+
+/* ring.c. initial-exec: one %fs-relative access (libgputrace.so is preloaded or linked, so its
+ * thread-local block is static). */
+extern __thread gt_ring *gt_core_tls_ring __attribute__((tls_model("initial-exec")));
+extern __thread int gt_core_tls_guard __attribute__((tls_model("initial-exec")));
+/* core.c */
+extern _Atomic uint64_t gt_core_corr;
+/* ring.c: the rest of gt_record_commit, when the ring looks more than half full. */
+void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
+
+#define GT_FAST_INLINE static inline __attribute__((always_inline))
+
+GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* the vDSO: no system call */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
+{
+    return atomic_fetch_add_explicit(&gt_core_corr, 1, memory_order_relaxed) + 1;
+}
+
+GT_FAST_INLINE bool gt_fast_guard_enter(void)
+{
+    if (gt_core_tls_guard || !atomic_load_explicit(&g_recording, memory_order_relaxed))
+        return false;
+    gt_core_tls_guard = 1;
+    return true;
+}
+
+GT_FAST_INLINE void gt_fast_guard_leave(void)
+{
+    gt_core_tls_guard = 0;
+}
+
+/* Zero n bytes (a multiple of 8) at 8-byte aligned p. n is a sizeof at every wrapper's call site:
+ * the tests below fold away and leave a few 16-byte stores. A plain memset of a constant 90-odd
+ * bytes becomes `rep stos` here, which costs some 30 cycles to start. */
+typedef uint64_t gt_fast_zero16 __attribute__((vector_size(16), aligned(8), may_alias));
+typedef uint64_t gt_fast_zero8 __attribute__((may_alias));
+
+GT_FAST_INLINE void gt_fast_zero(void *p, uint32_t n)
+{
+    unsigned char *q = p;
+    if (!__builtin_constant_p(n) || n > 128) {
+        memset(q, 0, n);
+        return;
+    }
+#define GT_FAST_ZERO16(off)                                                                        \
+    if ((off) + 16 <= n)                                                                           \
+        *(gt_fast_zero16 *)(q + (off)) = (gt_fast_zero16){0, 0};
+    GT_FAST_ZERO16(0)
+        GT_FAST_ZERO16(16) GT_FAST_ZERO16(32) GT_FAST_ZERO16(48) GT_FAST_ZERO16(64)
+            GT_FAST_ZERO16(80) GT_FAST_ZERO16(96) GT_FAST_ZERO16(112)
+#undef GT_FAST_ZERO16
+                if (n & 8) *
+        (gt_fast_zero8 *)(q + (n & ~15u)) = 0;
+}
+
+GT_FAST_INLINE void *gt_fast_record_begin(uint16_t kind, uint16_t flags, uint32_t body_size)
+{
+    gt_ring *r = gt_core_tls_ring;
+    uint32_t size = gt_record_size(body_size);
+    /* The smallest ring is 4096 bytes: a record of at most 2048 always passes the size limits. */
+    if (__builtin_expect(r != NULL && size <= 2048 &&
+                             atomic_load_explicit(&g_recording, memory_order_relaxed),
+                         1)) {
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+        uint64_t cap = r->mask + 1, pos = head & r->mask;
+        if (__builtin_expect(size <= cap - pos && head + size - r->tail_cache <= cap, 1)) {
+            gt_record_header *h = (gt_record_header *)(r->data + pos);
+            h->kind = kind;
+            h->flags = flags;
+            h->size = size;
+            gt_fast_zero(h + 1, size - (uint32_t)sizeof *h);
+            r->open_end = head + size;
+            return h + 1;
+        }
+    }
+    return gt_record_begin(kind, flags, body_size);
+}
+
+GT_FAST_INLINE void gt_fast_record_commit(void *body)
+{
+    (void)body;
+    gt_ring *r = gt_core_tls_ring;
+    uint64_t end = r->open_end;
+    atomic_store_explicit(&r->head, end, memory_order_release);
+    /* Past half full of the cached view: let the core look at the real tail and wake the writer. */
+    if (__builtin_expect(end - r->tail_cache > (r->mask + 1) / 2, 0))
+        gt_core_commit_check_fill(r, end);
+}
+
+#endif
