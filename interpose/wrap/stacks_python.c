@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <stddef.h>
@@ -194,8 +196,37 @@ typedef struct raw_name_entry { /* per thread: no lock; keyed by code and offset
     uint32_t file_id, func_id;
 } raw_name_entry;
 #define RAW_CACHE 256u
-static __thread raw_name_entry t_raw_cache[RAW_CACHE];
+/* The cache lives outside TLS: libgputrace.so has initial-exec TLS, so all of its TLS must fit
+ * the loader's small static surplus when it is dlopen'ed (CUDA_INJECTION64_PATH). */
+static __thread raw_name_entry *t_raw_cache;
 static __thread unsigned t_raw_generation;
+static pthread_key_t g_raw_cache_key;
+static pthread_once_t g_raw_cache_once = PTHREAD_ONCE_INIT;
+
+static void raw_cache_free(void *p)
+{
+    munmap(p, RAW_CACHE * sizeof(raw_name_entry));
+}
+
+static void raw_cache_key_init(void)
+{
+    pthread_key_create(&g_raw_cache_key, raw_cache_free);
+}
+
+/* This thread's cache, mapped (zeroed) on its first walk and unmapped when it exits. */
+static raw_name_entry *raw_cache_get(void)
+{
+    if (t_raw_cache)
+        return t_raw_cache;
+    void *p = mmap(NULL, RAW_CACHE * sizeof(raw_name_entry), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    pthread_once(&g_raw_cache_once, raw_cache_key_init);
+    pthread_setspecific(g_raw_cache_key, p);
+    t_raw_cache = p;
+    return p;
+}
 static unsigned g_raw_generation; /* bumped after fork: the ids belong to the parent's file */
 
 static uint32_t intern_unicode(mem_reader rd, void *s)
@@ -259,9 +290,11 @@ static int raw_walk(mem_reader rd, gt_py_frame *out, int max, bool *truncated)
     void *tstate = g_py.GILState_GetThisThreadState();
     if (!tstate)
         return 0;
-    raw_name_entry *cache = t_raw_cache; /* one TLS look-up per walk, not per frame */
+    raw_name_entry *cache = raw_cache_get(); /* one TLS look-up per walk, not per frame */
+    if (!cache)
+        return 0;
     if (t_raw_generation != g_raw_generation) {
-        memset(cache, 0, sizeof t_raw_cache);
+        memset(cache, 0, RAW_CACHE * sizeof *cache);
         t_raw_generation = g_raw_generation;
     }
     int n = 0;
