@@ -1038,6 +1038,11 @@ static int steps_from_nvtx(gt_proc *p, pass_state *s)
     memcpy(p->steps, best->ranges, best->n * sizeof *p->steps);
     p->n_steps = best->n;
     qsort(p->steps, p->n_steps, sizeof *p->steps, cmp_step);
+    /* A step lasts from its range's start to the next one's: what happens between two ranges
+     * (data loading, logging) is part of the step time a user measures. */
+    for (size_t i = 0; i + 1 < p->n_steps; i++)
+        if (p->steps[i + 1].start_ns > p->steps[i].end_ns)
+            p->steps[i].end_ns = p->steps[i + 1].start_ns;
     const char *name = gt_reader_string(s->reader, best->name_id);
     snprintf(p->step_source, sizeof p->step_source, "NVTX range '%.60s'", name ? name : "?");
     return 1;
