@@ -2,7 +2,9 @@
  *
  * Files: gt_cupti_load.c finds and dlopens libcupti and resolves its functions;
  * gt_cupti.c is the lifecycle (start, flush, exit, fork, external correlation, API auto-switch);
- * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records. */
+ * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records;
+ * gt_cupti_callbacks.c links GPU work to wrapped calls through CUPTI's launch/copy/set callbacks.
+ */
 #ifndef GT_CUPTI_INTERNAL_H
 #define GT_CUPTI_INTERNAL_H
 
@@ -24,6 +26,9 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityGetNumDroppedRecords) *ActivityGetNumDroppedRecords;
     __typeof__(cuptiActivityPushExternalCorrelationId) *ActivityPushExternalCorrelationId;
     __typeof__(cuptiActivityPopExternalCorrelationId) *ActivityPopExternalCorrelationId;
+    __typeof__(cuptiSubscribe) *Subscribe; /* the callback API: optional */
+    __typeof__(cuptiUnsubscribe) *Unsubscribe;
+    __typeof__(cuptiEnableCallback) *EnableCallback;
 } gt_cupti_fns;
 
 extern gt_cupti_fns gt_cupti;
@@ -48,6 +53,52 @@ void gt_cupti_records_reset_after_fork(void);
 /* Reads CUPTI's dropped-record count and writes GT_REC_LOST / GT_REC_CUPTI_STATS when anything
  * changed since the last call. */
 void gt_cupti_write_stats(bool force);
+
+/* gt_cupti_callbacks.c — external correlation without CUPTI's costly API records.
+ * CUPTI writes EXTERNAL_CORRELATION records only for calls that get a RUNTIME/DRIVER activity
+ * record, and those kinds are off by default; so a wrapped call only sets a thread-local id, and a
+ * CUPTI callback on the launch/copy/set entry points writes the (id, CUPTI correlation id) pair
+ * itself.
+ *
+ * gt_cupti_callbacks_start subscribes and enables the callbacks: CUPTI_SUCCESS also when they
+ * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
+CUptiResult gt_cupti_callbacks_start(void);
+/* Unsubscribe after a failed start, so that another tool may have CUPTI. */
+void gt_cupti_callbacks_stop(void);
+
+typedef struct gt_cupti_tl_call {
+    uint64_t id;        /* gputrace call id of the outermost wrapped call in progress, else 0 */
+    uint32_t depth;     /* wrapped calls nested on this thread (only the outermost sets id) */
+    uint32_t last_corr; /* CUPTI correlation id last paired with id (one record per id) */
+    bool by_callbacks;  /* the callbacks pair this call; else it was pushed to CUPTI */
+} gt_cupti_tl_call;
+
+extern atomic_bool gt_cupti_cb_active; /* callbacks enabled (never in a forked child) */
+extern _Thread_local gt_cupti_tl_call gt_cupti_tl_call_state
+    __attribute__((tls_model("initial-exec")));
+
+/* A wrapped call that may launch GPU work begins. Returns true when the callbacks will pair its id
+ * (nothing to push to CUPTI). When CUPTI's API records are on, CUPTI's own EXTERNAL_CORRELATION
+ * records do it (pushed id) and the callbacks stay silent: no pair is written twice. */
+static inline bool gt_cupti_cb_enter_call(uint64_t id, bool api_records_on)
+{
+    if (!atomic_load_explicit(&gt_cupti_cb_active, memory_order_relaxed))
+        return false;
+    gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
+    if (t->depth++ == 0) {
+        t->id = id;
+        t->last_corr = 0;
+        t->by_callbacks = !api_records_on || !gt_cupti.ActivityPushExternalCorrelationId;
+    }
+    return t->by_callbacks;
+}
+
+static inline void gt_cupti_cb_leave_call(void)
+{
+    gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
+    if (t->depth && --t->depth == 0)
+        t->id = 0;
+}
 
 /* What the records module tells the lifecycle module. */
 extern atomic_bool gt_cupti_kernels_seen;       /* a kernel record arrived */

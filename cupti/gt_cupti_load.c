@@ -175,6 +175,9 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords", true);
     RESOLVE(h, ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId", false);
     RESOLVE(h, ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId", false);
+    RESOLVE(h, Subscribe, "cuptiSubscribe", false);
+    RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
+    RESOLVE(h, EnableCallback, "cuptiEnableCallback", false);
     if (!gt_cupti.ActivityPushExternalCorrelationId || !gt_cupti.ActivityPopExternalCorrelationId)
         gt_cupti.ActivityPushExternalCorrelationId = NULL; /* push without pop would unbalance */
     return true;

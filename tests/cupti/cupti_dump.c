@@ -11,12 +11,13 @@
  *   sync type= stream= corr=
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
- *   cpucall kind= func= corr=          (CPU-side API records, for correlation checks) */
+ *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gt_reader.h"
+#include "gtrace_api.h"
 
 static void print_gpu(const gt_reader *r, const gt_record *rec)
 {
@@ -102,7 +103,9 @@ int main(int argc, char **argv)
             }
         } else if (rec.kind >= GT_REC_API && rec.kind <= GT_REC_API_CUBLAS) {
             const gt_api_common *c = rec.body;
-            printf("cpucall kind=%u func=%u corr=%" PRIu64 "\n", rec.kind, c->func, c->corr_id);
+            const char *name = gt_api_func_name(c->func);
+            printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s\n", rec.kind, c->func,
+                   c->corr_id, name ? name : "?");
         } else {
             print_gpu(r, &rec);
         }

@@ -44,6 +44,39 @@ same_as_untraced() {
     cmp -s "$T/plain.out" "$T/$name.out" || fail "stdout differs under gputrace"
 }
 
+# check_links DUMP MIN CALL_RE: every kernel, copy and set in DUMP leads, through exactly one
+# external-correlation pair of ours (CUSTOM2 = 5), to a wrapped call whose name matches CALL_RE;
+# at least MIN of them. No pair may be written twice (callbacks and CUPTI's records both on).
+check_links() {
+    awk -v min="$2" -v call_re="$3" '
+        $1 == "cpucall" { split($4, a, "="); split($5, nm, "="); cpu[a[2]] = nm[2] }
+        $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");
+                          if (k[2] != 5) next
+                          if (c[2] in ext) { print "correlation id " c[2] " paired twice"; bad = 1 }
+                          ext[c[2]] = e[2] }
+        $1 == "kernel" || $1 == "memcpy" || $1 == "memset" {
+            what = $1; for (i = 2; i <= NF; i++) { if ($i ~ /^name=/) what = what " " substr($i, 6)
+                                                   if ($i ~ /^corr=/) { split($i, c, "="); corr = c[2] } }
+            work[++n] = corr; label[n] = what }
+        END {
+            linked = 0
+            for (i = 1; i <= n; i++) {
+                if (!(work[i] in ext)) { print "no external correlation for " label[i] " corr " work[i]; bad = 1; continue }
+                if (!(ext[work[i]] in cpu)) { print "external id " ext[work[i]] " of " label[i] " matches no wrapped call"; bad = 1; continue }
+                if (cpu[ext[work[i]]] !~ call_re) { print label[i] " linked to " cpu[ext[work[i]]] ", not " call_re; bad = 1; continue }
+                linked++
+            }
+            if (linked < min) { print "only " linked " GPU records linked (want " min ")"; bad = 1 }
+            exit bad
+        }' "$1" >"$T/links.txt" || fail "$(cat "$T/links.txt")"
+}
+# no_pushes LOG: the wrapped calls never pushed an id to CUPTI (the callbacks carried them)
+no_pushes() {
+    local n
+    n=$(grep -c "cuptiActivityPushExternalCorrelationId" "$1")
+    [ "$n" = 0 ] || fail "$n ids pushed to CUPTI on the callback path"
+}
+
 case $CASE in
 decode)
     # Every field of every kind, from the real CUPTI structs; the program exits right after its work
@@ -169,32 +202,61 @@ fork_child)
     [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
     ;;
 correlation)
-    # Wrapped runtime calls push their call id (CUSTOM2): every kernel and copy CUPTI saw must lead,
-    # through its external-correlation record, to the wrapped call that caused it. The wrappers
-    # fire, so the runtime API records stay off and the static-cudart flag stays clear.
-    run_traced r GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
+    # CUPTI writes external-correlation records only with its (costly, here off) API records: the
+    # wrapped calls set a thread-local id and CUPTI's launch/copy callbacks pair it with each call's
+    # correlation id. Every kernel and copy leads to the wrapped call that caused it. The wrappers
+    # fire, so the API records stay off and the static-cudart flag stays clear.
+    run_traced r GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP"
     dump_trace r
     same_as_untraced r "$RUNTIME_APP"
     D=$T/r.dump
-    awk '
-        $1 == "cpucall" { split($4, a, "="); cpu[a[2]] = 1 }
-        $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");
-                          if (k[2] == 5) ext[c[2]] = e[2] }
-        $1 == "kernel" || $1 == "memcpy" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); work[++n] = $1 " " c[2] } }
-        END {
-            linked = 0
-            for (i = 1; i <= n; i++) {
-                split(work[i], w, " ")
-                if (!(w[2] in ext)) { print "no external correlation for " work[i]; bad = 1; continue }
-                if (!(ext[w[2]] in cpu)) { print "external id " ext[w[2]] " of " work[i] " matches no wrapped call"; bad = 1; continue }
-                linked++
-            }
-            if (linked < 12) { print "only " linked " GPU records linked (want 6 kernels + 6 copies)"; bad = 1 }
-            exit bad
-        }' "$D" >"$T/corr.txt" || fail "$(cat "$T/corr.txt")"
+    check_links "$D" 12 '^cuda(Memcpy|LaunchKernel)$'
+    no_pushes "$T/calls.log"
     [ "$(count_of 55 "$D")" = 0 ] || fail "runtime API records switched on although the wrappers fired"
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
     [ $((flags & 2)) -eq 0 ] || fail "static-cudart flag set although the wrappers fired"
+    ;;
+correlation_api_full)
+    # GPUTRACE_API=full: CUPTI's own external-correlation records (pushed ids) link the work and
+    # the callbacks stay silent, so no pair is written twice.
+    run_traced f GPUTRACE_API=full FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP"
+    dump_trace f
+    check_links "$T/f.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
+    grep -q "cuptiActivityPushExternalCorrelationId" "$T/calls.log" || fail "no id pushed with API records on"
+    [ "$(count_of 55 "$T/f.dump")" -gt 0 ] || fail "no API records with GPUTRACE_API=full"
+    ;;
+correlation_fallback)
+    # A libcupti without usable callbacks: the wrapped calls push their ids as before; CUPTI's API
+    # records (GPUTRACE_API=full) then carry the pairs.
+    run_traced b FAKE_CUPTI_NO_CALLBACKS=1 GPUTRACE_API=full GPUTRACE_VERBOSE=1 -- "$RUNTIME_APP"
+    dump_trace b
+    same_as_untraced b "$RUNTIME_APP"
+    grep -q "external correlation by pushed ids only" "$T/b.err" || fail "no word of the fallback: $(cat "$T/b.err")"
+    check_links "$T/b.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
+    grep -q "^header state=1 " "$T/b.dump" || fail "CUPTI not active without callbacks"
+    ;;
+cudnn_correlation)
+    # cuDNN launches through its own static runtime and the driver, never a cuda* call the wrappers
+    # see: the driver-domain callback links each kernel to the wrapped cuDNN call. The seven
+    # cudnnBackendExecute calls that succeed each launch one engine kernel.
+    run_traced c FAKE_CUPTI_LOG="$T/calls.log" -- "$CUDNN_APP"
+    dump_trace c
+    same_as_untraced c "$CUDNN_APP"
+    check_links "$T/c.dump" 10 '^cudnn'
+    no_pushes "$T/calls.log"
+    grep '^kernel name=sm90_xmma_fprop_implicit_gemm_engine' "$T/c.dump" >"$T/engine.dump"
+    [ "$(wc -l <"$T/engine.dump")" = 7 ] || fail "expected 7 engine kernels: $(cat "$T/engine.dump")"
+    grep '^cpucall' "$T/c.dump" >>"$T/engine.dump"
+    grep '^extcorr' "$T/c.dump" >>"$T/engine.dump"
+    check_links "$T/engine.dump" 7 '^cudnnBackendExecute$'
+    ;;
+cublas_correlation)
+    # cuBLAS GEMMs (through cublasLtMatmul, as in the real library) link to the wrapped cuBLAS call.
+    # The app does not link cudart; the fake GPU lives in the fake libcudart: preload it.
+    run_traced l FAKE_CUPTI_LOG="$T/calls.log" LD_PRELOAD="$GT_LIB:$FAKES/libcudart.so.13" -- "$CUBLAS_APP"
+    dump_trace l
+    check_links "$T/l.dump" 4 '^cublas'
+    no_pushes "$T/calls.log"
     ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;

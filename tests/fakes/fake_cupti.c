@@ -8,17 +8,33 @@
  * one buffer at a time like CUPTI: a request answered with NULL drops the records and counts them.
  * Buffers are completed on cuptiActivityFlushAll (any flag), in the calling thread.
  *
+ * Like the real CUPTI, an EXTERNAL_CORRELATION record is written only for an API call that gets an
+ * API activity record of its own: a runtime call (FAKE_OP_API) while CUPTI_ACTIVITY_KIND_RUNTIME is
+ * enabled, a driver call while CUPTI_ACTIVITY_KIND_DRIVER is. With both off (gputrace's default) no
+ * pushed external id ever reaches the trace.
+ *
+ * Callback API: one subscriber (a second cuptiSubscribe gets MULTIPLE_SUBSCRIBERS);
+ * cuptiEnableCallback / cuptiEnableDomain choose runtime and driver cbids; the subscriber is called
+ * in the thread of the API call with CUPTI_API_ENTER then CUPTI_API_EXIT and the call's
+ * correlationId (the one its GPU records carry). Runtime calls are the fake cudart's FAKE_OP_API
+ * ops (announced at the end of the call, after its GPU ops: still inside the call). GPU ops without
+ * a correlation id come from a library's own static runtime (fake cuDNN, cuBLAS): they become a
+ * simulated driver call (cuLaunchKernel, cuMemcpyAsync, cuMemsetD8Async) with a correlation id from
+ * 1<<30 up.
+ *
  * Fixed values the tests rely on: kernels have registersPerThread 40, staticSharedMemory 1024,
  * dynamicSharedMemory 0, contextId 1; memsets have memoryKind DEVICE; every completed buffer ends
  * with one OVERHEAD record of 1000 ns (when that kind is enabled).
  *
- * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_DROP=<n> (added to
+ * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_NO_CALLBACKS=1
+ * (cuptiSubscribe fails with CUPTI_ERROR_NOT_SUPPORTED), FAKE_CUPTI_DROP=<n> (added to
  * the first dropped-record query), FAKE_CUPTI_LOG=<file> (one "pid function" line per call, to
  * prove which process called what). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +50,7 @@
 #define REC_MAGIC 0x43505446u
 
 static struct {
-    int no_driver, other_subscriber;
+    int no_driver, other_subscriber, no_callbacks;
     unsigned long extra_drop;
     int log_fd;
 } env = {.log_fd = -1};
@@ -57,6 +73,14 @@ static uint64_t next_grid_id = 1;
 static char *names[MAX_NAMES];
 static int name_count;
 static int attached;
+
+/* The callback subscriber (read without the lock in the calling thread, as CUPTI does). */
+static CUpti_CallbackFunc _Atomic sub_fn;
+static void *_Atomic sub_userdata;
+static unsigned char cb_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static unsigned char cb_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static _Atomic uint32_t next_driver_corr = 1u << 30;
+#define SUBSCRIBER ((CUpti_SubscriberHandle)(uintptr_t)0x5eb)
 
 #define STACK_DEPTH 64
 static _Thread_local uint64_t ext_stack[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][STACK_DEPTH];
@@ -262,13 +286,13 @@ static void store_sync(const fake_gpu_op *op)
     store(&s, sizeof s);
 }
 
-static void store_api(const fake_gpu_op *op)
+static void store_api(const fake_gpu_op *op, CUpti_ActivityKind kind)
 {
-    if (!is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
+    if (!is_enabled(kind))
         return;
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.kind = kind;
     a.cbid = op->cbid;
     a.start = op->start_ns;
     a.end = op->end_ns;
@@ -278,15 +302,36 @@ static void store_api(const fake_gpu_op *op)
     store(&a, sizeof a);
 }
 
-static void on_gpu_op(const fake_gpu_op *op, void *ctx)
+static int callback_enabled(CUpti_CallbackDomain domain, uint32_t cbid)
 {
-    (void)ctx;
-    /* CUPTI does not follow a process into a forked child. */
-    if (owner_pid == 0 || getpid() != owner_pid)
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE &&
+               __atomic_load_n(&cb_runtime[cbid], __ATOMIC_RELAXED);
+    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
+           __atomic_load_n(&cb_driver[cbid], __ATOMIC_RELAXED);
+}
+
+/* The subscriber's callback, in the calling thread, outside our lock (it may call CUPTI). */
+static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_ApiCallbackSite site,
+                            const fake_gpu_op *op, const char *function)
+{
+    static _Thread_local uint64_t correlation_data;
+    CUpti_CallbackFunc fn = atomic_load(&sub_fn);
+    if (!fn || !callback_enabled(domain, cbid))
         return;
-    pthread_mutex_lock(&lock);
-    if (op->kind != FAKE_OP_API)
-        store_ext_correlation(op->correlation_id);
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = site;
+    d.functionName = function;
+    d.symbolName = op->kind == FAKE_OP_KERNEL ? op->name : NULL;
+    d.contextUid = 1;
+    d.correlationData = &correlation_data;
+    d.correlationId = op->correlation_id;
+    fn(atomic_load(&sub_userdata), domain, (CUpti_CallbackId)cbid, &d);
+}
+
+static void store_gpu_op(const fake_gpu_op *op)
+{
     switch (op->kind) {
     case FAKE_OP_KERNEL:
         store_kernel(op);
@@ -300,13 +345,65 @@ static void on_gpu_op(const fake_gpu_op *op, void *ctx)
     case FAKE_OP_SYNC:
         store_sync(op);
         break;
-    case FAKE_OP_API:
-        store_api(op);
-        break;
     default:
         break;
     }
+}
+
+/* A GPU op launched by a library's own runtime: what CUPTI sees is a driver call around it. */
+static void on_library_op(const fake_gpu_op *in)
+{
+    fake_gpu_op op = *in;
+    op.correlation_id = atomic_fetch_add(&next_driver_corr, 1);
+    const char *fn = "cuLaunchKernel";
+    op.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+    if (op.kind == FAKE_OP_MEMCPY)
+        fn = "cuMemcpyAsync", op.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync;
+    else if (op.kind == FAKE_OP_MEMSET)
+        fn = "cuMemsetD8Async", op.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async;
+    else if (op.kind == FAKE_OP_SYNC)
+        fn = "cuStreamSynchronize", op.cbid = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize;
+    invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op.cbid, CUPTI_API_ENTER, &op, fn);
+    pthread_mutex_lock(&lock);
+    if (is_enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
+        store_ext_correlation(op.correlation_id);
+        fake_gpu_op api = op;
+        api.kind = FAKE_OP_API;
+        api.name = fn;
+        store_api(&api, CUPTI_ACTIVITY_KIND_DRIVER);
+    }
+    store_gpu_op(&op);
     pthread_mutex_unlock(&lock);
+    invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op.cbid, CUPTI_API_EXIT, &op, fn);
+}
+
+/* A runtime API call of the fake cudart, announced as it returns (its GPU ops came before). */
+static void on_runtime_call(const fake_gpu_op *op)
+{
+    invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_ENTER, op, op->name);
+    pthread_mutex_lock(&lock);
+    if (is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
+        store_ext_correlation(op->correlation_id);
+    store_api(op, CUPTI_ACTIVITY_KIND_RUNTIME);
+    pthread_mutex_unlock(&lock);
+    invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_EXIT, op, op->name);
+}
+
+static void on_gpu_op(const fake_gpu_op *op, void *ctx)
+{
+    (void)ctx;
+    /* CUPTI does not follow a process into a forked child. */
+    if (owner_pid == 0 || getpid() != owner_pid)
+        return;
+    if (op->kind == FAKE_OP_API) {
+        on_runtime_call(op);
+    } else if (op->correlation_id == 0) {
+        on_library_op(op);
+    } else {
+        pthread_mutex_lock(&lock);
+        store_gpu_op(op);
+        pthread_mutex_unlock(&lock);
+    }
 }
 
 /* The fake runtime may be loaded after us: look for it whenever a client talks to us. */
@@ -331,6 +428,7 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.no_driver = getenv("FAKE_CUPTI_NO_DRIVER") && atoi(getenv("FAKE_CUPTI_NO_DRIVER"));
     env.other_subscriber =
         getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
+    env.no_callbacks = getenv("FAKE_CUPTI_NO_CALLBACKS") && atoi(getenv("FAKE_CUPTI_NO_CALLBACKS"));
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
@@ -393,14 +491,67 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Call
         return CUPTI_ERROR_UNKNOWN;
     if (env.other_subscriber)
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    *subscriber = (CUpti_SubscriberHandle)(uintptr_t)1;
+    if (!subscriber || !callback)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (env.no_callbacks)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    CUpti_CallbackFunc none = NULL;
+    atomic_store(&sub_userdata, userdata);
+    if (!atomic_compare_exchange_strong(&sub_fn, &none, callback))
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; /* one subscriber at a time */
+    pthread_mutex_lock(&lock);
+    owner_pid = getpid();
+    pthread_mutex_unlock(&lock);
+    attach_to_fake_gpu();
+    *subscriber = SUBSCRIBER;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
     log_call(__func__);
+    if (subscriber != SUBSCRIBER || !atomic_load(&sub_fn))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    memset(cb_runtime, 0, sizeof cb_runtime);
+    memset(cb_driver, 0, sizeof cb_driver);
+    atomic_store(&sub_fn, NULL);
     return CUPTI_SUCCESS;
+}
+
+static CUptiResult set_callback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                CUpti_CallbackDomain domain, uint32_t first, uint32_t end)
+{
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    if (subscriber != SUBSCRIBER || !atomic_load(&sub_fn))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    unsigned char *table = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? cb_runtime
+                           : domain == CUPTI_CB_DOMAIN_DRIVER_API ? cb_driver
+                                                                  : NULL;
+    size_t size = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? sizeof cb_runtime : sizeof cb_driver;
+    if (!table)
+        return CUPTI_SUCCESS; /* other domains: accepted, never called here */
+    if (end > size || first >= end)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (uint32_t i = first; i < end; i++)
+        __atomic_store_n(&table[i], enable ? 1 : 0, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    log_call(__func__);
+    return set_callback(enable, subscriber, domain, cbid, cbid + 1);
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                     CUpti_CallbackDomain domain)
+{
+    log_call(__func__);
+    return set_callback(enable, subscriber, domain, 1,
+                        domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
+                                                              : CUPTI_DRIVER_TRACE_CBID_SIZE);
 }
 
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
