@@ -920,8 +920,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     case GT_REC_GPU_EXT_CORR: {
         gt_rec_gpu_ext_corr e;
         body_copy(&e, sizeof e, r);
-        /* Only our ids (CUSTOM2 = 2) matter; values kept as u32 index space of call_by_corr. */
-        if (e.ext_kind == 2 || e.ext_kind == 0)
+        /* Only our ids matter: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 (5), which gputrace
+         * pushes (CUSTOM0/1 belong to the PyTorch profiler). 0 = written without a kind. */
+        if (e.ext_kind == GT_EXT_CORR_KIND_OURS || e.ext_kind == 0)
             map_put(&s->ext_corr, e.corr_id, (uint32_t)e.external_id);
         break;
     }

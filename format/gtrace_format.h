@@ -425,6 +425,9 @@ typedef struct gt_rec_gpu_sync {
     uint32_t pad;
 } gt_rec_gpu_sync;
 
+/* The external-correlation kind gputrace uses: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2. */
+#define GT_EXT_CORR_KIND_OURS 5u
+
 typedef struct gt_rec_gpu_ext_corr { /* CUPTI corr_id belongs to our call external_id */
     uint64_t external_id;
     uint64_t corr_id;

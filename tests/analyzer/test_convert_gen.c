@@ -79,7 +79,7 @@ static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint
 
 static void ext(uint64_t cupti, uint64_t ours)
 {
-    gt_rec_gpu_ext_corr x = {.external_id = ours, .corr_id = cupti, .ext_kind = 2};
+    gt_rec_gpu_ext_corr x = {.external_id = ours, .corr_id = cupti, .ext_kind = GT_EXT_CORR_KIND_OURS};
     add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
 }
 

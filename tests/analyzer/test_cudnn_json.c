@@ -321,7 +321,7 @@ static void add_execute(tracegen *g, uint32_t plan_id, uint64_t kernel_ns)
     k.name_id = 1;
     k.stream = 7;
     gt_test_writer_add(&g->w, GT_REC_GPU_KERNEL, 0, &k, sizeof k);
-    gt_rec_gpu_ext_corr e = {c.c.corr_id, k.corr_id, 2, 0};
+    gt_rec_gpu_ext_corr e = {c.c.corr_id, k.corr_id, GT_EXT_CORR_KIND_OURS, 0};
     gt_test_writer_add(&g->w, GT_REC_GPU_EXT_CORR, 0, &e, sizeof e);
     g->t = k.end_ns + 10000;
 }

@@ -85,7 +85,7 @@ static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, 
     k.name_id = name_id;
     k.stream = 7;
     add(s, GT_REC_GPU_KERNEL, &k, sizeof k);
-    gt_rec_gpu_ext_corr e = {our_corr, k.corr_id, 2, 0};
+    gt_rec_gpu_ext_corr e = {our_corr, k.corr_id, GT_EXT_CORR_KIND_OURS, 0};
     add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
 }
 
