@@ -26,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name, batch, warm-up, measured. ResNet-18 steps are few ms: 60 measured keep the run within the
 # time the four original configurations took once a fifth (stacks off) joined them.
 MODELS = [("resnet50", 64, 10, 50), ("resnet18", 4, 15, 60)]
-CONFIGS = ["untraced", "gputrace", "gputrace_stacks_off", "gputrace_api_full", "torch_profiler"]
+CONFIGS = ["untraced", "gputrace", "gputrace_stacks_off", "gputrace_cupti_off", "gputrace_api_full",
+           "torch_profiler"]
 
 
 def profiler_context():
@@ -100,6 +101,8 @@ def run_worker(model, batch, warmup, steps, config, lib, extra_env=None, extra_a
             env["GPUTRACE_API"] = "full"
         if config == "gputrace_stacks_off":
             env["GPUTRACE_STACKS"] = "off"
+        if config == "gputrace_cupti_off":  # the wrappers alone: what CUPTI costs is the rest
+            env["GPUTRACE_CUPTI"] = "0"
     if config == "torch_profiler":
         args.append("--profiler")
     env.update(extra_env or {})

@@ -56,7 +56,7 @@ for d in "$S"/*/; do
 done
 sed 's/^/    /' "$S/rc.txt" >>"$R/samples.md"
 
-LEFT=$((330 - ($(date +%s) - T0)))
+LEFT=$((${CUPTI_BENCH_BUDGET_S:-330} - ($(date +%s) - T0)))
 echo "== bench (budget ${LEFT}s)"
 [ "$LEFT" -gt 60 ] && timeout $((LEFT + 60)) python3 tools/bench/train_overhead.py bench --lib "$LIB" \
   --out "$R" --repeats 3 --budget-s "$LEFT" >"$R/bench.log" 2>&1
