@@ -81,6 +81,21 @@ static int g_noted_count;
 static pending_module g_pending[64]; /* one scan batch, under g_mod_lock */
 static int g_pending_count;
 static bool g_pending_overflow;
+/* The call-site cache: a cheap key (the first GT_SITE_NATIVE native frames above our own through
+ * the CFI rule cache, plus the identity of the Python frames) -> the stack id of a full capture
+ * made earlier with that key. A training step captures the same few hundred call sites every
+ * step; a hit skips the deep native unwind, the Python names and lines, and the hashing of the
+ * whole stack. Two words per slot, checked against each other: a torn or racing write is a miss. */
+#define GT_SITE_SLOTS 16384u /* power of two */
+#define GT_SITE_NATIVE 8
+typedef struct site_slot {
+    _Atomic uint64_t key;
+    _Atomic uint64_t val; /* stack id in the low 32 bits, the key's high 32 bits above */
+} site_slot;
+static site_slot g_sites[GT_SITE_SLOTS];
+static _Atomic uint64_t g_site_hits, g_site_misses;
+static bool g_site_cache = true; /* GPUTRACE_STACK_CACHE=0 turns it off (tests, benchmark) */
+
 static _Atomic uint64_t g_seen_adds; /* dlpi_adds/dlpi_subs at the last complete scan */
 static _Atomic uint64_t g_seen_subs;
 
@@ -250,6 +265,8 @@ static void note_modules_if_loader_changed(void)
     dl_iterate_phdr(read_loader_counts, &now);
     if (now.adds != atomic_load_explicit(&g_seen_adds, memory_order_relaxed) ||
         now.subs != atomic_load_explicit(&g_seen_subs, memory_order_relaxed)) {
+        if (now.subs != atomic_load_explicit(&g_seen_subs, memory_order_relaxed))
+            memset(g_sites, 0, sizeof g_sites); /* an unloaded module's pcs may be reused */
         gt_stacks_note_modules();
         if (g_python)
             gt_py_resolve(); /* a dlopen may have brought libpython in */
@@ -352,6 +369,7 @@ static void forget_after_fork(void)
 {
     /* The child writes a new file: every stack and module must be written again there. */
     memset(g_slots, 0, sizeof g_slots);
+    memset(g_sites, 0, sizeof g_sites);
     atomic_store(&g_next_stack_id, 1);
     pthread_mutex_init(&g_mod_lock, NULL);
     g_noted_count = 0;
@@ -377,6 +395,8 @@ static void init_stacks(void)
     const char *py = getenv("GPUTRACE_STACK_PYTHON"); /* 1 (default), gil, 0 */
     g_python = !(py && strcmp(py, "0") == 0);
     gt_py_allow_without_gil(!(py && strcmp(py, "gil") == 0));
+    const char *cache = getenv("GPUTRACE_STACK_CACHE"); /* 1 (default), 0 */
+    g_site_cache = !(cache && strcmp(cache, "0") == 0);
     if (g_python)
         gt_py_resolve();
     gt_core_on_fork_child(forget_after_fork);
@@ -444,13 +464,10 @@ static void write_stack_record(stack_slot *s, uint32_t id, void *const *pcs, int
 
 /* ---------------------------------------------------------------- capture */
 
-GT_EXPORT uint32_t gt_stack_capture(int reason)
+/* The full capture: unwind, Python frames, hash, table. *written: its record is in the trace. */
+static uint32_t capture_full(bool *written)
 {
-    pthread_once(&g_init_once, init_stacks);
-    if (!atomic_load_explicit(&g_ready, memory_order_acquire) || reason > g_mode || !g_unwind)
-        return 0;
-    note_modules_if_loader_changed();
-
+    *written = false;
     void *raw[GT_STACK_MAX_DEPTH + GT_STACK_SKIP_BUDGET + 1];
     int want = g_depth + GT_STACK_SKIP_BUDGET + 1;
     int n = g_unwind(raw, want);
@@ -487,5 +504,72 @@ GT_EXPORT uint32_t gt_stack_capture(int reason)
     uint32_t id = slot_id(s);
     if (atomic_load_explicit(&s->state, memory_order_acquire) != 2)
         write_stack_record(s, id, pcs, n, py, npy, truncated);
+    *written = atomic_load_explicit(&s->state, memory_order_acquire) == 2;
+    return id;
+}
+
+/* The call-site key of this capture; false when it cannot be made cheaply (then no caching). */
+static bool site_key(uint64_t *key)
+{
+    void *raw[GT_STACK_SKIP_BUDGET + GT_SITE_NATIVE + 1];
+    int n = gt_unwind_cfi(raw, GT_STACK_SKIP_BUDGET + GT_SITE_NATIVE + 1);
+    if (n <= 0)
+        return false;
+    int skip = 0;
+    while (skip < n && (uintptr_t)raw[skip] >= g_self_lo && (uintptr_t)raw[skip] < g_self_hi)
+        skip++;
+    if (skip == n)
+        return false;
+    int end = skip + GT_SITE_NATIVE < n ? skip + GT_SITE_NATIVE : n;
+    uint64_t h = mix64(0x5173u, (uint64_t)(end - skip));
+    for (int i = skip; i < end; i++)
+        h = mix64(h, (uint64_t)(uintptr_t)raw[i]);
+    if (g_python && !gt_py_key(&h, g_depth))
+        return false;
+    *key = h ? h : 1;
+    return true;
+}
+
+static site_slot *site_slot_of(uint64_t key)
+{
+    return &g_sites[(key ^ key >> 29) & (GT_SITE_SLOTS - 1)];
+}
+
+static uint32_t site_lookup(uint64_t key)
+{
+    site_slot *s = site_slot_of(key);
+    uint64_t val = atomic_load_explicit(&s->val, memory_order_acquire);
+    if (atomic_load_explicit(&s->key, memory_order_acquire) != key || (val >> 32) != (key >> 32))
+        return 0;
+    return (uint32_t)val;
+}
+
+static void site_store(uint64_t key, uint32_t id)
+{
+    site_slot *s = site_slot_of(key);
+    atomic_store_explicit(&s->key, key, memory_order_release);
+    atomic_store_explicit(&s->val, (key >> 32) << 32 | id, memory_order_release);
+}
+
+GT_EXPORT uint32_t gt_stack_capture(int reason)
+{
+    pthread_once(&g_init_once, init_stacks);
+    if (!atomic_load_explicit(&g_ready, memory_order_acquire) || reason > g_mode || !g_unwind)
+        return 0;
+    note_modules_if_loader_changed();
+    uint64_t key = 0;
+    bool keyed = g_site_cache && site_key(&key);
+    if (keyed) {
+        uint32_t id = site_lookup(key);
+        if (id) {
+            atomic_fetch_add_explicit(&g_site_hits, 1, memory_order_relaxed);
+            return id;
+        }
+        atomic_fetch_add_explicit(&g_site_misses, 1, memory_order_relaxed);
+    }
+    bool written;
+    uint32_t id = capture_full(&written);
+    if (keyed && id && written)
+        site_store(key, id);
     return id;
 }

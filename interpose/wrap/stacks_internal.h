@@ -27,6 +27,10 @@ void gt_py_allow_without_gil(bool allow);
  * (cached per pc); -1 when a frame's CFI is not understood (then use another unwinder). */
 int gt_unwind_cfi(void **pcs, int max);
 
+/* Mix a cheap identity of the calling thread's Python frames (code objects and instruction
+ * pointers, at most max frames) into *h, for the call-site cache. False: cannot key them. */
+bool gt_py_key(uint64_t *h, int max);
+
 /* In a forked child: forget cached string ids (the child writes a new file). */
 void gt_py_forget(void);
 

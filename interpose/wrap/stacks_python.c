@@ -499,3 +499,60 @@ int gt_py_capture(gt_py_frame *out, int max, bool *truncated)
     }
     return n;
 }
+
+/* ---------------------------------------------------------------- call-site cache key */
+
+static uint64_t key_mix(uint64_t h, uint64_t w)
+{
+    return (h ^ w) * 0x100000001b3ull + (h >> 29); /* one multiply: many words per frame */
+}
+
+/* Mix the identity of the calling thread's Python frames (up to max) into *h without interning
+ * or line look-ups: per frame its code object, instruction pointer and the name objects (so a code
+ * object freed and another allocated at its address with other names does not match). A few loads
+ * per frame, read directly: only after the layout was verified (see capture_without_gil). False
+ * when the frames cannot be keyed this way (then the caller takes a full capture). */
+bool gt_py_key(uint64_t *h, int max)
+{
+    if (!__atomic_load_n(&g_py_ok, __ATOMIC_ACQUIRE) || !g_py.IsInitialized())
+        return true; /* no Python: the native part is the whole key */
+    if (!g_layout || !g_raw_allowed)
+        return false;
+    int state = atomic_load_explicit(&g_raw_state, memory_order_acquire);
+    if (state == 0 && g_py.GILState_Check() == 1) {
+        gt_py_frame scratch[8]; /* verify the layout once, as a GIL-free capture would */
+        bool t;
+        capture_without_gil(scratch, 8, &t);
+        state = atomic_load_explicit(&g_raw_state, memory_order_acquire);
+    }
+    if (state != 1)
+        return false;
+    const py_layout *L = g_layout;
+    void *tstate = g_py.GILState_GetThisThreadState();
+    if (!tstate)
+        return true;
+    void *frame;
+    if (!first_frame(read_direct, tstate, &frame))
+        return false;
+    int n = 0;
+    for (int guard = 0; frame && guard < 4096 && n < max; guard++) {
+        char owner = L->fr_owner != NO_FIELD ? *((const char *)frame + L->fr_owner) : 0;
+        void *code = *(void *const *)((const char *)frame + L->fr_code);
+        if (owner != OWNED_BY_CSTACK && code) {
+            uint64_t instr = L->frame_objects
+                                 ? (uint64_t)*(const int *)((const char *)frame + L->fr_instr)
+                                 : (uint64_t)(uintptr_t) * (void *const *)((const char *)frame +
+                                                                           L->fr_instr);
+            *h = key_mix(*h, (uint64_t)(uintptr_t)code);
+            *h = key_mix(*h, instr);
+            *h = key_mix(*h, (uint64_t)(uintptr_t) * (void *const *)((const char *)code +
+                                                                    L->co_filename));
+            *h = key_mix(*h, (uint64_t)(uintptr_t) * (void *const *)((const char *)code +
+                                                                    L->co_name));
+            n++;
+        }
+        frame = *(void *const *)((const char *)frame + L->fr_back);
+    }
+    *h = key_mix(*h, (uint64_t)n);
+    return true;
+}
