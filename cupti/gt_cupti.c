@@ -66,13 +66,19 @@ static void give_up(CUptiResult r)
     }
 }
 
+/* CUPTI's API records, for programs whose calls no wrapper sees (GPUTRACE_API=full, or the
+ * static-cudart switch). Synchronization records come with them: the wrappers record every
+ * synchronization with its stall themselves, and on an H200 the SYNCHRONIZATION kind costs the
+ * most of the cheap kinds, so it is only worth it where no wrapper sees the syncs. */
 static CUptiResult enable_api_kinds(void)
 {
     CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
     if (r == CUPTI_SUCCESS)
         GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
-    if (r == CUPTI_SUCCESS)
+    if (r == CUPTI_SUCCESS) {
+        GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
         atomic_store(&api_records_on, true);
+    }
     return r;
 }
 
@@ -86,8 +92,7 @@ static CUptiResult enable_kinds(void)
     static const CUpti_ActivityKind optional[] = {
         CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_MEMSET, /* SYNCHRONIZATION: with the API kinds only */
         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
         CUPTI_ACTIVITY_KIND_OVERHEAD,
     };

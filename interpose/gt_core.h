@@ -48,8 +48,9 @@ void gt_record_commit(void *body);
 bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t body_size);
 
 /* For writers that are not on the application's hot path (the CUPTI buffer-completed callback):
- * like gt_record_begin, but when the buffer is full it hands the buffer to the writer and waits up to
- * timeout_ms for room before counting a loss. */
+ * like gt_record_begin, but when the buffer is full it writes the rings out itself, in the calling
+ * thread (never waiting on the writer thread, which may be waiting on CUPTI), for up to timeout_ms
+ * before counting a loss. Call it with no lock held. */
 void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, int timeout_ms);
 
 /* Intern a string: returns its id (>= 1), 0 on failure. The first intern of a string writes a

@@ -61,8 +61,9 @@ void gt_writer_stop(void);
 void gt_writer_fork_child(int fd, const char *path);
 void gt_writer_header_changed(void);
 uint64_t gt_writer_records_written(void);
-bool gt_writer_drain_if_writer(
-    void); /* on the writer thread: drain now (CUPTI flush from a hook) */
+/* Drain every ring now in the calling thread (any thread; no lock of ours held). False when the
+ * writer is not running. */
+bool gt_writer_drain_now(void);
 const char *gt_writer_path(void);
 
 /* core.c */

@@ -240,6 +240,10 @@ bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t b
     return true;
 }
 
+/* Never waits on another thread: the writer thread may itself be waiting on the caller (its
+ * periodic hook calls cuptiActivityFlushAll, which waits while CUPTI's worker thread delivers a
+ * buffer to this function), or be the caller. So the caller drains the rings itself, under the
+ * writer's pass lock, which no thread holds across a call into CUDA or CUPTI. */
 void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, int timeout_ms)
 {
     uint64_t deadline = gt_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
@@ -249,13 +253,8 @@ void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, in
             return p;
         gt_ring *r = gt_core_tls_ring;
         if (!r || !gt_core_recording() || gt_record_size(body_size) > (r->mask + 1) / 2 ||
-            gt_now_ns() >= deadline)
+            gt_now_ns() >= deadline || !gt_writer_drain_now())
             break;
-        if (gt_writer_drain_if_writer())
-            continue; /* a CUPTI callback running on the writer thread itself */
-        gt_writer_kick();
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
     }
     if (gt_core_tls_ring && gt_core_recording())
         gt_ring_note_loss(gt_core_tls_ring,

@@ -41,6 +41,12 @@ static _Atomic int g_running;
 static _Atomic uint64_t g_flush_req, g_flush_done;
 static pthread_t g_thread;
 static __thread int tls_is_writer;
+/* Held around every pass, by the writer or by a thread that drains inline (gt_writer_drain_now),
+ * and around closing the file. Never held across a hook or any call into CUDA or CUPTI, so a
+ * thread that waits for room can always take it: the writer may be blocked inside CUPTI (its
+ * periodic FlushAll waits for CUPTI's worker, which may be the very thread waiting for room). */
+static pthread_mutex_t g_pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_file_open; /* under g_pass_lock: passes may write */
 
 /* ---------------------------------------------------------------- wake-ups */
 
@@ -322,11 +328,22 @@ static void writer_pass(bool final)
     g_passes++;
 }
 
-bool gt_writer_drain_if_writer(void)
+static void locked_pass(bool final)
 {
-    if (!tls_is_writer)
+    pthread_mutex_lock(&g_pass_lock);
+    if (atomic_load(&g_file_open))
+        writer_pass(final);
+    pthread_mutex_unlock(&g_pass_lock);
+}
+
+/* Any thread, no lock of ours held: write what every ring holds now, in this thread. For a
+ * producer that must not lose records and cannot count on the writer thread (which may be
+ * waiting inside CUPTI for this very thread, or be this thread). */
+bool gt_writer_drain_now(void)
+{
+    if (!atomic_load(&g_running) || !atomic_load(&g_file_open))
         return false;
-    writer_pass(false);
+    locked_pass(false);
     return true;
 }
 
@@ -342,9 +359,9 @@ static void *writer_main(void *arg)
         uint64_t now = gt_now_ns();
         if (!stop && now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
             g_last_periodic = now;
-            gt_run_hooks_periodic();
+            gt_run_hooks_periodic(); /* without g_pass_lock: hooks call CUPTI */
         }
-        writer_pass(stop);
+        locked_pass(stop);
         atomic_store(&g_flush_done, req);
         if (stop)
             break;
@@ -387,6 +404,9 @@ static void reset_state(int fd, const char *path)
     atomic_store(&g_flush_done, 0);
     atomic_store(&g_writer_failed, 0);
     atomic_store(&g_running, 0);
+    /* In a forked child the parent's lock may have been held by a thread that is gone. */
+    pthread_mutex_init(&g_pass_lock, NULL);
+    atomic_store(&g_file_open, 1);
 }
 
 int gt_writer_start(int fd, const char *path)
@@ -415,7 +435,7 @@ bool gt_writer_flush_wait(int timeout_ms, bool from_signal)
     if (!atomic_load(&g_running))
         return false;
     if (tls_is_writer) {
-        writer_pass(false);
+        locked_pass(false);
         return true;
     }
     uint64_t req = atomic_fetch_add(&g_flush_req, 1) + 1;
@@ -437,10 +457,13 @@ void gt_writer_stop(void)
     atomic_store(&g_stop, 1);
     gt_writer_kick();
     pthread_join(g_thread, NULL);
+    pthread_mutex_lock(&g_pass_lock); /* no inline drain is writing now, or will */
+    atomic_store(&g_file_open, 0);
     if (!atomic_load(&g_writer_failed))
         write_header();
     close(g_fd);
     g_fd = -1;
+    pthread_mutex_unlock(&g_pass_lock);
 }
 
 uint64_t gt_writer_records_written(void)

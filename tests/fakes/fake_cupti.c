@@ -6,7 +6,10 @@
  * GPU of the fake libcudart through fake_gpu_set_listener (fake_gpu.h), in the thread of the API
  * call, and stores a record per op in buffers obtained from the client's request callback, exactly
  * one buffer at a time like CUPTI: a request answered with NULL drops the records and counts them.
- * Buffers are completed on cuptiActivityFlushAll (any flag), in the calling thread.
+ * Buffers are completed on cuptiActivityFlushAll (any flag), in the calling thread. Like CUPTI,
+ * one delivery at a time: a FlushAll waits while another thread is inside the completion callback.
+ * With FAKE_CUPTI_WORKER_MS=<n> a worker thread of the fake (CUPTI's own) also completes the
+ * buffers every n ms, as the real CUPTI does while the application runs.
  *
  * Like the real CUPTI, an EXTERNAL_CORRELATION record is written only for an API call that gets an
  * API activity record of its own: a runtime call (FAKE_OP_API) while CUPTI_ACTIVITY_KIND_RUNTIME is
@@ -50,12 +53,16 @@
 #define REC_MAGIC 0x43505446u
 
 static struct {
-    int no_driver, other_subscriber, no_callbacks;
+    int no_driver, other_subscriber, no_callbacks, worker_ms;
     unsigned long extra_drop;
     int log_fd;
 } env = {.log_fd = -1};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held across completion callbacks (never with lock): deliveries are serialised, like CUPTI's. */
+static pthread_mutex_t deliver_lock = PTHREAD_MUTEX_INITIALIZER;
+static int worker_started;
+static void start_worker(void);
 static CUpti_BuffersCallbackRequestFunc request_cb;
 static CUpti_BuffersCallbackCompleteFunc complete_cb;
 static unsigned char enabled[64]; /* by CUpti_ActivityKind (only small kinds are used) */
@@ -429,6 +436,7 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.other_subscriber =
         getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
     env.no_callbacks = getenv("FAKE_CUPTI_NO_CALLBACKS") && atoi(getenv("FAKE_CUPTI_NO_CALLBACKS"));
+    env.worker_ms = getenv("FAKE_CUPTI_WORKER_MS") ? atoi(getenv("FAKE_CUPTI_WORKER_MS")) : 0;
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
@@ -565,6 +573,7 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     complete_cb = complete;
     pthread_mutex_unlock(&lock);
     attach_to_fake_gpu();
+    start_worker();
     return CUPTI_SUCCESS;
 }
 
@@ -596,12 +605,10 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return set_kind(kind, 0);
 }
 
-EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+/* Close the current buffer and complete every pending one, outside lock, under deliver_lock. */
+static void deliver_all(void)
 {
-    log_call(__func__);
-    if (env.no_driver)
-        return CUPTI_ERROR_UNKNOWN;
-    attach_to_fake_gpu();
+    pthread_mutex_lock(&deliver_lock);
     pthread_mutex_lock(&lock);
     if (cur_buf && cur_used > 0)
         close_buffer();
@@ -614,6 +621,38 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     for (int i = 0; i < n; i++) /* outside our lock: the client calls back into us */
         if (cb)
             cb(NULL, 0, done[i].buf, done[i].size, done[i].valid);
+    pthread_mutex_unlock(&deliver_lock);
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {env.worker_ms / 1000, (long)(env.worker_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        if (getpid() == owner_pid)
+            deliver_all();
+    }
+    return NULL;
+}
+
+static void start_worker(void)
+{
+    if (env.worker_ms <= 0 || __atomic_exchange_n(&worker_started, 1, __ATOMIC_ACQ_REL))
+        return;
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker_main, NULL) == 0)
+        pthread_detach(t);
+}
+
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    attach_to_fake_gpu();
+    deliver_all();
     return CUPTI_SUCCESS;
 }
 
