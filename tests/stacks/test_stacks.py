@@ -313,6 +313,24 @@ def case_python_cuda(args):
     assert st["callsite"] == f"py_ctypes.py:{marker_line(script, 'cuda')} in sync_fake_cuda", st
 
 
+def case_python_sites(args):
+    """The call-site cache: repeated calls from one line reuse one stack, two lines calling
+    through the same native return address keep two stacks; the same with the cache off."""
+    needs_fakes(args)
+    script = os.path.join(args.src_dir, "py_ctypes.py")
+    for cache in ("1", "0"):
+        _, dump = run_traced(args, [sys.executable, script, "sites"],
+                             {"GPUTRACE_STACK_CACHE": cache})
+        syncs = [i for name, i in dump["api"] if name == "cudaStreamSynchronize"]
+        assert len(syncs) == 6 and all(syncs), (cache, dump["api"])
+        assert len(set(syncs[:3])) == 1 and len(set(syncs[3:])) == 1, (cache, syncs)
+        assert syncs[0] != syncs[3], (cache, syncs)
+        for i, name in ((0, "site_a"), (3, "site_b")):
+            st = dump["stacks"][syncs[i]]
+            want = f"py_ctypes.py:{marker_line(script, name)} in sync_from_two_lines"
+            assert st["callsite"] == want, (cache, st)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
