@@ -405,6 +405,7 @@ static void install_signal_handlers(void)
 
 static void fork_prepare(void)
 {
+    gt_writer_fork_prepare(); /* first: a pass takes the locks below */
     pthread_mutex_lock(&g_reg_lock);
     pthread_mutex_lock(&g_intern_lock);
     pthread_mutex_lock(&g_hdr_lock);
@@ -415,6 +416,7 @@ static void fork_parent(void)
     pthread_mutex_unlock(&g_hdr_lock);
     pthread_mutex_unlock(&g_intern_lock);
     pthread_mutex_unlock(&g_reg_lock);
+    gt_writer_fork_parent();
 }
 
 /* The child records into its own file and never touches its parent's CUDA or CUPTI state (the
@@ -431,6 +433,7 @@ static void fork_child(void)
     atomic_store(&g_exit_hooks_ran, 0);
     atomic_store(&g_pid, (int)syscall(SYS_getpid));
     gt_ring_fork_child(); /* also re-initialises g_reg_lock */
+    gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);
     if (!was_started)
         return;

@@ -58,7 +58,9 @@ int gt_writer_start(int fd, const char *path);
 void gt_writer_kick(void);
 bool gt_writer_flush_wait(int timeout_ms, bool from_signal);
 void gt_writer_stop(void);
-void gt_writer_fork_child(int fd, const char *path);
+void gt_writer_fork_prepare(void); /* fork handlers: no pass in progress across fork */
+void gt_writer_fork_parent(void);
+void gt_writer_fork_child_reset(void);
 void gt_writer_header_changed(void);
 uint64_t gt_writer_records_written(void);
 /* Drain every ring now in the calling thread (any thread; no lock of ours held). False when the

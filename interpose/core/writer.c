@@ -38,6 +38,7 @@ static _Atomic int g_kick;
 static _Atomic int g_stop;
 static _Atomic int g_header_dirty;
 static _Atomic int g_running;
+static _Atomic int g_thread_alive; /* writer_main began: the thread library's start-up is over */
 static _Atomic uint64_t g_flush_req, g_flush_done;
 static pthread_t g_thread;
 static __thread int tls_is_writer;
@@ -352,6 +353,7 @@ static void *writer_main(void *arg)
     (void)arg;
     tls_is_writer = 1;
     gt_guard_mark_internal_thread();
+    atomic_store(&g_thread_alive, 1);
     for (;;) {
         bool stop = atomic_load(&g_stop);
         uint64_t req = atomic_load(&g_flush_req);
@@ -385,7 +387,28 @@ static int start_thread(void)
         return -1;
     }
     atomic_store(&g_running, 1);
+    /* Wait (bounded) until the thread runs our code: a fork while the new thread is still inside
+     * the thread library's or a sanitizer's start-up (which allocate under their own locks) would
+     * leave those locks held in the child, whose own writer start then waits for ever. */
+    for (int i = 0; i < 2000 && !atomic_load(&g_thread_alive); i++) {
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
     return 0;
+}
+
+/* fork: no pass may be in progress, because a pass allocates (interning thread names) and uses
+ * stdio-like code under locks of the C library or a sanitizer that the child would inherit held
+ * (glibc makes its own malloc fork-safe; ASan's allocator in GCC 12 is not). Taken before the
+ * core's other locks: a pass takes those inside this one. */
+void gt_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_pass_lock);
+}
+
+void gt_writer_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_pass_lock);
 }
 
 static void reset_state(int fd, const char *path)
@@ -404,8 +427,7 @@ static void reset_state(int fd, const char *path)
     atomic_store(&g_flush_done, 0);
     atomic_store(&g_writer_failed, 0);
     atomic_store(&g_running, 0);
-    /* In a forked child the parent's lock may have been held by a thread that is gone. */
-    pthread_mutex_init(&g_pass_lock, NULL);
+    atomic_store(&g_thread_alive, 0);
     atomic_store(&g_file_open, 1);
 }
 
@@ -418,9 +440,11 @@ int gt_writer_start(int fd, const char *path)
     return start_thread();
 }
 
-void gt_writer_fork_child(int fd, const char *path)
+/* In the child: the forking thread took g_pass_lock in gt_writer_fork_prepare; no writer runs. */
+void gt_writer_fork_child_reset(void)
 {
-    gt_writer_start(fd, path);
+    pthread_mutex_init(&g_pass_lock, NULL);
+    atomic_store(&g_running, 0);
 }
 
 void gt_writer_header_changed(void)
