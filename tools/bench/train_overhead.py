@@ -26,8 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name, batch, warm-up, measured. ResNet-18 steps are few ms: 60 measured keep the run within the
 # time the four original configurations took once a fifth (stacks off) joined them.
 MODELS = [("resnet50", 64, 10, 50), ("resnet18", 4, 15, 60)]
-CONFIGS = ["untraced", "gputrace", "gputrace_stacks_off", "gputrace_cupti_off", "gputrace_api_full",
-           "torch_profiler"]
+ALL_CONFIGS = ["untraced", "gputrace", "gputrace_stacks_off", "gputrace_cupti_off",
+               "gputrace_api_full", "torch_profiler"]
+# GT_BENCH_CONFIGS=untraced,gputrace,... runs a subset (fewer fresh processes when time is short).
+CONFIGS = [c for c in os.environ.get("GT_BENCH_CONFIGS", ",".join(ALL_CONFIGS)).split(",") if c]
 
 
 def profiler_context():
