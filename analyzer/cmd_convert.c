@@ -73,10 +73,13 @@ static char *default_output(char *const *inputs, int n, const char *ext)
         if (!strcmp(base, ".")) {
             snprintf(base, sizeof base, "gputrace");
         } else {
-            char tmp[4096];
+            /* folder/leaf: the output sits inside the common folder, named after it; too
+             * long a path keeps the folder's own name */
+            char tmp[2 * sizeof base + 2];
             const char *name = strrchr(base, '/');
-            snprintf(tmp, sizeof tmp, "%s/%s", base, name ? name + 1 : base);
-            snprintf(base, sizeof base, "%s", tmp);
+            int w = snprintf(tmp, sizeof tmp, "%s/%s", base, name ? name + 1 : base);
+            if (w > 0 && (size_t)w < sizeof base)
+                memcpy(base, tmp, (size_t)w + 1);
         }
     }
     size_t len = strlen(base) + strlen(ext) + 1;
