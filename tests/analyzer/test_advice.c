@@ -6,19 +6,10 @@
 
 #include "advice.h"
 #include "test_report_synth.h"
+#include "../gt_check.h"
 
-static int failures;
 static const char *workdir;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static const gt_advice *find(const gt_advice_list *l, const char *id)
 {

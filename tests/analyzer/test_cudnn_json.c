@@ -21,19 +21,10 @@
 #include "gt_encode.h"
 #include "gtrace_api.h"
 #include "test_report_util.h"
+#include "../gt_check.h"
 
-static int failures;
 static const char *datadir, *workdir;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static char *slurp(const char *dir, const char *name, size_t *len)
 {

@@ -10,19 +10,10 @@
 #include "commands.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
+#include "../gt_check.h"
 
-static int failures;
 static char dir[512];
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static const char *at(const char *name)
 {

@@ -16,17 +16,8 @@
 #include "gt_encode.h"
 #include "gt_reader.h"
 #include "symbolize.h"
+#include "../gt_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 __attribute__((noinline)) void known_inner(void)
 {
