@@ -28,6 +28,7 @@
 #include "demangle.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
 
@@ -47,6 +48,9 @@
 #define MAX_DEVICES 64
 #define BIN_NS 10000000ll /* GPU busy %: 10 ms bins */
 #define BIN_RING 1024
+#define STACK_FRAMES 24             /* frames shown in a slice's "stack" argument */
+#define STACK_TEXT_MAX 2048         /* bytes of that argument */
+#define STACK_TEXT_SLOTS (1u << 16) /* distinct stacks whose text is kept per file */
 
 /* Interning keys: API names, stall names, memcpy names, fixed names, kernel names by string id.
  * Categories are a key space of their own (Perfetto interns event names and categories apart);
@@ -120,7 +124,9 @@ static const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",  
     X(AN_REASON, "reason")                                                                         \
     X(AN_TID, "tid")                                                                               \
     X(AN_SPAN_NS, "span_ns")                                                                       \
-    X(AN_DETAIL, "detail")
+    X(AN_DETAIL, "detail")                                                                         \
+    X(AN_CALL_SITE, "call_site")                                                                   \
+    X(AN_STACK, "stack")
 
 enum cv_arg_name {
     AN_NONE,
@@ -258,9 +264,24 @@ typedef struct cv_dims_memo {
 
 enum { DIMS_LAUNCH_GRID, DIMS_LAUNCH_BLOCK, DIMS_KERNEL_GRID, DIMS_KERNEL_BLOCK };
 
+/* The symbolized text of one call-site stack, kept for every slice that carries it. */
+typedef struct cv_stack_text {
+    uint32_t id;      /* stack id, 0 = empty slot */
+    const char *site; /* innermost user frame (owned by the symtab), NULL when none */
+    char *text;       /* whole stack, one frame per line, NULL when it has no frames */
+} cv_stack_text;
+
+/* Where a file came from, so its stack table can be read in a pass of its own. */
+typedef struct cv_source {
+    const char *path;
+    const void *mem;
+    size_t len;
+} cv_source;
+
 typedef struct cv_file {
     int index;
     gt_reader *r;
+    cv_source src;
     const gt_file_header *hdr;
     int32_t pid_out;
     int64_t tid_shift;
@@ -295,6 +316,11 @@ typedef struct cv_file {
     cv_alloc *allocs;
     size_t alloc_cap, alloc_used;
     uint64_t allocs_untracked;
+    /* Call sites: loaded on the first record that has a stack (0 not yet, 1 ready, -1 none). */
+    int syms_state;
+    gt_symtab *syms;
+    cv_stack_text *stack_texts;
+    uint32_t stack_text_cap, stack_text_used;
 } cv_file;
 
 typedef struct cv_ctx {
@@ -987,6 +1013,154 @@ static void arg_d(cv_args *x, enum cv_arg_name name, double v)
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
 }
 
+/* ------------------------------------------------------------------ call sites */
+
+/* The file's stack table and module maps, read in one pass of their own when the first record
+ * with a stack shows up: symbolizing resolves every stack kept so far at once (ELF symbols and
+ * one addr2line per module), so feeding stacks as they stream by would redo that for each new
+ * stack. Files without stacks never get here. */
+static int cv_syms_ready(cv_file *f)
+{
+    if (f->syms_state)
+        return f->syms_state > 0;
+    f->syms_state = -1;
+    gt_reader *r = NULL;
+    char err[512];
+    int rc = f->src.path ? gt_reader_open(f->src.path, &r, err, sizeof err)
+                         : gt_reader_open_mem(f->src.mem, f->src.len, &r, err, sizeof err);
+    if (rc != GT_OPEN_OK)
+        return 0;
+    gt_symtab *st = gt_symtab_new();
+    if (gt_symtab_load(st, r) > 0) {
+        f->syms = st;
+        f->syms_state = 1;
+    } else {
+        gt_symtab_free(st);
+    }
+    gt_reader_close(r);
+    return f->syms_state > 0;
+}
+
+/* A native frame known only by its module and offset. */
+static int cv_frame_bare(const gt_frame *fr)
+{
+    return !fr->python && !fr->function && fr->module;
+}
+
+/* Innermost first, one frame per line, at most STACK_FRAMES lines and STACK_TEXT_MAX bytes;
+ * "..." ends a stack that goes on (or was cut when recorded). A run of bare frames of one
+ * module (a library without symbols here: libtorch recorded on another machine) takes one
+ * line, so the Python frames above it still fit. NULL when the stack has no frames. */
+static char *cv_stack_format(gt_symtab *st, uint32_t id)
+{
+    enum { FETCH = 256 };
+    gt_frame *fr = malloc(FETCH * sizeof *fr);
+    char *text = malloc(STACK_TEXT_MAX);
+    int n = fr && text ? gt_symbolize_stack(st, id, fr, FETCH) : 0;
+    if (n <= 0) {
+        free(fr);
+        free(text);
+        return NULL;
+    }
+    size_t used = 0;
+    int lines = 0, i = 0;
+    char line[600];
+    while (i < n && lines < STACK_FRAMES) {
+        size_t len = gt_frame_format(&fr[i], line, 512);
+        int run = 1;
+        while (cv_frame_bare(&fr[i]) && i + run < n && cv_frame_bare(&fr[i + run]) &&
+               strcmp(fr[i + run].module, fr[i].module) == 0)
+            run++;
+        if (len >= 512)
+            len = 511;
+        if (run > 1)
+            len += (size_t)snprintf(line + len, sizeof line - len, " +%d more", run - 1);
+        if (used + len + 1 + 4 >= STACK_TEXT_MAX) /* room for "\n..." and the NUL */
+            break;
+        if (used)
+            text[used++] = '\n';
+        memcpy(text + used, line, len);
+        used += len;
+        lines++;
+        i += run;
+    }
+    if (i < n || gt_symtab_stack_truncated(st, id)) {
+        memcpy(text + used, used ? "\n..." : "...", used ? 4 : 3);
+        used += used ? 4 : 3;
+    }
+    text[used] = '\0';
+    free(fr);
+    return text;
+}
+
+/* The cached texts of stack id; NULL when the table is full or memory ran out. */
+static cv_stack_text *cv_stack_text_of(cv_file *f, uint32_t id)
+{
+    if (f->stack_text_used * 2 >= f->stack_text_cap) {
+        if (f->stack_text_cap >= STACK_TEXT_SLOTS)
+            goto lookup; /* full: known stacks still hit, new ones go without */
+        uint32_t ncap = f->stack_text_cap ? f->stack_text_cap * 2 : 256;
+        cv_stack_text *n = calloc(ncap, sizeof *n);
+        if (!n)
+            goto lookup;
+        for (uint32_t i = 0; i < f->stack_text_cap; i++) {
+            cv_stack_text *o = &f->stack_texts[i];
+            if (!o->id)
+                continue;
+            uint32_t j = (uint32_t)mix64(o->id) & (ncap - 1);
+            while (n[j].id)
+                j = (j + 1) & (ncap - 1);
+            n[j] = *o;
+        }
+        free(f->stack_texts);
+        f->stack_texts = n;
+        f->stack_text_cap = ncap;
+    }
+lookup:
+    if (!f->stack_text_cap)
+        return NULL;
+    uint32_t i = (uint32_t)mix64(id) & (f->stack_text_cap - 1);
+    for (uint32_t probes = 0; probes < f->stack_text_cap; probes++) {
+        cv_stack_text *e = &f->stack_texts[i];
+        if (e->id == id)
+            return e;
+        if (!e->id) {
+            if (f->stack_text_used * 2 >= f->stack_text_cap)
+                return NULL;
+            e->id = id;
+            e->site = gt_symtab_callsite(f->syms, id);
+            e->text = cv_stack_format(f->syms, id);
+            f->stack_text_used++;
+            return e;
+        }
+        i = (i + 1) & (f->stack_text_cap - 1);
+    }
+    return NULL;
+}
+
+/* "call_site" and "stack" arguments of a slice whose record points at a stack. A stack the
+ * table does not hold (a damaged file) leaves the slice without them. */
+static void cv_stack_args(cv_file *f, uint32_t stack_id, cv_args *x)
+{
+    if (!cv_syms_ready(f))
+        return;
+    cv_stack_text *t = cv_stack_text_of(f, stack_id);
+    if (!t)
+        return;
+    if (t->site)
+        arg_s(x, AN_CALL_SITE, t->site);
+    if (t->text)
+        arg_s(x, AN_STACK, t->text);
+}
+
+static void cv_stack_texts_free(cv_file *f)
+{
+    for (uint32_t i = 0; i < f->stack_text_cap; i++)
+        free(f->stack_texts[i].text);
+    free(f->stack_texts);
+    gt_symtab_free(f->syms);
+}
+
 static const char *cv_op_name(uint32_t op)
 {
     static const char *const names[] = {
@@ -1191,6 +1365,8 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         arg_i(&x, AN_DEVICE, a->device);
     arg_i(&x, AN_RESULT, a->result);
     arg_u(&x, AN_CORR_ID, a->corr_id);
+    if (a->stack_id)
+        cv_stack_args(f, a->stack_id, &x);
     ev.args = x.a;
     ev.n_args = x.n;
     if (a->corr_id && cv_makes_gpu_work(cat, a->func))
@@ -1767,6 +1943,7 @@ static void cv_file_free(cv_file *f)
     free(f->allocs);
     free(f->threads);
     free(f->streams);
+    cv_stack_texts_free(f);
 }
 
 static void cv_progress(cv_ctx *c, const char *path, const gt_record *rec)
@@ -1793,12 +1970,13 @@ static void cv_warn_damage(cv_ctx *c, const char *path, const gt_reader_stats *r
             rs->truncated ? "truncated" : "not truncated");
 }
 
-static void cv_convert_file(cv_ctx *c, gt_reader *r, int index)
+static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
 {
     cv_file f;
     memset(&f, 0, sizeof f);
     f.index = index;
     f.r = r;
+    f.src = src;
     f.hdr = gt_reader_header(r);
     const char *path = gt_reader_path(r);
     c->f = &f;
@@ -1983,7 +2161,7 @@ int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_co
             st->not_trace = 1;
             continue;
         }
-        cv_convert_file(&c, r, opened++);
+        cv_convert_file(&c, r, opened++, (cv_source){.path = in.paths[i]});
         st->files++;
         gt_reader_close(r);
     }
@@ -2013,7 +2191,7 @@ int gt_convert_mem(const void *const *bufs, const size_t *lens, int n, FILE *out
             st->not_trace = 1;
             continue;
         }
-        cv_convert_file(&c, r, opened++);
+        cv_convert_file(&c, r, opened++, (cv_source){.mem = bufs[i], .len = lens[i]});
         st->files++;
         gt_reader_close(r);
     }

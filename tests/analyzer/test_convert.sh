@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 case $CASE in
 golden)
-    "$DRIVER" convert -o "$DIR/basic.pftrace" "$DIR/basic.gtrace" || fail "exit status $?"
+    GPUTRACE_ADDR2LINE=none "$DRIVER" convert -o "$DIR/basic.pftrace" "$DIR/basic.gtrace" || fail "exit status $?"
     python3 "$CHECK" "$PROTO" "$DIR/basic.pftrace" --expect basic || fail "invalid trace"
     ;;
 default_name)
@@ -65,6 +65,16 @@ real)
         python3 "$CHECK" "$PROTO" "$out" || fail "$f: invalid output"
     done
     echo "checked $n real traces"
+    # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
+    # each step's stall names that line, from the Python frames of its stack.
+    f=$DATA/train_item_every_step.gtrace
+    if [ -e "$f" ]; then
+        GPUTRACE_ADDR2LINE=none "$DRIVER" convert --no-advice -o "$DIR/item.pftrace" "$f" ||
+            fail "$f: exit status $?"
+        python3 "$CHECK" "$PROTO" "$DIR/item.pftrace" \
+            --call-site 'cudaStreamSynchronize (stall)=train.py:114 in main' ||
+            fail "$f: the stall does not name train.py:114"
+    fi
     ;;
 *)
     fail "unknown case $CASE"

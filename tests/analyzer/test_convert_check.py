@@ -6,6 +6,8 @@ tracks especially), strict nesting per track (simulated the way the importer pai
 sorted by timestamp, file order at equal timestamps), flows that start and terminate.
 
 usage: test_convert_check.py PROTO TRACE [--expect basic|ranks|truncated|any] [--json]
+                             [--call-site 'SLICE NAME=CALL SITE']...
+--call-site: some slice named SLICE NAME carries that call_site argument (repeatable).
 Exit 0 when valid (and the expectations hold), 1 with the reasons otherwise."""
 import json
 import re
@@ -231,6 +233,32 @@ def expect(cond, msg):
         fail('expected: ' + msg)
 
 
+def args_of(slice_):
+    return {one(a, 'name'): a for a in slice_[5].get('debug_annotations', [])}
+
+
+def check_call_sites(slices):
+    """Every call_site comes with its stack, and a Python call site is one of the stack's lines
+    (unless the stack was cut before reaching it). Returns {(slice name, call site): count}."""
+    seen = defaultdict(int)
+    for s in slices:
+        a = args_of(s)
+        site = one(a.get('call_site', {}), 'string_value')
+        stack = one(a.get('stack', {}), 'string_value')
+        if site is None:
+            continue
+        seen[(s[3], site)] += 1
+        if not stack:
+            fail(f'slice {s[3]}: call_site {site!r} without a stack')
+            continue
+        lines = stack.split('\n')
+        if len(lines) > 25 or len(stack) > 2048:
+            fail(f'slice {s[3]}: stack of {len(lines)} lines, {len(stack)} bytes')
+        if '.py:' in site and site not in lines and lines[-1] != '...':
+            fail(f'slice {s[3]}: call site {site!r} is not a line of its stack')
+    return seen
+
+
 def check_basic(tracks, events, slices, linked):
     names = [t['name'][0] for t in tracks.values() if 'name' in t]
     procs = [t['process'][0] for t in tracks.values() if 'process' in t]
@@ -246,6 +274,15 @@ def check_basic(tracks, events, slices, linked):
     stall = [s for s in slices if s[3] == 'cudaStreamSynchronize (stall)']
     expect(stall and 'sync' in stall[0][4], 'a sync stall slice in category sync')
     expect(stall and stall[0][6].get('terminating_flow_ids'), 'the stall ends a flow')
+    sargs = args_of(stall[0]) if stall else {}
+    expect(one(sargs.get('call_site', {}), 'string_value') == 'train.py:57 in main',
+           'the stall names its call site train.py:57 (the user frame, not torch\'s item)')
+    expect(one(sargs.get('stack', {}), 'string_value') ==
+           '[libtorch_cuda.so+0x1234]\n_tensor.py:10 in item\ntrain.py:57 in main',
+           'the stall carries its whole stack, innermost first')
+    sited = {s[3] for s in slices if 'call_site' in args_of(s)}
+    expect(sited == {'cudaStreamSynchronize (stall)'},
+           f'only the slice with a known stack has a call site (got {sorted(sited)})')
     expect('train_step' in snames, 'the NVTX range')
     dn = [s for s in slices if s[3] == 'cudnnBackendExecute']
     args = {one(a, 'name'): a for a in dn[0][5].get('debug_annotations', [])} if dn else {}
@@ -309,6 +346,11 @@ def main():
         i = args.index('--expect')
         want = args[i + 1]
         del args[i:i + 2]
+    want_sites = []
+    while '--call-site' in args:
+        i = args.index('--call-site')
+        want_sites.append(tuple(args[i + 1].split('=', 1)))
+        del args[i:i + 2]
     if '--json' in args:
         args.remove('--json')
         check_json(args[0])
@@ -330,12 +372,16 @@ def main():
         tracks, events = check(packets)
         slices = check_nesting(events)
         linked = check_flows(events, require_all=want in ('basic', 'ranks'))
+        sites = check_call_sites(slices)
+        for name, site in want_sites:
+            expect(sites.get((name, site)), f'a slice {name!r} with call_site {site!r} (got '
+                   f'{sorted(k for k in sites if k[0] == name)[:8]})')
         if want == 'basic':
             check_basic(tracks, events, slices, linked)
         elif want == 'ranks':
             check_ranks(tracks, slices, linked)
         print(f'{trace}: {len(packets)} packets, {len(tracks)} tracks, {len(slices)} slices, '
-              f'{linked} flows')
+              f'{linked} flows, {sum(sites.values())} with a call site')
     for m in FAILS[:40]:
         print('FAIL:', m)
     return 1 if FAILS else 0

@@ -1,7 +1,9 @@
 /* test_convert_gen.c — writes small synthetic .gtrace files (golden inputs) for the convert tests:
  *   basic.gtrace        one process: two threads, allocations, a pageable copy, launches, a cuDNN
  *                       execute with two kernels (plan + conv signature), a stream sync stall, NVTX,
- *                       an overlap on a GPU stream, lost records
+ *                       an overlap on a GPU stream, lost records, a call-site stack (Python
+ *                       frames over a native frame of a library missing here) on the stall and
+ *                       a stack id the table lacks on the worker's call
  *   rank0/rank1.gtrace  two ranks of one job with the same pid (a merge on one timeline)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
@@ -97,6 +99,27 @@ static void alloc(uint32_t func, uint64_t b, uint64_t e, uint64_t ptr, uint64_t 
     add(GT_REC_API_ALLOC, &a, sizeof a);
 }
 
+/* Stack 1: a native frame in a library that is not on this machine, then the Python frames
+ * (innermost first): torch's Tensor.item in site-packages, then the user's train.py:57. */
+static void call_site_stack(void)
+{
+    gt_test_writer_string(&W, 6, "/usr/lib/python3/site-packages/torch/_tensor.py");
+    gt_test_writer_string(&W, 7, "item");
+    gt_test_writer_string(&W, 8, "/home/user/train.py");
+    gt_test_writer_string(&W, 9, "main");
+    gt_test_writer_string(&W, 10, "/nonexistent/lib/libtorch_cuda.so");
+    gt_rec_module mod = {.base = 0x7f0000000000ull, .size = 1 << 24, .path_id = 10};
+    add(GT_REC_MODULE, &mod, sizeof mod);
+    struct {
+        gt_rec_stack s;
+        uint64_t pc;
+        uint32_t py[2][4];
+    } st = {.s = {.stack_id = 1, .depth = 1, .py_depth = 2},
+            .pc = 0x7f0000001234ull,
+            .py = {{6, 7, 10, 0}, {8, 9, 57, 0}}};
+    add(GT_REC_STACK, &st, sizeof st);
+}
+
 static void write_basic(const char *dir)
 {
     open_trace(dir, "basic.gtrace", 4242, -1);
@@ -125,8 +148,10 @@ static void write_basic(const char *dir)
     gt_rec_api_cudnn dn = {.c = api(GT_FN_cudnnBackendExecute, 6000, 9000, 4, 0x55), .plan = 0xabc,
                            .plan_id = 1, .algo = -1, .math_type = -1, .workspace_bytes = 1 << 16};
     add(GT_REC_API_CUDNN, &dn, sizeof dn);
+    call_site_stack();
     gt_rec_api_sync sy = {.c = api(GT_FN_cudaStreamSynchronize, 10000, 50000, 6, 0x55),
                           .sync_kind = GT_SYNC_STREAM};
+    sy.c.stack_id = 1;
     add(GT_REC_API_SYNC, &sy, sizeof sy);
     alloc(GT_FN_cudaFree, 51000, 52000, 0x1000, 0, GT_ALLOC_DEVICE, 1);
     alloc(GT_FN_cudaHostAlloc, 53000, 54000, 0x9000, 2 << 20, GT_ALLOC_HOST_PINNED, 0);
@@ -137,6 +162,7 @@ static void write_basic(const char *dir)
     gt_rec_thread th2 = {.tid = 4243, .name_id = 5, .t_start_ns = T0};
     add(GT_REC_THREAD, &th2, sizeof th2);
     gt_rec_api other = {.c = api(GT_FN_cudaGetDeviceProperties, 2000, 2500, 7, 0)};
+    other.c.stack_id = 99; /* not in the stack table: the slice goes without a call site */
     add(GT_REC_API, &other, sizeof other);
 
     gt_test_writer_set_tid(&W, 0); /* CUPTI records, delivered later */
