@@ -10,6 +10,7 @@
 #include "advice.h"
 #include "commands.h"
 #include "gt_reader.h"
+#include "gtrace_api.h"
 #include "report_out.h"
 
 static void usage(FILE *out)
@@ -19,7 +20,8 @@ static void usage(FILE *out)
             "Compare two runs (e.g. two cuDNN versions, or benchmark on/off): versions side by\n"
             "side, per cuDNN op signature the engine/algorithm and GPU time in A and B (marked\n"
             "'*' where the choice changed), kernels by total time, copy/sync/idle totals, step\n"
-            "time, and advice present in only one run. A and B are .gtrace files or run folders\n"
+            "time, sync stalls and copies matched by call site, and advice present in only one\n"
+            "run. A and B are .gtrace files or run folders\n"
             "(compared rank by rank when ranks are present).\n\n"
             "  --json      JSON output (schema: docs/report-schema.md, \"gputrace-diff\")\n"
             "  --top=N     kernels listed (default 15, 0 = all)\n"
@@ -197,6 +199,130 @@ static totals totals_of(const gt_proc *p)
     return t;
 }
 
+/* ------------------------------------------------------------------ call sites */
+
+/* Sync stalls (and blocking copies) per call, and the costliest call site of each copy class,
+ * matched between the runs by what was called and the call-site text: the text carries no
+ * address when a file:line or function is known, so the same line matches across runs. */
+typedef struct site_pair {
+    char what[64];
+    const char *site;
+    uint64_t a_count, a_ns, b_count, b_ns;
+} site_pair;
+
+typedef struct site_pairs {
+    site_pair *v;
+    size_t n, cap;
+} site_pairs;
+
+static void site_add(site_pairs *sp, const char *what, const char *site, int in_b, uint64_t count,
+                     uint64_t ns)
+{
+    size_t i = 0;
+    while (i < sp->n && (strcmp(sp->v[i].what, what) != 0 || strcmp(sp->v[i].site, site) != 0))
+        i++;
+    if (i == sp->n) {
+        if (sp->n == sp->cap) {
+            size_t cap = sp->cap ? sp->cap * 2 : 32;
+            site_pair *v = realloc(sp->v, cap * sizeof *v);
+            if (!v)
+                return;
+            sp->v = v;
+            sp->cap = cap;
+        }
+        sp->v[i] = (site_pair){.site = site};
+        snprintf(sp->v[i].what, sizeof sp->v[i].what, "%s", what);
+        sp->n++;
+    }
+    site_pair *e = &sp->v[i];
+    if (in_b) {
+        e->b_count += count;
+        e->b_ns += ns;
+    } else {
+        e->a_count += count;
+        e->a_ns += ns;
+    }
+}
+
+static void sites_of(const gt_proc *p, int in_b, site_pairs *sp)
+{
+    for (size_t i = 0; i < p->n_sync_sites; i++) {
+        const gt_site_agg *g = &p->sync_sites[i];
+        const char *site = gt_proc_call_site(p, g->stack_id);
+        const char *fn = gt_api_func_name(g->func);
+        if (site)
+            site_add(sp, fn ? fn : "?", site, in_b, g->count, g->total_ns);
+    }
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++) {
+            const gt_copy_agg *c = &p->copies[d][k];
+            const char *site = gt_proc_call_site(p, c->top_stack);
+            char what[64];
+            snprintf(what, sizeof what, "copy %s %s (costliest)", gt_memcpy_dir_name((uint8_t)d),
+                     gt_mem_kind_name((uint8_t)k));
+            if (site)
+                site_add(sp, what, site, in_b, 1, c->top_stack_ns);
+        }
+}
+
+static int cmp_site_pair(const void *x, const void *y)
+{
+    const site_pair *a = x, *b = y;
+    uint64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns, mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
+    return ma < mb ? 1 : ma > mb ? -1 : strcmp(a->site, b->site);
+}
+
+static site_pairs site_pairs_of(const gt_proc *a, const gt_proc *b)
+{
+    site_pairs sp = {0};
+    sites_of(a, 0, &sp);
+    sites_of(b, 1, &sp);
+    if (sp.n)
+        qsort(sp.v, sp.n, sizeof *sp.v, cmp_site_pair);
+    return sp;
+}
+
+static void text_sites(const gt_proc *a, const gt_proc *b, FILE *out, int top_n)
+{
+    site_pairs sp = site_pairs_of(a, b);
+    if (sp.n) {
+        fprintf(out, "\n  sync stalls and copies by call site (matched by the call site's text)\n");
+        static const char *const h[] = {"call site", "call", "A n", "A ms", "B n", "B ms", "B/A"};
+        gt_table t;
+        gt_table_init(&t, 7, h);
+        t.max_width[0] = 60;
+        t.right[2] = t.right[3] = t.right[4] = t.right[5] = t.right[6] = 1;
+        for (size_t i = 0; i < sp.n && (top_n <= 0 || i < (size_t)top_n); i++) {
+            const site_pair *e = &sp.v[i];
+            double x = (double)e->a_ns / 1e6, y = (double)e->b_ns / 1e6;
+            gt_table_row(&t, e->site, e->what, gt_fmt("%llu", (unsigned long long)e->a_count),
+                         gt_fmt("%.3f", x), gt_fmt("%llu", (unsigned long long)e->b_count),
+                         gt_fmt("%.3f", y),
+                         !e->a_count   ? "only B"
+                         : !e->b_count ? "only A"
+                                       : ratio_text(x, y));
+        }
+        gt_table_print(&t, out, "  ");
+        gt_table_free(&t);
+    }
+    free(sp.v);
+}
+
+static json_t *sites_json(const gt_proc *a, const gt_proc *b)
+{
+    json_t *arr = json_array();
+    site_pairs sp = site_pairs_of(a, b);
+    for (size_t i = 0; i < sp.n; i++) {
+        const site_pair *e = &sp.v[i];
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:I, s:f, s:I, s:f}", "call_site", e->site, "call", e->what,
+                           "a_count", (json_int_t)e->a_count, "a_ms", (double)e->a_ns / 1e6,
+                           "b_count", (json_int_t)e->b_count, "b_ms", (double)e->b_ns / 1e6));
+    }
+    free(sp.v);
+    return arr;
+}
+
 /* ------------------------------------------------------------------ advice only in one run */
 
 static int advice_has(const gt_advice_list *l, const char *id, int rank)
@@ -306,6 +432,7 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
         gt_table_free(&k);
     }
     free(kp);
+    text_sites(a, b, out, top_n);
 }
 
 static void text_advice_only(const gt_advice_list *x, const gt_advice_list *y, const char *label,
@@ -371,8 +498,8 @@ static json_t *pair_json(const gt_proc *a, const gt_proc *b)
                   AB(gpu_busy_ms), "busy_pct", AB(busy_pct), "idle_ms", AB(idle_ms), "copy_ms",
                   AB(copy_ms), "sync_ms", AB(sync_ms), "autotune_ms", AB(autotune_ms));
 #undef AB
-    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals", tot,
-                     "cudnn", ops, "kernels", kernels);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals",
+                     tot, "cudnn", ops, "kernels", kernels, "call_sites", sites_json(a, b));
 }
 
 static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)

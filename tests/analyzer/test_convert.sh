@@ -74,6 +74,35 @@ real)
         python3 "$CHECK" "$PROTO" "$DIR/item.pftrace" \
             --call-site 'cudaStreamSynchronize (stall)=train.py:114 in main' ||
             fail "$f: the stall does not name train.py:114"
+        # diff matches call sites by that text: the run against itself pairs every site.
+        GPUTRACE_ADDR2LINE=none "$DRIVER" diff --json "$f" "$f" >"$DIR/diff.json" ||
+            fail "diff exit status $?"
+        python3 - "$DIR/diff.json" <<'PY' || fail "diff does not match the call sites"
+import json, sys
+sites = json.load(open(sys.argv[1]))['pairs'][0]['call_sites']
+item = [s for s in sites if s['call_site'] == 'train.py:114 in main']
+assert item and all(s['a_count'] == s['b_count'] > 0 for s in item), item
+assert all(s['a_count'] == s['b_count'] and s['a_ms'] == s['b_ms'] for s in sites), sites
+print('diff: %d call sites matched, %s' % (len(sites), item[0]))
+PY
+    fi
+    # Two runs of one program (sync every iteration by cudaDeviceSynchronize in A, by a .item()-like
+    # cudaMemcpy in B): the stream sync they share is matched, the changed call is in one run only.
+    a=$DATA/sync_every_iter.gtrace b=$DATA/sync_every_iter_item.gtrace
+    if [ -e "$a" ] && [ -e "$b" ]; then
+        GPUTRACE_ADDR2LINE=none "$DRIVER" diff --json "$a" "$b" >"$DIR/diff2.json" ||
+            fail "diff exit status $?"
+        python3 - "$DIR/diff2.json" <<'PY' || fail "diff does not match call sites across runs"
+import json, sys
+sites = json.load(open(sys.argv[1]))['pairs'][0]['call_sites']
+key = lambda s: (s['call'], s['a_count'] > 0, s['b_count'] > 0)
+both = [s for s in sites if key(s) == ('cudaStreamSynchronize', True, True)]
+only_a = [s for s in sites if key(s) == ('cudaDeviceSynchronize', True, False)]
+only_b = [s for s in sites if key(s) == ('cudaMemcpy', False, True)]
+assert both and only_a and only_b, sites
+assert only_a[0]['a_count'] == only_b[0]['b_count'] == 200, (only_a, only_b)
+print('diff across runs:', both[0]['call_site'], 'in both')
+PY
     fi
     ;;
 *)
