@@ -14,27 +14,28 @@
 
 static void convert_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gputrace convert TRACE... [-o OUT] [--format=perfetto|json] [--no-advice]\n"
-            "\n"
-            "Write one Perfetto trace from one or several .gtrace files (or folders of them: a\n"
-            "parent and its workers, the ranks of a torchrun job). Open it in ui.perfetto.dev.\n"
-            "Each process gets its threads (CUDA/cuDNN/cuBLAS calls with their arguments, NVTX\n"
-            "ranges), a track per GPU stream (\"GPU 0 \xc2\xb7 stream 7\": kernels, copies, sets),\n"
-            "arrows from each call to the GPU work it caused and from each sync stall to the\n"
-            "work it waited for, counters (GPU memory, pinned host memory, GPU busy %% per\n"
-            "10 ms) and a \"gputrace advice\" track. Files are aligned on CLOCK_REALTIME.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output=OUT    output file (default: the input's name with .perfetto-trace,\n"
-            "                      or .json; for several inputs, named after their folder)\n"
-            "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
-            "  --no-advice         do not compute advice (faster on very large traces)\n"
-            "  -q, --quiet         no warnings\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "exit status: 0 converted; 1 an input was damaged or truncated (what was readable is\n"
-            "converted); 2 an input is not a trace, or the output could not be written.\n");
+    fprintf(
+        out,
+        "usage: gputrace convert TRACE... [-o OUT] [--format=perfetto|json] [--no-advice]\n"
+        "\n"
+        "Write one Perfetto trace from one or several .gtrace files (or folders of them: a\n"
+        "parent and its workers, the ranks of a torchrun job). Open it in ui.perfetto.dev.\n"
+        "Each process gets its threads (CUDA/cuDNN/cuBLAS calls with their arguments, NVTX\n"
+        "ranges), a track per GPU stream (\"GPU 0 \xc2\xb7 stream 7\": kernels, copies, sets),\n"
+        "arrows from each call to the GPU work it caused and from each sync stall to the\n"
+        "work it waited for, counters (GPU memory, pinned host memory, GPU busy %% per\n"
+        "10 ms) and a \"gputrace advice\" track. Files are aligned on CLOCK_REALTIME.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output=OUT    output file (default: the input's name with .perfetto-trace,\n"
+        "                      or .json; for several inputs, named after their folder)\n"
+        "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
+        "  --no-advice         do not compute advice (faster on very large traces)\n"
+        "  -q, --quiet         no warnings\n"
+        "  -h, --help          this help\n"
+        "\n"
+        "exit status: 0 converted; 1 an input was damaged or truncated (what was readable is\n"
+        "converted); 2 an input is not a trace, or the output could not be written.\n");
 }
 
 /* x.gtrace -> x.perfetto-trace; dir/ -> dir.perfetto-trace; several files -> named after their
@@ -161,7 +162,8 @@ int cmd_convert(int argc, char **argv)
     char *const *inputs = argv + optind;
     char *owned = NULL;
     if (!output) {
-        owned = default_output(inputs, n, opts.format == GT_CONVERT_JSON ? ".json" : ".perfetto-trace");
+        owned =
+            default_output(inputs, n, opts.format == GT_CONVERT_JSON ? ".json" : ".perfetto-trace");
         if (!owned)
             return 2;
         output = owned;

@@ -39,12 +39,12 @@ typedef struct gt_convert_opts {
 typedef struct gt_convert_stats {
     uint64_t files, records, events, bytes_out;
     uint64_t slices, gpu_ops, flows, counters, instants;
-    uint64_t lost_records; /* sum of GT_REC_LOST counts: shown as "records lost" instants */
-    uint64_t clamped;      /* slices moved/shortened to keep every track strictly nested */
+    uint64_t lost_records;   /* sum of GT_REC_LOST counts: shown as "records lost" instants */
+    uint64_t clamped;        /* slices moved/shortened to keep every track strictly nested */
     uint64_t bad_timestamps; /* events dropped: timestamp outside the representable range */
     uint64_t unknown_records;
-    int damaged;    /* some input was truncated or damaged (converted what was readable) */
-    int not_trace;  /* some input could not be opened as a trace */
+    int damaged;   /* some input was truncated or damaged (converted what was readable) */
+    int not_trace; /* some input could not be opened as a trace */
 } gt_convert_stats;
 
 /* Convert paths (files or folders of *.gtrace) into out. Returns the exit status: 0 all good,

@@ -167,8 +167,9 @@ static void js_args(js_sink *j, const cv_event *e)
 static void js_flow(js_sink *j, const js_track *t, int64_t ts, uint64_t id, int end)
 {
     js_begin_event(j);
-    fprintf(j->base.out, "{\"ph\":\"%s\",\"name\":\"flow\",\"cat\":\"flow\",\"id\":\"0x%" PRIx64
-                         "\",\"pid\":%" PRId32 ",\"tid\":%" PRId64 ",\"ts\":",
+    fprintf(j->base.out,
+            "{\"ph\":\"%s\",\"name\":\"flow\",\"cat\":\"flow\",\"id\":\"0x%" PRIx64
+            "\",\"pid\":%" PRId32 ",\"tid\":%" PRId64 ",\"ts\":",
             end ? "f\",\"bp\":\"e" : "s", id, t->pid, t->tid);
     js_ts(j, ts);
     putc('}', j->base.out);
@@ -194,7 +195,8 @@ static void js_event(cv_sink *sink, const cv_event *e)
         return;
     }
     const char *ph = e->type == CV_BEGIN ? "B" : e->type == CV_END ? "E" : "i";
-    fprintf(f, "{\"ph\":\"%s\",\"pid\":%" PRId32 ",\"tid\":%" PRId64 ",\"ts\":", ph, t->pid, t->tid);
+    fprintf(f, "{\"ph\":\"%s\",\"pid\":%" PRId32 ",\"tid\":%" PRId64 ",\"ts\":", ph, t->pid,
+            t->tid);
     js_ts(j, e->ts);
     if (e->type != CV_END) {
         fputs(",\"name\":", f);

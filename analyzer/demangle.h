@@ -1,4 +1,5 @@
-/* demangle.h — readable kernel names from the mangled names CUPTI and the launch wrappers record. */
+/* demangle.h — readable kernel names from the mangled names CUPTI and the launch wrappers record.
+ */
 #ifndef GT_DEMANGLE_H
 #define GT_DEMANGLE_H
 

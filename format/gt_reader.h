@@ -24,25 +24,25 @@ typedef struct gt_reader gt_reader;
 typedef struct gt_record {
     uint16_t kind;
     uint16_t flags;
-    uint32_t body_size;     /* bytes of body (record size minus the 8-byte record header) */
-    const void *body;       /* valid until the next gt_reader_next call; 8-byte aligned */
-    uint32_t tid;           /* from the chunk header */
+    uint32_t body_size; /* bytes of body (record size minus the 8-byte record header) */
+    const void *body;   /* valid until the next gt_reader_next call; 8-byte aligned */
+    uint32_t tid;       /* from the chunk header */
     uint32_t chunk_seq;
-    uint64_t file_offset;   /* offset of the record header in the file */
+    uint64_t file_offset; /* offset of the record header in the file */
 } gt_record;
 
 typedef struct gt_reader_stats {
-    uint64_t bytes_total;      /* file size */
-    uint64_t bytes_read_ok;    /* header + good chunks */
+    uint64_t bytes_total;   /* file size */
+    uint64_t bytes_read_ok; /* header + good chunks */
     uint64_t chunks_ok;
-    uint64_t chunks_damaged;   /* CRC/length failures skipped */
-    uint64_t chunk_seq_gaps;   /* missing sequence numbers */
-    uint64_t records;          /* records returned */
+    uint64_t chunks_damaged; /* CRC/length failures skipped */
+    uint64_t chunk_seq_gaps; /* missing sequence numbers */
+    uint64_t records;        /* records returned */
     uint64_t records_by_kind[GT_REC_KIND_MAX];
-    uint64_t unknown_kinds;    /* records of kinds >= GT_REC_KIND_MAX or not known: skipped */
-    uint64_t lost_records;     /* sum of GT_REC_LOST counts seen so far */
+    uint64_t unknown_kinds;       /* records of kinds >= GT_REC_KIND_MAX or not known: skipped */
+    uint64_t lost_records;        /* sum of GT_REC_LOST counts seen so far */
     uint64_t first_damage_offset; /* file offset of the first damage, 0 if none */
-    int truncated;             /* file ends inside a chunk */
+    int truncated;                /* file ends inside a chunk */
 } gt_reader_stats;
 
 /* Open a file. On failure returns a non-zero gt_open_status and writes a one-line message
@@ -53,8 +53,8 @@ int gt_reader_open_mem(const void *data, size_t len, gt_reader **out, char *err,
 void gt_reader_close(gt_reader *r);
 
 const gt_file_header *gt_reader_header(const gt_reader *r);
-const char *gt_reader_exe(const gt_reader *r);      /* "" when absent */
-const char *gt_reader_cmdline(const gt_reader *r);  /* arguments joined by spaces */
+const char *gt_reader_exe(const gt_reader *r);     /* "" when absent */
+const char *gt_reader_cmdline(const gt_reader *r); /* arguments joined by spaces */
 const char *gt_reader_path(const gt_reader *r);
 
 /* Next record: 1 = *rec filled, 0 = end of the readable data. STRING records are also returned
@@ -68,8 +68,8 @@ const gt_reader_stats *gt_reader_get_stats(const gt_reader *r);
 
 /* Names for printing. */
 const char *gt_record_kind_name(uint16_t kind); /* NULL when unknown */
-const char *gt_mem_kind_name(uint8_t kind);      /* "pageable", "pinned", ... */
-const char *gt_memcpy_dir_name(uint8_t dir);     /* "HtoD", ... */
+const char *gt_mem_kind_name(uint8_t kind);     /* "pageable", "pinned", ... */
+const char *gt_memcpy_dir_name(uint8_t dir);    /* "HtoD", ... */
 const char *gt_cupti_state_name(uint32_t state);
 
 #endif

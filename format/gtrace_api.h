@@ -13,8 +13,17 @@ enum gt_api_func {
 };
 
 enum gt_api_category {
-    GT_CAT_NONE = 0, GT_CAT_MEMORY, GT_CAT_COPY, GT_CAT_SET, GT_CAT_LAUNCH, GT_CAT_SYNC,
-    GT_CAT_INFO, GT_CAT_CUDNN, GT_CAT_CUBLAS, GT_CAT_DRIVER, GT_CAT_OTHER,
+    GT_CAT_NONE = 0,
+    GT_CAT_MEMORY,
+    GT_CAT_COPY,
+    GT_CAT_SET,
+    GT_CAT_LAUNCH,
+    GT_CAT_SYNC,
+    GT_CAT_INFO,
+    GT_CAT_CUDNN,
+    GT_CAT_CUBLAS,
+    GT_CAT_DRIVER,
+    GT_CAT_OTHER,
 };
 
 /* Name of a function id, or NULL for an id this build does not know. */

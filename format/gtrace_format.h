@@ -83,7 +83,7 @@ typedef struct gt_file_header {
 } gt_file_header;
 
 enum gt_header_flags {
-    GT_HDR_FORKED_CHILD = 1u << 0, /* written by a child after fork (no CUDA/CUPTI in it) */
+    GT_HDR_FORKED_CHILD = 1u << 0,  /* written by a child after fork (no CUDA/CUPTI in it) */
     GT_HDR_STATIC_CUDART = 1u << 1, /* kernels seen but no runtime wrapper fired */
 };
 
@@ -95,7 +95,7 @@ typedef struct gt_chunk_header {
     uint32_t seq; /* 0,1,2... per file: a gap means chunks were lost */
     uint32_t crc32;
     uint32_t record_count;
-    uint32_t tid; /* thread that produced the records (0: gputrace itself) */
+    uint32_t tid;  /* thread that produced the records (0: gputrace itself) */
 } gt_chunk_header; /* 24 bytes */
 
 typedef struct gt_record_header {
@@ -113,19 +113,19 @@ enum gt_record_kind {
     GT_REC_CLOCK_SYNC = 3,
     GT_REC_THREAD = 4,
     /* CPU side: wrapped calls (interpose/) */
-    GT_REC_API = 10,         /* a call with no specific arguments */
-    GT_REC_API_MEMCPY = 11,  /* copies */
+    GT_REC_API = 10,        /* a call with no specific arguments */
+    GT_REC_API_MEMCPY = 11, /* copies */
     GT_REC_API_MEMSET = 12,
-    GT_REC_API_ALLOC = 13,   /* allocations and frees, device and host */
+    GT_REC_API_ALLOC = 13, /* allocations and frees, device and host */
     GT_REC_API_LAUNCH = 14,
     GT_REC_API_SYNC = 15,
-    GT_REC_API_CUDNN = 16,   /* a cuDNN call: legacy conv or backend execute/finalize */
+    GT_REC_API_CUDNN = 16, /* a cuDNN call: legacy conv or backend execute/finalize */
     GT_REC_API_CUBLAS = 17,
-    GT_REC_CUDNN_PLAN = 20,  /* a decoded backend execution plan, once per plan */
+    GT_REC_CUDNN_PLAN = 20,     /* a decoded backend execution plan, once per plan */
     GT_REC_CUDNN_CONV_SIG = 21, /* a legacy convolution signature, once per distinct signature */
-    GT_REC_CUDNN_PERF = 22,  /* the perf table returned by Find/Get_v7 */
+    GT_REC_CUDNN_PERF = 22,     /* the perf table returned by Find/Get_v7 */
     GT_REC_NVTX = 30,
-    GT_REC_STACK = 40,       /* call-site stacks (issue 8) */
+    GT_REC_STACK = 40, /* call-site stacks (issue 8) */
     GT_REC_MODULE = 41,
     /* GPU side: CUPTI activity (cupti/) */
     GT_REC_GPU_KERNEL = 50,
@@ -133,17 +133,17 @@ enum gt_record_kind {
     GT_REC_GPU_MEMSET = 52,
     GT_REC_GPU_SYNC = 53,
     GT_REC_GPU_EXT_CORR = 54,
-    GT_REC_GPU_API = 55,     /* CUPTI runtime/driver API records */
+    GT_REC_GPU_API = 55, /* CUPTI runtime/driver API records */
     GT_REC_CUPTI_STATS = 56,
     GT_REC_KIND_MAX = 64,
 };
 
 /* Record flags (gt_record_header.flags) */
 enum gt_record_flags {
-    GT_RF_PTDS = 1u << 0,   /* called through a _ptds/_ptsz entry point */
+    GT_RF_PTDS = 1u << 0,      /* called through a _ptds/_ptsz entry point */
     GT_RF_VIA_DLSYM = 1u << 1, /* wrapper reached through an interposed dlsym/GetProcAddress */
     GT_RF_TRUNCATED = 1u << 2, /* a variable-length field was cut to fit */
-    GT_RF_DRIVER = 1u << 3,  /* a driver API (cu*) entry point */
+    GT_RF_DRIVER = 1u << 3,    /* a driver API (cu*) entry point */
 };
 
 /* ---- bookkeeping records */
@@ -154,7 +154,8 @@ typedef struct gt_rec_string { /* defines string id (>=1) once per file, before 
     /* char bytes[len]; */
 } gt_rec_string;
 
-typedef struct gt_rec_lost { /* "count records of this thread were dropped between t_first and t_last" */
+typedef struct gt_rec_lost { /* "count records of this thread were dropped between t_first and
+                                t_last" */
     uint64_t count;
     uint64_t t_first_ns;
     uint64_t t_last_ns;
@@ -163,11 +164,11 @@ typedef struct gt_rec_lost { /* "count records of this thread were dropped betwe
 } gt_rec_lost;
 
 enum gt_lost_reason {
-    GT_LOST_BUFFER_FULL = 1, /* a thread's ring was full */
+    GT_LOST_BUFFER_FULL = 1,   /* a thread's ring was full */
     GT_LOST_CUPTI_DROPPED = 2, /* CUPTI reported dropped activity records */
-    GT_LOST_CUPTI_CAP = 3,   /* GPUTRACE_CUPTI_MB reached: no buffer given to CUPTI */
-    GT_LOST_TOO_LARGE = 4,   /* a record larger than a ring */
-    GT_LOST_WRITE_FAILED = 5, /* written at close: chunks that could not be written */
+    GT_LOST_CUPTI_CAP = 3,     /* GPUTRACE_CUPTI_MB reached: no buffer given to CUPTI */
+    GT_LOST_TOO_LARGE = 4,     /* a record larger than a ring */
+    GT_LOST_WRITE_FAILED = 5,  /* written at close: chunks that could not be written */
 };
 
 typedef struct gt_rec_clock_sync { /* the same instant on several clocks */
@@ -188,24 +189,32 @@ typedef struct gt_rec_thread { /* names a thread; written once per thread and on
 typedef struct gt_api_common {
     uint64_t t_begin_ns; /* CLOCK_REALTIME */
     uint64_t t_end_ns;
-    uint64_t corr_id; /* our id; pushed to CUPTI as external correlation CUSTOM2 */
-    uint64_t stream;  /* cudaStream_t as an integer, 0 = legacy default */
-    uint32_t func;    /* enum gt_api_func (gtrace_api.def) */
-    int32_t result;   /* return code, passed back unchanged to the app */
-    int32_t device;   /* current device, -1 unknown */
+    uint64_t corr_id;  /* our id; pushed to CUPTI as external correlation CUSTOM2 */
+    uint64_t stream;   /* cudaStream_t as an integer, 0 = legacy default */
+    uint32_t func;     /* enum gt_api_func (gtrace_api.def) */
+    int32_t result;    /* return code, passed back unchanged to the app */
+    int32_t device;    /* current device, -1 unknown */
     uint32_t stack_id; /* GT_REC_STACK id, 0 = none */
-} gt_api_common; /* 48 bytes */
+} gt_api_common;       /* 48 bytes */
 
 typedef struct gt_rec_api {
     gt_api_common c;
 } gt_rec_api;
 
 enum gt_memcpy_dir { /* same values as cudaMemcpyKind */
-    GT_DIR_H2H = 0, GT_DIR_H2D = 1, GT_DIR_D2H = 2, GT_DIR_D2D = 3, GT_DIR_DEFAULT = 4,
+                     GT_DIR_H2H = 0,
+                     GT_DIR_H2D = 1,
+                     GT_DIR_D2H = 2,
+                     GT_DIR_D2D = 3,
+                     GT_DIR_DEFAULT = 4,
 };
 enum gt_mem_kind { /* host/device memory classification, shared by CPU and GPU records */
-    GT_MEM_UNKNOWN = 0, GT_MEM_PAGEABLE = 1, GT_MEM_PINNED = 2, GT_MEM_DEVICE = 3,
-    GT_MEM_ARRAY = 4, GT_MEM_MANAGED = 5,
+                   GT_MEM_UNKNOWN = 0,
+                   GT_MEM_PAGEABLE = 1,
+                   GT_MEM_PINNED = 2,
+                   GT_MEM_DEVICE = 3,
+                   GT_MEM_ARRAY = 4,
+                   GT_MEM_MANAGED = 5,
 };
 
 typedef struct gt_rec_api_memcpy {
@@ -230,14 +239,18 @@ typedef struct gt_rec_api_memset {
 } gt_rec_api_memset;
 
 enum gt_alloc_kind {
-    GT_ALLOC_DEVICE = 1, GT_ALLOC_DEVICE_ASYNC = 2, GT_ALLOC_MANAGED = 3, GT_ALLOC_HOST_PINNED = 4,
-    GT_ALLOC_HOST_REGISTERED = 5, GT_ALLOC_PITCH = 6,
+    GT_ALLOC_DEVICE = 1,
+    GT_ALLOC_DEVICE_ASYNC = 2,
+    GT_ALLOC_MANAGED = 3,
+    GT_ALLOC_HOST_PINNED = 4,
+    GT_ALLOC_HOST_REGISTERED = 5,
+    GT_ALLOC_PITCH = 6,
 };
 
 typedef struct gt_rec_api_alloc {
     gt_api_common c;
-    uint64_t ptr;   /* allocated or freed pointer */
-    uint64_t bytes; /* 0 for frees where unknown; the analyzer pairs frees with allocations */
+    uint64_t ptr;        /* allocated or freed pointer */
+    uint64_t bytes;      /* 0 for frees where unknown; the analyzer pairs frees with allocations */
     uint32_t alloc_kind; /* gt_alloc_kind */
     uint32_t is_free;
 } gt_rec_api_alloc;
@@ -253,8 +266,13 @@ typedef struct gt_rec_api_launch {
 } gt_rec_api_launch;
 
 enum gt_sync_kind {
-    GT_SYNC_DEVICE = 1, GT_SYNC_STREAM = 2, GT_SYNC_EVENT = 3, GT_SYNC_STREAM_WAIT_EVENT = 4,
-    GT_SYNC_STREAM_QUERY = 5, GT_SYNC_EVENT_QUERY = 6, GT_SYNC_EVENT_RECORD = 7,
+    GT_SYNC_DEVICE = 1,
+    GT_SYNC_STREAM = 2,
+    GT_SYNC_EVENT = 3,
+    GT_SYNC_STREAM_WAIT_EVENT = 4,
+    GT_SYNC_STREAM_QUERY = 5,
+    GT_SYNC_EVENT_QUERY = 6,
+    GT_SYNC_EVENT_RECORD = 7,
 };
 
 typedef struct gt_rec_api_sync {
@@ -272,35 +290,39 @@ enum gt_cudnn_flags {
 typedef struct gt_rec_api_cudnn {
     gt_api_common c;
     uint64_t handle;
-    uint64_t plan;      /* backend: execution plan descriptor pointer */
-    uint32_t plan_id;   /* GT_REC_CUDNN_PLAN id, 0 = none */
-    uint32_t sig_id;    /* GT_REC_CUDNN_CONV_SIG id (legacy), 0 = none */
-    int32_t algo;       /* legacy algorithm, -1 = n/a */
-    int32_t math_type;  /* cudnnMathType_t, -1 = unknown */
+    uint64_t plan;     /* backend: execution plan descriptor pointer */
+    uint32_t plan_id;  /* GT_REC_CUDNN_PLAN id, 0 = none */
+    uint32_t sig_id;   /* GT_REC_CUDNN_CONV_SIG id (legacy), 0 = none */
+    int32_t algo;      /* legacy algorithm, -1 = n/a */
+    int32_t math_type; /* cudnnMathType_t, -1 = unknown */
     uint64_t workspace_bytes;
     uint32_t cudnn_flags; /* gt_cudnn_flags */
-    uint32_t desc_type; /* Finalize/Destroy: cudnnBackendDescriptorType_t, else 0 */
+    uint32_t desc_type;   /* Finalize/Destroy: cudnnBackendDescriptorType_t, else 0 */
 } gt_rec_api_cudnn;
 
 typedef struct gt_rec_cudnn_plan { /* once per distinct plan pointer life */
     uint64_t plan;
     uint32_t plan_id;
-    uint32_t op_kind;     /* enum gt_cudnn_op */
+    uint32_t op_kind;            /* enum gt_cudnn_op */
     int64_t engine_global_index; /* -1 unknown */
-    uint64_t numerical_notes; /* bit i = cudnnBackendNumericalNote_t value i */
+    uint64_t numerical_notes;    /* bit i = cudnnBackendNumericalNote_t value i */
     uint64_t behavior_notes;
     uint64_t workspace_bytes;
-    uint64_t op_graph;   /* operation graph pointer: several plans for one graph = autotuning */
-    uint32_t dtype;      /* cudnnDataType_t of the main input, -1 unknown */
-    uint32_t sig_id;     /* conv signature (GT_REC_CUDNN_CONV_SIG) decoded from the plan, 0 none */
-    uint32_t knobs_len;  /* bytes of "KNOB=value,..." text that follows */
-    uint32_t json_len;   /* bytes of the plan's JSON representation that follow the knobs */
+    uint64_t op_graph;  /* operation graph pointer: several plans for one graph = autotuning */
+    uint32_t dtype;     /* cudnnDataType_t of the main input, -1 unknown */
+    uint32_t sig_id;    /* conv signature (GT_REC_CUDNN_CONV_SIG) decoded from the plan, 0 none */
+    uint32_t knobs_len; /* bytes of "KNOB=value,..." text that follows */
+    uint32_t json_len;  /* bytes of the plan's JSON representation that follow the knobs */
     /* char knobs[knobs_len]; char json[json_len]; */
 } gt_rec_cudnn_plan;
 
 enum gt_cudnn_op {
-    GT_CUDNN_OP_UNKNOWN = 0, GT_CUDNN_OP_CONV_FWD = 1, GT_CUDNN_OP_CONV_BWD_DATA = 2,
-    GT_CUDNN_OP_CONV_BWD_FILTER = 3, GT_CUDNN_OP_CONV_BIAS_ACT = 4, GT_CUDNN_OP_MATMUL = 5,
+    GT_CUDNN_OP_UNKNOWN = 0,
+    GT_CUDNN_OP_CONV_FWD = 1,
+    GT_CUDNN_OP_CONV_BWD_DATA = 2,
+    GT_CUDNN_OP_CONV_BWD_FILTER = 3,
+    GT_CUDNN_OP_CONV_BIAS_ACT = 4,
+    GT_CUDNN_OP_MATMUL = 5,
     GT_CUDNN_OP_OTHER = 6,
 };
 
@@ -310,7 +332,7 @@ typedef struct gt_rec_cudnn_conv_sig { /* a convolution's shape, once per distin
     int32_t nb_dims;  /* tensor rank, 4 or 5 */
     int32_t dtype;    /* cudnnDataType_t of x */
     int32_t compute_dtype;
-    int32_t format;   /* cudnnTensorFormat_t of the filter (NCHW=0, NHWC=1), -1 unknown */
+    int32_t format; /* cudnnTensorFormat_t of the filter (NCHW=0, NHWC=1), -1 unknown */
     int32_t math_type;
     int32_t groups;
     int32_t x_dims[5], x_strides[5];
@@ -331,7 +353,7 @@ typedef struct gt_cudnn_perf_entry {
 } gt_cudnn_perf_entry; /* 32 bytes */
 
 typedef struct gt_rec_cudnn_perf { /* follows the GT_REC_API_CUDNN of the Find/Get call */
-    uint64_t corr_id; /* of that call */
+    uint64_t corr_id;              /* of that call */
     uint32_t sig_id;
     uint32_t count;
     /* gt_cudnn_perf_entry entries[count]; */
@@ -348,13 +370,17 @@ typedef struct gt_rec_api_cublas {
 } gt_rec_api_cublas;
 
 enum gt_nvtx_kind {
-    GT_NVTX_PUSH = 1, GT_NVTX_POP = 2, GT_NVTX_MARK = 3, GT_NVTX_RANGE_START = 4,
-    GT_NVTX_RANGE_END = 5, GT_NVTX_NAME_THREAD = 6,
+    GT_NVTX_PUSH = 1,
+    GT_NVTX_POP = 2,
+    GT_NVTX_MARK = 3,
+    GT_NVTX_RANGE_START = 4,
+    GT_NVTX_RANGE_END = 5,
+    GT_NVTX_NAME_THREAD = 6,
 };
 
 typedef struct gt_rec_nvtx {
     uint64_t t_ns;
-    uint64_t range_id; /* start/end ranges; 0 otherwise */
+    uint64_t range_id;  /* start/end ranges; 0 otherwise */
     uint32_t nvtx_kind; /* gt_nvtx_kind */
     uint32_t name_id;   /* message, 0 for pop/end */
     uint32_t domain_id; /* domain name, 0 = default */
@@ -363,7 +389,7 @@ typedef struct gt_rec_nvtx {
 
 typedef struct gt_rec_stack { /* a call-site stack, once per distinct stack */
     uint32_t stack_id;
-    uint32_t depth; /* native frames */
+    uint32_t depth;    /* native frames */
     uint32_t py_depth; /* Python frames that follow the native ones */
     uint32_t pad;
     /* uint64_t pcs[depth]; then py_depth × {u32 file_id, u32 func_id, i32 line, u32 pad} */
@@ -438,8 +464,8 @@ typedef struct gt_rec_gpu_ext_corr { /* CUPTI corr_id belongs to our call extern
 typedef struct gt_rec_gpu_api {
     uint64_t start_ns, end_ns;
     uint64_t corr_id;
-    uint32_t cbid;    /* CUpti_runtime_api_trace_cbid or CUpti_driver_api_trace_cbid */
-    uint32_t domain;  /* 4 = driver, 5 = runtime (CUpti_ActivityKind) */
+    uint32_t cbid;   /* CUpti_runtime_api_trace_cbid or CUpti_driver_api_trace_cbid */
+    uint32_t domain; /* 4 = driver, 5 = runtime (CUpti_ActivityKind) */
     uint32_t tid;
     int32_t result;
 } gt_rec_gpu_api;

@@ -35,13 +35,15 @@ bool gt_core_recording(void);
  * while not recording. */
 bool gt_guard_enter(void);
 void gt_guard_leave(void);
-/* Marks the calling thread as gputrace's own (writer, CUPTI callbacks): its calls are never recorded. */
+/* Marks the calling thread as gputrace's own (writer, CUPTI callbacks): its calls are never
+ * recorded. */
 void gt_guard_mark_internal_thread(void);
 
 /* Reserve room for one record of kind with a body of body_size bytes in this thread's buffer.
- * Returns a pointer to the zeroed body (8-byte aligned), or NULL when not recording or the buffer is
- * full (the loss is counted and written later as a GT_REC_LOST record). gt_record_commit publishes
- * it. At most one record may be open per thread at a time. flags go into the record header. */
+ * Returns a pointer to the zeroed body (8-byte aligned), or NULL when not recording or the buffer
+ * is full (the loss is counted and written later as a GT_REC_LOST record). gt_record_commit
+ * publishes it. At most one record may be open per thread at a time. flags go into the record
+ * header. */
 void *gt_record_begin(uint16_t kind, uint16_t flags, uint32_t body_size);
 void gt_record_commit(void *body);
 /* Record a whole body in one call (copy). Returns false when dropped. */
@@ -54,8 +56,9 @@ bool gt_record_write(uint16_t kind, uint16_t flags, const void *body, uint32_t b
 void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, int timeout_ms);
 
 /* Intern a string: returns its id (>= 1), 0 on failure. The first intern of a string writes a
- * GT_REC_STRING that reaches the file before any record that uses the id. Thread-safe; takes a short
- * lock, so call it once per distinct name and cache the id (e.g. per kernel function pointer). */
+ * GT_REC_STRING that reaches the file before any record that uses the id. Thread-safe; takes a
+ * short lock, so call it once per distinct name and cache the id (e.g. per kernel function
+ * pointer). */
 uint32_t gt_intern(const char *s);
 uint32_t gt_intern_n(const char *s, size_t len);
 

@@ -10,7 +10,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # ---------------------------------------------------------------- packages
 PKGS=(cmake pkg-config libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libunwind-dev
-      libjansson-dev zlib1g-dev clang valgrind python3)
+      libjansson-dev zlib1g-dev clang clang-format valgrind python3)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -65,6 +65,17 @@ run_build() { # name, ctest-regex ("" = all), cmake args...
     failed_names+=("$dir")
   fi
 }
+
+# Style: every tracked C file as clang-format (.clang-format) writes it; counted as one test.
+echo "== clang-format"
+unformatted=$(git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
+  clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || echo "$f"; done)
+if [ -n "$unformatted" ]; then
+  echo "not formatted (run: clang-format -i FILE):"; echo "$unformatted" | sed 's/^/  /'
+  failed=$((failed + 1)); failed_names+=("clang-format")
+else
+  echo "all C sources formatted"; passed=$((passed + 1))
+fi
 
 run_build build ""
 if [ "${GPUTRACE_TEST_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -73,8 +73,9 @@ GT_FAST_INLINE void gt_fast_zero(void *p, uint32_t n)
     if ((off) + 16 <= n)                                                                           \
         *(gt_fast_zero16 *)(q + (off)) = (gt_fast_zero16){0, 0};
     GT_FAST_ZERO16(0)
-        GT_FAST_ZERO16(16) GT_FAST_ZERO16(32) GT_FAST_ZERO16(48) GT_FAST_ZERO16(64)
-            GT_FAST_ZERO16(80) GT_FAST_ZERO16(96) GT_FAST_ZERO16(112)
+    GT_FAST_ZERO16(16)
+        GT_FAST_ZERO16(32) GT_FAST_ZERO16(48) GT_FAST_ZERO16(64) GT_FAST_ZERO16(80)
+            GT_FAST_ZERO16(96) GT_FAST_ZERO16(112)
 #undef GT_FAST_ZERO16
                 if (n & 8) *
         (gt_fast_zero8 *)(q + (n & ~15u)) = 0;

@@ -31,12 +31,16 @@ typedef struct gt_sym {
     atomic_bool warned;   /* "missing" said once */
 } gt_sym;
 
-#define GT_SYM_INIT(sym_name, library) {.name = sym_name, .lib = library}
+#define GT_SYM_INIT(sym_name, library)                                                             \
+    {                                                                                              \
+        .name = sym_name, .lib = library                                                           \
+    }
 
 void *gt_sym_resolve_slow(gt_sym *s);
 
 /* The real address of s, or NULL when no loaded library defines it. */
-static inline void *gt_sym_get(gt_sym *s) {
+static inline void *gt_sym_get(gt_sym *s)
+{
     void *p = atomic_load_explicit(&s->real, memory_order_acquire);
     return p ? p : gt_sym_resolve_slow(s);
 }

@@ -539,16 +539,16 @@ bool gt_py_key(uint64_t *h, int max)
         char owner = L->fr_owner != NO_FIELD ? *((const char *)frame + L->fr_owner) : 0;
         void *code = *(void *const *)((const char *)frame + L->fr_code);
         if (owner != OWNED_BY_CSTACK && code) {
-            uint64_t instr = L->frame_objects
-                                 ? (uint64_t)*(const int *)((const char *)frame + L->fr_instr)
-                                 : (uint64_t)(uintptr_t) * (void *const *)((const char *)frame +
-                                                                           L->fr_instr);
+            uint64_t instr =
+                L->frame_objects
+                    ? (uint64_t) * (const int *)((const char *)frame + L->fr_instr)
+                    : (uint64_t)(uintptr_t) * (void *const *)((const char *)frame + L->fr_instr);
             *h = key_mix(*h, (uint64_t)(uintptr_t)code);
             *h = key_mix(*h, instr);
-            *h = key_mix(*h, (uint64_t)(uintptr_t) * (void *const *)((const char *)code +
-                                                                    L->co_filename));
-            *h = key_mix(*h, (uint64_t)(uintptr_t) * (void *const *)((const char *)code +
-                                                                    L->co_name));
+            *h = key_mix(*h, (uint64_t)(uintptr_t) *
+                                 (void *const *)((const char *)code + L->co_filename));
+            *h = key_mix(*h,
+                         (uint64_t)(uintptr_t) * (void *const *)((const char *)code + L->co_name));
             n++;
         }
         frame = *(void *const *)((const char *)frame + L->fr_back);

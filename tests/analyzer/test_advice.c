@@ -10,7 +10,6 @@
 
 static const char *workdir;
 
-
 static const gt_advice *find(const gt_advice_list *l, const char *id)
 {
     for (size_t i = 0; i < l->n; i++)

@@ -1,9 +1,8 @@
 /* test_convert_gen.c — writes small synthetic .gtrace files (golden inputs) for the convert tests:
  *   basic.gtrace        one process: two threads, allocations, a pageable copy, launches, a cuDNN
- *                       execute with two kernels (plan + conv signature), a stream sync stall, NVTX,
- *                       an overlap on a GPU stream, lost records, a call-site stack (Python
- *                       frames over a native frame of a library missing here) on the stall and
- *                       a stack id the table lacks on the worker's call
+ *                       execute with two kernels (plan + conv signature), a stream sync stall,
+ * NVTX, an overlap on a GPU stream, lost records, a call-site stack (Python frames over a native
+ * frame of a library missing here) on the stall and a stack id the table lacks on the worker's call
  *   rank0/rank1.gtrace  two ranks of one job with the same pid (a merge on one timeline)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
@@ -59,29 +58,43 @@ static void open_trace(const char *dir, const char *name, int32_t pid, int32_t r
 
 static gt_api_common api(uint32_t func, uint64_t b, uint64_t e, uint64_t corr, uint64_t stream)
 {
-    gt_api_common c = {.t_begin_ns = T0 + b, .t_end_ns = T0 + e, .corr_id = corr,
-                       .stream = stream, .func = func, .result = 0, .device = 0};
+    gt_api_common c = {.t_begin_ns = T0 + b,
+                       .t_end_ns = T0 + e,
+                       .corr_id = corr,
+                       .stream = stream,
+                       .func = func,
+                       .result = 0,
+                       .device = 0};
     return c;
 }
 
 static void launch(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id)
 {
-    gt_rec_api_launch l = {.c = api(GT_FN_cudaLaunchKernel, b, e, corr, 0x55), .name_id = name_id,
-                           .grid = {128, 1, 1}, .block = {256, 1, 1}};
+    gt_rec_api_launch l = {.c = api(GT_FN_cudaLaunchKernel, b, e, corr, 0x55),
+                           .name_id = name_id,
+                           .grid = {128, 1, 1},
+                           .block = {256, 1, 1}};
     add(GT_REC_API_LAUNCH, &l, sizeof l);
 }
 
 static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint32_t stream)
 {
-    gt_rec_gpu_kernel k = {.start_ns = T0 + b, .end_ns = T0 + e, .corr_id = corr,
-                           .name_id = name_id, .device = 0, .stream = stream,
-                           .grid = {128, 1, 1}, .block = {256, 1, 1}, .registers = 32};
+    gt_rec_gpu_kernel k = {.start_ns = T0 + b,
+                           .end_ns = T0 + e,
+                           .corr_id = corr,
+                           .name_id = name_id,
+                           .device = 0,
+                           .stream = stream,
+                           .grid = {128, 1, 1},
+                           .block = {256, 1, 1},
+                           .registers = 32};
     add(GT_REC_GPU_KERNEL, &k, sizeof k);
 }
 
 static void ext(uint64_t cupti, uint64_t ours)
 {
-    gt_rec_gpu_ext_corr x = {.external_id = ours, .corr_id = cupti, .ext_kind = GT_EXT_CORR_KIND_OURS};
+    gt_rec_gpu_ext_corr x = {
+        .external_id = ours, .corr_id = cupti, .ext_kind = GT_EXT_CORR_KIND_OURS};
     add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
 }
 
@@ -94,8 +107,11 @@ static void nvtx(uint32_t kind, uint64_t t, uint32_t name_id)
 static void alloc(uint32_t func, uint64_t b, uint64_t e, uint64_t ptr, uint64_t bytes,
                   uint32_t kind, int is_free)
 {
-    gt_rec_api_alloc a = {.c = api(func, b, e, 0, 0), .ptr = ptr, .bytes = bytes,
-                          .alloc_kind = kind, .is_free = (uint32_t)is_free};
+    gt_rec_api_alloc a = {.c = api(func, b, e, 0, 0),
+                          .ptr = ptr,
+                          .bytes = bytes,
+                          .alloc_kind = kind,
+                          .is_free = (uint32_t)is_free};
     add(GT_REC_API_ALLOC, &a, sizeof a);
 }
 
@@ -133,20 +149,36 @@ static void write_basic(const char *dir)
     add(GT_REC_THREAD, &th, sizeof th);
     nvtx(GT_NVTX_PUSH, 50, 2);
     alloc(GT_FN_cudaMalloc, 100, 200, 0x1000, 1 << 20, GT_ALLOC_DEVICE, 0);
-    gt_rec_api_memcpy cp = {.c = api(GT_FN_cudaMemcpyAsync, 1000, 3000, 2, 0x55), .bytes = 4096,
-                            .direction = GT_DIR_H2D, .src_kind = GT_MEM_PAGEABLE,
-                            .dst_kind = GT_MEM_DEVICE, .is_async = 1, .peer_device = -1};
+    gt_rec_api_memcpy cp = {.c = api(GT_FN_cudaMemcpyAsync, 1000, 3000, 2, 0x55),
+                            .bytes = 4096,
+                            .direction = GT_DIR_H2D,
+                            .src_kind = GT_MEM_PAGEABLE,
+                            .dst_kind = GT_MEM_DEVICE,
+                            .is_async = 1,
+                            .peer_device = -1};
     add(GT_REC_API_MEMCPY, &cp, sizeof cp);
     launch(4000, 5000, 3, 1);
-    gt_rec_cudnn_conv_sig sig = {.sig_id = 1, .op_kind = 1, .nb_dims = 4, .x_dims = {64, 3, 224, 224},
-                                 .w_dims = {64, 3, 7, 7}, .y_dims = {64, 64, 112, 112}};
+    gt_rec_cudnn_conv_sig sig = {.sig_id = 1,
+                                 .op_kind = 1,
+                                 .nb_dims = 4,
+                                 .x_dims = {64, 3, 224, 224},
+                                 .w_dims = {64, 3, 7, 7},
+                                 .y_dims = {64, 64, 112, 112}};
     add(GT_REC_CUDNN_CONV_SIG, &sig, sizeof sig);
-    gt_rec_cudnn_plan plan = {.plan = 0xabc, .plan_id = 1, .op_kind = 1, .engine_global_index = 38,
-                              .numerical_notes = 1, .sig_id = 1};
+    gt_rec_cudnn_plan plan = {.plan = 0xabc,
+                              .plan_id = 1,
+                              .op_kind = 1,
+                              .engine_global_index = 38,
+                              .numerical_notes = 1,
+                              .sig_id = 1};
     add(GT_REC_CUDNN_PLAN, &plan, sizeof plan);
     launch(6500, 7000, 5, 1); /* a wrapped launch inside the cuDNN call: written first */
-    gt_rec_api_cudnn dn = {.c = api(GT_FN_cudnnBackendExecute, 6000, 9000, 4, 0x55), .plan = 0xabc,
-                           .plan_id = 1, .algo = -1, .math_type = -1, .workspace_bytes = 1 << 16};
+    gt_rec_api_cudnn dn = {.c = api(GT_FN_cudnnBackendExecute, 6000, 9000, 4, 0x55),
+                           .plan = 0xabc,
+                           .plan_id = 1,
+                           .algo = -1,
+                           .math_type = -1,
+                           .workspace_bytes = 1 << 16};
     add(GT_REC_API_CUDNN, &dn, sizeof dn);
     call_site_stack();
     gt_rec_api_sync sy = {.c = api(GT_FN_cudaStreamSynchronize, 10000, 50000, 6, 0x55),
@@ -171,9 +203,16 @@ static void write_basic(const char *dir)
     ext(104, 4);
     ext(105, 4);
     ext(106, 5);
-    gt_rec_gpu_memcpy m = {.start_ns = T0 + 3500, .end_ns = T0 + 4500, .corr_id = 102,
-                           .bytes = 4096, .device = 0, .stream = 7, .copy_kind = 1,
-                           .src_kind = GT_MEM_PAGEABLE, .dst_kind = GT_MEM_DEVICE, .is_async = 1};
+    gt_rec_gpu_memcpy m = {.start_ns = T0 + 3500,
+                           .end_ns = T0 + 4500,
+                           .corr_id = 102,
+                           .bytes = 4096,
+                           .device = 0,
+                           .stream = 7,
+                           .copy_kind = 1,
+                           .src_kind = GT_MEM_PAGEABLE,
+                           .dst_kind = GT_MEM_DEVICE,
+                           .is_async = 1};
     add(GT_REC_GPU_MEMCPY, &m, sizeof m);
     kernel(5500, 8000, 103, 1, 7);
     kernel(8000, 9000, 106, 1, 7);
@@ -182,8 +221,11 @@ static void write_basic(const char *dir)
     kernel(60000, 70000, 107, 1, 7);
     kernel(65000, 90000, 108, 1, 7); /* overlaps the previous one by 5 us: a sibling track */
     kernel(89500, 95000, 109, 1, 7); /* overlaps by 0.5 us: clamped on the stream's track */
-    gt_rec_lost lost = {.count = 5, .t_first_ns = T0 + 30000, .t_last_ns = T0 + 31000,
-                        .reason = GT_LOST_BUFFER_FULL, .lost_tid = 4242};
+    gt_rec_lost lost = {.count = 5,
+                        .t_first_ns = T0 + 30000,
+                        .t_last_ns = T0 + 31000,
+                        .reason = GT_LOST_BUFFER_FULL,
+                        .lost_tid = 4242};
     add(GT_REC_LOST, &lost, sizeof lost);
     if (gt_test_writer_close(&W) != 0)
         die("close");

@@ -25,7 +25,6 @@
 
 static const char *datadir, *workdir;
 
-
 static char *slurp(const char *dir, const char *name, size_t *len)
 {
     char path[1024];

@@ -14,7 +14,6 @@
 
 static char dir[512];
 
-
 static const char *at(const char *name)
 {
     static char bufs[8][600];

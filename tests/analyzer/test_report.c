@@ -15,7 +15,6 @@
 
 static char dir[512];
 
-
 static const char *path_of(const char *name)
 {
     static char bufs[4][600];

@@ -13,22 +13,27 @@ typedef struct fake_handle {
     cudaStream_t stream;
 } fake_handle;
 
-EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h) {
+EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
+{
     fake_handle *x = calloc(1, sizeof *x);
-    if (!x) return CUBLAS_STATUS_ALLOC_FAILED;
+    if (!x)
+        return CUBLAS_STATUS_ALLOC_FAILED;
     cublasLtCreate(&x->lt);
     *h = (cublasHandle_t)x;
     return CUBLAS_STATUS_SUCCESS;
 }
-EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
+EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
+{
     free(h);
     return CUBLAS_STATUS_SUCCESS;
 }
-EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
+EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
+{
     ((fake_handle *)h)->stream = s;
     return CUBLAS_STATUS_SUCCESS;
 }
-EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *v) {
+EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *v)
+{
     *v = 130100;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -36,8 +41,10 @@ EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *v) {
 /* One GEMM through cuBLASLt: C[m x n] = op(A)[m x k] * op(B)[k x n]. */
 static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
                            int64_t n, int64_t k, cudaDataType at, cudaDataType bt, cudaDataType ct,
-                           cublasComputeType_t comp, int64_t batch) {
-    if (!h || m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
+                           cublasComputeType_t comp, int64_t batch)
+{
+    if (!h || m < 0 || n < 0 || k < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
     fake_handle *x = (fake_handle *)h;
     cublasLtMatmulDesc_t d;
     cublasLtMatrixLayout_t A, B, C;
@@ -52,8 +59,8 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
     int32_t b32 = (int32_t)batch;
     cublasLtMatrixLayoutSetAttribute(C, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b32, 4);
     float one = 1, zero = 0;
-    cublasStatus_t r = cublasLtMatmul(x->lt, d, &one, NULL, A, NULL, B, &zero, NULL, C, NULL, C, NULL,
-                                      NULL, 0, x->stream);
+    cublasStatus_t r = cublasLtMatmul(x->lt, d, &one, NULL, A, NULL, B, &zero, NULL, C, NULL, C,
+                                      NULL, NULL, 0, x->stream);
     cublasLtMatrixLayoutDestroy(A);
     cublasLtMatrixLayoutDestroy(B);
     cublasLtMatrixLayoutDestroy(C);
@@ -61,34 +68,41 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
     return r;
 }
 
-EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                                   int n, int k, const void *alpha, const void *A, cudaDataType at,
-                                   int lda, const void *B, cudaDataType bt, int ldb, const void *beta,
-                                   void *C, cudaDataType ct, int ldc, cublasComputeType_t comp,
-                                   cublasGemmAlgo_t algo) {
+EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                   int m, int n, int k, const void *alpha, const void *A,
+                                   cudaDataType at, int lda, const void *B, cudaDataType bt,
+                                   int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
+                                   cublasComputeType_t comp, cublasGemmAlgo_t algo)
+{
     return gemm(h, ta, tb, m, n, k, at, bt, ct, comp, 1);
 }
 EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
     const void *alpha, const void *A, cudaDataType at, int lda, long long sa, const void *B,
     cudaDataType bt, int ldb, long long sb, const void *beta, void *C, cudaDataType ct, int ldc,
-    long long sc, int batch, cublasComputeType_t comp, cublasGemmAlgo_t algo) {
+    long long sc, int batch, cublasComputeType_t comp, cublasGemmAlgo_t algo)
+{
     return gemm(h, ta, tb, m, n, k, at, bt, ct, comp, batch);
 }
 EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                     int m, int n, int k, const float *alpha, const float *A, int lda,
-                                     const float *B, int ldb, const float *beta, float *C, int ldc) {
+                                     int m, int n, int k, const float *alpha, const float *A,
+                                     int lda, const float *B, int ldb, const float *beta, float *C,
+                                     int ldc)
+{
     return gemm(h, ta, tb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1);
 }
 EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
                                      int m, int n, int k, const double *alpha, const double *A,
-                                     int lda, const double *B, int ldb, const double *beta, double *C,
-                                     int ldc) {
+                                     int lda, const double *B, int ldb, const double *beta,
+                                     double *C, int ldc)
+{
     return gemm(h, ta, tb, m, n, k, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 1);
 }
-EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                        int64_t m, int64_t n, int64_t k, const float *alpha,
-                                        const float *A, int64_t lda, const float *B, int64_t ldb,
-                                        const float *beta, float *C, int64_t ldc) {
+EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta,
+                                        cublasOperation_t tb, int64_t m, int64_t n, int64_t k,
+                                        const float *alpha, const float *A, int64_t lda,
+                                        const float *B, int64_t ldb, const float *beta, float *C,
+                                        int64_t ldc)
+{
     return gemm(h, ta, tb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1);
 }

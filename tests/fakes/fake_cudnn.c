@@ -15,23 +15,32 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static bool should_fail(const char *fn) {
+static bool should_fail(const char *fn)
+{
     const char *f = getenv("FAKE_CUDA_FAIL");
     return f && strncmp(f, fn, strlen(fn)) == 0 && (f[strlen(fn)] == 0 || f[strlen(fn)] == ':');
 }
 
-static void emit_kernel(const char *name) {
+static void emit_kernel(const char *name)
+{
     static void (*emit_fn)(const fake_gpu_op *);
     if (!emit_fn) {
         void *h = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
-        if (h) emit_fn = (void (*)(const fake_gpu_op *))dlsym(h, "fake_gpu_emit");
+        if (h)
+            emit_fn = (void (*)(const fake_gpu_op *))dlsym(h, "fake_gpu_emit");
     }
-    if (!emit_fn) return;
+    if (!emit_fn)
+        return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    fake_gpu_op op = {.kind = FAKE_OP_KERNEL, .start_ns = t, .end_ns = t + 20000, .stream = 7,
-                      .name = name, .grid = {64, 1, 1}, .block = {128, 1, 1}};
+    fake_gpu_op op = {.kind = FAKE_OP_KERNEL,
+                      .start_ns = t,
+                      .end_ns = t + 20000,
+                      .stream = 7,
+                      .name = name,
+                      .grid = {64, 1, 1},
+                      .block = {128, 1, 1}};
     emit_fn(&op);
 }
 
@@ -41,25 +50,38 @@ typedef struct fake_handle {
     cudaStream_t stream;
 } fake_handle;
 
-EXPORT size_t cudnnGetVersion(void) { return 91900; }
-EXPORT size_t cudnnGetCudartVersion(void) { return 13000; }
-EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h) {
+EXPORT size_t cudnnGetVersion(void)
+{
+    return 91900;
+}
+EXPORT size_t cudnnGetCudartVersion(void)
+{
+    return 13000;
+}
+EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
+{
     *h = (cudnnHandle_t)calloc(1, sizeof(fake_handle));
     return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
-EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t h) {
+EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
+{
     free(h);
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s) {
+EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s)
+{
     ((fake_handle *)h)->stream = s;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s) {
+EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s)
+{
     *s = ((fake_handle *)h)->stream;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT const char *cudnnGetErrorString(cudnnStatus_t s) { return s ? "fake error" : "success"; }
+EXPORT const char *cudnnGetErrorString(cudnnStatus_t s)
+{
+    return s ? "fake error" : "success";
+}
 
 /* ------------------------------------------------------------------ legacy descriptors */
 
@@ -79,16 +101,19 @@ typedef struct conv {
     cudnnMathType_t math;
 } conv;
 
-EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
+EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
+{
     *d = (cudnnTensorDescriptor_t)calloc(1, sizeof(tensor));
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
+EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
+{
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
-                                                cudnnDataType_t dt, int n, int c, int h, int w) {
+                                                cudnnDataType_t dt, int n, int c, int h, int w)
+{
     tensor *t = (tensor *)d;
     t->dt = dt, t->nd = 4;
     int dims[4] = {n, c, h, w};
@@ -103,97 +128,124 @@ EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnn
     return CUDNN_STATUS_SUCCESS;
 }
 EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(cudnnTensorDescriptor_t d, int req,
-                                                cudnnDataType_t *dt, int *nd, int *dims, int *strides) {
+                                                cudnnDataType_t *dt, int *nd, int *dims,
+                                                int *strides)
+{
     tensor *t = (tensor *)d;
-    if (!t) return CUDNN_STATUS_BAD_PARAM;
+    if (!t)
+        return CUDNN_STATUS_BAD_PARAM;
     *dt = t->dt, *nd = t->nd;
-    for (int i = 0; i < t->nd && i < req; i++) dims[i] = t->dims[i], strides[i] = t->strides[i];
+    for (int i = 0; i < t->nd && i < req; i++)
+        dims[i] = t->dims[i], strides[i] = t->strides[i];
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d) {
+EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
+{
     *d = (cudnnFilterDescriptor_t)calloc(1, sizeof(filter));
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
+EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
+{
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt,
-                                                cudnnTensorFormat_t f, int k, int c, int h, int w) {
+                                                cudnnTensorFormat_t f, int k, int c, int h, int w)
+{
     filter *x = (filter *)d;
     *x = (filter){dt, f, 4, {k, c, h, w, 0}};
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(cudnnFilterDescriptor_t d, int req, cudnnDataType_t *dt,
-                                                cudnnTensorFormat_t *f, int *nd, int *dims) {
+EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(cudnnFilterDescriptor_t d, int req,
+                                                cudnnDataType_t *dt, cudnnTensorFormat_t *f,
+                                                int *nd, int *dims)
+{
     filter *x = (filter *)d;
-    if (!x) return CUDNN_STATUS_BAD_PARAM;
+    if (!x)
+        return CUDNN_STATUS_BAD_PARAM;
     *dt = x->dt, *f = x->fmt, *nd = x->nd;
-    for (int i = 0; i < x->nd && i < req; i++) dims[i] = x->dims[i];
+    for (int i = 0; i < x->nd && i < req; i++)
+        dims[i] = x->dims[i];
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
+EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
+{
     conv *c = calloc(1, sizeof(conv));
     c->groups = 1;
     *d = (cudnnConvolutionDescriptor_t)c;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d)
+{
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int ph, int pw,
                                                      int u, int v, int dh, int dw,
-                                                     cudnnConvolutionMode_t m, cudnnDataType_t ct) {
+                                                     cudnnConvolutionMode_t m, cudnnDataType_t ct)
+{
     conv *c = (conv *)d;
     c->n = 2, c->pad[0] = ph, c->pad[1] = pw, c->stride[0] = u, c->stride[1] = v;
     c->dil[0] = dh, c->dil[1] = dw, c->mode = m, c->compute = ct;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d, int req, int *n,
-                                                     int *pad, int *stride, int *dil,
-                                                     cudnnConvolutionMode_t *m, cudnnDataType_t *ct) {
+EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d, int req,
+                                                     int *n, int *pad, int *stride, int *dil,
+                                                     cudnnConvolutionMode_t *m, cudnnDataType_t *ct)
+{
     conv *c = (conv *)d;
-    if (!c) return CUDNN_STATUS_BAD_PARAM;
+    if (!c)
+        return CUDNN_STATUS_BAD_PARAM;
     *n = c->n, *m = c->mode, *ct = c->compute;
-    for (int i = 0; i < c->n && i < req; i++) pad[i] = c->pad[i], stride[i] = c->stride[i], dil[i] = c->dil[i];
+    for (int i = 0; i < c->n && i < req; i++)
+        pad[i] = c->pad[i], stride[i] = c->stride[i], dil[i] = c->dil[i];
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int g) {
+EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int g)
+{
     ((conv *)d)->groups = g;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int *g) {
+EXPORT cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int *g)
+{
     *g = ((conv *)d)->groups;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m) {
-    if (should_fail("cudnnSetConvolutionMathType")) return CUDNN_STATUS_BAD_PARAM;
+EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m)
+{
+    if (should_fail("cudnnSetConvolutionMathType"))
+        return CUDNN_STATUS_BAD_PARAM;
     ((conv *)d)->math = m;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t *m) {
+EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t *m)
+{
     *m = ((conv *)d)->math;
     return CUDNN_STATUS_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ legacy convolutions */
 
-static cudnnStatus_t run_conv(const char *fn, const char *kind, int algo) {
-    if (should_fail(fn)) return CUDNN_STATUS_EXECUTION_FAILED;
+static cudnnStatus_t run_conv(const char *fn, const char *kind, int algo)
+{
+    if (should_fail(fn))
+        return CUDNN_STATUS_EXECUTION_FAILED;
     static char names[3][8][64];
     int k = kind[0] == 'f' ? 0 : kind[0] == 'd' ? 1 : 2;
     char *name = names[k][algo & 7];
-    if (!name[0]) snprintf(name, 64, "fake_cudnn_%s_algo%d_kernel", kind, algo & 7);
+    if (!name[0])
+        snprintf(name, 64, "fake_cudnn_%s_algo%d_kernel", kind, algo & 7);
     emit_kernel(name);
     return CUDNN_STATUS_SUCCESS;
 }
 
-EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *a, cudnnTensorDescriptor_t xd,
-                                             const void *x, cudnnFilterDescriptor_t wd, const void *w,
+EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *a,
+                                             cudnnTensorDescriptor_t xd, const void *x,
+                                             cudnnFilterDescriptor_t wd, const void *w,
                                              cudnnConvolutionDescriptor_t cd,
                                              cudnnConvolutionFwdAlgo_t algo, void *ws, size_t wss,
-                                             const void *b, cudnnTensorDescriptor_t yd, void *y) {
+                                             const void *b, cudnnTensorDescriptor_t yd, void *y)
+{
     return run_conv("cudnnConvolutionForward", "fprop", algo);
 }
 EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *a,
@@ -202,7 +254,8 @@ EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *a
                                                   cudnnConvolutionDescriptor_t cd,
                                                   cudnnConvolutionBwdDataAlgo_t algo, void *ws,
                                                   size_t wss, const void *b,
-                                                  cudnnTensorDescriptor_t dxd, void *dx) {
+                                                  cudnnTensorDescriptor_t dxd, void *dx)
+{
     return run_conv("cudnnConvolutionBackwardData", "dgrad", algo);
 }
 EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *a,
@@ -211,12 +264,14 @@ EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void 
                                                     cudnnConvolutionDescriptor_t cd,
                                                     cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
                                                     size_t wss, const void *b,
-                                                    cudnnFilterDescriptor_t dwd, void *dw) {
+                                                    cudnnFilterDescriptor_t dwd, void *dw)
+{
     return run_conv("cudnnConvolutionBackwardFilter", "wgrad", algo);
 }
 
 /* Perf tables: 3 algorithms, fastest first, deterministic numbers. */
-static void fill_perf(cudnnConvolutionFwdAlgoPerf_t *p, int req, int *ret) {
+static void fill_perf(cudnnConvolutionFwdAlgoPerf_t *p, int req, int *ret)
+{
     static const int algos[3] = {1, 6, 0};
     int n = req < 3 ? req : 3;
     for (int i = 0; i < n; i++) {
@@ -230,24 +285,26 @@ static void fill_perf(cudnnConvolutionFwdAlgoPerf_t *p, int req, int *ret) {
     }
     *ret = n;
 }
-EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, cudnnTensorDescriptor_t xd,
-                                                          cudnnFilterDescriptor_t wd,
-                                                          cudnnConvolutionDescriptor_t cd,
-                                                          cudnnTensorDescriptor_t yd, int req, int *ret,
-                                                          cudnnConvolutionFwdAlgoPerf_t *p) {
-    if (should_fail("cudnnFindConvolutionForwardAlgorithm")) return CUDNN_STATUS_NOT_SUPPORTED;
-    for (int i = 0; i < 3; i++) emit_kernel("fake_cudnn_find_trial_kernel");
+EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
+    cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
+    cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, int req, int *ret,
+    cudnnConvolutionFwdAlgoPerf_t *p)
+{
+    if (should_fail("cudnnFindConvolutionForwardAlgorithm"))
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    for (int i = 0; i < 3; i++)
+        emit_kernel("fake_cudnn_find_trial_kernel");
     fill_perf(p, req, ret);
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t h,
-                                                            cudnnTensorDescriptor_t xd,
-                                                            cudnnFilterDescriptor_t wd,
-                                                            cudnnConvolutionDescriptor_t cd,
-                                                            cudnnTensorDescriptor_t yd, int req,
-                                                            int *ret, cudnnConvolutionFwdAlgoPerf_t *p) {
+EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
+    cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
+    cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, int req, int *ret,
+    cudnnConvolutionFwdAlgoPerf_t *p)
+{
     fill_perf(p, req, ret);
-    for (int i = 0; i < *ret; i++) p[i].time = -1.0f; /* heuristics do not time */
+    for (int i = 0; i < *ret; i++)
+        p[i].time = -1.0f; /* heuristics do not time */
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -256,68 +313,97 @@ EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t h,
 typedef struct bdesc {
     cudnnBackendDescriptorType_t type;
     bool finalized;
-    struct bdesc *op;      /* OPERATIONGRAPH: its first operation; ENGINE: its graph */
-    struct bdesc *engine;  /* ENGINECFG */
-    struct bdesc *cfg;     /* EXECUTION_PLAN */
-    int64_t index;         /* ENGINE: global index */
+    struct bdesc *op;              /* OPERATIONGRAPH: its first operation; ENGINE: its graph */
+    struct bdesc *engine;          /* ENGINECFG */
+    struct bdesc *cfg;             /* EXECUTION_PLAN */
+    int64_t index;                 /* ENGINE: global index */
     int64_t knob_type, knob_value; /* KNOB_CHOICE */
-    char json[1024];       /* EXECUTION_PLAN, made at finalize */
+    char json[1024];               /* EXECUTION_PLAN, made at finalize */
 } bdesc;
 
 EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t t,
-                                                  cudnnBackendDescriptor_t *d) {
+                                                  cudnnBackendDescriptor_t *d)
+{
     bdesc *x = calloc(1, sizeof *x);
-    if (!x) return CUDNN_STATUS_ALLOC_FAILED;
+    if (!x)
+        return CUDNN_STATUS_ALLOC_FAILED;
     x->type = t;
     *d = (cudnnBackendDescriptor_t)x;
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
+EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d)
+{
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
-EXPORT cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t d) { return CUDNN_STATUS_SUCCESS; }
+EXPORT cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t d)
+{
+    return CUDNN_STATUS_SUCCESS;
+}
 
 EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d,
                                               cudnnBackendAttributeName_t name,
                                               cudnnBackendAttributeType_t type, int64_t count,
-                                              const void *arr) {
+                                              const void *arr)
+{
     bdesc *x = (bdesc *)d;
-    if (!x || x->finalized) return CUDNN_STATUS_BAD_PARAM;
+    if (!x || x->finalized)
+        return CUDNN_STATUS_BAD_PARAM;
     switch (name) {
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
-    case CUDNN_ATTR_ENGINE_OPERATION_GRAPH: x->op = *(bdesc *const *)arr; break;
-    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: x->index = *(const int64_t *)arr; break;
-    case CUDNN_ATTR_ENGINECFG_ENGINE: x->engine = *(bdesc *const *)arr; break;
-    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG: x->cfg = *(bdesc *const *)arr; break;
-    default: break; /* handles, variant pack pointers, op tensors: not simulated */
+    case CUDNN_ATTR_ENGINE_OPERATION_GRAPH:
+        x->op = *(bdesc *const *)arr;
+        break;
+    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX:
+        x->index = *(const int64_t *)arr;
+        break;
+    case CUDNN_ATTR_ENGINECFG_ENGINE:
+        x->engine = *(bdesc *const *)arr;
+        break;
+    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+        x->cfg = *(bdesc *const *)arr;
+        break;
+    default:
+        break; /* handles, variant pack pointers, op tensors: not simulated */
     }
     return CUDNN_STATUS_SUCCESS;
 }
 
-static const char *op_mode(const bdesc *plan) {
+static const char *op_mode(const bdesc *plan)
+{
     const bdesc *graph = plan->cfg && plan->cfg->engine ? plan->cfg->engine->op : NULL;
     const bdesc *op = graph ? graph->op : NULL;
-    if (!op) return "UNKNOWN";
+    if (!op)
+        return "UNKNOWN";
     switch (op->type) {
-    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return "CONV_FORWARD";
-    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR: return "CONV_BWD_DATA";
-    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR: return "CONV_BWD_FILTER";
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "MATMUL";
-    default: return "OTHER";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+        return "CONV_FORWARD";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+        return "CONV_BWD_DATA";
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
+        return "CONV_BWD_FILTER";
+    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
+        return "MATMUL";
+    default:
+        return "OTHER";
     }
 }
 
-static int64_t plan_index(const bdesc *plan) {
+static int64_t plan_index(const bdesc *plan)
+{
     return plan->cfg && plan->cfg->engine ? plan->cfg->engine->index : -1;
 }
 
-EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
+EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
+{
     bdesc *x = (bdesc *)d;
-    if (!x) return CUDNN_STATUS_BAD_PARAM;
-    if (should_fail("cudnnBackendFinalize")) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (!x)
+        return CUDNN_STATUS_BAD_PARAM;
+    if (should_fail("cudnnBackendFinalize"))
+        return CUDNN_STATUS_NOT_SUPPORTED;
     if (x->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
-        if (!x->cfg || !x->cfg->engine) return CUDNN_STATUS_BAD_PARAM;
+        if (!x->cfg || !x->cfg->engine)
+            return CUDNN_STATUS_BAD_PARAM;
         /* The operation graph's pointer distinguishes operations in the simulated JSON, as shapes
          * do in the real one. */
         snprintf(x->json, sizeof x->json,
@@ -331,9 +417,12 @@ EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t copy_out(const void *src, size_t size, int64_t req, int64_t *count, void *arr) {
-    if (count) *count = 1;
-    if (req < 1 || !arr) return CUDNN_STATUS_BAD_PARAM;
+static cudnnStatus_t copy_out(const void *src, size_t size, int64_t req, int64_t *count, void *arr)
+{
+    if (count)
+        *count = 1;
+    if (req < 1 || !arr)
+        return CUDNN_STATUS_BAD_PARAM;
     memcpy(arr, src, size);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -341,15 +430,20 @@ static cudnnStatus_t copy_out(const void *src, size_t size, int64_t req, int64_t
 EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d,
                                               cudnnBackendAttributeName_t name,
                                               cudnnBackendAttributeType_t type, int64_t req,
-                                              int64_t *count, void *arr) {
+                                              int64_t *count, void *arr)
+{
     bdesc *x = (bdesc *)d;
-    if (!x) return CUDNN_STATUS_BAD_PARAM;
+    if (!x)
+        return CUDNN_STATUS_BAD_PARAM;
     switch (name) {
     case CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION: {
-        if (!x->finalized) return CUDNN_STATUS_BAD_PARAM;
+        if (!x->finalized)
+            return CUDNN_STATUS_BAD_PARAM;
         size_t n = strlen(x->json) + 1;
-        if (count) *count = (int64_t)n;
-        if (!arr || req < (int64_t)n) return req == 0 ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+        if (count)
+            *count = (int64_t)n;
+        if (!arr || req < (int64_t)n)
+            return req == 0 ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
         memcpy(arr, x->json, n);
         return CUDNN_STATUS_SUCCESS;
     }
@@ -358,33 +452,45 @@ EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d,
         return copy_out(&ws, sizeof ws, req, count, arr);
     }
     case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
-        if (!x->cfg || !arr) return CUDNN_STATUS_BAD_PARAM;
+        if (!x->cfg || !arr)
+            return CUDNN_STATUS_BAD_PARAM;
         *(*(bdesc **)arr) = *x->cfg; /* into the caller's descriptor, as cuDNN does */
-        if (count) *count = 1;
+        if (count)
+            *count = 1;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_ATTR_ENGINECFG_ENGINE:
-        if (!x->engine || !arr) return CUDNN_STATUS_BAD_PARAM;
+        if (!x->engine || !arr)
+            return CUDNN_STATUS_BAD_PARAM;
         *(*(bdesc **)arr) = *x->engine;
-        if (count) *count = 1;
+        if (count)
+            *count = 1;
         return CUDNN_STATUS_SUCCESS;
-    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return copy_out(&x->index, sizeof x->index, req, count, arr);
+    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX:
+        return copy_out(&x->index, sizeof x->index, req, count, arr);
     case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE: {
         /* even engines use tensor cores; engine 5 is a Winograd one */
         cudnnBackendNumericalNote_t notes[2];
         int n = 0;
-        if (x->index % 2 == 0) notes[n++] = CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
-        if (x->index == 5) notes[n++] = CUDNN_NUMERICAL_NOTE_WINOGRAD;
-        if (count) *count = n;
-        if (arr) memcpy(arr, notes, sizeof notes[0] * (size_t)(n < req ? n : req));
+        if (x->index % 2 == 0)
+            notes[n++] = CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+        if (x->index == 5)
+            notes[n++] = CUDNN_NUMERICAL_NOTE_WINOGRAD;
+        if (count)
+            *count = n;
+        if (arr)
+            memcpy(arr, notes, sizeof notes[0] * (size_t)(n < req ? n : req));
         return CUDNN_STATUS_SUCCESS;
     }
     case CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE:
-        if (count) *count = 0;
+        if (count)
+            *count = 0;
         return CUDNN_STATUS_SUCCESS;
     case CUDNN_ATTR_ENGINECFG_KNOB_CHOICES: {
         /* one knob: SWIZZLE = index % 3 */
-        if (count) *count = 1;
-        if (req < 1 || !arr || !x->engine) return CUDNN_STATUS_BAD_PARAM;
+        if (count)
+            *count = 1;
+        if (req < 1 || !arr || !x->engine)
+            return CUDNN_STATUS_BAD_PARAM;
         bdesc *k = *(bdesc **)arr;
         k->knob_type = CUDNN_KNOB_TYPE_SWIZZLE;
         k->knob_value = x->engine->index % 3;
@@ -396,19 +502,23 @@ EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d,
     }
     case CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE:
         return copy_out(&x->knob_value, sizeof x->knob_value, req, count, arr);
-    default: return CUDNN_STATUS_NOT_SUPPORTED;
+    default:
+        return CUDNN_STATUS_NOT_SUPPORTED;
     }
 }
 
 EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan,
-                                         cudnnBackendDescriptor_t vp) {
+                                         cudnnBackendDescriptor_t vp)
+{
     bdesc *p = (bdesc *)plan;
     if (!h || !p || !p->finalized || p->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
         return CUDNN_STATUS_BAD_PARAM;
-    if (should_fail("cudnnBackendExecute")) return CUDNN_STATUS_EXECUTION_FAILED;
+    if (should_fail("cudnnBackendExecute"))
+        return CUDNN_STATUS_EXECUTION_FAILED;
     static char names[64][64];
     int64_t i = plan_index(p) & 63;
-    if (!names[i][0]) snprintf(names[i], 64, "sm90_xmma_fprop_implicit_gemm_engine%lld", (long long)i);
+    if (!names[i][0])
+        snprintf(names[i], 64, "sm90_xmma_fprop_implicit_gemm_engine%lld", (long long)i);
     emit_kernel(names[i]);
     return CUDNN_STATUS_SUCCESS;
 }

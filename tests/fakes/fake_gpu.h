@@ -3,8 +3,8 @@
  * The fake libcudart.so.13 owns a simulated device: every kernel launch, copy, set and
  * synchronisation it is asked for becomes a fake_gpu_op with deterministic timestamps
  * (CLOCK_REALTIME, like CUPTI). It exports two extra (non-CUDA) symbols:
- *   - fake_gpu_emit(op): the fake cuDNN/cuBLAS use it to "launch" their own kernels, the way the real
- *     ones launch through their static runtime (never through the public cuda* API, so gputrace's
+ *   - fake_gpu_emit(op): the fake cuDNN/cuBLAS use it to "launch" their own kernels, the way the
+ * real ones launch through their static runtime (never through the public cuda* API, so gputrace's
  *     runtime wrappers do not see them);
  *   - fake_gpu_set_listener(fn, ctx): the fake libcupti registers itself to hear every op, in the
  *     calling thread, at the moment of the API call (so it knows the external correlation id pushed
@@ -19,25 +19,25 @@ enum fake_op_kind {
     FAKE_OP_KERNEL = 1,
     FAKE_OP_MEMCPY = 2,
     FAKE_OP_MEMSET = 3,
-    FAKE_OP_SYNC = 4,  /* a blocking synchronisation (stream, device, event) */
-    FAKE_OP_API = 5,   /* any runtime API call (for CUPTI runtime API records) */
+    FAKE_OP_SYNC = 4, /* a blocking synchronisation (stream, device, event) */
+    FAKE_OP_API = 5,  /* any runtime API call (for CUPTI runtime API records) */
 };
 
 typedef struct fake_gpu_op {
-    int kind;           /* fake_op_kind */
-    uint64_t start_ns;  /* GPU start (or API enter for FAKE_OP_API) */
+    int kind;          /* fake_op_kind */
+    uint64_t start_ns; /* GPU start (or API enter for FAKE_OP_API) */
     uint64_t end_ns;
     uint32_t correlation_id; /* CUPTI-style id of the API call that caused it */
     uint32_t device;
     uint32_t stream;
-    const char *name;   /* kernel (mangled) or API function name */
+    const char *name; /* kernel (mangled) or API function name */
     uint32_t grid[3], block[3];
     uint64_t bytes;
-    int copy_kind;      /* CUpti_ActivityMemcpyKind */
+    int copy_kind;          /* CUpti_ActivityMemcpyKind */
     int src_kind, dst_kind; /* CUpti_ActivityMemoryKind */
     int is_async;
-    int sync_type;      /* CUpti_ActivitySynchronizationType */
-    uint32_t cbid;      /* CUpti_runtime_api_trace_cbid for FAKE_OP_API */
+    int sync_type; /* CUpti_ActivitySynchronizationType */
+    uint32_t cbid; /* CUpti_runtime_api_trace_cbid for FAKE_OP_API */
 } fake_gpu_op;
 
 typedef void (*fake_gpu_listener)(const fake_gpu_op *op, void *ctx);

@@ -21,7 +21,8 @@ static size_t nrecs;
 static gt_reader *reader;
 static int failures;
 
-static void fail(const char *fmt, ...) {
+static void fail(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "FAIL: ");
@@ -31,20 +32,24 @@ static void fail(const char *fmt, ...) {
     failures++;
 }
 
-#define EXPECT_EQ(what, got, want)                                                                \
-    do {                                                                                          \
-        long long g_ = (long long)(got), w_ = (long long)(want);                                  \
-        if (g_ != w_) fail("%s: got %lld, expected %lld (line %d)", what, g_, w_, __LINE__);     \
+#define EXPECT_EQ(what, got, want)                                                                 \
+    do {                                                                                           \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
+        if (g_ != w_)                                                                              \
+            fail("%s: got %lld, expected %lld (line %d)", what, g_, w_, __LINE__);                 \
     } while (0)
 
-static void load(const char *dir) {
+static void load(const char *dir)
+{
     DIR *d = opendir(dir);
     struct dirent *e;
     char path[4096] = "";
     int files = 0;
     while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".gtrace")) snprintf(path, sizeof path, "%s/%s", dir, e->d_name), files++;
-    if (d) closedir(d);
+        if (strstr(e->d_name, ".gtrace"))
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name), files++;
+    if (d)
+        closedir(d);
     if (files != 1) {
         fprintf(stderr, "FAIL: expected one .gtrace in %s, found %d\n", dir, files);
         exit(1);
@@ -57,7 +62,8 @@ static void load(const char *dir) {
     gt_record r;
     size_t cap = 0;
     while (gt_reader_next(reader, &r) == 1) {
-        if (nrecs == cap) recs = realloc(recs, (cap = cap ? cap * 2 : 256) * sizeof *recs);
+        if (nrecs == cap)
+            recs = realloc(recs, (cap = cap ? cap * 2 : 256) * sizeof *recs);
         recs[nrecs] = (rec){r.kind, r.flags, r.body_size, malloc(r.body_size ? r.body_size : 1)};
         memcpy(recs[nrecs].body, r.body, r.body_size);
         nrecs++;
@@ -65,52 +71,67 @@ static void load(const char *dir) {
     EXPECT_EQ("lost records", gt_reader_get_stats(reader)->lost_records, 0);
 }
 
-static const char *str(uint32_t id) {
+static const char *str(uint32_t id)
+{
     const char *s = gt_reader_string(reader, id);
     return s ? s : "?";
 }
 
-/* The i-th record of a kind whose gt_api_common.func is func (any func when 0); NULL when absent. */
-static rec *nth(uint16_t kind, uint32_t func, int i) {
+/* The i-th record of a kind whose gt_api_common.func is func (any func when 0); NULL when absent.
+ */
+static rec *nth(uint16_t kind, uint32_t func, int i)
+{
     for (size_t j = 0; j < nrecs; j++) {
-        if (recs[j].kind != kind) continue;
-        if (func && ((gt_api_common *)recs[j].body)->func != func) continue;
-        if (i-- == 0) return &recs[j];
+        if (recs[j].kind != kind)
+            continue;
+        if (func && ((gt_api_common *)recs[j].body)->func != func)
+            continue;
+        if (i-- == 0)
+            return &recs[j];
     }
     return NULL;
 }
 
-static int count(uint16_t kind, uint32_t func) {
+static int count(uint16_t kind, uint32_t func)
+{
     int n = 0;
-    while (nth(kind, func, n)) n++;
+    while (nth(kind, func, n))
+        n++;
     return n;
 }
 
-static int count_api_records(void) {
+static int count_api_records(void)
+{
     int n = 0;
     for (size_t j = 0; j < nrecs; j++)
-        if (recs[j].kind >= GT_REC_API && recs[j].kind <= GT_REC_API_CUBLAS) n++;
+        if (recs[j].kind >= GT_REC_API && recs[j].kind <= GT_REC_API_CUBLAS)
+            n++;
     return n;
 }
 
 /* Every API record: times ordered, correlation ids unique and non-zero. */
-static void check_common_fields(void) {
+static void check_common_fields(void)
+{
     uint64_t last_corr = 0;
     for (size_t j = 0; j < nrecs; j++) {
-        if (recs[j].kind < GT_REC_API || recs[j].kind > GT_REC_API_CUBLAS) continue;
+        if (recs[j].kind < GT_REC_API || recs[j].kind > GT_REC_API_CUBLAS)
+            continue;
         gt_api_common *c = recs[j].body;
-        if (c->t_end_ns < c->t_begin_ns || c->t_begin_ns == 0) fail("record %zu: bad times", j);
-        if (c->corr_id == 0 || c->corr_id == last_corr) fail("record %zu: corr id %llu", j,
-                                                             (unsigned long long)c->corr_id);
+        if (c->t_end_ns < c->t_begin_ns || c->t_begin_ns == 0)
+            fail("record %zu: bad times", j);
+        if (c->corr_id == 0 || c->corr_id == last_corr)
+            fail("record %zu: corr id %llu", j, (unsigned long long)c->corr_id);
         last_corr = c->corr_id;
-        if (!gt_api_func_name(c->func)) fail("record %zu: unknown func %u", j, c->func);
+        if (!gt_api_func_name(c->func))
+            fail("record %zu: unknown func %u", j, c->func);
     }
 }
 
 /* ------------------------------------------------------------------ runtime */
 
 static void expect_copy(int i, uint32_t func, uint64_t bytes, int dir, int src, int dst, int async,
-                        uint16_t flags) {
+                        uint16_t flags)
+{
     rec *r = nth(GT_REC_API_MEMCPY, 0, i);
     if (!r) {
         fail("copy %d missing", i);
@@ -136,7 +157,8 @@ static void expect_copy(int i, uint32_t func, uint64_t bytes, int dir, int src, 
     EXPECT_EQ(what, m->c.result, 0);
 }
 
-static void check_runtime(void) {
+static void check_runtime(void)
+{
     const gt_file_header *h = gt_reader_header(reader);
     EXPECT_EQ("runtime version", h->runtime.runtime_version, 13000);
     EXPECT_EQ("driver version", h->runtime.driver_version, 13000);
@@ -151,7 +173,8 @@ static void check_runtime(void) {
     EXPECT_EQ("malloc 0 result", a0->c.result, 0);
     EXPECT_EQ("malloc 0 bytes", a0->bytes, 1 << 20);
     EXPECT_EQ("malloc 0 kind", a0->alloc_kind, GT_ALLOC_DEVICE);
-    if (!a0->ptr) fail("malloc 0 pointer missing");
+    if (!a0->ptr)
+        fail("malloc 0 pointer missing");
     EXPECT_EQ("malloc 1 result (injected failure passed through)", a1->c.result, 2);
     EXPECT_EQ("malloc 1 pointer", a1->ptr, 0);
     EXPECT_EQ("cudaMallocHost", count(GT_REC_API_ALLOC, GT_FN_cudaMallocHost), 1);
@@ -161,8 +184,8 @@ static void check_runtime(void) {
     gt_rec_api_alloc *fh = nth(GT_REC_API_ALLOC, GT_FN_cudaFreeHost, 0)->body;
     EXPECT_EQ("cudaFreeHost bytes from the pinned table", fh->bytes, 1 << 20);
     EXPECT_EQ("cudaFree", count(GT_REC_API_ALLOC, GT_FN_cudaFree), 2);
-    EXPECT_EQ("bad cudaFree result", ((gt_rec_api_alloc *)nth(GT_REC_API_ALLOC, GT_FN_cudaFree, 1)->body)->c.result,
-              1);
+    EXPECT_EQ("bad cudaFree result",
+              ((gt_rec_api_alloc *)nth(GT_REC_API_ALLOC, GT_FN_cudaFree, 1)->body)->c.result, 1);
 
     EXPECT_EQ("copies", count(GT_REC_API_MEMCPY, 0), 7);
     expect_copy(0, GT_FN_cudaMemcpy, 1 << 20, GT_DIR_H2D, GT_MEM_PAGEABLE, GT_MEM_DEVICE, 0, 0);
@@ -170,11 +193,14 @@ static void check_runtime(void) {
     expect_copy(2, GT_FN_cudaMemcpyAsync, 4096, GT_DIR_D2H, GT_MEM_DEVICE, GT_MEM_PINNED, 1, 0);
     expect_copy(3, GT_FN_cudaMemcpyAsync, 1000, GT_DIR_H2D, GT_MEM_PINNED, GT_MEM_DEVICE, 1, 0);
     expect_copy(4, GT_FN_cudaMemcpyAsync, 1000, GT_DIR_H2D, GT_MEM_PAGEABLE, GT_MEM_DEVICE, 1, 0);
-    expect_copy(5, GT_FN_cudaMemcpyAsync, 512, GT_DIR_H2D, GT_MEM_PINNED, GT_MEM_DEVICE, 1, GT_RF_PTDS);
+    expect_copy(5, GT_FN_cudaMemcpyAsync, 512, GT_DIR_H2D, GT_MEM_PINNED, GT_MEM_DEVICE, 1,
+                GT_RF_PTDS);
     expect_copy(6, GT_FN_cudaMemcpy, 2048, GT_DIR_D2H, GT_MEM_DEVICE, GT_MEM_PAGEABLE, 0, 0);
     gt_rec_api_memcpy *c1 = nth(GT_REC_API_MEMCPY, 0, 1)->body;
-    if (c1->c.stream == 0) fail("copy 1 stream not recorded");
-    EXPECT_EQ("copy 2 stream (default)", ((gt_rec_api_memcpy *)nth(GT_REC_API_MEMCPY, 0, 2)->body)->c.stream, 0);
+    if (c1->c.stream == 0)
+        fail("copy 1 stream not recorded");
+    EXPECT_EQ("copy 2 stream (default)",
+              ((gt_rec_api_memcpy *)nth(GT_REC_API_MEMCPY, 0, 2)->body)->c.stream, 0);
     EXPECT_EQ("device", c1->c.device, 0);
 
     EXPECT_EQ("memsets", count(GT_REC_API_MEMSET, 0), 2);
@@ -188,7 +214,8 @@ static void check_runtime(void) {
     EXPECT_EQ("cudaLaunchKernelExC", count(GT_REC_API_LAUNCH, GT_FN_cudaLaunchKernelExC), 1);
     for (int i = 0; i < 6; i++) {
         gt_rec_api_launch *l = nth(GT_REC_API_LAUNCH, 0, i)->body;
-        if (strcmp(str(l->name_id), "_Z6kernelPf") != 0) fail("launch %d name '%s'", i, str(l->name_id));
+        if (strcmp(str(l->name_id), "_Z6kernelPf") != 0)
+            fail("launch %d name '%s'", i, str(l->name_id));
     }
     gt_rec_api_launch *l0 = nth(GT_REC_API_LAUNCH, 0, 0)->body;
     EXPECT_EQ("grid x", l0->grid[0], 4);
@@ -198,7 +225,8 @@ static void check_runtime(void) {
     gt_rec_api_launch *lx = nth(GT_REC_API_LAUNCH, GT_FN_cudaLaunchKernelExC, 0)->body;
     EXPECT_EQ("ExC grid", lx->grid[0], 8);
     EXPECT_EQ("ExC smem", lx->shared_mem, 32);
-    if (!lx->c.stream) fail("ExC stream");
+    if (!lx->c.stream)
+        fail("ExC stream");
 
     EXPECT_EQ("event record", count(GT_REC_API_SYNC, GT_FN_cudaEventRecord), 1);
     EXPECT_EQ("event sync", count(GT_REC_API_SYNC, GT_FN_cudaEventSynchronize), 1);
@@ -213,36 +241,41 @@ static void check_runtime(void) {
     check_common_fields();
 }
 
-
 /* ------------------------------------------------------------------ cuDNN */
 
-static gt_rec_cudnn_plan *plan_rec(int i) {
+static gt_rec_cudnn_plan *plan_rec(int i)
+{
     rec *r = nth(GT_REC_CUDNN_PLAN, 0, i);
     return r ? r->body : NULL;
 }
-static const char *plan_text(const gt_rec_cudnn_plan *p, int json) {
+static const char *plan_text(const gt_rec_cudnn_plan *p, int json)
+{
     static char buf[4096];
     const char *base = (const char *)(p + 1) + (json ? p->knobs_len : 0);
     size_t n = json ? p->json_len : p->knobs_len;
-    if (n >= sizeof buf) n = sizeof buf - 1;
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
     memcpy(buf, base, n);
     buf[n] = 0;
     return buf;
 }
 /* api records are matched by func through the common header, which is not how nth() filters
  * plan records (no common header there): nth(kind, 0, i) only. */
-static gt_rec_api_cudnn *execute_rec(int i) {
+static gt_rec_api_cudnn *execute_rec(int i)
+{
     rec *r = nth(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute, i);
     return r ? r->body : NULL;
 }
 
-static void check_cudnn_legacy(void) {
+static void check_cudnn_legacy(void)
+{
     EXPECT_EQ("cudnnConvolutionForward", count(GT_REC_API_CUDNN, GT_FN_cudnnConvolutionForward), 2);
     EXPECT_EQ("cudnnConvolutionBackwardData",
               count(GT_REC_API_CUDNN, GT_FN_cudnnConvolutionBackwardData), 1);
     EXPECT_EQ("Find", count(GT_REC_API_CUDNN, GT_FN_cudnnFindConvolutionForwardAlgorithm), 1);
     EXPECT_EQ("Get_v7", count(GT_REC_API_CUDNN, GT_FN_cudnnGetConvolutionForwardAlgorithm_v7), 1);
-    EXPECT_EQ("SetConvolutionMathType", count(GT_REC_API_CUDNN, GT_FN_cudnnSetConvolutionMathType), 1);
+    EXPECT_EQ("SetConvolutionMathType", count(GT_REC_API_CUDNN, GT_FN_cudnnSetConvolutionMathType),
+              1);
     EXPECT_EQ("signatures (fwd and bwd data, each once)", count(GT_REC_CUDNN_CONV_SIG, 0), 2);
     gt_rec_cudnn_conv_sig *s = nth(GT_REC_CUDNN_CONV_SIG, 0, 0)->body;
     EXPECT_EQ("sig op", s->op_kind, GT_CUDNN_OP_CONV_FWD);
@@ -271,30 +304,36 @@ static void check_cudnn_legacy(void) {
     }
     EXPECT_EQ("perf tables", count(GT_REC_CUDNN_PERF, 0), 2);
     gt_rec_cudnn_perf *p = nth(GT_REC_CUDNN_PERF, 0, 0)->body;
-    gt_rec_api_cudnn *find = nth(GT_REC_API_CUDNN, GT_FN_cudnnFindConvolutionForwardAlgorithm, 0)->body;
+    gt_rec_api_cudnn *find =
+        nth(GT_REC_API_CUDNN, GT_FN_cudnnFindConvolutionForwardAlgorithm, 0)->body;
     EXPECT_EQ("perf corr", p->corr_id, find->c.corr_id);
     EXPECT_EQ("perf sig", p->sig_id, s->sig_id);
     EXPECT_EQ("perf count", p->count, 3);
     gt_cudnn_perf_entry *e = (gt_cudnn_perf_entry *)(p + 1);
     int algos[3] = {1, 6, 0};
-    for (int i = 0; i < 3; i++) EXPECT_EQ("perf algo", e[i].algo, algos[i]);
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ("perf algo", e[i].algo, algos[i]);
     EXPECT_EQ("perf time x1000", (int)(e[1].time_ms * 1000), 500);
     EXPECT_EQ("perf memory", e[2].memory, 3 << 20);
     EXPECT_EQ("perf math", e[0].math_type, 1);
 }
 
-static void check_cudnn_backend(void) {
+static void check_cudnn_backend(void)
+{
     EXPECT_EQ("plans decoded once each", count(GT_REC_CUDNN_PLAN, 0), 4);
     EXPECT_EQ("executes", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute), 8);
     gt_rec_cudnn_plan *p1 = plan_rec(0), *p2a = plan_rec(1), *p2b = plan_rec(2), *p3 = plan_rec(3);
-    if (!p1 || !p2a || !p2b || !p3) return;
+    if (!p1 || !p2a || !p2b || !p3)
+        return;
     EXPECT_EQ("p1 engine", p1->engine_global_index, 38);
     EXPECT_EQ("p1 op", p1->op_kind, GT_CUDNN_OP_CONV_FWD);
     EXPECT_EQ("p1 workspace", p1->workspace_bytes, 38 * 1024);
     EXPECT_EQ("p1 notes (tensor core)", p1->numerical_notes, 1);
     EXPECT_EQ("p1 dtype", p1->dtype, 0);
-    if (strcmp(plan_text(p1, 0), "1=2") != 0) fail("p1 knobs '%s'", plan_text(p1, 0));
-    if (!strstr(plan_text(p1, 1), "\"finalizeMode\":\"CONV_FORWARD\"")) fail("p1 json");
+    if (strcmp(plan_text(p1, 0), "1=2") != 0)
+        fail("p1 knobs '%s'", plan_text(p1, 0));
+    if (!strstr(plan_text(p1, 1), "\"finalizeMode\":\"CONV_FORWARD\""))
+        fail("p1 json");
     EXPECT_EQ("p2a engine", p2a->engine_global_index, 5);
     EXPECT_EQ("p2a notes (winograd)", p2a->numerical_notes, 1 << 5);
     EXPECT_EQ("p2a op", p2a->op_kind, GT_CUDNN_OP_CONV_BWD_DATA);
@@ -332,19 +371,24 @@ static void check_cudnn_backend(void) {
     EXPECT_EQ("cudnn cudart version", h->runtime.cudnn_cudart_version, 13000);
 }
 
-static void check_python_local(void) {
+static void check_python_local(void)
+{
     EXPECT_EQ("plans", count(GT_REC_CUDNN_PLAN, 0), 1);
     EXPECT_EQ("executes", count(GT_REC_API_CUDNN, GT_FN_cudnnBackendExecute), 5);
     gt_rec_cudnn_plan *p = plan_rec(0);
-    if (p) EXPECT_EQ("engine", p->engine_global_index, 67);
-    for (int i = 0; i < 5; i++) EXPECT_EQ("result", execute_rec(i)->c.result, 0);
+    if (p)
+        EXPECT_EQ("engine", p->engine_global_index, 67);
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ("result", execute_rec(i)->c.result, 0);
     EXPECT_EQ("cudnn version", gt_reader_header(reader)->runtime.cudnn_version, 91900);
 }
 
 /* ------------------------------------------------------------------ cuBLAS */
 
-static void check_cublas(int want_result) {
-    EXPECT_EQ("GEMMs recorded once each (nested cublasLtMatmul not again)", count(GT_REC_API_CUBLAS, 0), 4);
+static void check_cublas(int want_result)
+{
+    EXPECT_EQ("GEMMs recorded once each (nested cublasLtMatmul not again)",
+              count(GT_REC_API_CUBLAS, 0), 4);
     uint32_t funcs[4] = {GT_FN_cublasSgemm_v2, GT_FN_cublasGemmEx, GT_FN_cublasGemmStridedBatchedEx,
                          GT_FN_cublasLtMatmul};
     int64_t mnk[4][4] = {{128, 256, 64, 1}, {512, 512, 1024, 1}, {64, 32, 16, 4}, {32, 16, 8, 1}};
@@ -370,10 +414,12 @@ static void check_cublas(int want_result) {
 
 /* ------------------------------------------------------------------ dlsym */
 
-static void check_dlsym(void) {
+static void check_dlsym(void)
+{
     EXPECT_EQ("cudaMalloc via dlsym", count(GT_REC_API_ALLOC, GT_FN_cudaMalloc), 3);
     for (int i = 0; i < 3; i++)
-        EXPECT_EQ("malloc flags", nth(GT_REC_API_ALLOC, GT_FN_cudaMalloc, i)->flags, GT_RF_VIA_DLSYM);
+        EXPECT_EQ("malloc flags", nth(GT_REC_API_ALLOC, GT_FN_cudaMalloc, i)->flags,
+                  GT_RF_VIA_DLSYM);
     EXPECT_EQ("cudaMemcpy", count(GT_REC_API_MEMCPY, GT_FN_cudaMemcpy), 1);
     EXPECT_EQ("cudaDeviceSynchronize", count(GT_REC_API_SYNC, GT_FN_cudaDeviceSynchronize), 1);
     EXPECT_EQ("cuLaunchKernel", count(GT_REC_API_LAUNCH, GT_FN_cuLaunchKernel), 2);
@@ -398,27 +444,37 @@ static void check_dlsym(void) {
     check_common_fields();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc != 3) {
         fprintf(stderr, "usage: interpose_check CASE DIR\n");
         return 2;
     }
     load(argv[2]);
     const char *c = argv[1];
-    if (strcmp(c, "runtime") == 0) check_runtime();
-    else if (strcmp(c, "cudnn") == 0) check_cudnn_legacy(), check_cudnn_backend(), check_common_fields();
-    else if (strcmp(c, "python_local") == 0) check_python_local();
-    else if (strcmp(c, "cublas") == 0) check_cublas(0);
-    else if (strcmp(c, "cublas_fail") == 0) check_cublas(13); /* CUBLAS_STATUS_EXECUTION_FAILED */
-    else if (strcmp(c, "dlsym") == 0) check_dlsym();
+    if (strcmp(c, "runtime") == 0)
+        check_runtime();
+    else if (strcmp(c, "cudnn") == 0)
+        check_cudnn_legacy(), check_cudnn_backend(), check_common_fields();
+    else if (strcmp(c, "python_local") == 0)
+        check_python_local();
+    else if (strcmp(c, "cublas") == 0)
+        check_cublas(0);
+    else if (strcmp(c, "cublas_fail") == 0)
+        check_cublas(13); /* CUBLAS_STATUS_EXECUTION_FAILED */
+    else if (strcmp(c, "dlsym") == 0)
+        check_dlsym();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
     }
-    if (failures) fprintf(stderr, "%d expectation(s) failed in case %s\n", failures, c);
-    else printf("ok: %s (%zu records)\n", c, nrecs);
+    if (failures)
+        fprintf(stderr, "%d expectation(s) failed in case %s\n", failures, c);
+    else
+        printf("ok: %s (%zu records)\n", c, nrecs);
     gt_reader_close(reader);
-    for (size_t j = 0; j < nrecs; j++) free(recs[j].body);
+    for (size_t j = 0; j < nrecs; j++)
+        free(recs[j].body);
     free(recs);
     return failures ? 1 : 0;
 }

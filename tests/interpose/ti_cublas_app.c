@@ -7,20 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int want = argc > 1 && strcmp(argv[1], "fail") == 0 ? CUBLAS_STATUS_EXECUTION_FAILED : 0;
     cublasHandle_t h;
-    if (cublasCreate_v2(&h)) return 1;
+    if (cublasCreate_v2(&h))
+        return 1;
     float one = 1, zero = 0;
     int r[4];
-    r[0] = cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 128, 256, 64, &one, NULL, 128, NULL, 256, &zero,
-                          NULL, 128);
-    r[1] = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 512, 512, 1024, &one, NULL, CUDA_R_16F, 512, NULL,
-                        CUDA_R_16F, 512, &zero, NULL, CUDA_R_16F, 512, CUBLAS_COMPUTE_32F,
+    r[0] = cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 128, 256, 64, &one, NULL, 128, NULL, 256,
+                          &zero, NULL, 128);
+    r[1] = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 512, 512, 1024, &one, NULL, CUDA_R_16F, 512,
+                        NULL, CUDA_R_16F, 512, &zero, NULL, CUDA_R_16F, 512, CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT);
-    r[2] = cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, &one, NULL, CUDA_R_32F,
-                                      64, 1024, NULL, CUDA_R_32F, 16, 512, &zero, NULL, CUDA_R_32F, 64,
-                                      2048, 4, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+    r[2] =
+        cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, &one, NULL, CUDA_R_32F,
+                                   64, 1024, NULL, CUDA_R_32F, 16, 512, &zero, NULL, CUDA_R_32F, 64,
+                                   2048, 4, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
     cublasLtHandle_t lt;
     cublasLtMatmulDesc_t d;
     cublasLtMatrixLayout_t A, B, C;

@@ -1,42 +1,49 @@
 /* ti_cudnn_app.c — legacy convolutions with Find/Get_v7, and backend plans: one chosen by
- * heuristics, two timed with events (autotuning), one on a fresh graph. For interpose_check "cudnn". */
+ * heuristics, two timed with events (autotuning), one on a fresh graph. For interpose_check
+ * "cudnn". */
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define OK(expr)                                                                                  \
-    do {                                                                                          \
-        int r_ = (int)(expr);                                                                     \
-        if (r_ != 0) {                                                                            \
-            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #expr, r_);            \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define OK(expr)                                                                                   \
+    do {                                                                                           \
+        int r_ = (int)(expr);                                                                      \
+        if (r_ != 0) {                                                                             \
+            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #expr, r_);             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef cudnnBackendDescriptor_t bd;
 
-static bd make(cudnnBackendDescriptorType_t t) {
+static bd make(cudnnBackendDescriptorType_t t)
+{
     bd d;
     OK(cudnnBackendCreateDescriptor(t, &d));
     return d;
 }
 
-static bd graph_of(cudnnBackendDescriptorType_t op_type) {
+static bd graph_of(cudnnBackendDescriptorType_t op_type)
+{
     bd op = make(op_type), g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    OK(cudnnBackendSetAttribute(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
+    OK(cudnnBackendSetAttribute(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                &op));
     OK(cudnnBackendFinalize(g));
     return g;
 }
 
-static bd plan_for(cudnnHandle_t h, bd graph, int64_t engine_index) {
+static bd plan_for(cudnnHandle_t h, bd graph, int64_t engine_index)
+{
     bd eng = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR), cfg = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR),
        plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                &graph));
-    OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &engine_index));
+    OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+    OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                &engine_index));
     OK(cudnnBackendFinalize(eng));
-    OK(cudnnBackendSetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eng));
+    OK(cudnnBackendSetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                &eng));
     OK(cudnnBackendFinalize(cfg));
     OK(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg));
@@ -44,7 +51,8 @@ static bd plan_for(cudnnHandle_t h, bd graph, int64_t engine_index) {
     return plan;
 }
 
-static void legacy(cudnnHandle_t h) {
+static void legacy(cudnnHandle_t h)
+{
     cudnnTensorDescriptor_t x, y;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t c;
@@ -55,20 +63,23 @@ static void legacy(cudnnHandle_t h) {
     OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 8, 64, 56, 56));
     OK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 8, 128, 56, 56));
     OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 128, 64, 3, 3));
-    OK(cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    OK(cudnnSetConvolution2dDescriptor(c, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                       CUDNN_DATA_FLOAT));
     OK(cudnnSetConvolutionMathType(c, CUDNN_TENSOR_OP_MATH));
     cudnnConvolutionFwdAlgoPerf_t perf[8];
     int n = 0;
     OK(cudnnFindConvolutionForwardAlgorithm(h, x, w, c, y, 8, &n, perf));
     float one = 1, zero = 0;
     for (int i = 0; i < 2; i++)
-        OK(cudnnConvolutionForward(h, &one, x, NULL, w, NULL, c, perf[0].algo, NULL, 0, &zero, y, NULL));
+        OK(cudnnConvolutionForward(h, &one, x, NULL, w, NULL, c, perf[0].algo, NULL, 0, &zero, y,
+                                   NULL));
     OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, 8, &n, perf));
     OK(cudnnConvolutionBackwardData(h, &one, w, NULL, y, NULL, c, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
                                     NULL, 0, &zero, x, NULL));
 }
 
-int main(void) {
+int main(void)
+{
     cudnnHandle_t h;
     OK(cudnnCreate(&h));
     legacy(h);
@@ -76,7 +87,8 @@ int main(void) {
     bd g1 = graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     bd p1 = plan_for(h, g1, 38);
     bd vp = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    for (int i = 0; i < 3; i++) OK(cudnnBackendExecute(h, p1, vp)); /* heuristic: one plan */
+    for (int i = 0; i < 3; i++)
+        OK(cudnnBackendExecute(h, p1, vp)); /* heuristic: one plan */
 
     bd g2 = graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
     bd cand[2] = {plan_for(h, g2, 5), plan_for(h, g2, 12)};
@@ -96,6 +108,7 @@ int main(void) {
     bd p3 = plan_for(h, g3, 46);
     OK(cudnnBackendExecute(h, p3, vp));
     int bad = (int)cudnnBackendExecute(h, NULL, vp); /* an error passes through unchanged */
-    if (bad != CUDNN_STATUS_BAD_PARAM) return 1;
+    if (bad != CUDNN_STATUS_BAD_PARAM)
+        return 1;
     return 0;
 }

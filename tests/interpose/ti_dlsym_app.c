@@ -11,17 +11,20 @@
 #include <string.h>
 
 static int failed;
-#define EXPECT(cond)                                                                              \
-    do {                                                                                          \
-        if (!(cond)) fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond), failed = 1;       \
+#define EXPECT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond), failed = 1;                 \
     } while (0)
 
-static const char *module_of(void *p) {
+static const char *module_of(void *p)
+{
     Dl_info di;
     return p && dladdr(p, &di) && di.dli_fname ? di.dli_fname : "";
 }
 
-static void *run(void *arg) {
+static void *run(void *arg)
+{
     void *rt = arg;
     typedef cudaError_t (*malloc_fn)(void **, size_t);
     typedef cudaError_t (*memcpy_fn)(void *, const void *, size_t, enum cudaMemcpyKind);
@@ -35,7 +38,8 @@ static void *run(void *arg) {
     count_fn cnt = (count_fn)dlsym(rt, "cudaGetDeviceCount");
     entry_fn ep = (entry_fn)dlvsym(rt, "cudaGetDriverEntryPoint", "libcudart.so.13");
     EXPECT(m && cp && sy && cnt && ep);
-    if (!m || !cp || !sy || !cnt || !ep) return NULL;
+    if (!m || !cp || !sy || !cnt || !ep)
+        return NULL;
     /* Wrapped names come from gputrace, the others straight from the library. */
     EXPECT(strstr(module_of((void *)m), "libgputrace") != NULL);
     EXPECT(strstr(module_of((void *)cnt), "libcudart") != NULL);
@@ -46,7 +50,8 @@ static void *run(void *arg) {
 
     void *d = NULL;
     char host[256] = {0};
-    for (int i = 0; i < 3; i++) EXPECT(m(&d, 4096) == cudaSuccess);
+    for (int i = 0; i < 3; i++)
+        EXPECT(m(&d, 4096) == cudaSuccess);
     EXPECT(cp(d, host, sizeof host, cudaMemcpyHostToDevice) == cudaSuccess);
     EXPECT(sy() == cudaSuccess);
     int n = 0;
@@ -65,13 +70,15 @@ static void *run(void *arg) {
         EXPECT(launch((CUfunction)0x77, 2, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) == CUDA_SUCCESS);
         EXPECT(launch((CUfunction)0x77, 2, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) == CUDA_SUCCESS);
     }
-    if (htod) EXPECT(htod((CUdeviceptr)d, host, 128) == CUDA_SUCCESS);
+    if (htod)
+        EXPECT(htod((CUdeviceptr)d, host, 128) == CUDA_SUCCESS);
     void *nothing = (void *)1;
     EXPECT(ep("cuNoSuchFunction", &nothing, 0, &st) == cudaSuccess && nothing == NULL);
     return NULL;
 }
 
-int main(void) {
+int main(void)
+{
     void *rt = dlopen("libcudart.so.13", RTLD_LOCAL | RTLD_NOW);
     if (!rt) {
         fprintf(stderr, "dlopen: %s\n", dlerror());

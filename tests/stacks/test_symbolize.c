@@ -18,7 +18,6 @@
 #include "symbolize.h"
 #include "../gt_check.h"
 
-
 __attribute__((noinline)) void known_inner(void)
 {
     __asm__ volatile("");
