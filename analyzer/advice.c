@@ -603,7 +603,7 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
         gt_advice *a = add_item(l, p, "environment", GT_SEV_WARNING);
         msg(a,
             "The trace is incomplete: %llu records were lost while recording and %llu chunks are "
-            "damaged or missing%s. Numbers below are lower bounds; raise GPUTRACE_BUFFER_MB / "
+            "damaged or missing%s. Numbers below are lower bounds; raise GPUTRACE_BUFFER_KB / "
             "GPUTRACE_CUPTI_MB or record a shorter run.",
             (unsigned long long)lost, (unsigned long long)(p->chunks_damaged + p->chunk_seq_gaps),
             p->truncated ? " (file truncated)" : "");
