@@ -65,6 +65,7 @@ real)
         python3 "$CHECK" "$PROTO" "$out" || fail "$f: invalid output"
     done
     echo "checked $n real traces"
+    [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.
     f=$DATA/train_item_every_step.gtrace
