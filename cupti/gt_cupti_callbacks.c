@@ -242,6 +242,10 @@ CUptiResult gt_cupti_callbacks_start(void)
         gt_debug("libcupti has no callback API: external correlation by pushed ids only");
         return CUPTI_SUCCESS;
     }
+    if (!gt_core_config()->cupti_callbacks) {
+        gt_debug("GPUTRACE_CUPTI_CALLBACKS=0: GPU work is not linked to the calls that caused it");
+        return CUPTI_SUCCESS;
+    }
     CUptiResult r = GT_CUPTI_CALL(gt_cupti.Subscribe(&subscriber, on_api_call, NULL));
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
         return r;

@@ -109,6 +109,7 @@ typedef struct gt_config {
     int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
+    bool cupti_callbacks; /* GPUTRACE_CUPTI_CALLBACKS=0: no CUPTI callbacks (measures their cost) */
 } gt_config;
 const gt_config *gt_core_config(void);
 
