@@ -26,8 +26,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name, batch, warm-up, measured. ResNet-18 steps are few ms: 60 measured keep the run within the
 # time the four original configurations took once a fifth (stacks off) joined them.
 MODELS = [("resnet50", 64, 10, 50), ("resnet18", 4, 15, 60)]
+# GT_BENCH_MODELS=resnet18 runs a subset of the models.
+MODELS = [m for m in MODELS if m[0] in os.environ.get("GT_BENCH_MODELS", "resnet50,resnet18").split(",")]
 ALL_CONFIGS = ["untraced", "gputrace", "gputrace_stacks_off", "gputrace_cupti_off",
                "gputrace_api_full", "torch_profiler"]
+# Also accepted in GT_BENCH_CONFIGS (breakdowns): gputrace_disabled (loaded, recording nothing),
+# gputrace_cb_off (CUPTI records without the correlation callbacks).
 # GT_BENCH_CONFIGS=untraced,gputrace,... runs a subset (fewer fresh processes when time is short).
 CONFIGS = [c for c in os.environ.get("GT_BENCH_CONFIGS", ",".join(ALL_CONFIGS)).split(",") if c]
 
@@ -105,6 +109,10 @@ def run_worker(model, batch, warmup, steps, config, lib, extra_env=None, extra_a
             env["GPUTRACE_STACKS"] = "off"
         if config == "gputrace_cupti_off":  # the wrappers alone: what CUPTI costs is the rest
             env["GPUTRACE_CUPTI"] = "0"
+        if config == "gputrace_cb_off":  # CUPTI records, no linking callbacks
+            env["GPUTRACE_CUPTI_CALLBACKS"] = "0"
+        if config == "gputrace_disabled":  # merely loaded
+            env["GPUTRACE_DISABLE"] = "1"
     if config == "torch_profiler":
         args.append("--profiler")
     env.update(extra_env or {})
