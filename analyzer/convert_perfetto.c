@@ -9,9 +9,20 @@
  * protoc against it), repeated scalars unpacked as Perfetto requires.
  *
  * Per sequence it keeps only: whether the sequence has started (its first packet carries
- * SEQ_INCREMENTAL_STATE_CLEARED) and which interned iids were already defined on it (event
+ * SEQ_INCREMENTAL_STATE_CLEARED), which interned iids were already defined on it (event
  * names and categories one by one; debug-annotation names — a few dozen fixed ones — all at
- * once with the first event that has arguments, so later events need no check per argument). */
+ * once with the first event that has arguments, so later events need no check per argument;
+ * string argument values by a 64-bit hash of their text), and the last timestamp written.
+ *
+ * Size: a real training step is thousands of packets whose arguments repeat (call-site stacks,
+ * kernel names, grid/block, memory kinds) and whose times are microseconds apart. So string
+ * values are interned (InternedData.debug_annotation_string_values, a 1–2 byte iid instead of
+ * the text), and timestamps are deltas on a sequence-scoped incremental clock (id 64, declared
+ * by a ClockSnapshot {64 incremental = BOOTTIME} and TracePacketDefaults.timestamp_clock_id
+ * before the sequence's first timestamp), as the Perfetto SDK writes them: 1–3 bytes instead of
+ * 9. An event earlier than the last one of its sequence (a parent call written after its
+ * children) carries an absolute BOOTTIME timestamp with timestamp_clock_id = 6 instead: the
+ * importer adds deltas as signed numbers, but a negative one is a 10-byte varint. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +33,11 @@
 #define MAX_INTERNED (1u << 16) /* large keys per sequence; beyond: names inline */
 #define SMALL_NAME_KEYS 4096    /* event-name keys below this (API calls, copies) use a bitmap */
 #define SMALL_CAT_KEYS 64
-#define HASH_CAT (1ull << 62) /* tags of category keys in the shared hash of large keys */
+#define HASH_CAT (1ull << 62)    /* tags of category keys in the shared hash of large keys */
+#define MAX_STRINGS (1u << 15)   /* interned string values per sequence; beyond: inline */
+#define MIN_INTERNED_STR 3       /* shorter values are as small inline as by iid */
+#define CLOCK_SEQ_INCREMENTAL 64 /* sequence-scoped clock: first of the 64..127 range */
+#define CLOCK_BOOTTIME 6
 
 typedef struct pf_seq {
     int started;
@@ -31,6 +46,14 @@ typedef struct pf_seq {
     int arg_names_defined; /* all of the sink's arg_names are interned on this sequence */
     uint64_t *iids;        /* large keys: open addressing, 0 = empty */
     uint32_t cap, used;
+    /* String argument values: hash of the text -> iid (open addressing, hash 0 = empty). Two
+     * texts with the same 64-bit hash would share an iid; with at most MAX_STRINGS values per
+     * sequence the chance is below 1e-10, and no text is kept in memory. */
+    uint64_t *str_hash;
+    uint32_t *str_iid;
+    uint32_t str_cap, str_used;
+    int clock_declared; /* the incremental clock and the defaults are written */
+    int64_t last_ts;    /* value of the incremental clock after the last delta */
 } pf_seq;
 
 typedef struct pf_sink {
@@ -161,6 +184,72 @@ static int pf_intern_cat(pf_seq *s, uint64_t iid, int *added)
     return pf_intern_large(s, iid | HASH_CAT, added);
 }
 
+/* A 64-bit hash of a string value (words at a time: stacks are kilobytes). Never 0. */
+static uint64_t pf_hash_str(const char *str, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xbf58476d1ce4e5b9ull);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, str + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t tail = 0;
+    for (size_t k = 0; i + k < n; k++)
+        tail |= (uint64_t)(unsigned char)str[i + k] << (8 * k);
+    h = mix64(h ^ tail ^ mix64(h + n));
+    return h ? h : 1;
+}
+
+/* The iid of a string value on the sequence (*added: define it in this packet), 0 when the
+ * table is full or memory ran out (the caller writes the text inline). */
+static uint32_t pf_intern_str(pf_seq *s, uint64_t h, int *added)
+{
+    *added = 0;
+    if (s->str_used * 2 >= s->str_cap) {
+        if (s->str_cap >= 2 * MAX_STRINGS)
+            goto lookup; /* full: known values still hit */
+        uint32_t ncap = s->str_cap ? s->str_cap * 2 : 256;
+        uint64_t *nh = calloc(ncap, sizeof *nh);
+        uint32_t *ni = malloc(ncap * sizeof *ni);
+        if (!nh || !ni) {
+            free(nh);
+            free(ni);
+            goto lookup;
+        }
+        for (uint32_t i = 0; i < s->str_cap; i++) {
+            if (!s->str_hash[i])
+                continue;
+            uint32_t j = (uint32_t)s->str_hash[i] & (ncap - 1);
+            while (nh[j])
+                j = (j + 1) & (ncap - 1);
+            nh[j] = s->str_hash[i];
+            ni[j] = s->str_iid[i];
+        }
+        free(s->str_hash);
+        free(s->str_iid);
+        s->str_hash = nh;
+        s->str_iid = ni;
+        s->str_cap = ncap;
+    }
+lookup:
+    if (!s->str_cap)
+        return 0;
+    uint32_t i = (uint32_t)h & (s->str_cap - 1);
+    while (s->str_hash[i]) {
+        if (s->str_hash[i] == h)
+            return s->str_iid[i];
+        i = (i + 1) & (s->str_cap - 1);
+    }
+    if (s->str_used * 2 >= s->str_cap)
+        return 0;
+    s->str_hash[i] = h;
+    s->str_iid[i] = ++s->str_used; /* iids 1, 2, ...: 0 means none */
+    *added = 1;
+    return s->str_iid[i];
+}
+
 static void pf_write_packet(pf_sink *p, Perfetto__Protos__TracePacket *pkt)
 {
     size_t len = perfetto__protos__trace_packet__get_packed_size(pkt);
@@ -184,13 +273,9 @@ static void pf_write_packet(pf_sink *p, Perfetto__Protos__TracePacket *pkt)
     p->base.events++;
 }
 
-/* Stamp the sequence id and, on the first packet of a sequence, the cleared flag. */
-static void pf_stamp(pf_sink *p, Perfetto__Protos__TracePacket *pkt, uint32_t seq, int needs_state)
+/* The sequence's packet flags: NEEDS_INCREMENTAL_STATE when asked, CLEARED on its first. */
+static uint32_t pf_flags(pf_seq *s, int needs_state)
 {
-    pkt->optional_trusted_packet_sequence_id_case =
-        PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
-    pkt->trusted_packet_sequence_id = seq;
-    pf_seq *s = pf_get_seq(p, seq);
     uint32_t flags =
         needs_state ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE
                     : 0;
@@ -198,6 +283,16 @@ static void pf_stamp(pf_sink *p, Perfetto__Protos__TracePacket *pkt, uint32_t se
         s->started = 1;
         flags |= PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
     }
+    return flags;
+}
+
+/* Stamp the sequence id and, on the first packet of a sequence, the cleared flag. */
+static void pf_stamp(pf_sink *p, Perfetto__Protos__TracePacket *pkt, uint32_t seq, int needs_state)
+{
+    pkt->optional_trusted_packet_sequence_id_case =
+        PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+    pkt->trusted_packet_sequence_id = seq;
+    uint32_t flags = pf_flags(pf_get_seq(p, seq), needs_state);
     if (flags) {
         pkt->has_sequence_flags = 1;
         pkt->sequence_flags = flags;
@@ -272,6 +367,15 @@ enum {
     WT_LEN = 2,
     TAG_TRACE_PACKET = 1 << 3 | WT_LEN,
     TAG_TIMESTAMP = 8 << 3 | WT_VARINT,
+    TAG_TIMESTAMP_CLOCK_ID = 58 << 3 | WT_VARINT,
+    TAG_CLOCK_SNAPSHOT = 6 << 3 | WT_LEN,
+    TAG_TRACE_PACKET_DEFAULTS = 59 << 3 | WT_LEN,
+    /* ClockSnapshot, ClockSnapshot.Clock, TracePacketDefaults */
+    TAG_CS_CLOCKS = 1 << 3 | WT_LEN,
+    TAG_CLOCK_ID = 1 << 3 | WT_VARINT,
+    TAG_CLOCK_TIMESTAMP = 2 << 3 | WT_VARINT,
+    TAG_CLOCK_IS_INCREMENTAL = 3 << 3 | WT_VARINT,
+    TAG_DEFAULTS_CLOCK_ID = 58 << 3 | WT_VARINT,
     TAG_SEQ_ID = 10 << 3 | WT_VARINT,
     TAG_TRACK_EVENT = 11 << 3 | WT_LEN,
     TAG_INTERNED_DATA = 12 << 3 | WT_LEN,
@@ -280,6 +384,7 @@ enum {
     TAG_ID_EVENT_CATEGORIES = 1 << 3 | WT_LEN,
     TAG_ID_EVENT_NAMES = 2 << 3 | WT_LEN,
     TAG_ID_DEBUG_ANNOTATION_NAMES = 3 << 3 | WT_LEN,
+    TAG_ID_DEBUG_ANNOTATION_STRING_VALUES = 29 << 3 | WT_LEN,
     /* EventName, EventCategory, DebugAnnotationName */
     TAG_INTERNED_IID = 1 << 3 | WT_VARINT,
     TAG_INTERNED_NAME = 2 << 3 | WT_LEN,
@@ -301,6 +406,7 @@ enum {
     TAG_DA_INT = 4 << 3 | WT_VARINT,
     TAG_DA_DOUBLE = 5 << 3 | WT_I64,
     TAG_DA_STRING = 6 << 3 | WT_LEN,
+    TAG_DA_STRING_IID = 17 << 3 | WT_VARINT,
     TAG_DA_POINTER = 7 << 3 | WT_VARINT,
     TAG_DA_NAME = 10 << 3 | WT_LEN,
 };
@@ -385,6 +491,8 @@ typedef struct pf_plan {
     size_t name_len, cat_len;
     unsigned char arg_name[CV_MAX_ARGS];
     size_t arg_name_len[CV_MAX_ARGS], arg_str_len[CV_MAX_ARGS];
+    uint32_t arg_str_iid[CV_MAX_ARGS]; /* 0: the value is written inline */
+    uint32_t arg_str_new;              /* bit i: arg i's value is interned by this packet */
     int n_args;
     size_t bound; /* bytes the packet can take at most */
     int uses_state;
@@ -412,6 +520,7 @@ static void pf_plan_event(const pf_sink *p, pf_seq *s, const cv_event *e, pf_pla
 {
     pl->uses_state = 0;
     pl->new_arg_names = 0;
+    pl->arg_str_new = 0;
     pl->bound = 16 * FIELD_MAX + 10 * (size_t)(e->n_flows + e->n_term_flows);
     pl->name = pl->cat = NAME_NONE;
     pl->name_len = pl->cat_len = 0;
@@ -438,9 +547,20 @@ static void pf_plan_event(const pf_sink *p, pf_seq *s, const cv_event *e, pf_pla
             pl->arg_name_len[i] = strlen(a->name ? a->name : "");
             pl->bound += pl->arg_name_len[i];
         }
+        pl->arg_str_iid[i] = 0;
         if (a->type == CV_ARG_STR) {
-            pl->arg_str_len[i] = strlen(a->v.s ? a->v.s : "");
-            pl->bound += pl->arg_str_len[i];
+            size_t n = strlen(a->v.s ? a->v.s : "");
+            pl->arg_str_len[i] = n;
+            pl->bound += n;
+            if (s && n >= MIN_INTERNED_STR) {
+                int added;
+                pl->arg_str_iid[i] = pf_intern_str(s, pf_hash_str(a->v.s, n), &added);
+                if (pl->arg_str_iid[i]) {
+                    pl->uses_state = 1;
+                    pl->arg_str_new |= (uint32_t)added << i;
+                    pl->bound += 3 * FIELD_MAX;
+                }
+            }
         }
     }
 }
@@ -448,7 +568,8 @@ static void pf_plan_event(const pf_sink *p, pf_seq *s, const cv_event *e, pf_pla
 static unsigned char *pf_put_interned_data(const pf_sink *p, unsigned char *d, const cv_event *e,
                                            const pf_plan *pl)
 {
-    if (pl->name != NAME_IID_NEW && pl->cat != NAME_IID_NEW && !pl->new_arg_names)
+    if (pl->name != NAME_IID_NEW && pl->cat != NAME_IID_NEW && !pl->new_arg_names &&
+        !pl->arg_str_new)
         return d;
     unsigned char *body = open_len(d, TAG_INTERNED_DATA);
     d = body;
@@ -461,13 +582,18 @@ static unsigned char *pf_put_interned_data(const pf_sink *p, unsigned char *d, c
             const char *n = p->base.arg_names[i] ? p->base.arg_names[i] : "";
             d = put_interned(d, TAG_ID_DEBUG_ANNOTATION_NAMES, i, n, strlen(n));
         }
+    for (uint32_t m = pl->arg_str_new; m; m &= m - 1) { /* InternedString: 1 iid, 2 str */
+        int i = __builtin_ctz(m);
+        d = put_interned(d, TAG_ID_DEBUG_ANNOTATION_STRING_VALUES, pl->arg_str_iid[i],
+                         e->args[i].v.s, pl->arg_str_len[i]);
+    }
     return close_len(body, d);
 }
 
 /* One DebugAnnotation. Without a string it is at most 2 + 11 + 11 bytes, so its one length
  * byte is patched in place; with one, close_len moves it up when it is 128 bytes or more. */
 static inline unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int name_state,
-                                        size_t name_len, size_t str_len)
+                                        size_t name_len, size_t str_len, uint32_t str_iid)
 {
     unsigned char *body = open_len(d, TAG_TE_DEBUG_ANNOTATIONS);
     d = body;
@@ -492,6 +618,10 @@ static inline unsigned char *pf_put_arg(unsigned char *d, const cv_arg *a, int n
         break;
     }
     default:
+        if (str_iid) {
+            d = put_varint(put_tag(d, TAG_DA_STRING_IID), str_iid);
+            break;
+        }
         d = put_string(d, TAG_DA_STRING, a->v.s ? a->v.s : "", str_len);
         return close_len(body, d);
     }
@@ -516,7 +646,8 @@ static unsigned char *pf_put_track_event(unsigned char *d, const cv_event *e, co
     else if (pl->cat != NAME_NONE)
         d = put_varint(put_tag(d, TAG_TE_CATEGORY_IIDS), e->cat_iid);
     for (int i = 0; i < pl->n_args; i++)
-        d = pf_put_arg(d, &e->args[i], pl->arg_name[i], pl->arg_name_len[i], pl->arg_str_len[i]);
+        d = pf_put_arg(d, &e->args[i], pl->arg_name[i], pl->arg_name_len[i], pl->arg_str_len[i],
+                       pl->arg_str_iid[i]);
     /* Repeated fixed64, one tag per value: never packed (Perfetto reads them unpacked only). */
     for (int i = 0; i < e->n_flows && i < CV_MAX_FLOWS; i++)
         d = put_fixed64(put_tag(d, TAG_TE_FLOW_IDS), e->flows[i]);
@@ -534,10 +665,64 @@ static unsigned char *pf_put_track_event(unsigned char *d, const cv_event *e, co
     return close_len(body, d);
 }
 
+static unsigned char *pf_put_clock(unsigned char *d, uint32_t id, uint64_t ts, int incremental)
+{
+    unsigned char *body = open_len(d, TAG_CS_CLOCKS);
+    d = put_varint(put_tag(body, TAG_CLOCK_ID), id);
+    d = put_varint(put_tag(d, TAG_CLOCK_TIMESTAMP), ts);
+    if (incremental)
+        d = put_varint(put_tag(d, TAG_CLOCK_IS_INCREMENTAL), 1);
+    return close_len(body, d);
+}
+
+/* Before the first timestamp of a sequence: one packet that makes the sequence-scoped clock 64
+ * incremental and equal to BOOTTIME at ts, and the sequence's default clock. The importer
+ * converts timestamps in file order while reading, so it must come before every user. */
+static void pf_declare_clock(pf_sink *p, pf_seq *s, uint32_t seq, int64_t ts)
+{
+    unsigned char *start = pf_reserve(p, 16 * FIELD_MAX);
+    if (!start) {
+        p->base.io_error = 1;
+        return;
+    }
+    unsigned char *body = open_len(start, TAG_TRACE_PACKET);
+    unsigned char *d = put_varint(put_tag(body, TAG_SEQ_ID), seq);
+    uint32_t flags = pf_flags(s, 0);
+    if (flags)
+        d = put_varint(put_tag(d, TAG_SEQ_FLAGS), flags);
+    unsigned char *defaults = open_len(d, TAG_TRACE_PACKET_DEFAULTS);
+    d = put_varint(put_tag(defaults, TAG_DEFAULTS_CLOCK_ID), CLOCK_SEQ_INCREMENTAL);
+    d = close_len(defaults, d);
+    unsigned char *snap = open_len(d, TAG_CLOCK_SNAPSHOT);
+    d = pf_put_clock(snap, CLOCK_SEQ_INCREMENTAL, (uint64_t)ts, 1);
+    d = pf_put_clock(d, CLOCK_BOOTTIME, (uint64_t)ts, 0);
+    d = close_len(snap, d);
+    d = close_len(body, d);
+    size_t n = (size_t)(d - start);
+    p->used += n;
+    p->base.bytes += n;
+    s->clock_declared = 1;
+    s->last_ts = ts;
+}
+
+/* The packet's time: a delta on the incremental clock, or absolute BOOTTIME when it goes back. */
+static unsigned char *pf_put_timestamp(unsigned char *d, pf_seq *s, int64_t ts)
+{
+    if (s && s->clock_declared && ts >= s->last_ts) {
+        d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)(ts - s->last_ts));
+        s->last_ts = ts;
+        return d;
+    }
+    d = put_varint(put_tag(d, TAG_TIMESTAMP_CLOCK_ID), CLOCK_BOOTTIME);
+    return put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)ts);
+}
+
 static void pf_event(cv_sink *sink, const cv_event *e)
 {
     pf_sink *p = (pf_sink *)sink;
     pf_seq *s = pf_get_seq(p, e->seq);
+    if (s && !s->clock_declared)
+        pf_declare_clock(p, s, e->seq, e->ts);
     pf_plan pl;
     pf_plan_event(p, s, e, &pl);
     unsigned char *start = pf_reserve(p, pl.bound);
@@ -547,15 +732,9 @@ static void pf_event(cv_sink *sink, const cv_event *e)
     }
     unsigned char *body = open_len(start, TAG_TRACE_PACKET);
     unsigned char *d = body;
-    d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)e->ts);
+    d = pf_put_timestamp(d, s, e->ts);
     d = put_varint(put_tag(d, TAG_SEQ_ID), e->seq);
-    uint32_t flags =
-        pl.uses_state ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE
-                      : 0;
-    if (s && !s->started) {
-        s->started = 1;
-        flags |= PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
-    }
+    uint32_t flags = pf_flags(s, pl.uses_state);
     if (flags)
         d = put_varint(put_tag(d, TAG_SEQ_FLAGS), flags);
     d = pf_put_interned_data(p, d, e, &pl);
@@ -598,6 +777,11 @@ static void pf_seq_end(cv_sink *sink, uint32_t seq)
         free(p->seqs[seq].iids);
         p->seqs[seq].iids = NULL;
         p->seqs[seq].cap = p->seqs[seq].used = 0;
+        free(p->seqs[seq].str_hash);
+        free(p->seqs[seq].str_iid);
+        p->seqs[seq].str_hash = NULL;
+        p->seqs[seq].str_iid = NULL;
+        p->seqs[seq].str_cap = p->seqs[seq].str_used = 0;
     }
 }
 
@@ -613,8 +797,11 @@ static int pf_finish(cv_sink *sink)
 static void pf_destroy(cv_sink *sink)
 {
     pf_sink *p = (pf_sink *)sink;
-    for (uint32_t i = 0; i < p->n_seqs; i++)
+    for (uint32_t i = 0; i < p->n_seqs; i++) {
         free(p->seqs[i].iids);
+        free(p->seqs[i].str_hash);
+        free(p->seqs[i].str_iid);
+    }
     free(p->seqs);
     free(p->buf);
     free(p);

@@ -77,9 +77,54 @@ def one(node, key, default=None):
     return v[0] if v else default
 
 
+class SeqClock:
+    """What Perfetto's importer keeps per sequence to read timestamps: the default clock
+    (TracePacketDefaults, dropped by SEQ_INCREMENTAL_STATE_CLEARED) and sequence-scoped clocks
+    64..127 from ClockSnapshots (an incremental one adds each packet's value, in file order)."""
+
+    def __init__(self):
+        self.default = 0
+        self.clocks = {}  # id -> [value, incremental]
+
+
+def resolve_ts(idx, p, sc):
+    """The packet's absolute BOOTTIME timestamp (None without one)."""
+    for d in p.get('trace_packet_defaults', []):
+        sc.default = one(d, 'timestamp_clock_id', 0)
+    for cs in p.get('clock_snapshot', []):
+        for c in cs.get('clocks', []):
+            cid = one(c, 'clock_id', 0)
+            if 64 <= cid < 128:
+                if one(c, 'unit_multiplier_ns', 1) != 1:
+                    fail(f'packet {idx}: clock {cid} not in ns')
+                inc = one(c, 'is_incremental', 'false') in (True, 'true', 1)
+                sc.clocks[cid] = [one(c, 'timestamp', 0), inc]
+        return None  # the importer reads no timestamp of a snapshot packet
+    raw = one(p, 'timestamp')
+    if raw is None:
+        return None
+    cid = one(p, 'timestamp_clock_id', sc.default)
+    if 64 <= cid < 128:
+        clk = sc.clocks.get(cid)
+        if clk is None:
+            fail(f'packet {idx}: timestamp on clock {cid} before a snapshot declares it')
+            return None
+        if not clk[1]:
+            return raw
+        if raw >= 2**63:
+            raw -= 2**64
+        clk[0] += raw
+        return clk[0]
+    if cid not in (0, 6):
+        fail(f'packet {idx}: timestamp on clock {cid} (the converter writes BOOTTIME only)')
+    return raw
+
+
 def check(packets):
     seq_started = {}
-    interned = defaultdict(lambda: ({}, {}, {}))  # seq -> (names, cats, debug annotation names)
+    seq_clock = defaultdict(SeqClock)
+    # seq -> (names, cats, debug annotation names, debug annotation string values)
+    interned = defaultdict(lambda: ({}, {}, {}, {}))
     tracks = {}  # uuid -> descriptor
     events = []  # (index, packet, track_event, name, cats)
     for idx, p in enumerate(packets):
@@ -94,7 +139,9 @@ def check(packets):
                 fail(f'packet {idx}: first packet of sequence {seq} lacks SEQ_INCREMENTAL_STATE_CLEARED')
         elif flags & 1:
             interned.pop(seq, None)
-        ts = one(p, 'timestamp')
+        if flags & 1:
+            seq_clock[seq].default = 0
+        ts = resolve_ts(idx, p, seq_clock[seq])
         if ts is not None and not (0 < ts < 2**63):
             fail(f'packet {idx}: timestamp {ts} out of range')
         for idata in p.get('interned_data', []):
@@ -114,6 +161,14 @@ def check(packets):
                 if iid in anames and anames[iid] != one(dn, 'name'):
                     fail(f'packet {idx}: debug annotation name iid {iid} redefined')
                 anames[iid] = one(dn, 'name')
+            for sv in idata.get('debug_annotation_string_values', []):
+                strs = interned[seq][3]
+                iid = one(sv, 'iid')
+                if not iid:
+                    fail(f'packet {idx}: interned string value without iid')
+                if iid in strs and strs[iid] != one(sv, 'str'):
+                    fail(f'packet {idx}: string value iid {iid} redefined')
+                strs[iid] = one(sv, 'str')
         for td in p.get('track_descriptor', []):
             uuid = one(td, 'uuid')
             if not uuid:
@@ -156,6 +211,16 @@ def check(packets):
                 if not flags & 2:
                     fail(f'packet {idx}: uses interning without SEQ_NEEDS_INCREMENTAL_STATE')
                 da['name'] = [aname]  # resolved, so the checks below read names either way
+            for da in te.get('debug_annotations', []):
+                siid = one(da, 'string_value_iid')
+                if siid is None:
+                    continue
+                sval = interned[seq][3].get(siid)
+                if sval is None:
+                    fail(f'packet {idx}: string value iid {siid} not interned on sequence {seq}')
+                if not flags & 2:
+                    fail(f'packet {idx}: uses interning without SEQ_NEEDS_INCREMENTAL_STATE')
+                da['string_value'] = [sval]  # resolved like the names
             cats = list(te.get('categories', []))
             for ciid in te.get('category_iids', []):
                 c = interned[seq][1].get(ciid)
@@ -339,6 +404,56 @@ def check_json(path):
     print(f'{path}: {len(evs)} JSON events')
 
 
+def arg_value(a):
+    for k in ('string_value', 'int_value', 'uint_value', 'double_value', 'bool_value'):
+        if k in a:
+            v = a[k][0]
+            return f'{v:.6g}' if isinstance(v, float) else v
+    if 'pointer_value' in a:
+        return hex(a['pointer_value'][0])
+    return None
+
+
+def compare_json(events, path):
+    """The same events as the JSON sink wrote for the same input: timestamps (ns, through the
+    incremental clock) of every BEGIN/END/INSTANT/COUNTER, and the names and arguments (string
+    values through their iids) of every BEGIN and INSTANT."""
+    with open(path) as f:
+        evs = json.load(f)['traceEvents']
+    kinds = {'B': 'TYPE_SLICE_BEGIN', 'E': 'TYPE_SLICE_END', 'i': 'TYPE_INSTANT',
+             'I': 'TYPE_INSTANT', 'C': 'TYPE_COUNTER'}
+    want, got = defaultdict(int), defaultdict(int)
+    for e in evs:
+        typ = kinds.get(e.get('ph'))
+        if not typ:
+            continue
+        sec, _, frac = str(e['ts']).partition('.')
+        ts = int(sec) * 1000 + int((frac + '000')[:3])
+        key = (typ, ts)
+        if typ in ('TYPE_SLICE_BEGIN', 'TYPE_INSTANT'):
+            args = {k: (f'{v:.6g}' if isinstance(v, float) else v)  # JSON writes %g
+                    for k, v in (e.get('args') or {}).items()}
+            key += (e.get('name'), tuple(sorted((k, str(v)) for k, v in args.items())))
+        want[key] += 1
+    for ev in events:
+        typ, ts, te = ev[6], ev[1], ev[2]
+        if typ not in kinds.values():
+            continue
+        key = (typ, ts)
+        if typ in ('TYPE_SLICE_BEGIN', 'TYPE_INSTANT'):
+            args = {one(a, 'name'): arg_value(a) for a in te.get('debug_annotations', [])}
+            key += (ev[3], tuple(sorted((k, str(v)) for k, v in args.items())))
+        got[key] += 1
+    missing = [k for k in want if got.get(k, 0) < want[k]]
+    extra = [k for k in got if want.get(k, 0) < got[k]]
+    for k in missing[:5]:
+        fail(f'in the JSON output but not in the Perfetto one: {k}')
+    for k in extra[:5]:
+        fail(f'in the Perfetto output but not in the JSON one: {k}')
+    print(f'{path}: {sum(want.values())} JSON events, all matched' if not missing and not extra
+          else f'{path}: {len(missing)} JSON events unmatched, {len(extra)} extra')
+
+
 def main():
     args = sys.argv[1:]
     want = 'any'
@@ -347,6 +462,11 @@ def main():
         want = args[i + 1]
         del args[i:i + 2]
     want_sites = []
+    json_ref = None
+    if '--compare-json' in args:
+        i = args.index('--compare-json')
+        json_ref = args[i + 1]
+        del args[i:i + 2]
     while '--call-site' in args:
         i = args.index('--call-site')
         want_sites.append(tuple(args[i + 1].split('=', 1)))
@@ -373,6 +493,8 @@ def main():
         slices = check_nesting(events)
         linked = check_flows(events, require_all=want in ('basic', 'ranks'))
         sites = check_call_sites(slices)
+        if json_ref:
+            compare_json(events, json_ref)
         for name, site in want_sites:
             expect(sites.get((name, site)), f'a slice {name!r} with call_site {site!r} (got '
                    f'{sorted(k for k in sites if k[0] == name)[:8]})')
