@@ -110,6 +110,7 @@ typedef struct gt_config {
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     bool cupti_callbacks; /* GPUTRACE_CUPTI_CALLBACKS=0: no CUPTI callbacks (measures their cost) */
+    int clock_mode; /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
 } gt_config;
 const gt_config *gt_core_config(void);
 

@@ -147,4 +147,6 @@ void gt_config_load(void)
     g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, 1);
     g_cfg.stack_depth = parse_u32("GPUTRACE_STACK_DEPTH", 24, 1, 256);
     parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, "");
+    static const char *const CLOCK[] = {"auto", "tsc", "realtime"};
+    g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
 }

@@ -457,6 +457,7 @@ __attribute__((constructor)) static void core_init(void)
     atomic_store(&g_pid, (int)syscall(SYS_getpid));
     if (g_cfg.disabled)
         return;
+    gt_clock_init();
     fill_header();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (!start_recording())

@@ -68,6 +68,35 @@ uint64_t gt_writer_records_written(void);
 bool gt_writer_drain_now(void);
 const char *gt_writer_path(void);
 
+/* clock.c: the trace's clock (CLOCK_REALTIME ns), read from the TSC along a published line; see
+ * the file comment. gt_config.clock_mode takes these values (GPUTRACE_CLOCK). */
+enum { GT_CLOCK_AUTO = 0, GT_CLOCK_TSC = 1, GT_CLOCK_REALTIME = 2 };
+#define GT_CLOCK_STEP_NS 50000 /* a larger error at a re-anchor is stepped, not slewed */
+typedef struct gt_clock_slot {
+    _Atomic uint64_t anchor_tsc, anchor_ns;
+    _Atomic uint64_t mult;      /* ns per tick << 32, slew included */
+    _Atomic uint64_t max_ticks; /* the line is good this far past anchor_tsc */
+} gt_clock_slot;
+typedef struct gt_clock_published {
+    _Alignas(64) _Atomic uint64_t gen; /* 0: read CLOCK_REALTIME; else slot[gen & 1] */
+    gt_clock_slot slot[2];
+} gt_clock_published;
+extern gt_clock_published gt_clock_pub;
+uint64_t gt_clock_realtime_ns(void); /* clock_gettime(CLOCK_REALTIME): the fallback */
+void gt_clock_init(void);            /* at load, after the configuration: TSC or not, 1st sample */
+void gt_clock_tick(void);            /* writer passes, under the pass lock: re-anchor when due */
+uint32_t gt_clock_wait_ms(void);     /* how long the writer may sleep before the next anchor */
+typedef struct gt_clock_info {
+    int mode;       /* GT_CLOCK_TSC or GT_CLOCK_REALTIME */
+    bool published; /* readers follow a TSC line now */
+    bool invariant; /* the CPU reports an invariant TSC (what auto goes by) */
+    uint64_t anchors, steps;
+    double ticks_per_us;
+    uint64_t period_ns;
+    int64_t last_error_ns, max_error_ns; /* line minus CLOCK_REALTIME at re-anchors (slewed) */
+} gt_clock_info;
+void gt_clock_get_info(gt_clock_info *out);
+
 /* core.c */
 extern pthread_mutex_t g_hdr_lock;
 extern gt_file_header g_hdr;

@@ -16,6 +16,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "core_internal.h"
 #include "gt_encode.h"
@@ -31,11 +34,28 @@ void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
 
 #define GT_FAST_INLINE static inline __attribute__((always_inline))
 
+/* CLOCK_REALTIME ns from the TSC along the line clock.c publishes (two slots; gen says which).
+ * No lock, no retry loop: when there is no line, it is stale, or it changed while being read
+ * (a re-anchor, every flush period), one clock_gettime instead. Acquire loads are plain moves on
+ * x86; they keep the second read of gen after the slot's. */
 GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts); /* the vDSO: no system call */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#if defined(__x86_64__)
+    uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_acquire);
+    if (__builtin_expect(gen != 0, 1)) {
+        gt_clock_slot *s = &gt_clock_pub.slot[gen & 1];
+        uint64_t anchor_tsc = atomic_load_explicit(&s->anchor_tsc, memory_order_acquire);
+        uint64_t anchor_ns = atomic_load_explicit(&s->anchor_ns, memory_order_acquire);
+        uint64_t mult = atomic_load_explicit(&s->mult, memory_order_acquire);
+        uint64_t max_ticks = atomic_load_explicit(&s->max_ticks, memory_order_acquire);
+        uint64_t d = __rdtsc() - anchor_tsc;
+        if (__builtin_expect(d <= max_ticks && atomic_load_explicit(&gt_clock_pub.gen,
+                                                                    memory_order_relaxed) == gen,
+                             1))
+            return anchor_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+    }
+#endif
+    return gt_clock_realtime_ns();
 }
 
 GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)

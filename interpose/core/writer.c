@@ -332,6 +332,7 @@ static void writer_pass(bool final)
 static void locked_pass(bool final)
 {
     pthread_mutex_lock(&g_pass_lock);
+    gt_clock_tick(); /* under the lock: one re-anchoring thread at a time, none across fork */
     if (atomic_load(&g_file_open))
         writer_pass(final);
     pthread_mutex_unlock(&g_pass_lock);
@@ -367,8 +368,9 @@ static void *writer_main(void *arg)
         atomic_store(&g_flush_done, req);
         if (stop)
             break;
+        uint32_t clock_ms = gt_clock_wait_ms(); /* the TSC clock's next re-anchor */
         if (!atomic_load(&g_kick))
-            wait_for_kick(g_cfg.flush_ms);
+            wait_for_kick(clock_ms < g_cfg.flush_ms ? clock_ms : g_cfg.flush_ms);
     }
     return NULL;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core_internal.h"
 #include "gt_core.h"
 #include "gt_encode.h"
 #include "gt_reader.h"
@@ -207,6 +208,88 @@ static int child_small(void)
     return 0;
 }
 
+/* ---------------------------------------------------------------- clock (clock.c) */
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* gt_now_ns against CLOCK_REALTIME read just before and after it, for a while, on this thread:
+ * how far outside the bracket it fell (ahead/behind, ns), and its largest step backwards. */
+typedef struct clock_stats {
+    double seconds;
+    uint64_t samples;
+    int64_t ahead, behind, backwards;
+} clock_stats;
+
+static void *clock_sampler(void *arg)
+{
+    clock_stats *st = arg;
+    uint64_t end = realtime_ns() + (uint64_t)(st->seconds * 1e9), prev = 0;
+    for (uint64_t r1 = realtime_ns(); r1 < end; r1 = realtime_ns()) {
+        uint64_t t = gt_now_ns(), r2 = realtime_ns();
+        if ((int64_t)(t - r2) > st->ahead)
+            st->ahead = (int64_t)(t - r2);
+        if ((int64_t)(r1 - t) > st->behind)
+            st->behind = (int64_t)(r1 - t);
+        if (prev && (int64_t)(prev - t) > st->backwards)
+            st->backwards = (int64_t)(prev - t);
+        prev = t;
+        if (++st->samples % 4096 == 0) { /* leave the writer thread a core on a small machine */
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+static void clock_print(const char *who, double seconds)
+{
+    clock_stats st[2] = {{.seconds = seconds}, {.seconds = seconds}};
+    pthread_t t;
+    pthread_create(&t, NULL, clock_sampler, &st[1]);
+    clock_sampler(&st[0]);
+    pthread_join(t, NULL);
+    gt_clock_info ci;
+    gt_clock_get_info(&ci);
+    for (int i = 0; i < 2; i++)
+        st[0].ahead = st[i].ahead > st[0].ahead ? st[i].ahead : st[0].ahead,
+        st[0].behind = st[i].behind > st[0].behind ? st[i].behind : st[0].behind,
+        st[0].backwards = st[i].backwards > st[0].backwards ? st[i].backwards : st[0].backwards;
+    printf("%s mode=%d published=%d invariant=%d anchors=%llu steps=%llu samples=%llu ahead=%lld "
+           "behind=%lld backwards=%lld max_error=%lld mhz=%.3f\n",
+           who, ci.mode, ci.published, ci.invariant, (unsigned long long)ci.anchors,
+           (unsigned long long)ci.steps, (unsigned long long)(st[0].samples + st[1].samples),
+           (long long)st[0].ahead, (long long)st[0].behind, (long long)st[0].backwards,
+           (long long)ci.max_error_ns, ci.ticks_per_us);
+    fflush(stdout);
+}
+
+static int child_clock(void)
+{
+    const char *s = getenv("TEST_CLOCK_SECONDS");
+    clock_print("self", s ? atof(s) : 2.0);
+    return 0;
+}
+
+/* The clock across fork: the child keeps the parent's line until its own writer re-anchors. */
+static int child_clock_fork(void)
+{
+    clock_print("parent-before", 0.3);
+    pid_t pid = fork();
+    if (pid == 0) {
+        clock_print("forked", 0.8);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    clock_print("parent-after", 0.3);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 12;
+}
+
 static int child_main(const char *mode)
 {
     if (!strcmp(mode, "every-kind"))
@@ -221,6 +304,10 @@ static int child_main(const char *mode)
         return child_bulk();
     if (!strcmp(mode, "small"))
         return child_small();
+    if (!strcmp(mode, "clock"))
+        return child_clock();
+    if (!strcmp(mode, "clock-fork"))
+        return child_clock_fork();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 99;
 }
@@ -896,6 +983,128 @@ static void test_preload(const char *so, const char *app)
     CHECK(forked == 1, "forked child files: %d", forked);
 }
 
+/* ---------------------------------------------------------------- clock */
+
+typedef struct clock_line {
+    int mode, published, invariant;
+    unsigned long long anchors, steps, samples;
+    long long ahead, behind, backwards, max_error;
+    double mhz;
+} clock_line;
+
+static bool parse_clock(const char *out, const char *who, clock_line *c)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s mode=", who);
+    const char *p = strstr(out, key);
+    memset(c, 0, sizeof *c);
+    return p && sscanf(p + strlen(who),
+                       " mode=%d published=%d invariant=%d anchors=%llu steps=%llu samples=%llu "
+                       "ahead=%lld behind=%lld backwards=%lld max_error=%lld mhz=%lf",
+                       &c->mode, &c->published, &c->invariant, &c->anchors, &c->steps, &c->samples,
+                       &c->ahead, &c->behind, &c->backwards, &c->max_error, &c->mhz) == 11;
+}
+
+/* The documented bound (docs/configuration.md, GPUTRACE_CLOCK): within 1 us of CLOCK_REALTIME
+ * read around it, and never more than 1 us backwards on a thread. */
+#define CLOCK_BOUND_NS 1000
+
+static void check_clock_line(const char *out, const char *who, bool want_tsc)
+{
+    clock_line c;
+    bool ok = parse_clock(out, who, &c);
+    CHECK(ok, "no '%s' line in: %s", who, out);
+    if (!ok)
+        return;
+    printf("%s: %s", who, strstr(out, who));
+    CHECK(c.samples > 1000, "%s: %llu samples", who, c.samples);
+    CHECK(c.ahead <= CLOCK_BOUND_NS && c.behind <= CLOCK_BOUND_NS,
+          "%s: %lld ns ahead of, %lld ns behind CLOCK_REALTIME", who, c.ahead, c.behind);
+    CHECK(c.backwards <= CLOCK_BOUND_NS, "%s: went %lld ns backwards", who, c.backwards);
+    if (!want_tsc) {
+        CHECK(c.mode == GT_CLOCK_REALTIME && !c.published, "%s: mode %d published %d", who, c.mode,
+              c.published);
+        /* clock_gettime itself, between two clock_gettime calls. */
+        CHECK(c.ahead <= 0 && c.behind <= 0, "%s: realtime outside its bracket", who);
+        return;
+    }
+    CHECK(c.mode == GT_CLOCK_TSC && c.published, "%s: mode %d published %d", who, c.mode,
+          c.published);
+    CHECK(c.steps == 0, "%s: %llu steps", who, c.steps);
+    CHECK(c.mhz > 100 && c.mhz < 20000, "%s: TSC at %.3f MHz", who, c.mhz);
+}
+
+static void test_clock(void)
+{
+#if defined(__x86_64__)
+    /* Many re-anchors (every 50 ms) and two sampling threads for 2 s. */
+    child_result cr;
+    char *dir = make_dir("clock-tsc");
+    const char *tsc[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=50", NULL};
+    run_child("clock", tsc, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
+    check_clock_line(cr.out, "self", true);
+    clock_line c;
+    if (parse_clock(cr.out, "self", &c))
+        CHECK(c.anchors >= 20, "%llu re-anchors in 2 s at 50 ms", c.anchors);
+    /* The default period (200 ms, slowly doubled up to it). */
+    dir = make_dir("clock-default");
+    const char *dflt[] = {"GPUTRACE_CLOCK=tsc", "TEST_CLOCK_SECONDS=1.5", NULL};
+    run_child("clock", dflt, dir, &cr);
+    check_clock_line(cr.out, "self", true);
+    if (parse_clock(cr.out, "self", &c))
+        CHECK(c.anchors >= 8, "%llu re-anchors in 1.5 s", c.anchors);
+#endif
+}
+
+static void test_clock_settings(void)
+{
+    child_result cr;
+    clock_line c;
+    char *dir = make_dir("clock-realtime");
+    const char *rt[] = {"GPUTRACE_CLOCK=realtime", "TEST_CLOCK_SECONDS=0.5", NULL};
+    run_child("clock", rt, dir, &cr);
+    CHECK(exited_with(&cr, 0) && !strstr(cr.err, "GPUTRACE_CLOCK"), "status %d, stderr: %s",
+          cr.status, cr.err);
+    check_clock_line(cr.out, "self", false);
+
+    /* auto: the TSC exactly when the CPU reports it invariant. */
+    dir = make_dir("clock-auto");
+    const char *aut[] = {"GPUTRACE_CLOCK=auto", "TEST_CLOCK_SECONDS=0.5", NULL};
+    run_child("clock", aut, dir, &cr);
+    CHECK(exited_with(&cr, 0) && !strstr(cr.err, "GPUTRACE_CLOCK"), "status %d, stderr: %s",
+          cr.status, cr.err);
+    bool auto_tsc = parse_clock(cr.out, "self", &c) && c.invariant;
+    check_clock_line(cr.out, "self", auto_tsc);
+
+    /* A bad value: one warning naming it, then the default (auto). */
+    dir = make_dir("clock-bad");
+    const char *bad[] = {"GPUTRACE_CLOCK=sundial", "TEST_CLOCK_SECONDS=0.5", NULL};
+    run_child("clock", bad, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d", cr.status);
+    CHECK(strstr(cr.err, "GPUTRACE_CLOCK=sundial") && strstr(cr.err, "using auto"), "warning: %s",
+          cr.err);
+    check_clock_line(cr.out, "self", auto_tsc);
+}
+
+static void test_clock_fork(void)
+{
+#if defined(__x86_64__)
+    child_result cr;
+    char *dir = make_dir("clock-fork");
+    const char *tsc[] = {"GPUTRACE_CLOCK=tsc", NULL};
+    run_child("clock-fork", tsc, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
+    check_clock_line(cr.out, "parent-before", true);
+    check_clock_line(cr.out, "forked", true);
+    check_clock_line(cr.out, "parent-after", true);
+    clock_line before, forked;
+    if (parse_clock(cr.out, "parent-before", &before) && parse_clock(cr.out, "forked", &forked))
+        CHECK(forked.anchors > before.anchors, "the child's writer never re-anchored (%llu, %llu)",
+              before.anchors, forked.anchors);
+#endif
+}
+
 /* ================================================================ main */
 
 int main(int argc, char **argv)
@@ -935,6 +1144,12 @@ int main(int argc, char **argv)
         test_truncation();
     else if (!strcmp(t, "corruption"))
         test_corruption();
+    else if (!strcmp(t, "clock"))
+        test_clock();
+    else if (!strcmp(t, "clock_settings"))
+        test_clock_settings();
+    else if (!strcmp(t, "clock_fork"))
+        test_clock_fork();
     else if (!strcmp(t, "preload") && argc == 4)
         test_preload(argv[2], argv[3]);
     else {
