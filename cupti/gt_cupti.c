@@ -12,6 +12,7 @@
  *
  * No lock of ours is held around any CUPTI call: FlushAll calls back into gt_cupti_records.c. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -109,6 +110,42 @@ static CUptiResult enable_kinds(void)
     return CUPTI_SUCCESS;
 }
 
+/* Capture range (interpose/core/capture.c): the record kinds and callbacks are switched off while
+ * the capture is paused. One lock orders a pause/resume against the end of start() (either may
+ * come first); neither CUPTI call made under it calls back into gputrace. */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool capture_off; /* kinds and callbacks are disabled now */
+
+static void set_kinds(bool on)
+{
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    };
+    size_t n = atomic_load(&api_records_on) ? 7 : 4;
+    for (size_t i = 0; i < n; i++)
+        GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(kinds[i]) : gt_cupti.ActivityDisable(kinds[i]));
+}
+
+static void apply_capture(bool on)
+{
+    pthread_mutex_lock(&capture_lock);
+    if (atomic_load(&state) == ST_ACTIVE && capture_off == on) {
+        set_kinds(on);
+        gt_cupti_callbacks_set(on);
+        capture_off = !on;
+    }
+    pthread_mutex_unlock(&capture_lock);
+}
+
+void gt_cupti_set_capture(bool on)
+{
+    if (!gt_core_is_forked_child())
+        apply_capture(on);
+}
+
 static void start(const char *why)
 {
     int cur = atomic_load(&state);
@@ -153,6 +190,8 @@ static void start(const char *why)
                 (long long)skew);
     gt_core_set_cupti_state(GT_CUPTI_ACTIVE);
     atomic_store(&state, ST_ACTIVE);
+    if (gt_core_capture_paused())
+        apply_capture(false); /* GPUTRACE_CAPTURE=profiler-api, before cudaProfilerStart */
 }
 
 static void write_clock_sync(void)

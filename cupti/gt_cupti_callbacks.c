@@ -218,12 +218,12 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
     gt_record_commit(rec);
 }
 
-/* Enables what this CUPTI knows of the list (an older one lacks the newest cbids). */
-static size_t enable_list(CUpti_CallbackDomain domain, const uint16_t *cbids, size_t n)
+/* Enables (or disables) what this CUPTI knows of the list (an older one lacks the newest cbids). */
+static size_t enable_list(uint32_t on, CUpti_CallbackDomain domain, const uint16_t *cbids, size_t n)
 {
     size_t enabled = 0;
     for (size_t i = 0; i < n; i++)
-        if (gt_cupti.EnableCallback(1, subscriber, domain, cbids[i]) == CUPTI_SUCCESS)
+        if (gt_cupti.EnableCallback(on, subscriber, domain, cbids[i]) == CUPTI_SUCCESS)
             enabled++;
     return enabled;
 }
@@ -255,9 +255,9 @@ CUptiResult gt_cupti_callbacks_start(void)
                  gt_cupti_result_string(r));
         return CUPTI_SUCCESS; /* the kinds will tell whether CUPTI works at all */
     }
-    size_t rt = enable_list(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
+    size_t rt = enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
                             sizeof runtime_cbids / sizeof *runtime_cbids);
-    size_t drv = enable_list(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
+    size_t drv = enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
                              sizeof driver_cbids / sizeof *driver_cbids);
     if (!rt && !drv) {
         gt_debug("CUPTI callbacks could not be enabled (runtime %zu, driver %zu): external "
@@ -271,6 +271,16 @@ CUptiResult gt_cupti_callbacks_start(void)
     gt_debug("CUPTI callbacks on %zu runtime and %zu driver entry points link GPU work to calls",
              rt, drv);
     return CUPTI_SUCCESS;
+}
+
+void gt_cupti_callbacks_set(bool on)
+{
+    if (!subscriber || !atomic_load(&gt_cupti_cb_active))
+        return;
+    enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
+                sizeof runtime_cbids / sizeof *runtime_cbids);
+    enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
+                sizeof driver_cbids / sizeof *driver_cbids);
 }
 
 void gt_cupti_callbacks_stop(void)

@@ -65,6 +65,8 @@ void gt_cupti_write_stats(bool force);
 CUptiResult gt_cupti_callbacks_start(void);
 /* Unsubscribe after a failed start, so that another tool may have CUPTI. */
 void gt_cupti_callbacks_stop(void);
+/* Capture range: disable (or re-enable) the callbacks while recording is paused. */
+void gt_cupti_callbacks_set(bool on);
 
 typedef struct gt_cupti_tl_call {
     uint64_t id;        /* gputrace call id of the outermost wrapped call in progress, else 0 */

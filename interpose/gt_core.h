@@ -111,6 +111,7 @@ typedef struct gt_config {
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     bool cupti_callbacks; /* GPUTRACE_CUPTI_CALLBACKS=0: no CUPTI callbacks (measures their cost) */
     int clock_mode; /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
+    int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
 } gt_config;
 const gt_config *gt_core_config(void);
 
@@ -130,5 +131,14 @@ void gt_cupti_push_correlation(uint64_t corr_id);
 void gt_cupti_pop_correlation(void);
 /* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */
 void gt_cupti_note_wrapper_fired(void);
+
+/* Capture range (GPUTRACE_CAPTURE=profiler-api, like nsys --capture-range=cudaProfilerApi):
+ * recording starts paused; cudaProfilerStart resumes it, cudaProfilerStop pauses it. While paused
+ * the wrappers record nothing and CUPTI is asked for no records; records CUPTI already holds still
+ * arrive. No effect in the default mode. Called by the cudaProfilerStart/Stop wrappers. */
+void gt_core_capture_set(bool on);
+bool gt_core_capture_paused(void);
+/* cupti/: stop or restart CUPTI's activity kinds and callbacks (weak: absent without CUPTI). */
+void gt_cupti_set_capture(bool on);
 
 #endif

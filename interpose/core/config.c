@@ -149,4 +149,6 @@ void gt_config_load(void)
     parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, "");
     static const char *const CLOCK[] = {"auto", "tsc", "realtime"};
     g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
+    static const char *const CAPTURE[] = {"all", "profiler-api"};
+    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, 0);
 }

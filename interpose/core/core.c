@@ -290,8 +290,9 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
-    atomic_store(&g_recording, 1);
-    gt_debug("recording to %s", path);
+    atomic_store(&g_recording, g_cfg.capture_mode == 1 ? 2 : 1);
+    gt_debug("recording to %s%s", path,
+             g_cfg.capture_mode == 1 ? " (paused until cudaProfilerStart)" : "");
     return true;
 }
 

@@ -36,7 +36,8 @@ typedef struct gt_ring {
 } gt_ring;
 
 extern gt_config g_cfg;
-extern _Atomic int g_recording;     /* records accepted */
+extern _Atomic int g_recording;     /* 0 stopped; 1 recording; 2 capture paused: only CUPTI's
+                                     * and the library's own records are accepted */
 extern _Atomic int g_writer_failed; /* a write failed: recording stopped for good */
 extern gt_ring *g_rings[GT_MAX_RINGS];
 extern _Atomic uint32_t g_nrings;

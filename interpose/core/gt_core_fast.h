@@ -65,7 +65,8 @@ GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
 
 GT_FAST_INLINE bool gt_fast_guard_enter(void)
 {
-    if (gt_core_tls_guard || !atomic_load_explicit(&g_recording, memory_order_relaxed))
+    /* 1: recording (0 stopped, 2 capture paused: the application's calls are not recorded) */
+    if (gt_core_tls_guard || atomic_load_explicit(&g_recording, memory_order_relaxed) != 1)
         return false;
     gt_core_tls_guard = 1;
     return true;

@@ -766,6 +766,37 @@ GT_ENTRY(cudaError_t, cudaEventRecord, GT_LIB_CUDART, event_record_impl, 0,
 GT_ENTRY(cudaError_t, cudaEventRecord_ptsz, GT_LIB_CUDART, event_record_impl, GT_RF_PTDS,
          (cudaEvent_t e, cudaStream_t s), (e, s))
 
+/* ------------------------------------------------------------------ capture range */
+
+/* GPUTRACE_CAPTURE=profiler-api: the start resumes recording before its record is written and the
+ * stop pauses it after, so both calls are in the trace and mark the captured range. */
+static cudaError_t profiler_call(gt_sym *s, uint16_t flags, uint16_t fnid)
+{
+    GT_REAL(s, cudaError_t(*)(void), NOT_SUPPORTED)
+    if (!gt_fast_guard_enter())
+        return real();
+    gt_call c;
+    gt_call_begin(&c, fnid, false, false);
+    cudaError_t r = real();
+    uint64_t t_end = gt_call_end(&c);
+    gt_record_plain(&c, t_end, flags, r);
+    gt_fast_guard_leave();
+    return r;
+}
+static cudaError_t profiler_start_impl(gt_sym *s, uint16_t flags)
+{
+    gt_core_capture_set(true);
+    return profiler_call(s, flags, GT_FN_cudaProfilerStart);
+}
+static cudaError_t profiler_stop_impl(gt_sym *s, uint16_t flags)
+{
+    cudaError_t r = profiler_call(s, flags, GT_FN_cudaProfilerStop);
+    gt_core_capture_set(false);
+    return r;
+}
+GT_ENTRY0(cudaError_t, cudaProfilerStart, GT_LIB_CUDART, profiler_start_impl)
+GT_ENTRY0(cudaError_t, cudaProfilerStop, GT_LIB_CUDART, profiler_stop_impl)
+
 /* ------------------------------------------------------------------ version queries */
 
 #define PLAIN_BODY(fnid, call_real)                                                                \

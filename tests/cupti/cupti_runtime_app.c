@@ -1,7 +1,10 @@
 /* cupti_runtime_app — a program linked against the (fake) shared cudart: every copy and launch
  * goes through a cuda* call that gputrace's wrappers see, and each wrapper pushes its call id to
  * CUPTI as an external correlation id. Runs ~300 ms so that periodic flushes happen while it runs
- * (the runtime API records must stay off: the wrappers fire). */
+ * (the runtime API records must stay off: the wrappers fire).
+ * `cupti_runtime_app capture`: 2 rounds, cudaProfilerStart, 3 rounds, cudaProfilerStop, 4 rounds
+ * (a capture range: GPUTRACE_CAPTURE=profiler-api records only the middle 3). */
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,8 +12,19 @@
 
 static void kernel_stub(void) {}
 
-int main(void)
+static void round_trip(void *dev, float *host, size_t bytes, long sleep_ms)
 {
+    cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    void *args[] = {&dev};
+    cudaLaunchKernel((const void *)kernel_stub, (dim3){4, 1, 1}, (dim3){64, 1, 1}, args, 0, 0);
+    cudaDeviceSynchronize();
+    struct timespec ts = {0, sleep_ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    int capture = argc > 1 && strcmp(argv[1], "capture") == 0;
     float host[256];
     memset(host, 0, sizeof host);
     void *dev = NULL;
@@ -18,13 +32,18 @@ int main(void)
         printf("cudaMalloc failed\n");
         return 1;
     }
-    for (int i = 0; i < 6; i++) {
-        cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
-        void *args[] = {&dev};
-        cudaLaunchKernel((const void *)kernel_stub, (dim3){4, 1, 1}, (dim3){64, 1, 1}, args, 0, 0);
-        cudaDeviceSynchronize();
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
+    if (capture) {
+        for (int i = 0; i < 2; i++)
+            round_trip(dev, host, sizeof host, 20);
+        cudaProfilerStart();
+        for (int i = 0; i < 3; i++)
+            round_trip(dev, host, sizeof host, 20);
+        cudaProfilerStop();
+        for (int i = 0; i < 4; i++)
+            round_trip(dev, host, sizeof host, 20);
+    } else {
+        for (int i = 0; i < 6; i++)
+            round_trip(dev, host, sizeof host, 50);
     }
     cudaFree(dev);
     printf("runtime done\n");

@@ -219,6 +219,28 @@ fork_child)
     [ "$child_calls" = 0 ] || fail "the child made $child_calls CUPTI calls: $(grep "^$child " "$T/calls.log" | sort | uniq -c)"
     [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
     ;;
+capture)
+    # GPUTRACE_CAPTURE=profiler-api: only the 3 rounds between cudaProfilerStart and Stop are
+    # recorded, CPU side (launches, copies) and GPU side (kernels, copies), still linked; both range
+    # calls are in the trace. CUPTI's kinds and callbacks are switched off around the range.
+    run_traced c GPUTRACE_CAPTURE=profiler-api GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" capture
+    dump_trace c
+    same_as_untraced c "$RUNTIME_APP" capture
+    D=$T/c.dump
+    [ "$(count_of 14 "$D")" = 3 ] || fail "launch records: $(count_of 14 "$D"), want 3"
+    [ "$(count_of 11 "$D")" = 3 ] || fail "memcpy call records: $(count_of 11 "$D"), want 3"
+    [ "$(count_of 50 "$D")" = 3 ] || fail "kernel records: $(count_of 50 "$D"), want 3"
+    [ "$(count_of 51 "$D")" = 3 ] || fail "GPU copy records: $(count_of 51 "$D"), want 3"
+    grep -q "^cpucall kind=10 func=140 " "$D" || fail "no cudaProfilerStart record"
+    grep -q "^cpucall kind=10 func=141 " "$D" || fail "no cudaProfilerStop record"
+    check_links "$D" 6 '^cuda(Memcpy|LaunchKernel)$'
+    grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    # The default mode ignores the range: all 9 rounds.
+    run_traced a GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture
+    dump_trace a
+    [ "$(count_of 14 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 14 "$T/a.dump") launches, want 9"
+    [ "$(count_of 50 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 50 "$T/a.dump") kernels, want 9"
+    ;;
 correlation)
     # CUPTI writes external-correlation records only with its (costly, here off) API records: the
     # wrapped calls set a thread-local id and CUPTI's launch/copy callbacks pair it with each call's

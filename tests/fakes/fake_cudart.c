@@ -763,6 +763,18 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     return device_sync();
 }
 
+/* A profiler range mark: no effect without a profiler attached, as in the real runtime. */
+EXPORT cudaError_t cudaProfilerStart(void)
+{
+    API(cudaProfilerStart, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    RETURN(cudaSuccess);
+}
+EXPORT cudaError_t cudaProfilerStop(void)
+{
+    API(cudaProfilerStop, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    RETURN(cudaSuccess);
+}
+
 /* ------------------------------------------------------------------ devices and versions */
 
 EXPORT cudaError_t cudaGetDeviceCount(int *n)
