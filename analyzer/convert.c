@@ -187,6 +187,10 @@ typedef struct cv_gpu_op {
 
 typedef struct cv_stream {
     uint32_t device, stream;
+    /* A sequence of its own: its ops come in time order, so each timestamp is a short delta
+     * from the previous one (ops of several streams interleaved on one sequence would jump
+     * back and forth, and every jump back costs an absolute timestamp). */
+    uint32_t seq;
     cv_lanes lanes;
     int has_api_stream;
     uint64_t api_stream; /* the cudaStream_t the application used, learned from correlations */
@@ -638,6 +642,7 @@ static cv_stream *cv_stream_get(cv_ctx *c, cv_file *f, uint32_t device, uint32_t
     memset(s, 0, sizeof *s);
     s->device = device;
     s->stream = stream;
+    s->seq = c->next_seq++;
     for (int l = 0; l < LANES; l++)
         s->lanes.uuid[l] = cv_uuid(c);
     return s;
@@ -1359,17 +1364,23 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
             cv_set_cat(&ev, CAT_MEMORY);
         break;
     }
+    /* Only what is not the default: a real step has thousands of calls, and their output bytes
+     * are what issue 5 counts. Device 0 and success (result 0) go without an argument; the
+     * correlation id only on calls that make GPU work (it names what the flow arrows link). */
+    int makes_work = cv_makes_gpu_work(cat, a->func);
     if (rec->kind != GT_REC_API_ALLOC || a->stream)
         arg_p(&x, AN_STREAM, a->stream);
-    if (a->device >= 0)
+    if (a->device > 0)
         arg_i(&x, AN_DEVICE, a->device);
-    arg_i(&x, AN_RESULT, a->result);
-    arg_u(&x, AN_CORR_ID, a->corr_id);
+    if (a->result != 0)
+        arg_i(&x, AN_RESULT, a->result);
+    if (makes_work)
+        arg_u(&x, AN_CORR_ID, a->corr_id);
     if (a->stack_id)
         cv_stack_args(f, a->stack_id, &x);
     ev.args = x.a;
     ev.n_args = x.n;
-    if (a->corr_id && cv_makes_gpu_work(cat, a->func))
+    if (a->corr_id && makes_work)
         ev.flows[ev.n_flows++] = cv_flow_id(f, FLOW_API, a->corr_id);
     cv_slice(c, &ev, e, end_term, n_end_term);
 
@@ -1568,7 +1579,7 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         cv_lane_describe(c, f, s, lane);
     cv_device *d = cv_device_get(c, f, s->device);
     cv_event ev;
-    cv_event_init(&ev, CV_BEGIN, s->lanes.uuid[lane], d->seq, b);
+    cv_event_init(&ev, CV_BEGIN, s->lanes.uuid[lane], s->seq, b);
     cv_args x;
     x.n = 0;
     char name[64];
@@ -1618,8 +1629,7 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         break;
     }
     }
-    arg_u(&x, AN_STREAM, s->stream);
-    arg_u(&x, AN_DEVICE, s->device);
+    /* Device and stream are in the track's name ("GPU 0 · stream 7"). */
     arg_u(&x, AN_CORRELATION, op->corr);
     ev.args = x.a;
     ev.n_args = x.n;
@@ -2043,6 +2053,8 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         c->sink->seq_end(c->sink, f.threads[i].seq);
     for (int i = 0; i < f.n_devices; i++)
         c->sink->seq_end(c->sink, f.devices[i].seq);
+    for (size_t i = 0; i < f.n_streams; i++)
+        c->sink->seq_end(c->sink, f.streams[i].seq);
     cv_file_free(&f);
     c->f = NULL;
 }

@@ -20,9 +20,12 @@
  * the text), and timestamps are deltas on a sequence-scoped incremental clock (id 64, declared
  * by a ClockSnapshot {64 incremental = BOOTTIME} and TracePacketDefaults.timestamp_clock_id
  * before the sequence's first timestamp), as the Perfetto SDK writes them: 1–3 bytes instead of
- * 9. An event earlier than the last one of its sequence (a parent call written after its
- * children) carries an absolute BOOTTIME timestamp with timestamp_clock_id = 6 instead: the
- * importer adds deltas as signed numbers, but a negative one is a 10-byte varint. */
+ * 9. Events come nearly but not quite in time order on a sequence (a parent call is written
+ * after its children; CUPTI reports kernels of one stream that overlap a little), and a delta
+ * must not be negative (the Perfetto SDK never writes one; as a varint it would take 10 bytes).
+ * So an event behind the default clock (64) takes a second incremental clock (65, 3 more bytes
+ * for timestamp_clock_id) that trails it, and only one behind both carries an absolute
+ * BOOTTIME timestamp with timestamp_clock_id = 6. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +36,11 @@
 #define MAX_INTERNED (1u << 16) /* large keys per sequence; beyond: names inline */
 #define SMALL_NAME_KEYS 4096    /* event-name keys below this (API calls, copies) use a bitmap */
 #define SMALL_CAT_KEYS 64
-#define HASH_CAT (1ull << 62)    /* tags of category keys in the shared hash of large keys */
-#define MAX_STRINGS (1u << 15)   /* interned string values per sequence; beyond: inline */
-#define MIN_INTERNED_STR 3       /* shorter values are as small inline as by iid */
-#define CLOCK_SEQ_INCREMENTAL 64 /* sequence-scoped clock: first of the 64..127 range */
+#define HASH_CAT (1ull << 62)  /* tags of category keys in the shared hash of large keys */
+#define MAX_STRINGS (1u << 15) /* interned string values per sequence; beyond: inline */
+#define MIN_INTERNED_STR 3     /* shorter values are as small inline as by iid */
+#define CLOCK_LEAD 64  /* sequence-scoped incremental clocks (64..127): the sequence's default */
+#define CLOCK_TRAIL 65 /* ... and one for events behind the default clock */
 #define CLOCK_BOOTTIME 6
 
 typedef struct pf_seq {
@@ -52,8 +56,9 @@ typedef struct pf_seq {
     uint64_t *str_hash;
     uint32_t *str_iid;
     uint32_t str_cap, str_used;
-    int clock_declared; /* the incremental clock and the defaults are written */
-    int64_t last_ts;    /* value of the incremental clock after the last delta */
+    int clock_declared;     /* the incremental clock and the defaults are written */
+    uint64_t default_track; /* TrackEventDefaults.track_uuid (a thread's own sequence), 0 none */
+    int64_t last_ts[2];     /* values of CLOCK_LEAD and CLOCK_TRAIL after their last deltas */
 } pf_seq;
 
 typedef struct pf_sink {
@@ -355,6 +360,11 @@ static void pf_track(cv_sink *sink, const cv_track_desc *d)
     pkt.track_descriptor = &td;
     pf_stamp(p, &pkt, d->seq, 0);
     pf_write_packet(p, &pkt);
+    /* A thread's sequence carries only its own track's events: make it the default (declared
+     * with the clock), so they need no track_uuid. */
+    pf_seq *s = pf_get_seq(p, d->seq);
+    if (d->kind == CV_TRACK_THREAD && s && !s->clock_declared)
+        s->default_track = d->uuid;
 }
 
 /* ------------------------------------------------------------------ hand-written encoder */
@@ -376,6 +386,8 @@ enum {
     TAG_CLOCK_TIMESTAMP = 2 << 3 | WT_VARINT,
     TAG_CLOCK_IS_INCREMENTAL = 3 << 3 | WT_VARINT,
     TAG_DEFAULTS_CLOCK_ID = 58 << 3 | WT_VARINT,
+    TAG_DEFAULTS_TRACK_EVENT = 11 << 3 | WT_LEN,
+    TAG_TE_DEFAULTS_TRACK_UUID = 11 << 3 | WT_VARINT,
     TAG_SEQ_ID = 10 << 3 | WT_VARINT,
     TAG_TRACK_EVENT = 11 << 3 | WT_LEN,
     TAG_INTERNED_DATA = 12 << 3 | WT_LEN,
@@ -497,6 +509,7 @@ typedef struct pf_plan {
     size_t bound; /* bytes the packet can take at most */
     int uses_state;
     int new_arg_names; /* this packet interns all argument names */
+    int default_track; /* the event is on its sequence's default track: no track_uuid */
 } pf_plan;
 
 static int pf_plan_name(pf_seq *s, uint64_t iid, int is_cat, const char *str, size_t *len,
@@ -521,6 +534,7 @@ static void pf_plan_event(const pf_sink *p, pf_seq *s, const cv_event *e, pf_pla
     pl->uses_state = 0;
     pl->new_arg_names = 0;
     pl->arg_str_new = 0;
+    pl->default_track = s && s->clock_declared && s->default_track == e->track;
     pl->bound = 16 * FIELD_MAX + 10 * (size_t)(e->n_flows + e->n_term_flows);
     pl->name = pl->cat = NAME_NONE;
     pl->name_len = pl->cat_len = 0;
@@ -636,7 +650,8 @@ static unsigned char *pf_put_track_event(unsigned char *d, const cv_event *e, co
     unsigned char *body = open_len(d, TAG_TRACK_EVENT);
     d = body;
     d = put_varint(put_tag(d, TAG_TE_TYPE), (uint64_t)e->type);
-    d = put_varint(put_tag(d, TAG_TE_TRACK_UUID), e->track);
+    if (!pl->default_track)
+        d = put_varint(put_tag(d, TAG_TE_TRACK_UUID), e->track);
     if (pl->name == NAME_INLINE)
         d = put_string(d, TAG_TE_NAME, e->name, pl->name_len);
     else if (pl->name != NAME_NONE)
@@ -675,9 +690,10 @@ static unsigned char *pf_put_clock(unsigned char *d, uint32_t id, uint64_t ts, i
     return close_len(body, d);
 }
 
-/* Before the first timestamp of a sequence: one packet that makes the sequence-scoped clock 64
- * incremental and equal to BOOTTIME at ts, and the sequence's default clock. The importer
- * converts timestamps in file order while reading, so it must come before every user. */
+/* Before the first timestamp of a sequence: one packet that makes the sequence-scoped clocks
+ * 64 and 65 incremental and equal to BOOTTIME at ts, and 64 the sequence's default clock. The
+ * importer converts timestamps in file order while reading, so it must come before every
+ * user. */
 static void pf_declare_clock(pf_sink *p, pf_seq *s, uint32_t seq, int64_t ts)
 {
     unsigned char *start = pf_reserve(p, 16 * FIELD_MAX);
@@ -691,10 +707,15 @@ static void pf_declare_clock(pf_sink *p, pf_seq *s, uint32_t seq, int64_t ts)
     if (flags)
         d = put_varint(put_tag(d, TAG_SEQ_FLAGS), flags);
     unsigned char *defaults = open_len(d, TAG_TRACE_PACKET_DEFAULTS);
-    d = put_varint(put_tag(defaults, TAG_DEFAULTS_CLOCK_ID), CLOCK_SEQ_INCREMENTAL);
+    d = put_varint(put_tag(defaults, TAG_DEFAULTS_CLOCK_ID), CLOCK_LEAD);
+    if (s->default_track) {
+        unsigned char *te = open_len(d, TAG_DEFAULTS_TRACK_EVENT);
+        d = close_len(te, put_varint(put_tag(te, TAG_TE_DEFAULTS_TRACK_UUID), s->default_track));
+    }
     d = close_len(defaults, d);
     unsigned char *snap = open_len(d, TAG_CLOCK_SNAPSHOT);
-    d = pf_put_clock(snap, CLOCK_SEQ_INCREMENTAL, (uint64_t)ts, 1);
+    d = pf_put_clock(snap, CLOCK_LEAD, (uint64_t)ts, 1);
+    d = pf_put_clock(d, CLOCK_TRAIL, (uint64_t)ts, 1);
     d = pf_put_clock(d, CLOCK_BOOTTIME, (uint64_t)ts, 0);
     d = close_len(snap, d);
     d = close_len(body, d);
@@ -702,15 +723,21 @@ static void pf_declare_clock(pf_sink *p, pf_seq *s, uint32_t seq, int64_t ts)
     p->used += n;
     p->base.bytes += n;
     s->clock_declared = 1;
-    s->last_ts = ts;
+    s->last_ts[0] = s->last_ts[1] = ts;
 }
 
-/* The packet's time: a delta on the incremental clock, or absolute BOOTTIME when it goes back. */
+/* The packet's time: a delta on the default clock, else on the trailing one, else absolute. */
 static unsigned char *pf_put_timestamp(unsigned char *d, pf_seq *s, int64_t ts)
 {
-    if (s && s->clock_declared && ts >= s->last_ts) {
-        d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)(ts - s->last_ts));
-        s->last_ts = ts;
+    if (s && s->clock_declared && ts >= s->last_ts[0]) {
+        d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)(ts - s->last_ts[0]));
+        s->last_ts[0] = ts;
+        return d;
+    }
+    if (s && s->clock_declared && ts >= s->last_ts[1]) {
+        d = put_varint(put_tag(d, TAG_TIMESTAMP_CLOCK_ID), CLOCK_TRAIL);
+        d = put_varint(put_tag(d, TAG_TIMESTAMP), (uint64_t)(ts - s->last_ts[1]));
+        s->last_ts[1] = ts;
         return d;
     }
     d = put_varint(put_tag(d, TAG_TIMESTAMP_CLOCK_ID), CLOCK_BOOTTIME);

@@ -84,6 +84,7 @@ class SeqClock:
 
     def __init__(self):
         self.default = 0
+        self.track = None  # TrackEventDefaults.track_uuid
         self.clocks = {}  # id -> [value, incremental]
 
 
@@ -91,6 +92,7 @@ def resolve_ts(idx, p, sc):
     """The packet's absolute BOOTTIME timestamp (None without one)."""
     for d in p.get('trace_packet_defaults', []):
         sc.default = one(d, 'timestamp_clock_id', 0)
+        sc.track = one(one(d, 'track_event_defaults', {}), 'track_uuid')
     for cs in p.get('clock_snapshot', []):
         for c in cs.get('clocks', []):
             cid = one(c, 'clock_id', 0)
@@ -140,7 +142,7 @@ def check(packets):
         elif flags & 1:
             interned.pop(seq, None)
         if flags & 1:
-            seq_clock[seq].default = 0
+            seq_clock[seq].default, seq_clock[seq].track = 0, None
         ts = resolve_ts(idx, p, seq_clock[seq])
         if ts is not None and not (0 < ts < 2**63):
             fail(f'packet {idx}: timestamp {ts} out of range')
@@ -188,7 +190,7 @@ def check(packets):
             if ts is None:
                 fail(f'packet {idx}: track event without timestamp')
                 continue
-            uuid = one(te, 'track_uuid')
+            uuid = one(te, 'track_uuid', seq_clock[seq].track)
             if uuid not in tracks:
                 fail(f'packet {idx}: track {uuid} used before it is described')
             name = one(te, 'name')
