@@ -1297,7 +1297,8 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         arg_s(&x, AN_DIRECTION, gt_memcpy_dir_name(u.cp.direction));
         arg_s(&x, AN_SRC_MEMORY, gt_mem_kind_name(u.cp.src_kind));
         arg_s(&x, AN_DST_MEMORY, gt_mem_kind_name(u.cp.dst_kind));
-        arg_i(&x, AN_ASYNC, u.cp.is_async);
+        if (u.cp.is_async && !strstr(fname, "Async")) /* the name says it otherwise */
+            arg_i(&x, AN_ASYNC, u.cp.is_async);
         break;
     case GT_REC_API_MEMSET:
         cv_set_cat(&ev, CAT_COPY);
@@ -1629,11 +1630,13 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         break;
     }
     }
-    /* Device and stream are in the track's name ("GPU 0 · stream 7"). */
-    arg_u(&x, AN_CORRELATION, op->corr);
+    /* Device and stream are in the track's name ("GPU 0 · stream 7"); the correlation id only
+     * when no flow arrow links the op to its call. */
+    cv_gpu_flow(c, f, op, &ev);
+    if (!ev.n_term_flows)
+        arg_u(&x, AN_CORRELATION, op->corr);
     ev.args = x.a;
     ev.n_args = x.n;
-    cv_gpu_flow(c, f, op, &ev);
     for (int i = 0; i < op->n_sync_flows && ev.n_flows < CV_MAX_FLOWS; i++)
         ev.flows[ev.n_flows++] = op->sync_flows[i];
     cv_slice(c, &ev, e, NULL, 0);
