@@ -5,10 +5,11 @@
  *
  * The hot path (gt_fast_now_ns in gt_core_fast.h) follows a line published here:
  *     ns = anchor_ns + ((tsc - anchor_tsc) * mult) >> 32
- * in one of two slots; gt_clock_pub.gen says which (gen & 1), 0 means "no line: read
+ * (stored as offset + (tsc * mult) >> 32, which saves the hot path a subtraction), in one of
+ * two slots; gt_clock_pub.gen says which. A slot with expire_tsc 0 means "no line: read
  * CLOCK_REALTIME". Only the slot readers are not using is written, then gen moves on, so a reader
  * never waits: it checks gen again after reading and falls back to clock_gettime in the rare
- * case a re-anchor happened meanwhile. A line is good for max_ticks past its anchor; after that
+ * case a re-anchor happened meanwhile. A line is good up to expire_tsc; after that
  * (writer late, stopped, or a forked child that does not record) readers fall back too.
  *
  * The writer thread re-anchors (gt_clock_tick, under the writer's pass lock) every
@@ -162,22 +163,40 @@ static void hist_keep(clock_point p)
     }
 }
 
+static gt_clock_slot *slot_of(uint64_t gen)
+{
+    return &gt_clock_pub.slot[(gen / GT_CLOCK_GEN_STEP) & 1];
+}
+
 static void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, uint64_t max_ticks)
 {
     uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed);
-    gt_clock_slot *s = &gt_clock_pub.slot[(gen + 1) & 1];
-    /* Release stores: a reader that sees any of them also sees gen past its own, and retries. */
-    atomic_store_explicit(&s->anchor_tsc, anchor_tsc, memory_order_release);
-    atomic_store_explicit(&s->anchor_ns, anchor_ns, memory_order_release);
+    gt_clock_slot *s = slot_of(gen + GT_CLOCK_GEN_STEP);
+    uint64_t offset = anchor_ns - mul_shift(anchor_tsc, mult);
+    uint64_t expire = max_ticks ? anchor_tsc + max_ticks : 0;
+    /* Release stores: a reader that sees any of them also sees gen past its own, and falls back. */
+    atomic_store_explicit(&s->offset, offset, memory_order_release);
     atomic_store_explicit(&s->mult, mult, memory_order_release);
-    atomic_store_explicit(&s->max_ticks, max_ticks, memory_order_release);
-    atomic_store_explicit(&gt_clock_pub.gen, gen + 1, memory_order_release);
+    atomic_store_explicit(&s->expire_tsc, expire, memory_order_release);
+    atomic_store_explicit(&s->anchor_tsc, anchor_tsc, memory_order_release);
+    atomic_store_explicit(&gt_clock_pub.gen, gen + GT_CLOCK_GEN_STEP, memory_order_release);
+}
+
+/* The current line at tsc, computed as the hot path does (same rounding). */
+static bool line_at(const gt_clock_slot *s, uint64_t tsc, uint64_t *ns)
+{
+    uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_relaxed);
+    if (tsc > expire || tsc < atomic_load_explicit(&s->anchor_tsc, memory_order_relaxed))
+        return false;
+    *ns = atomic_load_explicit(&s->offset, memory_order_relaxed) +
+          mul_shift(tsc, atomic_load_explicit(&s->mult, memory_order_relaxed));
+    return true;
 }
 
 static void use_realtime(const char *why)
 {
     g_clk.mode = GT_CLOCK_REALTIME;
-    atomic_store_explicit(&gt_clock_pub.gen, 0, memory_order_release);
+    publish(0, 0, 0, 0);
     if (why)
         gt_debug("clock: CLOCK_REALTIME (%s)", why);
 }
@@ -185,16 +204,7 @@ static void use_realtime(const char *why)
 /* Where readers are now: the current line at tsc, if they still use it. */
 static bool current_line_at(uint64_t tsc, uint64_t *ns)
 {
-    uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed);
-    if (!gen)
-        return false;
-    gt_clock_slot *s = &gt_clock_pub.slot[gen & 1];
-    uint64_t d = tsc - atomic_load_explicit(&s->anchor_tsc, memory_order_relaxed);
-    if (d > atomic_load_explicit(&s->max_ticks, memory_order_relaxed))
-        return false;
-    *ns = atomic_load_explicit(&s->anchor_ns, memory_order_relaxed) +
-          mul_shift(d, atomic_load_explicit(&s->mult, memory_order_relaxed));
-    return true;
+    return line_at(slot_of(atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed)), tsc, ns);
 }
 
 /* CLOCK_REALTIME was set (settimeofday, an NTP step) since the last sample: the latest sample
@@ -294,7 +304,6 @@ uint32_t gt_clock_wait_ms(void)
 void gt_clock_init(void)
 {
     memset(&g_clk, 0, sizeof g_clk);
-    atomic_store(&gt_clock_pub.gen, 0);
     g_clk.period_ns = FIRST_PERIOD_NS;
     bool invariant = tsc_invariant();
     if (g_cfg.clock_mode == GT_CLOCK_REALTIME) {
@@ -329,7 +338,7 @@ void gt_clock_get_info(gt_clock_info *out)
 {
     memset(out, 0, sizeof *out);
     out->mode = g_clk.mode;
-    out->published = atomic_load(&gt_clock_pub.gen) != 0;
+    out->published = atomic_load(&slot_of(atomic_load(&gt_clock_pub.gen))->expire_tsc) != 0;
     out->invariant = tsc_invariant();
     out->anchors = g_clk.anchors;
     out->steps = g_clk.steps;

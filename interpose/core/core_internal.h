@@ -74,14 +74,22 @@ const char *gt_writer_path(void);
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_TSC = 1, GT_CLOCK_REALTIME = 2 };
 #define GT_CLOCK_STEP_NS 50000 /* a larger error at a re-anchor is stepped, not slewed */
 typedef struct gt_clock_slot {
-    _Atomic uint64_t anchor_tsc, anchor_ns;
-    _Atomic uint64_t mult;      /* ns per tick << 32, slew included */
-    _Atomic uint64_t max_ticks; /* the line is good this far past anchor_tsc */
+    /* ns = offset + ((tsc * mult) >> 64-bit shift 32) for tsc <= expire_tsc: the line through
+     * (anchor_tsc, anchor_ns), with offset = anchor_ns - ((anchor_tsc * mult) >> 32) (mod 2^64),
+     * so the hot path needs no subtraction. */
+    _Atomic uint64_t offset;
+    _Atomic uint64_t mult;       /* ns per tick << 32, slew included */
+    _Atomic uint64_t expire_tsc; /* the line is good up to this TSC; 0: no line */
+    _Atomic uint64_t anchor_tsc; /* where the line was anchored (for the writer) */
 } gt_clock_slot;
+/* gen grows by GT_CLOCK_GEN_STEP per line published, so (gen & GT_CLOCK_GEN_STEP) is the byte
+ * offset of the current slot: one AND on the hot path, no shift. */
+#define GT_CLOCK_GEN_STEP 32u
 typedef struct gt_clock_published {
-    _Alignas(64) _Atomic uint64_t gen; /* 0: read CLOCK_REALTIME; else slot[gen & 1] */
+    _Alignas(64) _Atomic uint64_t gen;
     gt_clock_slot slot[2];
 } gt_clock_published;
+_Static_assert(sizeof(gt_clock_slot) == GT_CLOCK_GEN_STEP, "slot offset is gen & STEP");
 extern gt_clock_published gt_clock_pub;
 uint64_t gt_clock_realtime_ns(void); /* clock_gettime(CLOCK_REALTIME): the fallback */
 void gt_clock_init(void);            /* at load, after the configuration: TSC or not, 1st sample */

@@ -35,25 +35,23 @@ void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
 #define GT_FAST_INLINE static inline __attribute__((always_inline))
 
 /* CLOCK_REALTIME ns from the TSC along the line clock.c publishes (two slots; gen says which).
- * No lock, no retry loop: when there is no line, it is stale, or it changed while being read
- * (a re-anchor, every flush period), one clock_gettime instead. Acquire loads are plain moves on
- * x86; they keep the second read of gen after the slot's. */
+ * No lock, no retry loop: when there is no line (expire_tsc 0: GPUTRACE_CLOCK=realtime, not
+ * calibrated yet), it is stale, or it changed while being read (a re-anchor, every flush
+ * period), one clock_gettime instead. Acquire loads are plain moves on x86; they keep the second
+ * read of gen after the slot's. */
 GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
 {
 #if defined(__x86_64__)
     uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_acquire);
-    if (__builtin_expect(gen != 0, 1)) {
-        gt_clock_slot *s = &gt_clock_pub.slot[gen & 1];
-        uint64_t anchor_tsc = atomic_load_explicit(&s->anchor_tsc, memory_order_acquire);
-        uint64_t anchor_ns = atomic_load_explicit(&s->anchor_ns, memory_order_acquire);
-        uint64_t mult = atomic_load_explicit(&s->mult, memory_order_acquire);
-        uint64_t max_ticks = atomic_load_explicit(&s->max_ticks, memory_order_acquire);
-        uint64_t d = __rdtsc() - anchor_tsc;
-        if (__builtin_expect(d <= max_ticks && atomic_load_explicit(&gt_clock_pub.gen,
-                                                                    memory_order_relaxed) == gen,
-                             1))
-            return anchor_ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
-    }
+    gt_clock_slot *s = (gt_clock_slot *)((char *)gt_clock_pub.slot + (gen & GT_CLOCK_GEN_STEP));
+    uint64_t offset = atomic_load_explicit(&s->offset, memory_order_acquire);
+    uint64_t mult = atomic_load_explicit(&s->mult, memory_order_acquire);
+    uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_acquire);
+    uint64_t tsc = __rdtsc();
+    if (__builtin_expect(tsc <= expire &&
+                             atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed) == gen,
+                         1))
+        return offset + (uint64_t)(((unsigned __int128)tsc * mult) >> 32);
 #endif
     return gt_clock_realtime_ns();
 }

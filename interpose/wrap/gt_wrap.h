@@ -116,16 +116,17 @@ static inline uint32_t gt_wrap_stack(int want)
                : 0;
 }
 
-/* CUPTI takes our correlation ids: one relaxed load, no call when it does not. */
+/* CUPTI takes our correlation ids: one relaxed load, no call when it does not. Only cupti/
+ * sets the flag, so when it is set gt_cupti_push/pop_correlation (same module) exist. */
 static inline bool gt_wrap_cupti_correlating(void)
 {
-    return &gt_cupti_push_allowed && gt_cupti_push_correlation &&
+    return &gt_cupti_push_allowed &&
            atomic_load_explicit(&gt_cupti_push_allowed, memory_order_relaxed);
 }
 
 /* Start the call: after gt_guard_enter succeeded, before the real call. launches_work: push the
  * correlation id to CUPTI. stack: capture the call site for advice. */
-static inline void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack)
+GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack)
 {
     if (__builtin_expect(!atomic_load_explicit(&gt_wrap_runtime_seen, memory_order_relaxed), 0))
         gt_wrap_runtime_first_use();
@@ -140,7 +141,7 @@ static inline void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, 
 }
 
 /* End the call: right after the real call returned. Returns the end time. */
-static inline uint64_t gt_call_end(gt_call *c)
+GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
 {
     uint64_t t = gt_fast_now_ns();
     if (__builtin_expect(c->pushed, 0) && gt_cupti_pop_correlation)

@@ -31,7 +31,7 @@ best() { # best thread-CPU and matching writer ns/call of 5 runs of: $@
     done | sort -n | head -1
 }
 instr() { # callgrind instructions in bench_loop_* of: $@
-    valgrind --tool=callgrind --toggle-collect='bench_loop_*' --callgrind-out-file="$T/cg.out" \
+    valgrind --tool=callgrind --fair-sched=yes --toggle-collect='bench_loop_*' --callgrind-out-file="$T/cg.out" \
         "$@" >/dev/null 2>"$T/cg.err"
     rm -f "$T"/*.gtrace
     grep -E '^(summary|totals):' "$T/cg.out" | head -1 | awk '{print $2}'
