@@ -228,6 +228,22 @@ static size_t enable_list(uint32_t on, CUpti_CallbackDomain domain, const uint16
     return enabled;
 }
 
+/* The entry points GPUTRACE_CUPTI_CALLBACKS selects: all (default), the runtime domain only, or one
+ * entry point that applications hardly call (cost measurements). */
+static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
+{
+    int mode = gt_core_config()->cupti_callbacks;
+    static const uint16_t probe_cbid[] = {RT(cudaRuntimeGetVersion_v3020)};
+    if (mode == 3)
+        *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, probe_cbid, 1);
+    else
+        *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
+                          sizeof runtime_cbids / sizeof *runtime_cbids);
+    if (mode == 1)
+        *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
+                           sizeof driver_cbids / sizeof *driver_cbids);
+}
+
 /* The child of a fork makes no CUPTI call and pairs nothing: its thread state came from the
  * forking thread's call in progress. */
 static void on_fork_child(void)
@@ -255,10 +271,8 @@ CUptiResult gt_cupti_callbacks_start(void)
                  gt_cupti_result_string(r));
         return CUPTI_SUCCESS; /* the kinds will tell whether CUPTI works at all */
     }
-    size_t rt = enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
-                            sizeof runtime_cbids / sizeof *runtime_cbids);
-    size_t drv = enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
-                             sizeof driver_cbids / sizeof *driver_cbids);
+    size_t rt = 0, drv = 0;
+    enable_selected(1, &rt, &drv);
     if (!rt && !drv) {
         gt_debug("CUPTI callbacks could not be enabled (runtime %zu, driver %zu): external "
                  "correlation by pushed ids only",
@@ -277,10 +291,8 @@ void gt_cupti_callbacks_set(bool on)
 {
     if (!subscriber || !atomic_load(&gt_cupti_cb_active))
         return;
-    enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
-                sizeof runtime_cbids / sizeof *runtime_cbids);
-    enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
-                sizeof driver_cbids / sizeof *driver_cbids);
+    size_t rt = 0, drv = 0;
+    enable_selected(on, &rt, &drv);
 }
 
 void gt_cupti_callbacks_stop(void)

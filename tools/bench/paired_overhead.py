@@ -30,6 +30,8 @@ CONFIGS = {
     "gputrace_stacks_off": {"GPUTRACE_STACKS": "off"},
     "gputrace_cb_off": {"GPUTRACE_CUPTI_CALLBACKS": "0"},
     "gputrace_cupti_off": {"GPUTRACE_CUPTI": "0"},
+    "gputrace_cb_runtime": {"GPUTRACE_CUPTI_CALLBACKS": "runtime"},
+    "gputrace_cb_probe": {"GPUTRACE_CUPTI_CALLBACKS": "probe"},
     "torch_profiler": None,
 }
 
@@ -134,7 +136,8 @@ def main():
     b.add_argument("--lib", required=True)
     b.add_argument("--out", required=True)
     b.add_argument("--models", default="resnet18")
-    b.add_argument("--configs", default=",".join(CONFIGS))
+    b.add_argument("--configs", default="gputrace,gputrace_stacks_off,gputrace_cb_off,"
+                   "gputrace_cupti_off,torch_profiler")
     b.add_argument("--procs", type=int, default=3)
     b.add_argument("--block", type=int, default=10)
     b.add_argument("--blocks", type=int, default=8)
