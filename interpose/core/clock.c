@@ -68,11 +68,6 @@ static uint64_t realtime_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noinline, cold)) uint64_t gt_clock_realtime_ns(void)
-{
-    return realtime_now();
-}
-
 #if defined(__x86_64__)
 
 /* cpuid 0x80000007 EDX bit 8: the TSC runs at a constant rate in every P-, C- and T-state (Linux

@@ -74,7 +74,7 @@ const char *gt_writer_path(void);
 enum { GT_CLOCK_AUTO = 0, GT_CLOCK_TSC = 1, GT_CLOCK_REALTIME = 2 };
 #define GT_CLOCK_STEP_NS 50000 /* a larger error at a re-anchor is stepped, not slewed */
 typedef struct gt_clock_slot {
-    /* ns = offset + ((tsc * mult) >> 64-bit shift 32) for tsc <= expire_tsc: the line through
+    /* ns = offset + (tsc * mult) >> 32 (128-bit product) for tsc <= expire_tsc: the line through
      * (anchor_tsc, anchor_ns), with offset = anchor_ns - ((anchor_tsc * mult) >> 32) (mod 2^64),
      * so the hot path needs no subtraction. */
     _Atomic uint64_t offset;
@@ -91,10 +91,9 @@ typedef struct gt_clock_published {
 } gt_clock_published;
 _Static_assert(sizeof(gt_clock_slot) == GT_CLOCK_GEN_STEP, "slot offset is gen & STEP");
 extern gt_clock_published gt_clock_pub;
-uint64_t gt_clock_realtime_ns(void); /* clock_gettime(CLOCK_REALTIME): the fallback */
-void gt_clock_init(void);            /* at load, after the configuration: TSC or not, 1st sample */
-void gt_clock_tick(void);            /* writer passes, under the pass lock: re-anchor when due */
-uint32_t gt_clock_wait_ms(void);     /* how long the writer may sleep before the next anchor */
+void gt_clock_init(void);        /* at load, after the configuration: TSC or not, 1st sample */
+void gt_clock_tick(void);        /* writer passes, under the pass lock: re-anchor when due */
+uint32_t gt_clock_wait_ms(void); /* how long the writer may sleep before the next anchor */
 typedef struct gt_clock_info {
     int mode;       /* GT_CLOCK_TSC or GT_CLOCK_REALTIME */
     bool published; /* readers follow a TSC line now */
