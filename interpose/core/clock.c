@@ -242,9 +242,32 @@ static void reanchor(clock_point p, uint64_t mult)
         g_clk.period_ns = g_clk.period_ns * 2 < max_period ? g_clk.period_ns * 2 : max_period;
 }
 
+/* Tests: move the current line by ns at the next re-anchor pass (as an accumulated error would),
+ * then re-anchor at the following one, so the slew (or the step) can be watched. */
+static _Atomic int64_t g_test_shift;
+
+void gt_clock_test_shift(int64_t ns)
+{
+    atomic_store(&g_test_shift, ns);
+}
+
+static bool apply_test_shift(void)
+{
+    int64_t shift = atomic_exchange(&g_test_shift, 0);
+    gt_clock_slot *s = slot_of(atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed));
+    uint64_t at = atomic_load_explicit(&s->anchor_tsc, memory_order_relaxed), ns;
+    if (!shift || !line_at(s, at, &ns))
+        return false;
+    uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_relaxed);
+    publish(at, ns + (uint64_t)shift, atomic_load_explicit(&s->mult, memory_order_relaxed),
+            expire - at);
+    g_clk.due_tsc = 0;
+    return true;
+}
+
 void gt_clock_tick(void)
 {
-    if (g_clk.mode != GT_CLOCK_TSC)
+    if (g_clk.mode != GT_CLOCK_TSC || apply_test_shift())
         return;
     clock_point p;
     uint64_t width;

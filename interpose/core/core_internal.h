@@ -104,6 +104,7 @@ typedef struct gt_clock_info {
     int64_t last_error_ns, max_error_ns; /* line minus CLOCK_REALTIME at re-anchors (slewed) */
 } gt_clock_info;
 void gt_clock_get_info(gt_clock_info *out);
+void gt_clock_test_shift(int64_t ns); /* tests: the current line moves by ns (a fake error) */
 
 /* core.c */
 extern pthread_mutex_t g_hdr_lock;

@@ -275,6 +275,21 @@ static int child_clock(void)
     return 0;
 }
 
+/* A line off by TEST_CLOCK_SHIFT_NS (as if the TSC had drifted): the next re-anchor slews it back
+ * to CLOCK_REALTIME within a period (or steps, past GT_CLOCK_STEP_NS). Prints the stats of the
+ * first 50 ms after the shift ("shifted") and of the 0.5 s after two periods ("settled"). */
+static int child_clock_slew(void)
+{
+    clock_print("calibrated", 0.5);
+    gt_clock_test_shift(atoll(getenv("TEST_CLOCK_SHIFT_NS")));
+    gt_core_flush_all(); /* a writer pass now: it moves the line, the re-anchor follows in 1 ms */
+    clock_print("shifted", 0.05);
+    struct timespec ts = {0, 2 * (long)gt_core_config()->flush_ms * 1000000L};
+    nanosleep(&ts, NULL);
+    clock_print("settled", 0.5);
+    return 0;
+}
+
 /* The clock across fork: the child keeps the parent's line until its own writer re-anchors. */
 static int child_clock_fork(void)
 {
@@ -308,6 +323,8 @@ static int child_main(const char *mode)
         return child_clock();
     if (!strcmp(mode, "clock-fork"))
         return child_clock_fork();
+    if (!strcmp(mode, "clock-slew"))
+        return child_clock_slew();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 99;
 }
@@ -1087,6 +1104,49 @@ static void test_clock_settings(void)
     check_clock_line(cr.out, "self", auto_tsc);
 }
 
+/* The slew and the step, on a line moved on purpose: readers never go back at a slewed
+ * re-anchor, and are back within the bound two periods later. */
+static void test_clock_slew(void)
+{
+#if defined(__x86_64__)
+    child_result cr;
+    clock_line shifted, settled;
+    char *dir = make_dir("clock-slew");
+    const char *slew[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=100",
+                          "TEST_CLOCK_SHIFT_NS=20000", NULL};
+    run_child("clock-slew", slew, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
+    check_clock_line(cr.out, "calibrated", true);
+    check_clock_line(cr.out, "settled", true);
+    if (parse_clock(cr.out, "shifted", &shifted)) {
+        printf("shifted: %s", strstr(cr.out, "shifted"));
+        CHECK(shifted.ahead > 5000, "the 20 us shift never showed: %lld ns ahead", shifted.ahead);
+        CHECK(shifted.backwards <= CLOCK_BOUND_NS, "went %lld ns back while slewing",
+              shifted.backwards);
+        CHECK(shifted.steps == 0, "a 20 us error was stepped");
+    }
+    if (parse_clock(cr.out, "settled", &settled))
+        CHECK(settled.max_error >= 15000, "the re-anchor saw %lld ns of error, not the shift",
+              settled.max_error);
+
+    dir = make_dir("clock-step");
+    const char *step[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=100",
+                          "TEST_CLOCK_SHIFT_NS=200000", NULL};
+    run_child("clock-slew", step, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
+    if (parse_clock(cr.out, "settled", &settled))
+        CHECK(settled.ahead <= CLOCK_BOUND_NS && settled.behind <= CLOCK_BOUND_NS &&
+                  settled.backwards <= CLOCK_BOUND_NS,
+              "after a step: %lld ahead, %lld behind, %lld back", settled.ahead, settled.behind,
+              settled.backwards);
+    if (parse_clock(cr.out, "shifted", &shifted)) {
+        printf("shifted: %s", strstr(cr.out, "shifted"));
+        CHECK(shifted.steps == 1 && shifted.backwards > 150000,
+              "a 200 us error: %llu steps, %lld ns back", shifted.steps, shifted.backwards);
+    }
+#endif
+}
+
 static void test_clock_fork(void)
 {
 #if defined(__x86_64__)
@@ -1150,6 +1210,8 @@ int main(int argc, char **argv)
         test_clock_settings();
     else if (!strcmp(t, "clock_fork"))
         test_clock_fork();
+    else if (!strcmp(t, "clock_slew"))
+        test_clock_slew();
     else if (!strcmp(t, "preload") && argc == 4)
         test_preload(argv[2], argv[3]);
     else {
