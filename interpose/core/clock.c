@@ -8,9 +8,9 @@
  * (stored as offset + (tsc * mult) >> 32, which saves the hot path a subtraction), in one of
  * two slots; gt_clock_pub.gen says which. A slot with expire_tsc 0 means "no line: read
  * CLOCK_REALTIME". Only the slot readers are not using is written, then gen moves on, so a reader
- * never waits: it checks gen again after reading and falls back to clock_gettime in the rare
- * case a re-anchor happened meanwhile. A line is good up to expire_tsc; after that
- * (writer late, stopped, or a forked child that does not record) readers fall back too.
+ * never waits: it checks gen again after reading and reads again in the rare case a re-anchor
+ * happened meanwhile. A line is good up to expire_tsc; after that (writer late, stopped, or a
+ * forked child that does not record) readers use clock_gettime.
  *
  * The writer thread re-anchors (gt_clock_tick, under the writer's pass lock) every
  * GPUTRACE_FLUSH_MS (at most 1 s; from 2 ms doubling at start, while the frequency estimate is
@@ -81,6 +81,11 @@ static bool tsc_invariant(void)
     return (d >> 8) & 1u;
 }
 
+static uint64_t tsc_now(void)
+{
+    return __rdtsc();
+}
+
 static uint64_t tsc_fenced(void)
 {
     _mm_lfence();
@@ -112,6 +117,11 @@ static bool sample(clock_point *out, uint64_t *width_ticks)
 static bool tsc_invariant(void)
 {
     return false;
+}
+
+static uint64_t tsc_now(void)
+{
+    return 0;
 }
 
 static bool sample(clock_point *out, uint64_t *width_ticks)
@@ -169,7 +179,7 @@ static void publish(uint64_t anchor_tsc, uint64_t anchor_ns, uint64_t mult, uint
     gt_clock_slot *s = slot_of(gen + GT_CLOCK_GEN_STEP);
     uint64_t offset = anchor_ns - mul_shift(anchor_tsc, mult);
     uint64_t expire = max_ticks ? anchor_tsc + max_ticks : 0;
-    /* Release stores: a reader that sees any of them also sees gen past its own, and falls back. */
+    /* Release stores: a reader that sees any of them also sees gen past its own, and rereads. */
     atomic_store_explicit(&s->offset, offset, memory_order_release);
     atomic_store_explicit(&s->mult, mult, memory_order_release);
     atomic_store_explicit(&s->expire_tsc, expire, memory_order_release);
@@ -226,8 +236,9 @@ static void reanchor(clock_point p, uint64_t mult)
             g_clk.steps++;
     }
     /* err / period is at most 50 us / 2 ms = 2.5 % of the slope: it stays positive. */
-    int64_t slew =
-        anchor_ns == p.ns ? 0 : (int64_t)(((__int128)-err << 32) / (__int128)period_ticks);
+    int64_t slew = anchor_ns == p.ns
+                       ? 0
+                       : (int64_t)((__int128)-err * ((__int128)1 << 32) / (__int128)period_ticks);
     publish(p.tsc, anchor_ns, (uint64_t)((int64_t)mult + slew), STALE_PERIODS * period_ticks);
     g_clk.last_error_ns = err;
     if (abs64(err) > g_clk.max_error_ns && abs64(err) <= GT_CLOCK_STEP_NS)
@@ -242,8 +253,8 @@ static void reanchor(clock_point p, uint64_t mult)
         g_clk.period_ns = g_clk.period_ns * 2 < max_period ? g_clk.period_ns * 2 : max_period;
 }
 
-/* Tests: move the current line by ns at the next re-anchor pass (as an accumulated error would),
- * then re-anchor at the following one, so the slew (or the step) can be watched. */
+/* Tests: move the current line by ns at the next writer pass (as an accumulated error would),
+ * and re-anchor 20 ms later, so the slew (or the step) can be watched. */
 static _Atomic int64_t g_test_shift;
 
 void gt_clock_test_shift(int64_t ns)
@@ -261,7 +272,8 @@ static bool apply_test_shift(void)
     uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_relaxed);
     publish(at, ns + (uint64_t)shift, atomic_load_explicit(&s->mult, memory_order_relaxed),
             expire - at);
-    g_clk.due_tsc = 0;
+    /* Re-anchor in 20 ms: long enough for the test's readers to see the moved line. */
+    g_clk.due_tsc = tsc_now() + ns_to_ticks(20000000, g_clk.mult);
     return true;
 }
 
@@ -271,10 +283,8 @@ void gt_clock_tick(void)
         return;
     clock_point p;
     uint64_t width;
-#if defined(__x86_64__)
-    if (__rdtsc() < g_clk.due_tsc)
+    if (tsc_now() < g_clk.due_tsc)
         return;
-#endif
     if (!sample(&p, &width))
         return;
     /* Preempted inside every bracket: try again at the next passes (the writer wakes within a
@@ -282,10 +292,8 @@ void gt_clock_tick(void)
     if (g_clk.mult && width > ns_to_ticks(MAX_BRACKET_NS, g_clk.mult) && g_clk.wide_samples++ < 8)
         return;
     g_clk.wide_samples = 0;
-    if (realtime_stepped(p)) {
+    if (realtime_stepped(p))
         hist_reset(p); /* the baseline spans the step: start a new one, keep the frequency */
-        g_clk.steps++;
-    }
     g_clk.last = p;
     const clock_point *o = &g_clk.hist[g_clk.hist_first];
     uint64_t mult = g_clk.mult;
@@ -308,15 +316,11 @@ uint32_t gt_clock_wait_ms(void)
         return UINT32_MAX;
     if (!g_clk.mult)
         return 1;
-#if defined(__x86_64__)
-    uint64_t now = __rdtsc();
+    uint64_t now = tsc_now();
     if (now >= g_clk.due_tsc)
         return 1;
     uint64_t ms = mul_shift(g_clk.due_tsc - now, g_clk.mult) / 1000000u + 1;
     return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
-#else
-    return UINT32_MAX;
-#endif
 }
 
 void gt_clock_init(void)

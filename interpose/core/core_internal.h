@@ -86,8 +86,8 @@ typedef struct gt_clock_slot {
  * offset of the current slot: one AND on the hot path, no shift. */
 #define GT_CLOCK_GEN_STEP 32u
 typedef struct gt_clock_published {
-    _Alignas(64) _Atomic uint64_t gen;
-    gt_clock_slot slot[2];
+    _Alignas(64) gt_clock_slot slot[2]; /* first: the slot is at (gen & STEP) from the base */
+    _Atomic uint64_t gen;
 } gt_clock_published;
 _Static_assert(sizeof(gt_clock_slot) == GT_CLOCK_GEN_STEP, "slot offset is gen & STEP");
 extern gt_clock_published gt_clock_pub;

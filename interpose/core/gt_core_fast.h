@@ -35,23 +35,27 @@ void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
 #define GT_FAST_INLINE static inline __attribute__((always_inline))
 
 /* CLOCK_REALTIME ns from the TSC along the line clock.c publishes (two slots; gen says which).
- * No lock, no retry loop: when there is no line (expire_tsc 0: GPUTRACE_CLOCK=realtime, not
- * calibrated yet), it is stale, or it changed while being read (a re-anchor, every flush
- * period), one clock_gettime instead. Acquire loads are plain moves on x86; they keep the second
- * read of gen after the slot's. */
+ * No lock: a read that overlapped a re-anchor (gen moved) is done again, which never waits for
+ * the writer (it only writes the slot not in use). When there is no line (expire_tsc 0:
+ * GPUTRACE_CLOCK=realtime, not calibrated yet) or it is stale, one clock_gettime instead.
+ * Acquire loads are plain moves on x86; they keep the second read of gen after the slot's. */
 GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
 {
 #if defined(__x86_64__)
-    uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_acquire);
-    gt_clock_slot *s = (gt_clock_slot *)((char *)gt_clock_pub.slot + (gen & GT_CLOCK_GEN_STEP));
-    uint64_t offset = atomic_load_explicit(&s->offset, memory_order_acquire);
-    uint64_t mult = atomic_load_explicit(&s->mult, memory_order_acquire);
-    uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_acquire);
-    uint64_t tsc = __rdtsc();
-    if (__builtin_expect(tsc <= expire &&
-                             atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed) == gen,
-                         1))
-        return offset + (uint64_t)(((unsigned __int128)tsc * mult) >> 32);
+    for (;;) {
+        uint64_t gen = atomic_load_explicit(&gt_clock_pub.gen, memory_order_acquire);
+        gt_clock_slot *s = (gt_clock_slot *)((char *)gt_clock_pub.slot + (gen & GT_CLOCK_GEN_STEP));
+        uint64_t offset = atomic_load_explicit(&s->offset, memory_order_acquire);
+        uint64_t mult = atomic_load_explicit(&s->mult, memory_order_acquire);
+        uint64_t expire = atomic_load_explicit(&s->expire_tsc, memory_order_acquire);
+        uint64_t tsc = __rdtsc();
+        if (__builtin_expect(atomic_load_explicit(&gt_clock_pub.gen, memory_order_relaxed) != gen,
+                             0))
+            continue;
+        if (__builtin_expect(tsc <= expire, 1))
+            return offset + (uint64_t)(((unsigned __int128)tsc * mult) >> 32);
+        break;
+    }
 #endif
     struct timespec ts; /* inline: in realtime mode this is every read (a call costs ~7 ns) */
     clock_gettime(CLOCK_REALTIME, &ts);

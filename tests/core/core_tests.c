@@ -238,7 +238,9 @@ static void *clock_sampler(void *arg)
         if (prev && (int64_t)(prev - t) > st->backwards)
             st->backwards = (int64_t)(prev - t);
         prev = t;
-        if (++st->samples % 4096 == 0) { /* leave the writer thread a core on a small machine */
+        /* Leave the writer thread a core on a small machine, except in short windows that must
+         * see every re-anchor (a step back is not seen by a sampler that sleeps across it). */
+        if (++st->samples % 4096 == 0 && st->seconds > 0.1) {
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
         }
@@ -1141,8 +1143,8 @@ static void test_clock_slew(void)
               settled.backwards);
     if (parse_clock(cr.out, "shifted", &shifted)) {
         printf("shifted: %s", strstr(cr.out, "shifted"));
-        CHECK(shifted.steps == 1 && shifted.backwards > 150000,
-              "a 200 us error: %llu steps, %lld ns back", shifted.steps, shifted.backwards);
+        CHECK(shifted.steps == 1 && shifted.ahead > 150000,
+              "a 200 us error: %llu steps, %lld ns ahead", shifted.steps, shifted.ahead);
     }
 #endif
 }
