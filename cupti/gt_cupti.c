@@ -79,6 +79,7 @@ static CUptiResult enable_api_kinds(void)
     if (r == CUPTI_SUCCESS) {
         GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
         atomic_store(&api_records_on, true);
+        atomic_store(&gt_cupti_selective_api, false); /* every API record is written now */
     }
     return r;
 }
@@ -107,6 +108,8 @@ static CUptiResult enable_kinds(void)
     }
     if (gt_core_config()->api_mode == 1)
         return enable_api_kinds();
+    if (gt_core_config()->cupti_callbacks == 4 && !gt_cupti_selective_api_set(true))
+        gt_debug("this CUPTI cannot select API records: GPU work is not linked to calls");
     return CUPTI_SUCCESS;
 }
 
@@ -135,6 +138,8 @@ static void apply_capture(bool on)
     if (atomic_load(&state) == ST_ACTIVE && capture_off == on) {
         set_kinds(on);
         gt_cupti_callbacks_set(on);
+        if (gt_core_config()->cupti_callbacks == 4 && !atomic_load(&api_records_on))
+            gt_cupti_selective_api_set(on);
         capture_off = !on;
     }
     pthread_mutex_unlock(&capture_lock);
