@@ -35,7 +35,8 @@ static _Atomic int g_started;  /* a file is open and the writer runs */
 static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
-_Atomic uint64_t gt_core_corr; /* read inline by gt_core_fast.h */
+_Atomic uint64_t gt_core_corr; /* ids handed out in blocks so far; see gt_core_fast.h */
+__attribute__((tls_model("initial-exec"))) __thread uint64_t gt_core_tls_corr_next;
 
 typedef struct hook_list {
     gt_core_hook fn[MAX_HOOKS];
@@ -95,6 +96,14 @@ void gt_core_register_late_atexit(void)
 }
 
 /* ---------------------------------------------------------------- small API */
+
+/* A fresh block for this thread: its first id, a multiple of GT_CORR_BLOCK (never 0). Ids are
+ * unique in the process and grow on each thread; across threads they are not in call order. */
+uint64_t gt_core_corr_refill(void)
+{
+    return atomic_fetch_add_explicit(&gt_core_corr, GT_CORR_BLOCK, memory_order_relaxed) +
+           GT_CORR_BLOCK;
+}
 
 uint64_t gt_next_corr_id(void)
 {
@@ -433,7 +442,8 @@ static void fork_child(void)
     atomic_store(&g_finished, 0);
     atomic_store(&g_exit_hooks_ran, 0);
     atomic_store(&g_pid, (int)syscall(SYS_getpid));
-    gt_ring_fork_child(); /* also re-initialises g_reg_lock */
+    gt_core_tls_corr_next = 0; /* the child's ids come from its own blocks */
+    gt_ring_fork_child();      /* also re-initialises g_reg_lock */
     gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);
     if (!was_started)

@@ -27,8 +27,13 @@
  * thread-local block is static). */
 extern __thread gt_ring *gt_core_tls_ring __attribute__((tls_model("initial-exec")));
 extern __thread int gt_core_tls_guard __attribute__((tls_model("initial-exec")));
-/* core.c */
+/* core.c: correlation ids are handed to each thread in blocks of GT_CORR_BLOCK (aligned), so a
+ * call takes the next id of its thread's block: a `lock xadd` per call was the wrapper's single
+ * most expensive instruction (it also waits for every earlier store to drain). */
+#define GT_CORR_BLOCK 256u
 extern _Atomic uint64_t gt_core_corr;
+extern __thread uint64_t gt_core_tls_corr_next __attribute__((tls_model("initial-exec")));
+uint64_t gt_core_corr_refill(void);
 /* ring.c: the rest of gt_record_commit, when the ring looks more than half full. */
 void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
 
@@ -64,7 +69,11 @@ GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
 
 GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
 {
-    return atomic_fetch_add_explicit(&gt_core_corr, 1, memory_order_relaxed) + 1;
+    uint64_t id = gt_core_tls_corr_next;
+    if (__builtin_expect((id & (GT_CORR_BLOCK - 1)) == 0, 0)) /* block used up, or none yet */
+        id = gt_core_corr_refill();
+    gt_core_tls_corr_next = id + 1;
+    return id;
 }
 
 GT_FAST_INLINE bool gt_fast_guard_enter(void)
