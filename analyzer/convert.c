@@ -51,6 +51,13 @@
 #define STACK_FRAMES 24             /* frames shown in a slice's "stack" argument */
 #define STACK_TEXT_MAX 2048         /* bytes of that argument */
 #define STACK_TEXT_SLOTS (1u << 16) /* distinct stacks whose text is kept per file */
+/* cuDNN descriptor bookkeeping (Finalize/Destroy of descriptors that are not plans or engine
+ * heuristics) is a few hundred calls per step of well under a microsecond each: runs of them
+ * become one slice. A call is folded when it is shorter than FOLD_CALL_NS and begins at most
+ * FOLD_GAP_NS after the previous one ended (so the slice is mostly busy, never a long idle). */
+#define FOLD_MAX 16
+#define FOLD_CALL_NS 10000
+#define FOLD_GAP_NS 10000
 
 /* Interning keys: API names, stall names, memcpy names, fixed names, kernel names by string id.
  * Categories are a key space of their own (Perfetto interns event names and categories apart);
@@ -61,6 +68,7 @@
 #define IID_MEMSET 2000ull
 #define IID_GPU_WORK 2001ull
 #define IID_LOST 2002ull
+#define IID_FOLD 2003ull
 #define IID_KERNEL(id) ((1ull << 32) | (id))
 #define IID_CAT(c) ((uint64_t)(c))
 
@@ -94,9 +102,7 @@ static const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",  
     X(AN_VALUE, "value")                                                                           \
     X(AN_PTR, "ptr")                                                                               \
     X(AN_KERNEL, "kernel")                                                                         \
-    X(AN_GRID, "grid")                                                                             \
-    X(AN_BLOCK, "block")                                                                           \
-    X(AN_SHARED_MEM, "shared_mem")                                                                 \
+    X(AN_CONFIG, "config")                                                                         \
     X(AN_STALL_NS, "stall_ns")                                                                     \
     X(AN_EVENT, "event")                                                                           \
     X(AN_MNK, "mnk")                                                                               \
@@ -108,7 +114,6 @@ static const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",  
     X(AN_DEVICE, "device")                                                                         \
     X(AN_RESULT, "result")                                                                         \
     X(AN_CORR_ID, "corr_id")                                                                       \
-    X(AN_REGISTERS, "registers")                                                                   \
     X(AN_GRAPH_ID, "graph_id")                                                                     \
     X(AN_CORRELATION, "correlation")                                                               \
     X(AN_GBPS, "GB/s")                                                                             \
@@ -121,6 +126,8 @@ static const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",  
     X(AN_WORKSPACE_BYTES, "workspace_bytes")                                                       \
     X(AN_AUTOTUNE, "autotune")                                                                     \
     X(AN_COUNT, "count")                                                                           \
+    X(AN_BUSY_NS, "busy_ns")                                                                       \
+    X(AN_CALLS, "calls")                                                                           \
     X(AN_REASON, "reason")                                                                         \
     X(AN_TID, "tid")                                                                               \
     X(AN_SPAN_NS, "span_ns")                                                                       \
@@ -152,6 +159,13 @@ typedef struct cv_iv {
     int64_t b, e;
 } cv_iv;
 
+/* A run of foldable calls not yet written (see FOLD_MAX): kept whole so that a run that ends up
+ * alone, or that something on the thread would cut, is written call by call as before. */
+typedef struct cv_fold {
+    int n;
+    gt_rec_api_cudnn calls[FOLD_MAX];
+} cv_fold;
+
 typedef struct cv_thread {
     uint32_t tid;
     uint32_t seq;
@@ -164,6 +178,7 @@ typedef struct cv_thread {
     int64_t nvtx_b[MAX_NVTX];
     int n_nvtx;
     uint32_t nvtx_overflow;
+    cv_fold fold;
 } cv_thread;
 
 typedef struct cv_lanes {
@@ -259,14 +274,14 @@ typedef struct cv_alloc {
     uint32_t pinned;
 } cv_alloc;
 
-/* The last "AxBxC" text of one argument: launches repeat the same grid and block. */
-typedef struct cv_dims_memo {
-    int64_t v[3];
+/* The last launch configuration text of launches or of kernels: they repeat the same one. */
+typedef struct cv_config_memo {
+    int64_t v[8]; /* grid, block, registers, shared memory */
     int valid;
-    char text[64];
-} cv_dims_memo;
+    char text[192];
+} cv_config_memo;
 
-enum { DIMS_LAUNCH_GRID, DIMS_LAUNCH_BLOCK, DIMS_KERNEL_GRID, DIMS_KERNEL_BLOCK };
+enum { CONFIG_LAUNCH, CONFIG_KERNEL };
 
 /* The symbolized text of one call-site stack, kept for every slice that carries it. */
 typedef struct cv_stack_text {
@@ -316,7 +331,7 @@ typedef struct cv_file {
     uint64_t syncs_active;  /* bit i: syncs[i].active (a GPU op checks only those) */
     uint64_t syncs_min_end; /* the earliest end_real among them */
     /* (MAX_SYNCS <= 64, asserted below) */
-    cv_dims_memo dims[DIMS_KERNEL_BLOCK + 1];
+    cv_config_memo configs[CONFIG_KERNEL + 1];
     cv_alloc *allocs;
     size_t alloc_cap, alloc_used;
     uint64_t allocs_untracked;
@@ -462,25 +477,40 @@ static char *cv_put_i64(char *d, int64_t v)
     return d;
 }
 
-/* "AxBxC" into buf (at least 64 bytes: three 20-digit numbers and two separators). */
+/* "AxBxC" at d (at most 62 bytes: three 20-digit numbers and two separators); returns its end. */
+static char *cv_put_dims(char *d, const int64_t v[3])
+{
+    d = cv_put_i64(d, v[0]);
+    *d++ = 'x';
+    d = cv_put_i64(d, v[1]);
+    *d++ = 'x';
+    return cv_put_i64(d, v[2]);
+}
+
+/* "AxBxC" into buf (at least 64 bytes). */
 static const char *cv_dims(char *buf, int64_t a, int64_t b, int64_t c)
 {
-    char *d = cv_put_i64(buf, a);
-    *d++ = 'x';
-    d = cv_put_i64(d, b);
-    *d++ = 'x';
-    d = cv_put_i64(d, c);
-    *d = 0;
+    *cv_put_dims(buf, (const int64_t[3]){a, b, c}) = 0;
     return buf;
 }
 
-static const char *cv_dims_memo_text(cv_dims_memo *m, int64_t a, int64_t b, int64_t c)
+/* A launch configuration as one argument, "grid 1152x128x1, block 128x1x1, 40 registers,
+ * 1024 B shared memory" (v: grid, block, registers, shared memory; a negative count is left
+ * out). One interned string per distinct configuration instead of four arguments per event:
+ * kernels are a thousand events per step and repeat a few hundred configurations. */
+static const char *cv_config_text(cv_config_memo *m, const int64_t v[8])
 {
-    if (!m->valid || m->v[0] != a || m->v[1] != b || m->v[2] != c) {
-        cv_dims(m->text, a, b, c);
-        m->v[0] = a, m->v[1] = b, m->v[2] = c;
-        m->valid = 1;
-    }
+    if (m->valid && !memcmp(m->v, v, sizeof m->v))
+        return m->text;
+    char *d = cv_put_dims(stpcpy(m->text, "grid "), v);
+    d = cv_put_dims(stpcpy(d, ", block "), v + 3);
+    if (v[6] >= 0)
+        d = stpcpy(cv_put_i64(stpcpy(d, ", "), v[6]), " registers");
+    if (v[7] >= 0)
+        d = stpcpy(cv_put_i64(stpcpy(d, ", "), v[7]), " B shared memory");
+    *d = 0;
+    memcpy(m->v, v, sizeof m->v);
+    m->valid = 1;
     return m->text;
 }
 
@@ -1224,6 +1254,16 @@ static void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
         arg_s(x, AN_AUTOTUNE, "candidate of an autotuning sweep");
 }
 
+/* src_memory and dst_memory, leaving out a side whose kind the direction or the event's name
+ * already says (a DtoD copy of device memory needs neither): 0.7 M copies a step in DDP. */
+static void cv_memory_args(cv_args *x, uint8_t src, uint8_t dst, int src_said, int dst_said)
+{
+    if (!src_said)
+        arg_s(x, AN_SRC_MEMORY, gt_mem_kind_name(src));
+    if (!dst_said)
+        arg_s(x, AN_DST_MEMORY, gt_mem_kind_name(dst));
+}
+
 static void cv_syncs_update_min(cv_file *f)
 {
     f->syncs_min_end = UINT64_MAX;
@@ -1247,7 +1287,9 @@ static int cv_blocking_sync(uint32_t kind)
     return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
 }
 
-static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
+static void cv_fold_flush(cv_ctx *c, cv_file *f, cv_thread *t, uint64_t cut_real);
+
+static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     union {
         gt_rec_api api;
@@ -1271,6 +1313,8 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
     cv_thread *t = cv_thread_ready(c, f, rec->tid);
     if (!t)
         return;
+    if (t->fold.n)
+        cv_fold_flush(c, f, t, a->t_begin_ns);
     if (cv_place_cpu(t, &b, &e))
         c->st->clamped++;
 
@@ -1295,8 +1339,10 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         cv_set_cat(&ev, CAT_COPY);
         arg_u(&x, AN_BYTES, u.cp.bytes);
         arg_s(&x, AN_DIRECTION, gt_memcpy_dir_name(u.cp.direction));
-        arg_s(&x, AN_SRC_MEMORY, gt_mem_kind_name(u.cp.src_kind));
-        arg_s(&x, AN_DST_MEMORY, gt_mem_kind_name(u.cp.dst_kind));
+        int from_dev = u.cp.direction == GT_DIR_D2H || u.cp.direction == GT_DIR_D2D;
+        int to_dev = u.cp.direction == GT_DIR_H2D || u.cp.direction == GT_DIR_D2D;
+        cv_memory_args(&x, u.cp.src_kind, u.cp.dst_kind, from_dev && u.cp.src_kind == GT_MEM_DEVICE,
+                       to_dev && u.cp.dst_kind == GT_MEM_DEVICE);
         if (u.cp.is_async && !strstr(fname, "Async")) /* the name says it otherwise */
             arg_i(&x, AN_ASYNC, u.cp.is_async);
         break;
@@ -1314,14 +1360,11 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         cv_set_cat(&ev, CAT_LAUNCH);
         if (u.ln.name_id)
             arg_s(&x, AN_KERNEL, cv_kernel_name(f, u.ln.name_id));
-        arg_s(&x, AN_GRID,
-              cv_dims_memo_text(&f->dims[DIMS_LAUNCH_GRID], u.ln.grid[0], u.ln.grid[1],
-                                u.ln.grid[2]));
-        arg_s(&x, AN_BLOCK,
-              cv_dims_memo_text(&f->dims[DIMS_LAUNCH_BLOCK], u.ln.block[0], u.ln.block[1],
-                                u.ln.block[2]));
-        if (u.ln.shared_mem)
-            arg_u(&x, AN_SHARED_MEM, u.ln.shared_mem);
+        arg_s(&x, AN_CONFIG,
+              cv_config_text(&f->configs[CONFIG_LAUNCH],
+                             (const int64_t[8]){u.ln.grid[0], u.ln.grid[1], u.ln.grid[2],
+                                                u.ln.block[0], u.ln.block[1], u.ln.block[2], -1,
+                                                u.ln.shared_mem ? (int64_t)u.ln.shared_mem : -1}));
         break;
     case GT_REC_API_SYNC:
         cv_set_cat(&ev, CAT_SYNC);
@@ -1398,6 +1441,159 @@ static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
         cv_alloc_record(c, f, &u.al, e);
 }
 
+/* ------------------------------------------------------------------ folded bookkeeping */
+
+enum { DESC_ENGINEHEUR = 4, DESC_EXECUTION_PLAN = 5 }; /* cudnnBackendDescriptorType_t */
+
+/* cv_ts without counting a failure: a call that cannot be mapped is not folded. */
+static int cv_ts_ok(const cv_ctx *c, uint64_t real)
+{
+    int64_t v;
+    return real && real <= (uint64_t)INT64_MAX &&
+           !__builtin_add_overflow((int64_t)real, c->offset, &v) && v > 0;
+}
+
+/* A call folded into "cuDNN descriptor bookkeeping": short, successful, no call site, and no
+ * argument of its own (no plan, shape, algorithm...), so folding loses only its exact times.
+ * Plans and engine heuristics stay apart: their Finalize is where cuDNN builds and chooses. */
+static int cv_foldable(const cv_ctx *c, const gt_record *rec, gt_rec_api_cudnn *dn)
+{
+    if (rec->kind != GT_REC_API_CUDNN || rec->body_size < sizeof(gt_api_common))
+        return 0;
+    cv_body(dn, sizeof *dn, rec);
+    const gt_api_common *a = &dn->c;
+    if (a->func != GT_FN_cudnnBackendFinalize && a->func != GT_FN_cudnnBackendDestroyDescriptor)
+        return 0;
+    if (dn->desc_type == DESC_ENGINEHEUR || dn->desc_type == DESC_EXECUTION_PLAN)
+        return 0;
+    if (a->result || a->stack_id || a->t_end_ns < a->t_begin_ns ||
+        a->t_end_ns - a->t_begin_ns >= FOLD_CALL_NS)
+        return 0;
+    if (dn->plan_id || dn->sig_id || dn->algo >= 0 || dn->math_type >= 0 || dn->workspace_bytes ||
+        dn->cudnn_flags)
+        return 0;
+    return cv_ts_ok(c, a->t_begin_ns) && cv_ts_ok(c, a->t_end_ns);
+}
+
+/* Whether dn continues the thread's pending run (same device and stream, shortly after). */
+static int cv_fold_extends(const cv_fold *fo, const gt_rec_api_cudnn *dn)
+{
+    if (!fo->n)
+        return 1;
+    const gt_api_common *first = &fo->calls[0].c, *last = &fo->calls[fo->n - 1].c;
+    return fo->n < FOLD_MAX && dn->c.device == first->device && dn->c.stream == first->stream &&
+           dn->c.t_begin_ns >= last->t_end_ns && dn->c.t_begin_ns - last->t_end_ns <= FOLD_GAP_NS;
+}
+
+/* The run as the calls it is made of (a run of one, or one something else would cut). */
+static void cv_fold_emit_calls(cv_ctx *c, cv_file *f, cv_thread *t)
+{
+    int n = t->fold.n;
+    t->fold.n = 0; /* cv_api_emit flushes a pending run first: there is none now */
+    for (int i = 0; i < n; i++) {
+        gt_rec_api_cudnn body = t->fold.calls[i];
+        gt_record r = {
+            .kind = GT_REC_API_CUDNN, .body_size = sizeof body, .body = &body, .tid = t->tid};
+        cv_api_emit(c, f, &r);
+    }
+}
+
+/* "8 cudnnBackendDestroyDescriptor, 3 cudnnBackendFinalize" (the kinds that are in the run). */
+static const char *cv_fold_calls_text(char *buf, int n_destroy, int n_finalize)
+{
+    char *d = buf;
+    if (n_destroy) {
+        d = cv_put_i64(d, n_destroy);
+        d = stpcpy(d, " cudnnBackendDestroyDescriptor");
+    }
+    if (n_finalize) {
+        d = stpcpy(d, n_destroy ? ", " : "");
+        d = cv_put_i64(d, n_finalize);
+        d = stpcpy(d, " cudnnBackendFinalize");
+    }
+    *d = 0;
+    return buf;
+}
+
+static void cv_fold_emit_slice(cv_ctx *c, cv_file *f, cv_thread *t)
+{
+    const cv_fold *fo = &t->fold;
+    int64_t b, e;
+    cv_ts(c, fo->calls[0].c.t_begin_ns, &b); /* both checked by cv_foldable */
+    cv_ts(c, fo->calls[fo->n - 1].c.t_end_ns, &e);
+    if (cv_place_cpu(t, &b, &e))
+        c->st->clamped++;
+    uint64_t busy = 0;
+    int n_destroy = 0;
+    for (int i = 0; i < fo->n; i++) {
+        busy += fo->calls[i].c.t_end_ns - fo->calls[i].c.t_begin_ns;
+        n_destroy += fo->calls[i].c.func == GT_FN_cudnnBackendDestroyDescriptor;
+    }
+    cv_event ev;
+    cv_event_init(&ev, CV_BEGIN, t->uuid, t->seq, b);
+    ev.name = "cuDNN descriptor bookkeeping";
+    ev.name_iid = IID_FOLD;
+    cv_set_cat(&ev, CAT_CUDNN);
+    cv_args x;
+    x.n = 0;
+    arg_u(&x, AN_COUNT, (uint64_t)fo->n);
+    arg_u(&x, AN_BUSY_NS, busy);
+    arg_s(&x, AN_CALLS, cv_fold_calls_text(x.buf[0], n_destroy, fo->n - n_destroy));
+    arg_p(&x, AN_STREAM, fo->calls[0].c.stream);
+    if (fo->calls[0].c.device > 0)
+        arg_i(&x, AN_DEVICE, fo->calls[0].c.device);
+    ev.args = x.a;
+    ev.n_args = x.n;
+    cv_slice(c, &ev, e, NULL, 0);
+    for (int i = 0; i < fo->n; i++) { /* GPU work of a folded call (none expected) links here */
+        const gt_api_common *a = &fo->calls[i].c;
+        if (a->corr_id)
+            *cv_api_slot_of(f, a->corr_id) = (cv_api_slot){.corr = a->corr_id,
+                                                           .track = t->uuid,
+                                                           .seq = t->seq,
+                                                           .b = b,
+                                                           .e = e,
+                                                           .stream = a->stream};
+    }
+    t->fold.n = 0;
+}
+
+/* Write the thread's pending run before anything else on its track. cut_real is the begin of
+ * what comes next (0: nothing): if it begins inside the run (a parent written after its
+ * children), the run is written call by call so the parent keeps its own begin. */
+static void cv_fold_flush(cv_ctx *c, cv_file *f, cv_thread *t, uint64_t cut_real)
+{
+    const cv_fold *fo = &t->fold;
+    if (!fo->n)
+        return;
+    int cut = cut_real > fo->calls[0].c.t_begin_ns && cut_real < fo->calls[fo->n - 1].c.t_end_ns;
+    if (fo->n == 1 || cut)
+        cv_fold_emit_calls(c, f, t);
+    else
+        cv_fold_emit_slice(c, f, t);
+}
+
+static void cv_fold_flush_all(cv_ctx *c, cv_file *f)
+{
+    for (size_t i = 0; i < f->n_threads; i++)
+        cv_fold_flush(c, f, &f->threads[i], 0);
+}
+
+static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    gt_rec_api_cudnn dn;
+    if (!cv_foldable(c, rec, &dn)) {
+        cv_api_emit(c, f, rec);
+        return;
+    }
+    cv_thread *t = cv_thread_ready(c, f, rec->tid);
+    if (!t)
+        return;
+    if (!cv_fold_extends(&t->fold, &dn))
+        cv_fold_flush(c, f, t, dn.c.t_begin_ns);
+    t->fold.calls[t->fold.n++] = dn;
+}
+
 /* ------------------------------------------------------------------ NVTX */
 
 static void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
@@ -1410,6 +1606,8 @@ static void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
     cv_thread *t = cv_thread_ready(c, f, rec->tid);
     if (!t)
         return;
+    if (t->fold.n)
+        cv_fold_flush(c, f, t, n.t_ns);
     const char *domain = n.domain_id ? cv_str(f, n.domain_id, "nvtx") : "nvtx";
     cv_event ev = {.track = t->uuid,
                    .seq = t->seq,
@@ -1590,13 +1788,11 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name = cv_kernel_name(f, k->name_id);
         ev.name_iid = k->name_id ? IID_KERNEL(k->name_id) : 0;
         cv_set_cat(&ev, CAT_KERNEL);
-        arg_s(&x, AN_GRID,
-              cv_dims_memo_text(&f->dims[DIMS_KERNEL_GRID], k->grid[0], k->grid[1], k->grid[2]));
-        arg_s(
-            &x, AN_BLOCK,
-            cv_dims_memo_text(&f->dims[DIMS_KERNEL_BLOCK], k->block[0], k->block[1], k->block[2]));
-        arg_u(&x, AN_REGISTERS, k->registers);
-        arg_u(&x, AN_SHARED_MEM, (uint64_t)k->static_smem + k->dynamic_smem);
+        arg_s(&x, AN_CONFIG,
+              cv_config_text(&f->configs[CONFIG_KERNEL],
+                             (const int64_t[8]){k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                                                k->block[1], k->block[2], k->registers,
+                                                (int64_t)k->static_smem + k->dynamic_smem}));
         if (k->graph_id)
             arg_u(&x, AN_GRAPH_ID, k->graph_id);
         break;
@@ -1616,8 +1812,13 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name_iid = IID_MEMCPY(m->copy_kind, host, 0);
         cv_set_cat(&ev, CAT_MEMCPY);
         arg_u(&x, AN_BYTES, m->bytes);
-        arg_s(&x, AN_SRC_MEMORY, gt_mem_kind_name(m->src_kind));
-        arg_s(&x, AN_DST_MEMORY, gt_mem_kind_name(m->dst_kind));
+        /* The name says the host side of HtoD and DtoH ("Memcpy HtoD (pinned)") and which
+         * side is the device (DtoD, PtoP: both). */
+        int from_dev = m->copy_kind == 2 || m->copy_kind == 8 || m->copy_kind == 10;
+        int to_dev = m->copy_kind == 1 || m->copy_kind == 8 || m->copy_kind == 10;
+        cv_memory_args(&x, m->src_kind, m->dst_kind,
+                       m->copy_kind == 1 || (from_dev && m->src_kind == GT_MEM_DEVICE),
+                       m->copy_kind == 2 || (to_dev && m->dst_kind == GT_MEM_DEVICE));
         if (op->end > op->start)
             arg_d(&x, AN_GBPS, (double)m->bytes / (double)(op->end - op->start));
         break;
@@ -2031,6 +2232,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
             cv_progress(c, path, &rec);
     }
+    cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
     for (int i = 0; i < f.n_devices; i++)
         cv_busy_finish(c, &f, &f.devices[i]);

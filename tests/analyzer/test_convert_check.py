@@ -359,6 +359,19 @@ def check_basic(tracks, events, slices, linked):
     cp = [s for s in slices if s[3] == 'cudaMemcpyAsync']
     cargs = {one(a, 'name'): a for a in cp[0][5].get('debug_annotations', [])} if cp else {}
     expect(one(cargs.get('src_memory', {}), 'string_value') == 'pageable', 'src memory pageable')
+    expect('dst_memory' not in cargs, 'no dst_memory on an HtoD copy to device memory')
+    gcp = [s for s in slices if s[3] == 'Memcpy HtoD (pageable)']
+    gargs = args_of(gcp[0]) if gcp else {}
+    expect(gcp and 'src_memory' not in gargs and 'dst_memory' not in gargs and
+           one(gargs.get('bytes', {}), 'uint_value') == 4096,
+           'the GPU copy names its memory kinds in its name only')
+    kern = [args_of(s) for s in slices if s[3] == 'vecAdd(float*, float*, float*, int)']
+    configs = {one(a.get('config', {}), 'string_value') for a in kern}
+    expect(configs == {'grid 128x1x1, block 256x1x1, 32 registers, 0 B shared memory'},
+           f'kernel launch configuration (got {configs})')
+    ln = [args_of(s) for s in slices if s[3] == 'cudaLaunchKernel']
+    expect(ln and one(ln[0].get('config', {}), 'string_value') == 'grid 128x1x1, block 256x1x1',
+           'launch configuration on the launch call')
     expect(one(cargs.get('bytes', {}), 'uint_value') == 4096, 'copy bytes')
     # Flows: copy, launch, cuDNN (2 kernels: one direct, one anchored), nested launch, sync.
     expect(linked == 6, f'6 linked flows (got {linked})')
@@ -377,6 +390,39 @@ def check_basic(tracks, events, slices, linked):
     nested = [s for s in slices if s[3] == 'cudaLaunchKernel' and dn and
               dn[0][1] <= s[1] and s[2] <= dn[0][2]]
     expect(nested, 'launch nested inside cudnnBackendExecute')
+
+
+def check_bookkeeping(tracks, slices):
+    """The cuDNN descriptor calls of test_convert_gen's thread 4244 (times in ns from its NVTX
+    range): two runs folded, everything else a slice of its own, all nested in the range."""
+    tid_of = {u: one(t['thread'][0], 'tid') for u, t in tracks.items() if 'thread' in t}
+    mine = sorted((s for s in slices if tid_of.get(s[0]) == 4244), key=lambda s: (s[1], -s[2]))
+    rng = [s for s in mine if s[3] == 'bookkeeping_range']
+    expect(len(rng) == 1, 'the NVTX range of the bookkeeping thread')
+    if not rng:
+        return
+    t0 = rng[0][1] - 100000
+    got = [(s[3], s[1] - t0, s[2] - t0) for s in mine if s is not rng[0]]
+    fold = 'cuDNN descriptor bookkeeping'
+    des, fin = 'cudnnBackendDestroyDescriptor', 'cudnnBackendFinalize'
+    want = [(fold, 100100, 101000), (des, 101100, 101300), (fold, 101400, 101800),
+            (fin, 102000, 122000), (des, 122100, 122200), (des, 140000, 140100),
+            (des, 160000, 160100), (fin, 170000, 170200), (des, 170300, 170400),
+            (des, 185000, 185100), ('cudaGetDeviceProperties', 185150, 186000),
+            (des, 185200, 185300)]
+    expect(got == want, f'bookkeeping slices {want} (got {got})')
+    for s in mine:
+        if s is not rng[0] and not (rng[0][1] <= s[1] and s[2] <= rng[0][2]):
+            fail(f'{s[3]} at {s[1] - t0} is not inside its NVTX range')
+    folded = [args_of(s) for s in mine if s[3] == fold]
+    counts = [(one(a.get('count', {}), 'uint_value'), one(a.get('busy_ns', {}), 'uint_value'),
+               one(a.get('calls', {}), 'string_value')) for a in folded]
+    expect(counts == [(3, 700, '2 cudnnBackendDestroyDescriptor, 1 cudnnBackendFinalize'),
+                      (2, 300, '1 cudnnBackendDestroyDescriptor, 1 cudnnBackendFinalize')],
+           f'count, busy_ns and calls of the folded runs (got {counts})')
+    failed = [args_of(s) for s in mine if s[3] == des and s[1] - t0 == 101100]
+    expect(failed and one(failed[0].get('result', {}), 'int_value') == 3,
+           'the failed call keeps its result')
 
 
 def check_ranks(tracks, slices, linked):
@@ -502,6 +548,7 @@ def main():
                    f'{sorted(k for k in sites if k[0] == name)[:8]})')
         if want == 'basic':
             check_basic(tracks, events, slices, linked)
+            check_bookkeeping(tracks, slices)
         elif want == 'ranks':
             check_ranks(tracks, slices, linked)
         print(f'{trace}: {len(packets)} packets, {len(tracks)} tracks, {len(slices)} slices, '

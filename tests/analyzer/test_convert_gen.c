@@ -136,6 +136,44 @@ static void call_site_stack(void)
     add(GT_REC_STACK, &st, sizeof st);
 }
 
+static void cudnn_call(uint32_t func, uint64_t b, uint64_t e, int32_t result, uint32_t desc_type)
+{
+    gt_rec_api_cudnn dn = {
+        .c = api(func, b, e, 0, 0x55), .algo = -1, .math_type = -1, .desc_type = desc_type};
+    dn.c.result = result;
+    add(GT_REC_API_CUDNN, &dn, sizeof dn);
+}
+
+/* Thread 4244: cuDNN descriptor bookkeeping inside an NVTX range. Folded: the run at 100.1-101 us
+ * (3 calls, 700 ns busy) and the one at 101.4-101.8 us (2 calls, 300 ns busy). Not folded: a
+ * failed call, a 20 us Finalize, calls alone or 18-20 us apart, a plan's Finalize, and two calls
+ * around the begin of a call written after them (a parent: it keeps its own begin). */
+static void write_bookkeeping(void)
+{
+    enum { FIN = GT_FN_cudnnBackendFinalize, DES = GT_FN_cudnnBackendDestroyDescriptor };
+    gt_test_writer_set_tid(&W, 4244);
+    gt_rec_thread th = {.tid = 4244, .name_id = 11, .t_start_ns = T0};
+    add(GT_REC_THREAD, &th, sizeof th);
+    nvtx(GT_NVTX_PUSH, 100000, 12);
+    cudnn_call(DES, 100100, 100400, 0, 16);
+    cudnn_call(FIN, 100500, 100700, 0, 16);
+    cudnn_call(DES, 100800, 101000, 0, 17);
+    cudnn_call(DES, 101100, 101300, 3, 16); /* failed */
+    cudnn_call(FIN, 101400, 101600, 0, 16);
+    cudnn_call(DES, 101700, 101800, 0, 16);
+    cudnn_call(FIN, 102000, 122000, 0, 16); /* 20 us */
+    cudnn_call(DES, 122100, 122200, 0, 16);
+    cudnn_call(DES, 140000, 140100, 0, 16);
+    cudnn_call(DES, 160000, 160100, 0, 16);
+    cudnn_call(FIN, 170000, 170200, 0, 5); /* an execution plan */
+    cudnn_call(DES, 170300, 170400, 0, 16);
+    cudnn_call(DES, 185000, 185100, 0, 16);
+    cudnn_call(DES, 185200, 185300, 0, 16);
+    gt_rec_api parent = {.c = api(GT_FN_cudaGetDeviceProperties, 185150, 186000, 0, 0)};
+    add(GT_REC_API, &parent, sizeof parent);
+    nvtx(GT_NVTX_POP, 200000, 0);
+}
+
 static void write_basic(const char *dir)
 {
     open_trace(dir, "basic.gtrace", 4242, -1);
@@ -196,6 +234,9 @@ static void write_basic(const char *dir)
     gt_rec_api other = {.c = api(GT_FN_cudaGetDeviceProperties, 2000, 2500, 7, 0)};
     other.c.stack_id = 99; /* not in the stack table: the slice goes without a call site */
     add(GT_REC_API, &other, sizeof other);
+    gt_test_writer_string(&W, 11, "cudnn thread");
+    gt_test_writer_string(&W, 12, "bookkeeping_range");
+    write_bookkeeping();
 
     gt_test_writer_set_tid(&W, 0); /* CUPTI records, delivered later */
     ext(102, 2);
