@@ -110,6 +110,19 @@ static int is_enabled(CUpti_ActivityKind k)
     return (unsigned)k < sizeof enabled && enabled[k];
 }
 
+/* cuptiActivityEnableRuntimeApi/DriverApi: API records for single entry points without the kind. */
+static unsigned char selected_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static unsigned char selected_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+static int api_record_on(CUpti_ActivityKind kind, uint32_t cbid)
+{
+    if (is_enabled(kind))
+        return 1;
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && selected_runtime[cbid];
+    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && selected_driver[cbid];
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -295,7 +308,7 @@ static void store_sync(const fake_gpu_op *op)
 
 static void store_api(const fake_gpu_op *op, CUpti_ActivityKind kind)
 {
-    if (!is_enabled(kind))
+    if (!api_record_on(kind, op->cbid))
         return;
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
@@ -372,7 +385,7 @@ static void on_library_op(const fake_gpu_op *in)
         fn = "cuStreamSynchronize", op.cbid = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize;
     invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op.cbid, CUPTI_API_ENTER, &op, fn);
     pthread_mutex_lock(&lock);
-    if (is_enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
+    if (api_record_on(CUPTI_ACTIVITY_KIND_DRIVER, op.cbid)) {
         store_ext_correlation(op.correlation_id);
         fake_gpu_op api = op;
         api.kind = FAKE_OP_API;
@@ -389,7 +402,7 @@ static void on_runtime_call(const fake_gpu_op *op)
 {
     invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_ENTER, op, op->name);
     pthread_mutex_lock(&lock);
-    if (is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
+    if (api_record_on(CUPTI_ACTIVITY_KIND_RUNTIME, op->cbid))
         store_ext_correlation(op->correlation_id);
     store_api(op, CUPTI_ACTIVITY_KIND_RUNTIME);
     pthread_mutex_unlock(&lock);
@@ -597,6 +610,28 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     log_call(__func__);
     return set_kind(kind, 1);
+}
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    log_call(__func__);
+    if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    selected_runtime[cbid] = enable != 0;
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    log_call(__func__);
+    if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    selected_driver[cbid] = enable != 0;
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
