@@ -36,7 +36,6 @@ static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
 _Atomic uint64_t gt_core_corr; /* ids handed out in blocks so far; see gt_core_fast.h */
-__attribute__((tls_model("initial-exec"))) __thread uint64_t gt_core_tls_corr_next;
 
 typedef struct hook_list {
     gt_core_hook fn[MAX_HOOKS];
@@ -442,7 +441,7 @@ static void fork_child(void)
     atomic_store(&g_finished, 0);
     atomic_store(&g_exit_hooks_ran, 0);
     atomic_store(&g_pid, (int)syscall(SYS_getpid));
-    gt_core_tls_corr_next = 0; /* the child's ids come from its own blocks */
+    gt_core_tls.corr_next = 0; /* the child's ids come from its own blocks */
     gt_ring_fork_child();      /* also re-initialises g_reg_lock */
     gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);

@@ -7,7 +7,8 @@
  *   - gt_fast_guard_enter/leave are gt_guard_enter/leave;
  *   - gt_fast_record_begin handles the common case (ring mapped, record fits before the end of
  *     the ring within the producer's cached view of tail) and hands every other case to
- *     gt_record_begin, which rechecks everything (wrap-around PAD, fresh tail, losses);
+ *     gt_record_begin, which rechecks everything (wrap-around PAD, fresh tail, losses); only for
+ *     wrappers, after gt_fast_guard_enter: it does not look at g_recording again;
  *   - gt_fast_record_commit is gt_record_commit.
  * Only for code linked into libgputrace.so: it reads the core's hidden thread-local state. */
 #ifndef GT_CORE_FAST_H
@@ -26,13 +27,18 @@
 /* ring.c. initial-exec: one %fs-relative access (libgputrace.so is preloaded or linked, so its
  * thread-local block is static). */
 extern __thread gt_ring *gt_core_tls_ring __attribute__((tls_model("initial-exec")));
-extern __thread int gt_core_tls_guard __attribute__((tls_model("initial-exec")));
+/* The guard and the thread's next correlation id share one thread-local block: one address
+ * computation for both on the hot path. */
+typedef struct gt_core_thread {
+    int guard;          /* >0 inside a wrapper or on an internal thread */
+    uint64_t corr_next; /* next correlation id of this thread's block (see GT_CORR_BLOCK) */
+} gt_core_thread;
+extern __thread gt_core_thread gt_core_tls __attribute__((tls_model("initial-exec")));
 /* core.c: correlation ids are handed to each thread in blocks of GT_CORR_BLOCK (aligned), so a
  * call takes the next id of its thread's block: a `lock xadd` per call was the wrapper's single
  * most expensive instruction (it also waits for every earlier store to drain). */
 #define GT_CORR_BLOCK 256u
 extern _Atomic uint64_t gt_core_corr;
-extern __thread uint64_t gt_core_tls_corr_next __attribute__((tls_model("initial-exec")));
 uint64_t gt_core_corr_refill(void);
 /* ring.c: the rest of gt_record_commit, when the ring looks more than half full. */
 void gt_core_commit_check_fill(gt_ring *r, uint64_t end);
@@ -69,25 +75,25 @@ GT_FAST_INLINE uint64_t gt_fast_now_ns(void)
 
 GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
 {
-    uint64_t id = gt_core_tls_corr_next;
+    uint64_t id = gt_core_tls.corr_next;
     if (__builtin_expect((id & (GT_CORR_BLOCK - 1)) == 0, 0)) /* block used up, or none yet */
         id = gt_core_corr_refill();
-    gt_core_tls_corr_next = id + 1;
+    gt_core_tls.corr_next = id + 1;
     return id;
 }
 
 GT_FAST_INLINE bool gt_fast_guard_enter(void)
 {
     /* 1: recording (0 stopped, 2 capture paused: the application's calls are not recorded) */
-    if (gt_core_tls_guard || atomic_load_explicit(&g_recording, memory_order_relaxed) != 1)
+    if (gt_core_tls.guard || atomic_load_explicit(&g_recording, memory_order_relaxed) != 1)
         return false;
-    gt_core_tls_guard = 1;
+    gt_core_tls.guard = 1;
     return true;
 }
 
 GT_FAST_INLINE void gt_fast_guard_leave(void)
 {
-    gt_core_tls_guard = 0;
+    gt_core_tls.guard = 0;
 }
 
 /* Zero n bytes (a multiple of 8) at 8-byte aligned p. n is a sizeof at every wrapper's call site:
@@ -126,10 +132,11 @@ GT_FAST_INLINE void *gt_fast_record_begin(uint16_t kind, uint16_t flags, uint32_
 {
     gt_ring *r = gt_core_tls_ring;
     uint32_t size = gt_record_size(body_size);
-    /* The smallest ring is 4096 bytes: a record of at most 2048 always passes the size limits. */
-    if (__builtin_expect(r != NULL && size <= 2048 &&
-                             atomic_load_explicit(&g_recording, memory_order_relaxed),
-                         1)) {
+    /* The smallest ring is 4096 bytes: a record of at most 2048 always passes the size limits.
+     * Recording is not checked again: every caller is a wrapper whose gt_fast_guard_enter saw it
+     * on when the call began (a record committed after the writer stopped is never written,
+     * like any record of a call still in flight then). */
+    if (__builtin_expect(r != NULL && size <= 2048, 1)) {
         uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint64_t cap = r->mask + 1, pos = head & r->mask;
         if (__builtin_expect(size <= cap - pos && head + size - r->tail_cache <= cap, 1)) {

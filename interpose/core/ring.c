@@ -24,8 +24,8 @@ _Atomic uint64_t g_lost_no_ring;
 
 /* Not static: gt_core_fast.h reads them inline in the wrappers. */
 TLS gt_ring *gt_core_tls_ring;
-TLS int gt_core_tls_guard;  /* >0 inside a wrapper or on an internal thread */
-static TLS int tls_no_ring; /* ring allocation failed for this thread: do not retry */
+TLS gt_core_thread gt_core_tls; /* guard and correlation ids (gt_core_fast.h) */
+static TLS int tls_no_ring;     /* ring allocation failed for this thread: do not retry */
 static pthread_key_t g_exit_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
@@ -51,7 +51,7 @@ void gt_guard_leave(void)
 
 void gt_guard_mark_internal_thread(void)
 {
-    gt_core_tls_guard = 1 << 20;
+    gt_core_tls.guard = 1 << 20;
 }
 
 /* ---------------------------------------------------------------- registration (cold) */
