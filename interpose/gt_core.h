@@ -109,10 +109,10 @@ typedef struct gt_config {
     int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
-    int cupti_callbacks; /* GPUTRACE_CUPTI_CALLBACKS: 1 all (default), 0 off, 2 runtime domain
-                          * only, 3 one rarely called entry point only (cost measurements), 4
-                          * records: CUPTI's API records of the GPU-work entry points instead */
-    int clock_mode; /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
+    int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: 1 all (default), 0 off, 2 runtime domain
+                           * only, 3 one rarely called entry point only (cost measurements), 4
+                           * records: CUPTI's API records of the GPU-work entry points instead */
+    int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
 } gt_config;
 const gt_config *gt_core_config(void);
