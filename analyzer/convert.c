@@ -1729,7 +1729,9 @@ static void cv_lane_describe(cv_ctx *c, cv_file *f, cv_stream *s, int lane)
 
 /* A flow from the API call that caused this GPU op. The first op of a call continues the flow
  * the call's slice started; further ops (a cuDNN call launches several kernels) get their own
- * flow from an anchor instant inside the call's slice. */
+ * flow from an anchor instant inside the call's slice, 1 ns after its begin: a long call (a
+ * plan's first execute, an autotuning sweep) has kernels running before its middle, and a flow
+ * must not end before it starts. */
 static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 {
     uint64_t ext = cv_ext_find(f, op->corr);
@@ -1741,7 +1743,7 @@ static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev
         cv_event anchor = {.type = CV_INSTANT,
                            .track = api->track,
                            .seq = api->seq,
-                           .ts = api->b + (api->e - api->b) / 2,
+                           .ts = api->e > api->b ? api->b + 1 : api->b,
                            .name = "GPU work",
                            .name_iid = IID_GPU_WORK};
         cv_set_cat(&anchor, CAT_LAUNCH);

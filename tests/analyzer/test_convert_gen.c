@@ -259,6 +259,12 @@ static void write_basic(const char *dir)
     kernel(8000, 9000, 106, 1, 7);
     kernel(9000, 20000, 104, 4, 7);
     kernel(20000, 40000, 105, 4, 7);
+    /* Two more kernels of the cuDNN call (6000-9000) on stream 8, both in its first half: the
+     * anchor of a call's further ops must precede them (a flow never ends before it starts). */
+    ext(110, 4);
+    ext(111, 4);
+    kernel(6100, 6300, 110, 4, 8);
+    kernel(6400, 6600, 111, 4, 8);
     kernel(60000, 70000, 107, 1, 7);
     kernel(65000, 90000, 108, 1, 7); /* overlaps the previous one by 5 us: a sibling track */
     kernel(89500, 95000, 109, 1, 7); /* overlaps by 0.5 us: clamped on the stream's track */
