@@ -71,6 +71,17 @@ static void give_up(CUptiResult r)
  * static-cudart switch). Synchronization records come with them: the wrappers record every
  * synchronization with its stall themselves, and on an H200 the SYNCHRONIZATION kind costs the
  * most of the cheap kinds, so it is only worth it where no wrapper sees the syncs. */
+/* CUPTI writes EXTERNAL_CORRELATION records only for calls that get an API record, so the kind is
+ * enabled with API records (all, or those selected for GPUTRACE_CUPTI_CALLBACKS=records) and not
+ * by default, where the callbacks pair ids themselves: CUPTI then tracks no pushed ids per call. */
+static void enable_ext_corr(void)
+{
+    if (GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) ==
+            CUPTI_SUCCESS &&
+        gt_cupti.ActivityPushExternalCorrelationId)
+        atomic_store(&push_allowed, true);
+}
+
 static CUptiResult enable_api_kinds(void)
 {
     CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
@@ -78,6 +89,7 @@ static CUptiResult enable_api_kinds(void)
         GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
     if (r == CUPTI_SUCCESS) {
         GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+        enable_ext_corr();
         atomic_store(&api_records_on, true);
         atomic_store(&gt_cupti_selective_api, false); /* every API record is written now */
     }
@@ -94,22 +106,21 @@ static CUptiResult enable_kinds(void)
     static const CUpti_ActivityKind optional[] = {
         CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET, /* SYNCHRONIZATION: with the API kinds only */
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+        CUPTI_ACTIVITY_KIND_MEMSET, /* SYNCHRONIZATION and EXTERNAL_CORRELATION: with API kinds */
         CUPTI_ACTIVITY_KIND_OVERHEAD,
     };
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
         r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(optional[i]));
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN)
             return r;
-        if (optional[i] == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && r == CUPTI_SUCCESS &&
-            gt_cupti.ActivityPushExternalCorrelationId)
-            atomic_store(&push_allowed, true);
     }
     if (gt_core_config()->api_mode == 1)
         return enable_api_kinds();
-    if (gt_core_config()->cupti_callbacks == 4 && !gt_cupti_selective_api_set(true))
-        gt_debug("this CUPTI cannot select API records: GPU work is not linked to calls");
+    if (gt_core_config()->cupti_callbacks == 4) {
+        enable_ext_corr();
+        if (!gt_cupti_selective_api_set(true))
+            gt_debug("this CUPTI cannot select API records: GPU work is not linked to calls");
+    }
     return CUPTI_SUCCESS;
 }
 
