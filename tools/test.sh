@@ -83,7 +83,7 @@ if [ "${GPUTRACE_TEST_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_build build-asan "" -DGPUTRACE_SANITIZE=address,undefined -DGT_FUZZ_SECONDS=5
   # TSan: the recording core (compiled into core_tests); the other suites are ASan's. core.fork
   # is left out: TSan cannot follow a thread started in a forked child ("dup thread").
-  run_build build-tsan "^core\\.(roundtrip|threads|sigkill|sigterm|settings|preload|clock|clock_settings|clock_slew)$" \
+  run_build build-tsan "^core\\.(roundtrip|threads|sigkill|sigterm|settings|preload|clock|clock_settings|clock_slew|drain_order)$" \
     -DGPUTRACE_SANITIZE=thread -DGPUTRACE_BUILD_ANALYZER=OFF
 fi
 

@@ -25,6 +25,7 @@ typedef struct gt_ring {
     uint64_t mask;
     unsigned char *data;
     uint32_t tid;
+    _Atomic uint32_t internal; /* a gputrace thread (CUPTI's worker, the writer): drained last */
     /* consumer's line: apart from the producer's so they do not share a cache line */
     _Alignas(64) _Atomic uint64_t tail;
     _Atomic uint32_t state;  /* enum ring_state */

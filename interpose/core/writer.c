@@ -1,7 +1,9 @@
 /* writer.c — the writer thread: moves committed records from the rings into chunks of the file.
  * Order matters for readers: rings are snapshotted first, then the strings interned so far are
- * written, then the snapshotted records, so a string id is always defined before it is used.
- * The thread blocks every signal; write(2)/writev(2) with EINTR retry, no stdio. */
+ * written, then the snapshotted records, so a string id is always defined before it is used;
+ * the application's rings before gputrace's own threads' (CUPTI records), so a call and its
+ * external correlation come before the GPU work they explain. The thread blocks every signal;
+ * write(2)/writev(2) with EINTR retry, no stdio. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -316,15 +318,21 @@ static void writer_pass(bool final)
             write_ring_losses(g_rings[i]);
     emit_lost(atomic_exchange(&g_lost_no_ring, 0), GT_LOST_BUFFER_FULL, 0, 0, 0);
     own_flush();
-    for (uint32_t i = 0; i < n; i++) {
-        if (g_snap_state[i] == RING_FREE)
-            continue;
-        drain_ring(g_rings[i], g_snap[i]);
-        if (g_snap_state[i] == RING_EXITED) { /* its thread is gone: drained, now reusable */
-            write_ring_losses(g_rings[i]);
-            atomic_store_explicit(&g_rings[i]->state, RING_FREE, memory_order_release);
+    /* The application's rings first, gputrace's own threads' (CUPTI's worker) last: a GPU record
+     * in this snapshot comes from work that ended before it, so the call and the external
+     * correlation that explain it, written while the work was launched, are in the same snapshot
+     * and now come first in the file: a streaming reader meets them before the GPU record. */
+    for (uint32_t internal = 0; internal <= 1; internal++)
+        for (uint32_t i = 0; i < n; i++) {
+            if (g_snap_state[i] == RING_FREE ||
+                atomic_load_explicit(&g_rings[i]->internal, memory_order_relaxed) != internal)
+                continue;
+            drain_ring(g_rings[i], g_snap[i]);
+            if (g_snap_state[i] == RING_EXITED) { /* its thread is gone: drained, reusable */
+                write_ring_losses(g_rings[i]);
+                atomic_store_explicit(&g_rings[i]->state, RING_FREE, memory_order_release);
+            }
         }
-    }
     own_flush();
     g_passes++;
 }

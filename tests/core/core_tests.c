@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +134,47 @@ static void *thread_body(void *arg)
     for (uint64_t i = 0; i < PER_THREAD; i++)
         api_record(idx, i);
     return NULL;
+}
+
+/* Drain order: a gputrace thread (as CUPTI's worker) whose ring exists before an application
+ * thread's writes record 201 first, the application thread then writes 200, and both threads are
+ * alive when the next writer pass takes both records. The file must hold 200 (the call) before
+ * 201 (the GPU work it explains). */
+static _Atomic int drain_step;
+static void *internal_writer(void *arg)
+{
+    (void)arg;
+    gt_guard_mark_internal_thread();
+    gt_rec_api a = {.c = {.func = 201, .corr_id = 1}};
+    gt_record_write(GT_REC_API, 0, &a, sizeof a);
+    atomic_store(&drain_step, 1);
+    while (atomic_load(&drain_step) != 2) /* alive until the application thread wrote */
+        sched_yield();
+    return NULL;
+}
+static void *app_writer(void *arg)
+{
+    (void)arg;
+    gt_rec_api a = {.c = {.func = 200, .corr_id = 2}};
+    gt_record_write(GT_REC_API, 0, &a, sizeof a);
+    gt_core_flush_all(); /* one pass over both live rings */
+    return NULL;
+}
+static int child_drain_order(void)
+{
+    /* Past the clock's first re-anchors (2, 4, 8... ms), each a writer pass: from here on a pass
+     * comes every 200 ms, so the two writes below, microseconds apart, share one. */
+    struct timespec settle = {0, 300 * 1000000L};
+    nanosleep(&settle, NULL);
+    pthread_t ti, ta;
+    if (pthread_create(&ti, NULL, internal_writer, NULL))
+        return 10;
+    while (atomic_load(&drain_step) != 1)
+        sched_yield();
+    if (pthread_create(&ta, NULL, app_writer, NULL) || pthread_join(ta, NULL))
+        return 11;
+    atomic_store(&drain_step, 2);
+    return pthread_join(ti, NULL) ? 12 : 0;
 }
 
 static int child_threads(void)
@@ -313,6 +356,8 @@ static int child_main(const char *mode)
         return child_every_kind();
     if (!strcmp(mode, "threads"))
         return child_threads();
+    if (!strcmp(mode, "drain-order"))
+        return child_drain_order();
     if (!strcmp(mode, "fork"))
         return child_fork();
     if (!strcmp(mode, "spin"))
@@ -527,6 +572,29 @@ static void test_roundtrip(void)
     char msg[256];
     snprintf(msg, sizeof msg, "gputrace: wrote %s/", dir);
     CHECK(strstr(cr.err, msg) && strstr(cr.err, " lost)"), "exit line missing: %s", cr.err);
+    gt_reader_close(r);
+}
+
+static void test_drain_order(void)
+{
+    child_result cr;
+    char *dir = make_dir("drain_order");
+    run_child("drain-order", NULL, dir, &cr);
+    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
+    gt_reader *r = open_only_trace(dir);
+    if (!r)
+        return;
+    int order[2] = {0, 0}, n = 0;
+    gt_record rec;
+    while (gt_reader_next(r, &rec))
+        if (rec.kind == GT_REC_API && n < 2) {
+            const gt_rec_api *a = rec.body;
+            if (a->c.func == 200 || a->c.func == 201)
+                order[n++] = (int)a->c.func;
+        }
+    CHECK(n == 2 && order[0] == 200 && order[1] == 201,
+          "the application's record must come first: got %d records, %d then %d", n, order[0],
+          order[1]);
     gt_reader_close(r);
 }
 
@@ -1190,6 +1258,8 @@ int main(int argc, char **argv)
         test_roundtrip();
     else if (!strcmp(t, "threads"))
         test_threads();
+    else if (!strcmp(t, "drain_order"))
+        test_drain_order();
     else if (!strcmp(t, "fork"))
         test_fork();
     else if (!strcmp(t, "sigkill"))
