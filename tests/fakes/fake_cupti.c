@@ -612,26 +612,26 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
     return set_kind(kind, 1);
 }
 
+static CUptiResult select_api(unsigned char *table, size_t n, CUpti_CallbackId cbid, uint8_t on)
+{
+    if (cbid >= n)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    table[cbid] = on != 0;
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
 EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     log_call(__func__);
-    if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&lock);
-    selected_runtime[cbid] = enable != 0;
-    pthread_mutex_unlock(&lock);
-    return CUPTI_SUCCESS;
+    return select_api(selected_runtime, sizeof selected_runtime, cbid, enable);
 }
 
 EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     log_call(__func__);
-    if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&lock);
-    selected_driver[cbid] = enable != 0;
-    pthread_mutex_unlock(&lock);
-    return CUPTI_SUCCESS;
+    return select_api(selected_driver, sizeof selected_driver, cbid, enable);
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
