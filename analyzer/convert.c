@@ -39,6 +39,10 @@
 #define EXT_BITS 18
 #define EXT_SLOTS (1u << EXT_BITS) /* CUPTI corr id -> our corr id */
 #define API_BITS 16
+#define LATE_BITS 14
+#define LATE_SLOTS (1u << LATE_BITS) /* CUPTI corr id -> a GPU op written before its link */
+#define WAIT_SLOTS 4096u             /* our call id -> late ops waiting for the call's slice */
+#define WAIT_OPS 4
 #define API_SLOTS (1u << API_BITS) /* our corr id -> where its slice is */
 #define PLAN_SLOTS 4096
 #define NAME_SLOTS 4096       /* demangled kernel names */
@@ -69,6 +73,7 @@
 #define IID_GPU_WORK 2001ull
 #define IID_LOST 2002ull
 #define IID_FOLD 2003ull
+#define IID_LATE 2004ull
 #define IID_KERNEL(id) ((1ull << 32) | (id))
 #define IID_CAT(c) ((uint64_t)(c))
 
@@ -151,7 +156,7 @@ _Static_assert(MAX_SYNCS <= 64, "syncs_active is a 64-bit mask");
 _Static_assert(IID_API(GT_FN_MAX) <= IID_STALL(0) && IID_STALL(GT_FN_MAX) <= 1000,
                "name keys overlap");
 
-enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3 };
+enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3, FLOW_LATE = 4 };
 
 /* ------------------------------------------------------------------ state */
 
@@ -234,6 +239,22 @@ typedef struct cv_api_slot {
 typedef struct cv_ext_slot {
     uint64_t corr, external;
 } cv_ext_slot;
+
+/* A GPU op written without a link because the pair that explains it came later in the file
+ * (traces recorded before the writer drained the application's rings first): where its begin is,
+ * so that the link can still be drawn when the pair, and then the call, arrive. */
+typedef struct cv_late_slot {
+    uint64_t corr;
+    uint64_t track;
+    uint32_t seq;
+    int64_t ts;
+} cv_late_slot;
+
+typedef struct cv_wait_slot { /* our call id -> CUPTI corr ids of its late ops */
+    uint64_t external;
+    uint64_t corr[WAIT_OPS];
+    int n;
+} cv_wait_slot;
 
 typedef struct cv_plan_slot {
     uint32_t plan_id, op_kind;
@@ -322,6 +343,8 @@ typedef struct cv_file {
 
     cv_api_slot *api;
     cv_ext_slot *ext;
+    cv_late_slot *late;
+    cv_wait_slot *wait;
     cv_plan_slot *plans;
     cv_sig_slot *sigs;
     cv_name_slot *names;
@@ -352,7 +375,8 @@ typedef struct cv_ctx {
     uint64_t next_uuid;
     int32_t *pids_used;
     size_t n_pids, cap_pids;
-    cv_file *f; /* the file being converted */
+    cv_file *f;     /* the file being converted */
+    int64_t max_ts; /* latest timestamp written for the file being converted */
 } cv_ctx;
 
 /* ------------------------------------------------------------------ small helpers */
@@ -429,6 +453,8 @@ static void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, i
 
 static void cv_emit(cv_ctx *c, const cv_event *e)
 {
+    if (e->ts > c->max_ts)
+        c->max_ts = e->ts;
     c->sink->event(c->sink, e);
     c->st->events++;
 }
@@ -1289,6 +1315,81 @@ static int cv_blocking_sync(uint32_t kind)
 
 static void cv_fold_flush(cv_ctx *c, cv_file *f, cv_thread *t, uint64_t cut_real);
 
+/* ------------------------------------------------------------------ late links */
+
+static cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->late[cv_corr_slot(corr, LATE_BITS)];
+}
+
+static cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
+{
+    return &f->wait[mix64(call) & (WAIT_SLOTS - 1)];
+}
+
+/* The link of an op written before its pair: an anchor instant inside the call's slice starts a
+ * flow that an instant at the op's begin, on the op's GPU track, ends. */
+static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
+{
+    uint64_t id = cv_flow_id(f, FLOW_LATE, late->corr);
+    cv_event a = {.type = CV_INSTANT,
+                  .track = api->track,
+                  .seq = api->seq,
+                  .ts = api->e > api->b ? api->b + 1 : api->b,
+                  .name = "GPU work",
+                  .name_iid = IID_GPU_WORK};
+    cv_set_cat(&a, CAT_LAUNCH);
+    a.flows[a.n_flows++] = id;
+    cv_emit(c, &a);
+    cv_event g = {.type = CV_INSTANT,
+                  .track = late->track,
+                  .seq = late->seq,
+                  .ts = late->ts,
+                  .name = "from call",
+                  .name_iid = IID_LATE};
+    cv_set_cat(&g, CAT_LAUNCH);
+    g.term_flows[g.n_term_flows++] = id;
+    cv_emit(c, &g);
+    c->st->instants += 2;
+    c->st->flows++;
+    api->n_gpu++;
+    late->corr = 0;
+}
+
+/* A pair (CUPTI corr -> our call) arrived: draw the link of the op it explains if that op was
+ * written already, now or once the call's slice is written. */
+static void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call)
+{
+    cv_late_slot *late = cv_late_slot_of(f, corr);
+    if (!corr || !call || late->corr != corr)
+        return;
+    cv_api_slot *api = cv_api_find(f, call);
+    if (api) {
+        cv_late_draw(c, f, api, late);
+        return;
+    }
+    cv_wait_slot *w = cv_wait_slot_of(f, call);
+    if (w->external != call)
+        *w = (cv_wait_slot){.external = call};
+    if (w->n < WAIT_OPS)
+        w->corr[w->n++] = corr;
+}
+
+/* The call's slice is written: draw the links of its ops that came before it. */
+static void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
+{
+    cv_wait_slot *w = cv_wait_slot_of(f, call);
+    cv_api_slot *api = cv_api_find(f, call);
+    if (!call || w->external != call || !api)
+        return;
+    for (int i = 0; i < w->n; i++) {
+        cv_late_slot *late = cv_late_slot_of(f, w->corr[i]);
+        if (late->corr == w->corr[i])
+            cv_late_draw(c, f, api, late);
+    }
+    *w = (cv_wait_slot){0};
+}
+
 static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     union {
@@ -1436,6 +1537,7 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
                            .b = b,
                            .e = e,
                            .stream = a->stream};
+        cv_late_call(c, f, a->corr_id);
     }
     if (rec->kind == GT_REC_API_ALLOC)
         cv_alloc_record(c, f, &u.al, e);
@@ -1577,6 +1679,25 @@ static void cv_fold_flush_all(cv_ctx *c, cv_file *f)
 {
     for (size_t i = 0; i < f->n_threads; i++)
         cv_fold_flush(c, f, &f->threads[i], 0);
+}
+
+/* NVTX ranges still open at the end of the file (a push whose pop was never recorded: NCCL's
+ * ncclCommInitRankConfig, a process killed inside a range) end with the file's last event, so
+ * that every slice ends. */
+static void cv_close_ranges(cv_ctx *c, cv_file *f)
+{
+    for (size_t i = 0; i < f->n_threads; i++) {
+        cv_thread *t = &f->threads[i];
+        while (t->n_nvtx > 0) {
+            int64_t b = t->nvtx_b[--t->n_nvtx];
+            cv_event end = {.type = CV_END,
+                            .track = t->uuid,
+                            .seq = t->seq,
+                            .ts = c->max_ts > b ? c->max_ts : b};
+            cv_emit(c, &end);
+            c->st->slices++;
+        }
+    }
 }
 
 static void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
@@ -1838,6 +1959,9 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     cv_gpu_flow(c, f, op, &ev);
     if (!ev.n_term_flows)
         arg_u(&x, AN_CORRELATION, op->corr);
+    if (!ev.n_term_flows && op->corr && !cv_ext_find(f, op->corr))
+        *cv_late_slot_of(f, op->corr) = (cv_late_slot){
+            .corr = op->corr, .track = ev.track, .seq = ev.seq, .ts = e > b + 1 ? b + 1 : b};
     ev.args = x.a;
     ev.n_args = x.n;
     for (int i = 0; i < op->n_sync_flows && ev.n_flows < CV_MAX_FLOWS; i++)
@@ -2060,9 +2184,11 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_EXT_CORR: {
         gt_rec_gpu_ext_corr x;
         cv_body(&x, sizeof x, rec);
-        if (x.corr_id)
+        if (x.corr_id) {
             *cv_ext_slot_of(f, x.corr_id) =
                 (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
+            cv_late_pair(c, f, x.corr_id, x.external_id);
+        }
         break;
     }
     case GT_REC_STRING:
@@ -2138,11 +2264,16 @@ static int cv_file_alloc(cv_file *f)
 {
     f->api = calloc(API_SLOTS, sizeof *f->api);
     f->ext = calloc(EXT_SLOTS, sizeof *f->ext);
+    f->late = calloc(LATE_SLOTS, sizeof *f->late);
+    f->wait = calloc(WAIT_SLOTS, sizeof *f->wait);
     f->plans = calloc(PLAN_SLOTS, sizeof *f->plans);
     f->sigs = calloc(PLAN_SLOTS, sizeof *f->sigs);
     f->names = calloc(NAME_SLOTS, sizeof *f->names);
     f->open_ranges = calloc(RANGE_SLOTS, sizeof *f->open_ranges);
-    return f->api && f->ext && f->plans && f->sigs && f->names && f->open_ranges ? 0 : -1;
+    return f->api && f->ext && f->late && f->wait && f->plans && f->sigs && f->names &&
+                   f->open_ranges
+               ? 0
+               : -1;
 }
 
 static void cv_file_free(cv_file *f)
@@ -2152,6 +2283,8 @@ static void cv_file_free(cv_file *f)
             free(f->names[i].name);
     free(f->api);
     free(f->ext);
+    free(f->late);
+    free(f->wait);
     free(f->plans);
     free(f->sigs);
     free(f->names);
@@ -2226,6 +2359,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         f.first_ts = 1;
     }
     cv_describe_process(c, &f);
+    c->max_ts = 0;
 
     gt_record rec;
     while (gt_reader_next(r, &rec) == 1) {
@@ -2236,6 +2370,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     }
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
+    cv_close_ranges(c, &f);
     for (int i = 0; i < f.n_devices; i++)
         cv_busy_finish(c, &f, &f.devices[i]);
     if (c->opts->advice)

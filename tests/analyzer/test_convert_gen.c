@@ -268,6 +268,13 @@ static void write_basic(const char *dir)
     kernel(60000, 70000, 107, 1, 7);
     kernel(65000, 90000, 108, 1, 7); /* overlaps the previous one by 5 us: a sibling track */
     kernel(89500, 95000, 109, 1, 7); /* overlaps by 0.5 us: clamped on the stream's track */
+    /* A kernel written before the pair and the launch that explain it (a trace whose writer
+     * drained CUPTI's ring first): the link is drawn when both have come. */
+    kernel(96000, 97000, 121, 1, 9);
+    gt_test_writer_set_tid(&W, 4242);
+    ext(121, 40);
+    launch(95500, 95800, 40, 1);
+    nvtx(GT_NVTX_PUSH, 98000, 2); /* never popped: ends with the file's last event */
     gt_rec_lost lost = {.count = 5,
                         .t_first_ns = T0 + 30000,
                         .t_last_ns = T0 + 31000,
