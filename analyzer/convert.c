@@ -1327,11 +1327,12 @@ static cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
     return &f->wait[mix64(call) & (WAIT_SLOTS - 1)];
 }
 
-/* The link of an op written before its pair: an anchor instant inside the call's slice starts a
- * flow that an instant at the op's begin, on the op's GPU track, ends. */
-static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
+/* An instant inside the call's slice, 1 ns after its begin, that starts flow id: a call's further
+ * GPU ops (a cuDNN call launches several kernels), and late links. Not at the slice's middle: a
+ * long call (a plan's first execute, an autotuning sweep) has kernels running before its middle,
+ * and a flow must not end before it starts. */
+static void cv_anchor(cv_ctx *c, const cv_api_slot *api, uint64_t id)
 {
-    uint64_t id = cv_flow_id(f, FLOW_LATE, late->corr);
     cv_event a = {.type = CV_INSTANT,
                   .track = api->track,
                   .seq = api->seq,
@@ -1341,6 +1342,16 @@ static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *
     cv_set_cat(&a, CAT_LAUNCH);
     a.flows[a.n_flows++] = id;
     cv_emit(c, &a);
+    c->st->instants++;
+    c->st->flows++;
+}
+
+/* The link of an op written before its pair: an anchor in the call's slice starts a flow that an
+ * instant at the op's begin, on the op's GPU track, ends. */
+static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
+{
+    uint64_t id = cv_flow_id(f, FLOW_LATE, late->corr);
+    cv_anchor(c, api, id);
     cv_event g = {.type = CV_INSTANT,
                   .track = late->track,
                   .seq = late->seq,
@@ -1350,8 +1361,7 @@ static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *
     cv_set_cat(&g, CAT_LAUNCH);
     g.term_flows[g.n_term_flows++] = id;
     cv_emit(c, &g);
-    c->st->instants += 2;
-    c->st->flows++;
+    c->st->instants++;
     api->n_gpu++;
     late->corr = 0;
 }
@@ -1849,10 +1859,7 @@ static void cv_lane_describe(cv_ctx *c, cv_file *f, cv_stream *s, int lane)
 }
 
 /* A flow from the API call that caused this GPU op. The first op of a call continues the flow
- * the call's slice started; further ops (a cuDNN call launches several kernels) get their own
- * flow from an anchor instant inside the call's slice, 1 ns after its begin: a long call (a
- * plan's first execute, an autotuning sweep) has kernels running before its middle, and a flow
- * must not end before it starts. */
+ * the call's slice started; further ops get their own flow from an anchor (cv_anchor). */
 static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 {
     uint64_t ext = cv_ext_find(f, op->corr);
@@ -1861,17 +1868,7 @@ static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev
     cv_api_slot *api = cv_api_find(f, ext);
     if (api && api->n_gpu > 0 && op->corr) {
         uint64_t id = cv_flow_id(f, FLOW_ANCHOR, op->corr);
-        cv_event anchor = {.type = CV_INSTANT,
-                           .track = api->track,
-                           .seq = api->seq,
-                           .ts = api->e > api->b ? api->b + 1 : api->b,
-                           .name = "GPU work",
-                           .name_iid = IID_GPU_WORK};
-        cv_set_cat(&anchor, CAT_LAUNCH);
-        anchor.flows[anchor.n_flows++] = id;
-        cv_emit(c, &anchor);
-        c->st->instants++;
-        c->st->flows++;
+        cv_anchor(c, api, id);
         ev->term_flows[ev->n_term_flows++] = id;
     } else {
         ev->term_flows[ev->n_term_flows++] = cv_flow_id(f, FLOW_API, ext);
