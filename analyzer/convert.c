@@ -1346,12 +1346,15 @@ static void cv_anchor(cv_ctx *c, const cv_api_slot *api, uint64_t id)
     c->st->flows++;
 }
 
-/* The link of an op written before its pair: an anchor in the call's slice starts a flow that an
- * instant at the op's begin, on the op's GPU track, ends. */
+/* The link of an op written before its pair: an instant at the op's begin, on the op's GPU track,
+ * ends the flow the call's slice started (its first op) or one from an anchor in that slice. */
 static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
 {
-    uint64_t id = cv_flow_id(f, FLOW_LATE, late->corr);
-    cv_anchor(c, api, id);
+    uint64_t id = cv_flow_id(f, FLOW_API, api->corr);
+    if (api->n_gpu) {
+        id = cv_flow_id(f, FLOW_LATE, late->corr);
+        cv_anchor(c, api, id);
+    }
     cv_event g = {.type = CV_INSTANT,
                   .track = late->track,
                   .seq = late->seq,
