@@ -1863,11 +1863,11 @@ static void cv_lane_describe(cv_ctx *c, cv_file *f, cv_stream *s, int lane)
 
 /* A flow from the API call that caused this GPU op. The first op of a call continues the flow
  * the call's slice started; further ops get their own flow from an anchor (cv_anchor). */
-static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
+static uint64_t cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 {
     uint64_t ext = cv_ext_find(f, op->corr);
     if (!ext)
-        return;
+        return 0;
     cv_api_slot *api = cv_api_find(f, ext);
     if (api && api->n_gpu > 0 && op->corr) {
         uint64_t id = cv_flow_id(f, FLOW_ANCHOR, op->corr);
@@ -1878,6 +1878,7 @@ static void cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev
     }
     if (api)
         api->n_gpu++;
+    return ext;
 }
 
 static const char *cv_copy_kind_name(uint8_t k)
@@ -1956,10 +1957,10 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     }
     /* Device and stream are in the track's name ("GPU 0 · stream 7"); the correlation id only
      * when no flow arrow links the op to its call. */
-    cv_gpu_flow(c, f, op, &ev);
+    uint64_t ext = cv_gpu_flow(c, f, op, &ev);
     if (!ev.n_term_flows)
         arg_u(&x, AN_CORRELATION, op->corr);
-    if (!ev.n_term_flows && op->corr && !cv_ext_find(f, op->corr))
+    if (!ext && op->corr) /* its pair may come later in the file: remember where the op is */
         *cv_late_slot_of(f, op->corr) = (cv_late_slot){
             .corr = op->corr, .track = ev.track, .seq = ev.seq, .ts = e > b + 1 ? b + 1 : b};
     ev.args = x.a;

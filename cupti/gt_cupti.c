@@ -72,8 +72,7 @@ static void give_up(CUptiResult r)
  * synchronization with its stall themselves, and on an H200 the SYNCHRONIZATION kind costs the
  * most of the cheap kinds, so it is only worth it where no wrapper sees the syncs. */
 /* CUPTI writes EXTERNAL_CORRELATION records only for calls that get an API record, so the kind is
- * enabled with API records (all, or those selected for GPUTRACE_CUPTI_CALLBACKS=records) and not
- * by default, where the callbacks pair ids themselves: CUPTI then tracks no pushed ids per call. */
+ * enabled with the API records and not by default, where the callbacks pair ids themselves. */
 static void enable_ext_corr(void)
 {
     if (GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) ==
@@ -91,7 +90,6 @@ static CUptiResult enable_api_kinds(void)
         GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
         enable_ext_corr();
         atomic_store(&api_records_on, true);
-        atomic_store(&gt_cupti_selective_api, false); /* every API record is written now */
     }
     return r;
 }
@@ -116,11 +114,6 @@ static CUptiResult enable_kinds(void)
     }
     if (gt_core_config()->api_mode == 1)
         return enable_api_kinds();
-    if (gt_core_config()->cupti_callbacks == 4) {
-        enable_ext_corr();
-        if (!gt_cupti_selective_api_set(true))
-            gt_debug("this CUPTI cannot select API records: GPU work is not linked to calls");
-    }
     return CUPTI_SUCCESS;
 }
 
@@ -149,8 +142,6 @@ static void apply_capture(bool on)
     if (atomic_load(&state) == ST_ACTIVE && capture_off == on) {
         set_kinds(on);
         gt_cupti_callbacks_set(on);
-        if (gt_core_config()->cupti_callbacks == 4 && !atomic_load(&api_records_on))
-            gt_cupti_selective_api_set(on);
         capture_off = !on;
     }
     pthread_mutex_unlock(&capture_lock);

@@ -258,10 +258,6 @@ CUptiResult gt_cupti_callbacks_start(void)
         gt_debug("libcupti has no callback API: external correlation by pushed ids only");
         return CUPTI_SUCCESS;
     }
-    if (gt_core_config()->cupti_callbacks == 4) {
-        gt_debug("GPUTRACE_CUPTI_CALLBACKS=records: GPU work linked through CUPTI's API records");
-        return CUPTI_SUCCESS;
-    }
     if (!gt_core_config()->cupti_callbacks) {
         gt_debug("GPUTRACE_CUPTI_CALLBACKS=0: GPU work is not linked to the calls that caused it");
         return CUPTI_SUCCESS;
@@ -297,22 +293,6 @@ void gt_cupti_callbacks_set(bool on)
         return;
     size_t rt = 0, drv = 0;
     enable_selected(on, &rt, &drv);
-}
-
-atomic_bool gt_cupti_selective_api;
-
-bool gt_cupti_selective_api_set(bool on)
-{
-    if (!gt_cupti.ActivityEnableRuntimeApi || !gt_cupti.ActivityEnableDriverApi ||
-        !gt_cupti.ActivityPushExternalCorrelationId)
-        return false;
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof runtime_cbids / sizeof *runtime_cbids; i++)
-        n += gt_cupti.ActivityEnableRuntimeApi(runtime_cbids[i], on) == CUPTI_SUCCESS;
-    for (size_t i = 0; i < sizeof driver_cbids / sizeof *driver_cbids; i++)
-        n += gt_cupti.ActivityEnableDriverApi(driver_cbids[i], on) == CUPTI_SUCCESS;
-    atomic_store(&gt_cupti_selective_api, on && n > 0);
-    return n > 0;
 }
 
 void gt_cupti_callbacks_stop(void)

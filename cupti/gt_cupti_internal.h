@@ -29,8 +29,6 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiSubscribe) *Subscribe; /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiEnableCallback) *EnableCallback;
-    __typeof__(cuptiActivityEnableRuntimeApi) *ActivityEnableRuntimeApi; /* CUPTI 12.4+ */
-    __typeof__(cuptiActivityEnableDriverApi) *ActivityEnableDriverApi;
 } gt_cupti_fns;
 
 extern gt_cupti_fns gt_cupti;
@@ -69,11 +67,6 @@ CUptiResult gt_cupti_callbacks_start(void);
 void gt_cupti_callbacks_stop(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */
 void gt_cupti_callbacks_set(bool on);
-/* GPUTRACE_CUPTI_CALLBACKS=records: instead of callbacks, CUPTI's API records for the entry points
- * that put work on the GPU only (cuptiActivityEnableRuntimeApi/DriverApi), so that pushed ids come
- * back as EXTERNAL_CORRELATION records. Returns false when this CUPTI cannot select APIs. */
-bool gt_cupti_selective_api_set(bool on);
-extern atomic_bool gt_cupti_selective_api; /* selected API records are on: not written out */
 
 typedef struct gt_cupti_tl_call {
     uint64_t id;        /* gputrace call id of the outermost wrapped call in progress, else 0 */

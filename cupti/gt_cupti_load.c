@@ -178,8 +178,6 @@ static bool resolve_all(void *h)
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
     RESOLVE(h, EnableCallback, "cuptiEnableCallback", false);
-    RESOLVE(h, ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi", false);
-    RESOLVE(h, ActivityEnableDriverApi, "cuptiActivityEnableDriverApi", false);
     if (!gt_cupti.ActivityPushExternalCorrelationId || !gt_cupti.ActivityPopExternalCorrelationId)
         gt_cupti.ActivityPushExternalCorrelationId = NULL; /* push without pop would unbalance */
     return true;

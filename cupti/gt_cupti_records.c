@@ -294,10 +294,6 @@ static void convert_record(const CUpti_Activity *rec)
         break;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
-        /* The selected API records only carry the external correlation: the wrappers recorded
-         * the calls themselves. */
-        if (atomic_load_explicit(&gt_cupti_selective_api, memory_order_relaxed))
-            return;
         put_api((const CUpti_ActivityAPI *)rec);
         break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {

@@ -110,8 +110,7 @@ typedef struct gt_config {
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: 1 all (default), 0 off, 2 runtime domain
-                           * only, 3 one rarely called entry point only (cost measurements), 4
-                           * records: CUPTI's API records of the GPU-work entry points instead */
+                           * only, 3 one rarely called entry point only (cost measurements) */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
 } gt_config;

@@ -265,26 +265,6 @@ correlation_api_full)
     grep -q "cuptiActivityPushExternalCorrelationId" "$T/calls.log" || fail "no id pushed with API records on"
     [ "$(count_of 55 "$T/f.dump")" -gt 0 ] || fail "no API records with GPUTRACE_API=full"
     ;;
-correlation_records)
-    # GPUTRACE_CUPTI_CALLBACKS=records: no callbacks; CUPTI's API records of the GPU-work entry
-    # points only (selected per cbid) carry the pushed ids back, and are not written themselves.
-    # Runtime calls (the app's copies and launches) and a library's own driver launches (cuDNN).
-    run_traced r GPUTRACE_CUPTI_CALLBACKS=records GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP"
-    dump_trace r
-    same_as_untraced r "$RUNTIME_APP"
-    check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
-    grep -q " cuptiActivityEnableRuntimeApi$" "$T/calls.log" || fail "no runtime API selected"
-    grep -q " cuptiActivityPushExternalCorrelationId$" "$T/calls.log" || fail "no id pushed"
-    ! grep -q " cuptiSubscribe$" "$T/calls.log" || fail "subscribed although callbacks are off"
-    [ "$(count_of 55 "$T/r.dump")" = 0 ] || fail "selected API records were written out"
-    run_traced c GPUTRACE_CUPTI_CALLBACKS=records -- "$CUDNN_APP"
-    dump_trace c
-    grep '^kernel name=sm90_xmma_fprop_implicit_gemm_engine' "$T/c.dump" >"$T/engine.dump"
-    [ "$(wc -l <"$T/engine.dump")" = 7 ] || fail "expected 7 engine kernels: $(cat "$T/engine.dump")"
-    grep '^cpucall' "$T/c.dump" >>"$T/engine.dump"
-    grep '^extcorr' "$T/c.dump" >>"$T/engine.dump"
-    check_links "$T/engine.dump" 7 '^cudnnBackendExecute$'
-    ;;
 correlation_fallback)
     # A libcupti without usable callbacks: the wrapped calls push their ids as before; CUPTI's API
     # records (GPUTRACE_API=full) then carry the pairs.

@@ -110,19 +110,6 @@ static int is_enabled(CUpti_ActivityKind k)
     return (unsigned)k < sizeof enabled && enabled[k];
 }
 
-/* cuptiActivityEnableRuntimeApi/DriverApi: API records for single entry points without the kind. */
-static unsigned char selected_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-static unsigned char selected_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-
-static int api_record_on(CUpti_ActivityKind kind, uint32_t cbid)
-{
-    if (is_enabled(kind))
-        return 1;
-    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME)
-        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && selected_runtime[cbid];
-    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && selected_driver[cbid];
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -308,7 +295,7 @@ static void store_sync(const fake_gpu_op *op)
 
 static void store_api(const fake_gpu_op *op, CUpti_ActivityKind kind)
 {
-    if (!api_record_on(kind, op->cbid))
+    if (!is_enabled(kind))
         return;
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
@@ -385,7 +372,7 @@ static void on_library_op(const fake_gpu_op *in)
         fn = "cuStreamSynchronize", op.cbid = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize;
     invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op.cbid, CUPTI_API_ENTER, &op, fn);
     pthread_mutex_lock(&lock);
-    if (api_record_on(CUPTI_ACTIVITY_KIND_DRIVER, op.cbid)) {
+    if (is_enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
         store_ext_correlation(op.correlation_id);
         fake_gpu_op api = op;
         api.kind = FAKE_OP_API;
@@ -402,7 +389,7 @@ static void on_runtime_call(const fake_gpu_op *op)
 {
     invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_ENTER, op, op->name);
     pthread_mutex_lock(&lock);
-    if (api_record_on(CUPTI_ACTIVITY_KIND_RUNTIME, op->cbid))
+    if (is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
         store_ext_correlation(op->correlation_id);
     store_api(op, CUPTI_ACTIVITY_KIND_RUNTIME);
     pthread_mutex_unlock(&lock);
@@ -610,28 +597,6 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     log_call(__func__);
     return set_kind(kind, 1);
-}
-
-static CUptiResult select_api(unsigned char *table, size_t n, CUpti_CallbackId cbid, uint8_t on)
-{
-    if (cbid >= n)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&lock);
-    table[cbid] = on != 0;
-    pthread_mutex_unlock(&lock);
-    return CUPTI_SUCCESS;
-}
-
-EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    log_call(__func__);
-    return select_api(selected_runtime, sizeof selected_runtime, cbid, enable);
-}
-
-EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    log_call(__func__);
-    return select_api(selected_driver, sizeof selected_driver, cbid, enable);
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)

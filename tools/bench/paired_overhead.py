@@ -32,7 +32,6 @@ CONFIGS = {
     "gputrace_cupti_off": {"GPUTRACE_CUPTI": "0"},
     "gputrace_cb_runtime": {"GPUTRACE_CUPTI_CALLBACKS": "runtime"},
     "gputrace_cb_probe": {"GPUTRACE_CUPTI_CALLBACKS": "probe"},
-    "gputrace_cb_records": {"GPUTRACE_CUPTI_CALLBACKS": "records"},
     "torch_profiler": None,
 }
 
