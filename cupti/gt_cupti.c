@@ -94,6 +94,17 @@ static CUptiResult enable_api_kinds(void)
     return r;
 }
 
+/* Kernels' queued and submitted timestamps: CUPTI takes them only when told before CUDA starts. */
+static void enable_latency_timestamps(void)
+{
+    if (!gt_cupti.ActivityEnableLatencyTimestamps) {
+        gt_debug("this CUPTI has no latency timestamps");
+        return;
+    }
+    CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnableLatencyTimestamps(1));
+    gt_debug("kernel queued/submitted timestamps: %s", gt_cupti_result_string(r));
+}
+
 /* The kernel kind decides whether CUPTI works at all; the others are best effort, except that a
  * second subscriber or a missing driver reported by any of them stops everything. */
 static CUptiResult enable_kinds(void)
@@ -175,6 +186,8 @@ static void start(const char *why)
     if (gt_cupti.GetVersion && gt_cupti.GetVersion(&version) == CUPTI_SUCCESS)
         gt_core_set_versions(0, 0, 0, 0, 0, (int32_t)version);
     CUptiResult r = gt_cupti_register_buffers();
+    if (r == CUPTI_SUCCESS && gt_core_config()->cupti_latency)
+        enable_latency_timestamps();
     if (r == CUPTI_SUCCESS)
         r = gt_cupti_callbacks_start(); /* subscribing first: the sign of a second tool */
     if (r == CUPTI_SUCCESS)

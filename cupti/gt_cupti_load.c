@@ -175,6 +175,7 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords", true);
     RESOLVE(h, ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId", false);
     RESOLVE(h, ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId", false);
+    RESOLVE(h, ActivityEnableLatencyTimestamps, "cuptiActivityEnableLatencyTimestamps", false);
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
     RESOLVE(h, EnableCallback, "cuptiEnableCallback", false);

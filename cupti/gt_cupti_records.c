@@ -164,6 +164,9 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
     out->registers = k->registersPerThread;
     out->static_smem = (uint32_t)k->staticSharedMemory;
     out->dynamic_smem = (uint32_t)k->dynamicSharedMemory;
+    out->pad = 0;
+    out->queued_ns = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
+    out->submitted_ns = k->submitted == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->submitted;
     gt_record_commit(out);
 }
 

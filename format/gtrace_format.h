@@ -18,7 +18,7 @@
 
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
-#define GT_VERSION_MINOR 0
+#define GT_VERSION_MINOR 1
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -416,6 +416,8 @@ typedef struct gt_rec_gpu_kernel {
     uint32_t registers;
     uint32_t static_smem, dynamic_smem;
     uint32_t pad;
+    /* 1.1: when the launch was queued and submitted (CLOCK_REALTIME ns; 0 unknown) */
+    uint64_t queued_ns, submitted_ns;
 } gt_rec_gpu_kernel;
 
 typedef struct gt_rec_gpu_memcpy {

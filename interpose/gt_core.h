@@ -111,6 +111,7 @@ typedef struct gt_config {
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: 1 all (default), 0 off, 2 runtime domain
                            * only, 3 one rarely called entry point only (cost measurements) */
+    bool cupti_latency;   /* GPUTRACE_CUPTI_LATENCY=1: kernels' queued/submitted timestamps */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
 } gt_config;

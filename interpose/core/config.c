@@ -142,6 +142,7 @@ void gt_config_load(void)
     g_cfg.cupti = parse_bool("GPUTRACE_CUPTI", true);
     static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe"};
     g_cfg.cupti_callbacks = parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 4, 1);
+    g_cfg.cupti_latency = parse_bool("GPUTRACE_CUPTI_LATENCY", false);
     static const char *const API[] = {"auto", "full", "off"};
     g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
     static const char *const STACKS[] = {"off", "advice", "all"};

@@ -32,6 +32,8 @@ CONFIGS = {
     "gputrace_cupti_off": {"GPUTRACE_CUPTI": "0"},
     "gputrace_cb_runtime": {"GPUTRACE_CUPTI_CALLBACKS": "runtime"},
     "gputrace_cb_probe": {"GPUTRACE_CUPTI_CALLBACKS": "probe"},
+    "gputrace_latency": {"GPUTRACE_CUPTI_LATENCY": "1"},
+    "gputrace_latency_probe": {"GPUTRACE_CUPTI_LATENCY": "1", "GPUTRACE_CUPTI_CALLBACKS": "probe"},
     "torch_profiler": None,
 }
 
