@@ -28,6 +28,7 @@
 #include "demangle.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "link.h"
 #include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
@@ -318,9 +319,14 @@ typedef struct cv_source {
     size_t len;
 } cv_source;
 
+/* Kernels reach the file within a flush or two of their launch; calls older than this before the
+ * newest kernel's queued time are forgotten (bounded memory, link.h). */
+#define LINK_WINDOW_NS (10ull * 1000000000ull)
+
 typedef struct cv_file {
     int index;
     gt_reader *r;
+    gt_linker linker; /* kernels without a callback pair: by queued time */
     cv_source src;
     const gt_file_header *hdr;
     int32_t pid_out;
@@ -2000,6 +2006,16 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
         cv_syncs_update_min(f);
 }
 
+/* A kernel without a callback pair gets one from its queued time, as if the pair had been read. */
+static void cv_link_by_time(cv_file *f, const gt_rec_gpu_kernel *k)
+{
+    if (!k->queued_ns || !k->corr_id || cv_ext_find(f, k->corr_id))
+        return;
+    uint64_t call = gt_linker_find(&f->linker, k->queued_ns, k->name_id);
+    if (call)
+        *cv_ext_slot_of(f, k->corr_id) = (cv_ext_slot){.corr = k->corr_id, .external = call};
+}
+
 static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     cv_gpu_op op; /* every field is set below; sync_flows is read only up to n_sync_flows */
@@ -2010,6 +2026,7 @@ static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_KERNEL:
         op.start = op.r.k.start_ns, op.end = op.r.k.end_ns, op.corr = op.r.k.corr_id;
         op.device = op.r.k.device, op.stream = op.r.k.stream;
+        cv_link_by_time(f, &op.r.k);
         break;
     case GT_REC_GPU_MEMCPY:
         op.start = op.r.m.start_ns, op.end = op.r.m.end_ns, op.corr = op.r.m.corr_id;
@@ -2166,6 +2183,7 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_API_SYNC:
     case GT_REC_API_CUDNN:
     case GT_REC_API_CUBLAS:
+        gt_linker_on_record(&f->linker, rec); /* out of memory: the call links no kernel */
         cv_on_api(c, f, rec);
         break;
     case GT_REC_CUDNN_PLAN:
@@ -2291,6 +2309,7 @@ static void cv_file_free(cv_file *f)
     free(f->names);
     free(f->open_ranges);
     free(f->allocs);
+    gt_linker_free(&f->linker);
     free(f->threads);
     free(f->streams);
     cv_stack_texts_free(f);
@@ -2328,6 +2347,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     f.r = r;
     f.src = src;
     f.hdr = gt_reader_header(r);
+    gt_linker_init(&f.linker, LINK_WINDOW_NS);
     const char *path = gt_reader_path(r);
     c->f = &f;
     if (cv_file_alloc(&f) != 0) {
@@ -2390,6 +2410,8 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
                 path, f.allocs_untracked);
     cv_warn_damage(c, path, rs);
     c->st->unknown_records += rs->unknown_kinds;
+    c->st->linked_by_time += f.linker.st.linked;
+    c->st->link_ambiguous += f.linker.st.ambiguous;
 
     c->sink->seq_end(c->sink, f.proc_seq);
     for (size_t i = 0; i < f.n_threads; i++)

@@ -14,6 +14,7 @@
 #include "demangle.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "link.h"
 #include "symbolize.h"
 
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
@@ -295,6 +296,7 @@ typedef struct stack_py {
 
 typedef struct pass_state {
     gt_reader *reader;
+    gt_linker linker; /* kernels without a callback pair: by queued time (all calls kept) */
     gt_symtab *symtab;
     u64map kern_by_name, site_by_key, ext_corr, call_by_corr, raw_by_key, plan_by_id, sig_by_id,
         gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
@@ -818,6 +820,7 @@ static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
+    gt_linker_on_record(&s->linker, r); /* out of memory: that call links no kernel */
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;
@@ -1164,6 +1167,10 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         }
         uint32_t ext = map_get(&s->ext_corr, k.corr_id);
         uint32_t call = ext == UINT32_MAX ? UINT32_MAX : map_get(&s->call_by_corr, ext);
+        if (ext == UINT32_MAX && k.queued_ns) {
+            uint64_t by_time = gt_linker_find(&s->linker, k.queued_ns, k.name_id);
+            call = by_time ? map_get(&s->call_by_corr, by_time) : UINT32_MAX;
+        }
         if (call == UINT32_MAX)
             return;
         if (call & 0x80000000u) {
@@ -1623,6 +1630,7 @@ static void free_pass(pass_state *s)
                       &s->graph_ord,    &s->nvtx_by_name, &s->range_open, &s->stack_by_id};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         map_free(maps[i]);
+    gt_linker_free(&s->linker);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
         free(s->plans[i].knobs);

@@ -25,8 +25,8 @@ static CUpti_SubscriberHandle subscriber;
 #define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
 
 /* clang-format off: the tables read better packed */
-/* Runtime entry points that put work on the GPU (launches, graph launches, copies, sets). */
-static const uint16_t runtime_cbids[] = {
+/* Runtime kernel launches: linked by the kernels' queued timestamps when CUPTI has them. */
+static const uint16_t runtime_launch_cbids[] = {
     RT(__cudaLaunchKernel_v13000),
     RT(__cudaLaunchKernel_ptsz_v13000),
     RT(cudaLaunch_v3020),
@@ -38,6 +38,10 @@ static const uint16_t runtime_cbids[] = {
     RT(cudaLaunchCooperativeKernel_v9000),
     RT(cudaLaunchCooperativeKernel_ptsz_v9000),
     RT(cudaLaunchCooperativeKernelMultiDevice_v9000),
+};
+
+/* Runtime entry points that put other work on the GPU: graph launches, copies, sets. */
+static const uint16_t runtime_cbids[] = {
     RT(cudaGraphLaunch_v10000),
     RT(cudaGraphLaunch_ptsz_v10000),
     /* copies */
@@ -110,8 +114,8 @@ static const uint16_t runtime_cbids[] = {
     RT(cudaMemset3DAsync_ptsz_v7000),
 };
 
-/* Driver entry points that put work on the GPU: what cuDNN's and cuBLAS's static runtimes call. */
-static const uint16_t driver_cbids[] = {
+/* Driver kernel launches (what cuDNN's runtime-compiled kernels and Triton use). */
+static const uint16_t driver_launch_cbids[] = {
     DRV(cuLaunch),
     DRV(cuLaunchGrid),
     DRV(cuLaunchGridAsync),
@@ -122,6 +126,10 @@ static const uint16_t driver_cbids[] = {
     DRV(cuLaunchCooperativeKernel),
     DRV(cuLaunchCooperativeKernel_ptsz),
     DRV(cuLaunchCooperativeKernelMultiDevice),
+};
+
+/* Driver entry points that put other work on the GPU: graph launches, copies, sets. */
+static const uint16_t driver_cbids[] = {
     DRV(cuGraphLaunch),
     DRV(cuGraphLaunch_ptsz),
     /* copies */
@@ -228,20 +236,33 @@ static size_t enable_list(uint32_t on, CUpti_CallbackDomain domain, const uint16
     return enabled;
 }
 
-/* The entry points GPUTRACE_CUPTI_CALLBACKS selects: all (default), the runtime domain only, or one
- * entry point that applications hardly call (cost measurements). */
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* Kernel launches get callbacks only when the kernels' queued timestamps cannot link them. */
+static atomic_bool launches_by_callbacks;
+
+/* The entry points GPUTRACE_CUPTI_CALLBACKS selects: auto (default: graph launches, copies and
+ * sets, plus kernel launches while queued timestamps are missing), 1 every entry point, runtime
+ * (the runtime domain), or one entry point that applications hardly call (cost measurements). */
 static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
 {
     int mode = gt_core_config()->cupti_callbacks;
     static const uint16_t probe_cbid[] = {RT(cudaRuntimeGetVersion_v3020)};
-    if (mode == 3)
+    if (mode == GT_CUPTI_CB_PROBE) {
         *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, probe_cbid, 1);
-    else
-        *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids,
-                          sizeof runtime_cbids / sizeof *runtime_cbids);
-    if (mode == 1)
-        *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids,
-                           sizeof driver_cbids / sizeof *driver_cbids);
+        return;
+    }
+    bool launches = mode != GT_CUPTI_CB_AUTO || atomic_load(&launches_by_callbacks);
+    *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids, COUNT(runtime_cbids));
+    if (launches)
+        *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
+                           COUNT(runtime_launch_cbids));
+    if (mode == GT_CUPTI_CB_RUNTIME)
+        return;
+    *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids, COUNT(driver_cbids));
+    if (launches)
+        *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids,
+                            COUNT(driver_launch_cbids));
 }
 
 /* The child of a fork makes no CUPTI call and pairs nothing: its thread state came from the
@@ -252,8 +273,9 @@ static void on_fork_child(void)
     gt_cupti_tl_call_state = (gt_cupti_tl_call){0};
 }
 
-CUptiResult gt_cupti_callbacks_start(void)
+CUptiResult gt_cupti_callbacks_start(bool queued_timestamps)
 {
+    atomic_store(&launches_by_callbacks, !queued_timestamps);
     if (!gt_cupti.Subscribe || !gt_cupti.EnableCallback) {
         gt_debug("libcupti has no callback API: external correlation by pushed ids only");
         return CUPTI_SUCCESS;
@@ -293,6 +315,21 @@ void gt_cupti_callbacks_set(bool on)
         return;
     size_t rt = 0, drv = 0;
     enable_selected(on, &rt, &drv);
+}
+
+/* Kernels came without queued timestamps (a CUPTI that ignores the setting, or CUDA started before
+ * gputrace): from now on kernel launches are linked by callbacks. Returns true when it switched. */
+bool gt_cupti_callbacks_link_launches(bool callbacks_on_now)
+{
+    if (atomic_exchange(&launches_by_callbacks, true) || !subscriber)
+        return false;
+    if (callbacks_on_now && gt_core_config()->cupti_callbacks == GT_CUPTI_CB_AUTO) {
+        enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
+                    COUNT(runtime_launch_cbids));
+        enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids,
+                    COUNT(driver_launch_cbids));
+    }
+    return true;
 }
 
 void gt_cupti_callbacks_stop(void)

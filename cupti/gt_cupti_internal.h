@@ -63,7 +63,8 @@ void gt_cupti_write_stats(bool force);
  *
  * gt_cupti_callbacks_start subscribes and enables the callbacks: CUPTI_SUCCESS also when they
  * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
-CUptiResult gt_cupti_callbacks_start(void);
+CUptiResult gt_cupti_callbacks_start(bool queued_timestamps);
+bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 /* Unsubscribe after a failed start, so that another tool may have CUPTI. */
 void gt_cupti_callbacks_stop(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */
@@ -105,6 +106,8 @@ static inline void gt_cupti_cb_leave_call(void)
 
 /* What the records module tells the lifecycle module. */
 extern atomic_bool gt_cupti_kernels_seen;       /* a kernel record arrived */
+extern atomic_bool gt_cupti_queued_expected;    /* latency timestamps were switched on */
+extern atomic_bool gt_cupti_queued_missing;     /* ... yet a kernel came without its queued time */
 extern atomic_bool gt_cupti_records_seen;       /* any record arrived (CUDA is initialised) */
 extern _Thread_local bool gt_cupti_tl_we_flush; /* this thread called FlushAll itself */
 

@@ -18,6 +18,8 @@
 #define WAIT_MS 200 /* how long a completed buffer may wait for room in the trace */
 
 atomic_bool gt_cupti_kernels_seen;
+atomic_bool gt_cupti_queued_expected;
+atomic_bool gt_cupti_queued_missing;
 atomic_bool gt_cupti_records_seen;
 _Thread_local bool gt_cupti_tl_we_flush;
 static _Thread_local bool tl_marked_internal;
@@ -166,6 +168,9 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
     out->dynamic_smem = (uint32_t)k->dynamicSharedMemory;
     out->pad = 0;
     out->queued_ns = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
+    if (!out->queued_ns && !k->graphId && atomic_load_explicit(&gt_cupti_queued_expected,
+                                                               memory_order_relaxed))
+        atomic_store_explicit(&gt_cupti_queued_missing, true, memory_order_relaxed);
     out->submitted_ns = k->submitted == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->submitted;
     gt_record_commit(out);
 }

@@ -96,6 +96,15 @@ bool gt_core_is_forked_child(void);
 
 /* Configuration read once at load from GPUTRACE_* variables (bad values: a warning naming the
  * variable, then the default). */
+/* GPUTRACE_CUPTI_CALLBACKS: which CUPTI callbacks pair GPU work with the wrapped calls. */
+enum gt_cupti_cb_mode {
+    GT_CUPTI_CB_OFF = 0,     /* none: GPU work is not linked to calls */
+    GT_CUPTI_CB_ALL = 1,     /* every entry point that puts work on the GPU */
+    GT_CUPTI_CB_RUNTIME = 2, /* the runtime domain only */
+    GT_CUPTI_CB_PROBE = 3,   /* one entry point applications hardly call (cost measurements) */
+    GT_CUPTI_CB_AUTO = 4,    /* default: kernel launches by queued timestamps, the rest by callbacks */
+};
+
 typedef struct gt_config {
     char dir[512];        /* GPUTRACE_DIR, default "." */
     bool quiet;           /* GPUTRACE_QUIET=1 */
@@ -109,8 +118,7 @@ typedef struct gt_config {
     int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
-    int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: 1 all (default), 0 off, 2 runtime domain
-                           * only, 3 one rarely called entry point only (cost measurements) */
+    int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: gt_cupti_cb_mode */
     bool cupti_latency;   /* GPUTRACE_CUPTI_LATENCY=1: kernels' queued/submitted timestamps */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */

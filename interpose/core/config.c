@@ -140,9 +140,10 @@ void gt_config_load(void)
     g_cfg.flush_ms = parse_u32("GPUTRACE_FLUSH_MS", 200, 1, 60000);
     g_cfg.cupti_mb = parse_u32("GPUTRACE_CUPTI_MB", 256, 1, 1u << 16);
     g_cfg.cupti = parse_bool("GPUTRACE_CUPTI", true);
-    static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe"};
-    g_cfg.cupti_callbacks = parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 4, 1);
-    g_cfg.cupti_latency = parse_bool("GPUTRACE_CUPTI_LATENCY", false);
+    static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe", "auto"};
+    g_cfg.cupti_callbacks =
+        parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 5, GT_CUPTI_CB_AUTO);
+    g_cfg.cupti_latency = parse_bool("GPUTRACE_CUPTI_LATENCY", true);
     static const char *const API[] = {"auto", "full", "off"};
     g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
     static const char *const STACKS[] = {"off", "advice", "all"};

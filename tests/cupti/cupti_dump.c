@@ -11,13 +11,18 @@
  *   sync type= stream= corr=
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
- *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks) */
+ *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
+ *   timelink ext= corr=                (a kernel's call found by its queued time: analyzer/link.c,
+ *                                        over the whole file, whether or not a callback paired it) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "link.h"
+
+static gt_linker linker; /* every call of the file, fed before the records are printed */
 
 static void print_gpu(const gt_reader *r, const gt_record *rec)
 {
@@ -30,6 +35,11 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
                name ? name : "?", k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                k->block[2], k->registers, k->static_smem, k->dynamic_smem, k->stream, k->corr_id,
                k->end_ns - k->start_ns);
+        uint64_t call = rec->body_size >= sizeof *k
+                            ? gt_linker_find(&linker, k->queued_ns, k->name_id)
+                            : 0;
+        if (call)
+            printf("timelink ext=%" PRIu64 " corr=%" PRIu64 "\n", call, k->corr_id);
         break;
     }
     case GT_REC_GPU_MEMCPY: {
@@ -66,12 +76,31 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
     }
 }
 
+/* The calls of the whole file, as the report's model reads them (window 0: none forgotten). */
+static int feed_linker(const char *path)
+{
+    gt_reader *r = NULL;
+    char err[512];
+    if (gt_reader_open(path, &r, err, sizeof err) != GT_OPEN_OK) {
+        fprintf(stderr, "cupti_dump: %s\n", err);
+        return 2;
+    }
+    gt_record rec;
+    while (gt_reader_next(r, &rec) == 1)
+        gt_linker_on_record(&linker, &rec);
+    gt_reader_close(r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: cupti_dump FILE.gtrace\n");
         return 2;
     }
+    gt_linker_init(&linker, 0);
+    if (feed_linker(argv[1]) != 0)
+        return 2;
     gt_reader *r = NULL;
     char err[512];
     int st = gt_reader_open(argv[1], &r, err, sizeof err);
@@ -121,5 +150,6 @@ int main(int argc, char **argv)
     const gt_reader_stats *s = gt_reader_get_stats(r);
     int damaged = s->truncated || s->chunks_damaged;
     gt_reader_close(r);
+    gt_linker_free(&linker);
     return damaged ? 1 : 0;
 }

@@ -48,12 +48,15 @@ same_as_untraced() {
 # external-correlation pair of ours (CUSTOM2 = 5), to a wrapped call whose name matches CALL_RE;
 # at least MIN of them. No pair may be written twice (callbacks and CUPTI's records both on).
 check_links() {
+    # A GPU record's call: its callback pair (extcorr, kind CUSTOM2) or, for kernels, the call its
+    # queued time falls in (timelink, analyzer/link.c). Where both exist they must agree.
     awk -v min="$2" -v call_re="$3" '
         $1 == "cpucall" { split($4, a, "="); split($5, nm, "="); cpu[a[2]] = nm[2] }
         $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");
                           if (k[2] != 5) next
                           if (c[2] in ext) { print "correlation id " c[2] " paired twice"; bad = 1 }
                           ext[c[2]] = e[2] }
+        $1 == "timelink" { split($2, e, "="); split($3, c, "="); tl[c[2]] = e[2] }
         $1 == "kernel" || $1 == "memcpy" || $1 == "memset" {
             what = $1; for (i = 2; i <= NF; i++) { if ($i ~ /^name=/) what = what " " substr($i, 6)
                                                    if ($i ~ /^corr=/) { split($i, c, "="); corr = c[2] } }
@@ -61,14 +64,26 @@ check_links() {
         END {
             linked = 0
             for (i = 1; i <= n; i++) {
-                if (!(work[i] in ext)) { print "no external correlation for " label[i] " corr " work[i]; bad = 1; continue }
-                if (!(ext[work[i]] in cpu)) { print "external id " ext[work[i]] " of " label[i] " matches no wrapped call"; bad = 1; continue }
-                if (cpu[ext[work[i]]] !~ call_re) { print label[i] " linked to " cpu[ext[work[i]]] ", not " call_re; bad = 1; continue }
+                w = work[i]
+                if ((w in ext) && (w in tl) && ext[w] != tl[w]) { print label[i] ": queued time gives call " tl[w] ", the callback pair " ext[w]; bad = 1; continue }
+                id = (w in ext) ? ext[w] : ((w in tl) ? tl[w] : "")
+                if (id == "") { print "no link for " label[i] " corr " w; bad = 1; continue }
+                if (!(id in cpu)) { print "call id " id " of " label[i] " matches no wrapped call"; bad = 1; continue }
+                if (cpu[id] !~ call_re) { print label[i] " linked to " cpu[id] ", not " call_re; bad = 1; continue }
                 linked++
             }
             if (linked < min) { print "only " linked " GPU records linked (want " min ")"; bad = 1 }
             exit bad
         }' "$1" >"$T/links.txt" || fail "$(cat "$T/links.txt")"
+}
+# kernel_links DUMP PAIRS TIMELINKS: how many kernels carry a callback pair and a queued-time link
+kernel_links() {
+    local got
+    got=$(awk '$1 == "extcorr" { split($4, c, "="); ext[c[2]] = 1 }
+               $1 == "kernel" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); k[c[2]] = 1 } }
+               $1 == "timelink" { split($3, c, "="); tl++ }
+               END { p = 0; for (id in k) if (id in ext) p++; print p, tl + 0 }' "$1")
+    [ "$got" = "$2 $3" ] || fail "kernels with a callback pair / a queued-time link: $got, want $2 $3"
 }
 # no_pushes LOG: the wrapped calls never pushed an id to CUPTI (the callbacks carried them)
 no_pushes() {
@@ -251,10 +266,42 @@ correlation)
     same_as_untraced r "$RUNTIME_APP"
     D=$T/r.dump
     check_links "$D" 12 '^cuda(Memcpy|LaunchKernel)$'
+    # the launches cost no callback: their 6 kernels are linked by queued time only
+    kernel_links "$D" 0 6
+    grep -q " cuptiActivityEnableLatencyTimestamps$" "$T/calls.log" || fail "queued timestamps never asked for"
     no_pushes "$T/calls.log"
     [ "$(count_of 55 "$D")" = 0 ] || fail "runtime API records switched on although the wrappers fired"
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
     [ $((flags & 2)) -eq 0 ] || fail "static-cudart flag set although the wrappers fired"
+    ;;
+correlation_reference)
+    # GPUTRACE_CUPTI_CALLBACKS=1: a callback pair for every kernel as well; check_links proves
+    # that each queued-time link names the same call as the pair.
+    run_traced r GPUTRACE_CUPTI_CALLBACKS=1 -- "$RUNTIME_APP"
+    dump_trace r
+    check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
+    kernel_links "$T/r.dump" 6 6
+    ;;
+correlation_latency_off)
+    # GPUTRACE_CUPTI_LATENCY=0: no queued times, so the launch callbacks pair every kernel.
+    run_traced r GPUTRACE_CUPTI_LATENCY=0 -- "$RUNTIME_APP"
+    dump_trace r
+    check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
+    kernel_links "$T/r.dump" 6 0
+    ;;
+correlation_no_queued)
+    # A CUPTI that accepts the setting but stamps no queued time: the first kernel without one
+    # switches the launch callbacks on (said once); the launches after that are paired.
+    run_traced q FAKE_CUPTI_NO_LATENCY=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
+    dump_trace q
+    grep -q "no queued time: kernel launches are now linked by CUPTI callbacks" "$T/q.err" ||
+        fail "no word of the switch: $(cat "$T/q.err")"
+    [ "$(grep -c "queued time" "$T/q.err")" = 1 ] || fail "the switch was announced more than once"
+    pairs=$(awk '$1 == "extcorr" { split($4, c, "="); ext[c[2]] = 1 }
+                 $1 == "kernel" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); if (c[2] in ext) n++ } }
+                 END { print n + 0 }' "$T/q.dump")
+    [ "$pairs" -ge 3 ] && [ "$pairs" -le 5 ] || fail "kernels paired after the switch: $pairs, want 3-5 of 6"
+    [ "$(grep -c '^timelink' "$T/q.dump")" = 0 ] || fail "time links without queued times"
     ;;
 correlation_api_full)
     # GPUTRACE_API=full: CUPTI's own external-correlation records (pushed ids) link the work and
@@ -287,7 +334,7 @@ cudnn_correlation)
     grep '^kernel name=sm90_xmma_fprop_implicit_gemm_engine' "$T/c.dump" >"$T/engine.dump"
     [ "$(wc -l <"$T/engine.dump")" = 7 ] || fail "expected 7 engine kernels: $(cat "$T/engine.dump")"
     grep '^cpucall' "$T/c.dump" >>"$T/engine.dump"
-    grep '^extcorr' "$T/c.dump" >>"$T/engine.dump"
+    grep -E '^(extcorr|timelink)' "$T/c.dump" >>"$T/engine.dump"
     check_links "$T/engine.dump" 7 '^cudnnBackendExecute$'
     ;;
 cublas_correlation)

@@ -25,13 +25,17 @@
  * simulated driver call (cuLaunchKernel, cuMemcpyAsync, cuMemsetD8Async) with a correlation id from
  * 1<<30 up.
  *
+ * Kernels get queued (the CLOCK_REALTIME time the fake heard the launch, inside the launching
+ * call) and submitted (+100 ns) after cuptiActivityEnableLatencyTimestamps(1).
+ *
  * Fixed values the tests rely on: kernels have registersPerThread 40, staticSharedMemory 1024,
  * dynamicSharedMemory 0, contextId 1; memsets have memoryKind DEVICE; every completed buffer ends
  * with one OVERHEAD record of 1000 ns (when that kind is enabled).
  *
  * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_NO_CALLBACKS=1
  * (cuptiSubscribe fails with CUPTI_ERROR_NOT_SUPPORTED), FAKE_CUPTI_DROP=<n> (added to
- * the first dropped-record query), FAKE_CUPTI_LOG=<file> (one "pid function" line per call, to
+ * the first dropped-record query), FAKE_CUPTI_NO_LATENCY=1 (latency timestamps accepted but
+ * never stamped, as when CUDA started before the client asked), FAKE_CUPTI_LOG=<file> (one "pid function" line per call, to
  * prove which process called what). */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -53,10 +57,11 @@
 #define REC_MAGIC 0x43505446u
 
 static struct {
-    int no_driver, other_subscriber, no_callbacks, worker_ms;
+    int no_driver, other_subscriber, no_callbacks, worker_ms, no_latency;
     unsigned long extra_drop;
     int log_fd;
 } env = {.log_fd = -1};
+static int latency_on; /* cuptiActivityEnableLatencyTimestamps(1) was called */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Held across completion callbacks (never with lock): deliveries are serialised, like CUPTI's. */
@@ -231,6 +236,13 @@ static void store_kernel(const fake_gpu_op *op)
     k.correlationId = op->correlation_id;
     k.gridId = (int64_t)next_grid_id++;
     k.name = stable_name(op->name ? op->name : "fake_kernel");
+    if (__atomic_load_n(&latency_on, __ATOMIC_RELAXED) && !env.no_latency) {
+        /* heard in the thread of the launching call, inside it: "queued" as CUPTI means it */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        k.queued = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        k.submitted = k.queued + 100;
+    }
     store(&k, sizeof k);
 }
 
@@ -436,6 +448,7 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.other_subscriber =
         getenv("FAKE_CUPTI_OTHER_SUBSCRIBER") && atoi(getenv("FAKE_CUPTI_OTHER_SUBSCRIBER"));
     env.no_callbacks = getenv("FAKE_CUPTI_NO_CALLBACKS") && atoi(getenv("FAKE_CUPTI_NO_CALLBACKS"));
+    env.no_latency = getenv("FAKE_CUPTI_NO_LATENCY") && atoi(getenv("FAKE_CUPTI_NO_LATENCY"));
     env.worker_ms = getenv("FAKE_CUPTI_WORKER_MS") ? atoi(getenv("FAKE_CUPTI_WORKER_MS")) : 0;
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     const char *log = getenv("FAKE_CUPTI_LOG");
@@ -590,6 +603,16 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
     owner_pid = getpid();
     pthread_mutex_unlock(&lock);
     attach_to_fake_gpu();
+    return CUPTI_SUCCESS;
+}
+
+/* Like CUPTI: only before CUDA starts; FAKE_CUPTI_NO_LATENCY=1 accepts it and stamps nothing. */
+EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    __atomic_store_n(&latency_on, enable != 0, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 

@@ -32,8 +32,9 @@ CONFIGS = {
     "gputrace_cupti_off": {"GPUTRACE_CUPTI": "0"},
     "gputrace_cb_runtime": {"GPUTRACE_CUPTI_CALLBACKS": "runtime"},
     "gputrace_cb_probe": {"GPUTRACE_CUPTI_CALLBACKS": "probe"},
-    "gputrace_latency": {"GPUTRACE_CUPTI_LATENCY": "1"},
-    "gputrace_latency_probe": {"GPUTRACE_CUPTI_LATENCY": "1", "GPUTRACE_CUPTI_CALLBACKS": "probe"},
+    # the previous default: no queued timestamps, so a callback pair on every launch
+    "gputrace_launch_callbacks": {"GPUTRACE_CUPTI_LATENCY": "0"},
+    "gputrace_cb_all": {"GPUTRACE_CUPTI_CALLBACKS": "1"},
     "torch_profiler": None,
 }
 
