@@ -210,8 +210,9 @@ int cmd_convert(int argc, char **argv)
                 output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
                 st.gpu_ops, st.flows, st.counters);
         if (st.linked_by_time || st.link_ambiguous)
-            fprintf(stderr, ", %" PRIu64 " kernels linked by queued time (%" PRIu64
-                    " ambiguous, unlinked)", st.linked_by_time, st.link_ambiguous);
+            fprintf(stderr,
+                    ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",
+                    st.linked_by_time, st.link_ambiguous);
         if (st.lost_records)
             fprintf(stderr, ", %" PRIu64 " records lost while recording", st.lost_records);
         if (st.clamped)

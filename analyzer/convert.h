@@ -45,8 +45,8 @@ typedef struct gt_convert_stats {
     uint64_t unknown_records;
     uint64_t linked_by_time; /* kernels linked to their call by queued time (link.h) */
     uint64_t link_ambiguous; /* kernels left unlinked: calls on several threads held their time */
-    int damaged;   /* some input was truncated or damaged (converted what was readable) */
-    int not_trace; /* some input could not be opened as a trace */
+    int damaged;             /* some input was truncated or damaged (converted what was readable) */
+    int not_trace;           /* some input could not be opened as a trace */
 } gt_convert_stats;
 
 /* Convert paths (files or folders of *.gtrace) into out. Returns the exit status: 0 all good,

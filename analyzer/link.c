@@ -69,23 +69,26 @@ bool gt_linker_add(gt_linker *l, uint32_t tid, const gt_link_call *c)
     if (!t || !make_room(t))
         return false;
     /* A thread's records come in the order its calls ended: only an outer call (ending after
-     * the calls nested in it) begins before the last one kept. */
+     * the calls nested in it) begins before the last one kept; it goes before them, also when
+     * both began at the same instant. */
     size_t i = t->n;
-    while (i > t->head && t->v[i - 1].t_begin > c->t_begin) {
+    while (i > t->head && (t->v[i - 1].t_begin > c->t_begin ||
+                           (t->v[i - 1].t_begin == c->t_begin && t->v[i - 1].t_end < c->t_end))) {
         t->v[i] = t->v[i - 1];
         i--;
     }
     t->v[i] = *c;
     t->n++;
-    if (c->t_end - c->t_begin > t->max_duration)
-        t->max_duration = c->t_end - c->t_begin;
+    for (size_t j = i; j < t->n; j++) {
+        uint64_t before = j > t->head ? t->v[j - 1].max_end : 0;
+        t->v[j].max_end = t->v[j].t_end > before ? t->v[j].t_end : before;
+    }
     return true;
 }
 
 bool gt_linker_on_record(gt_linker *l, const gt_record *r)
 {
-    if (r->kind != GT_REC_API_LAUNCH && r->kind != GT_REC_API_CUDNN &&
-        r->kind != GT_REC_API_CUBLAS)
+    if (r->kind != GT_REC_API_LAUNCH && r->kind != GT_REC_API_CUDNN && r->kind != GT_REC_API_CUBLAS)
         return true;
     gt_rec_api_launch a;
     memset(&a, 0, sizeof a);
@@ -108,8 +111,9 @@ static void evict(gt_linker *l)
     uint64_t horizon = l->newest_queued - l->window_ns;
     for (size_t i = 0; i < l->n_threads; i++) {
         gt_link_thread *t = &l->threads[i];
-        while (t->head < t->n && t->v[t->head].t_end < horizon &&
-               t->v[t->head].t_begin + t->max_duration < horizon)
+        /* Calls that ended before the horizon; a long call still running keeps the ones after
+         * it (max_end) only as a bound on the scan, never as candidates. */
+        while (t->head < t->n && t->v[t->head].t_end < horizon)
             t->head++;
     }
 }
@@ -132,7 +136,7 @@ static thread_pick pick_in_thread(const gt_link_thread *t, uint64_t q, uint32_t 
         else
             hi = mid;
     }
-    for (size_t i = lo; i-- > t->head && q - t->v[i].t_begin <= t->max_duration;) {
+    for (size_t i = lo; i-- > t->head && t->v[i].max_end >= q;) {
         const gt_link_call *c = &t->v[i];
         if (c->t_end < q)
             continue;

@@ -7,9 +7,10 @@
  * every launch cost ~5% of a launch-bound step; callback pairs, when present, still win.
  *
  * Candidates are the calls that put kernels on the GPU: launches (one whose kernel has the same
- * name first, one under another name last) and cuDNN/cuBLAS calls (their kernels come from the library's own
- * runtime, unseen by the wrappers; nested calls resolve to the outermost, like the callbacks).
- * Several threads with a candidate at the same instant make the link ambiguous: no link, counted. */
+ * name first, one under another name last) and cuDNN/cuBLAS calls (their kernels come from the
+ * library's own runtime, unseen by the wrappers; nested calls resolve to the outermost, like the
+ * callbacks). Several threads with a candidate at the same instant make the link ambiguous: no
+ * link, counted. */
 #ifndef GT_LINK_H
 #define GT_LINK_H
 
@@ -24,13 +25,13 @@ typedef struct gt_link_call {
     uint64_t call_id; /* gt_api_common.corr_id */
     uint32_t name_id; /* launches: the kernel's name id, 0 unknown */
     uint8_t is_launch;
+    uint64_t max_end; /* the latest t_end of this call and those before it (the scan's stop) */
 } gt_link_call;
 
 typedef struct gt_link_thread {
     uint32_t tid;
-    gt_link_call *v; /* [head, n) kept, sorted by t_begin */
+    gt_link_call *v; /* [head, n) kept, sorted by t_begin, an outer call before its inner ones */
     size_t n, cap, head;
-    uint64_t max_duration;
 } gt_link_thread;
 
 typedef struct gt_link_stats {

@@ -326,8 +326,7 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now)
     if (callbacks_on_now && gt_core_config()->cupti_callbacks == GT_CUPTI_CB_AUTO) {
         enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
                     COUNT(runtime_launch_cbids));
-        enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids,
-                    COUNT(driver_launch_cbids));
+        enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids, COUNT(driver_launch_cbids));
     }
     return true;
 }

@@ -26,7 +26,8 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityGetNumDroppedRecords) *ActivityGetNumDroppedRecords;
     __typeof__(cuptiActivityPushExternalCorrelationId) *ActivityPushExternalCorrelationId;
     __typeof__(cuptiActivityPopExternalCorrelationId) *ActivityPopExternalCorrelationId;
-    __typeof__(cuptiActivityEnableLatencyTimestamps) *ActivityEnableLatencyTimestamps; /* optional */
+    __typeof__(cuptiActivityEnableLatencyTimestamps)
+        *ActivityEnableLatencyTimestamps;  /* optional */
     __typeof__(cuptiSubscribe) *Subscribe; /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiEnableCallback) *EnableCallback;

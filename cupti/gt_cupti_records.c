@@ -168,8 +168,8 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
     out->dynamic_smem = (uint32_t)k->dynamicSharedMemory;
     out->pad = 0;
     out->queued_ns = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
-    if (!out->queued_ns && !k->graphId && atomic_load_explicit(&gt_cupti_queued_expected,
-                                                               memory_order_relaxed))
+    if (!out->queued_ns && !k->graphId &&
+        atomic_load_explicit(&gt_cupti_queued_expected, memory_order_relaxed))
         atomic_store_explicit(&gt_cupti_queued_missing, true, memory_order_relaxed);
     out->submitted_ns = k->submitted == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->submitted;
     gt_record_commit(out);

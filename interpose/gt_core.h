@@ -102,7 +102,7 @@ enum gt_cupti_cb_mode {
     GT_CUPTI_CB_ALL = 1,     /* every entry point that puts work on the GPU */
     GT_CUPTI_CB_RUNTIME = 2, /* the runtime domain only */
     GT_CUPTI_CB_PROBE = 3,   /* one entry point applications hardly call (cost measurements) */
-    GT_CUPTI_CB_AUTO = 4,    /* default: kernel launches by queued timestamps, the rest by callbacks */
+    GT_CUPTI_CB_AUTO = 4, /* default: kernel launches by queued timestamps, the rest by callbacks */
 };
 
 typedef struct gt_config {

@@ -12,7 +12,9 @@
  * record.
  * 7. Eviction with a window: old kernels no longer link, recent ones do, memory stays bounded.
  * 8. 100k calls out of order by nesting: binary search agrees with a brute-force search.
- * Usage: test_link [bugs]   ("bugs": only the cases that show known defects of link.c) */
+ * 9. Regressions (`test_link regressions`): an outer call beginning in the same nanosecond as its
+ * inner call; one long call on a thread of short ones (eviction and the scan stay bounded).
+ * Usage: test_link [regressions] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,12 +517,12 @@ static void test_many(void)
     free(calls);
 }
 
-/* ------------------------------------------------------------------ known defects ("bugs") */
+/* ------------------------------------------------------------------ regressions */
 
 /* An outer call that begins in the same nanosecond as the call nested in it: link.h says the
- * outermost, but the outer call (arriving last) is placed after the inner one and the backward
- * scan ends on the inner one. */
-static void bug_equal_begin(void)
+ * outermost. Once, the outer call (arriving last) was placed after the inner one and the backward
+ * scan ended on the inner one. */
+static void regression_equal_begin(void)
 {
     gt_linker l;
     gt_linker_init(&l, 0);
@@ -538,10 +540,10 @@ static double now_s(void)
 }
 
 /* One long call (a cuDNN autotune or a first cuBLAS call loading its modules: 20 ms) on a thread
- * of 1 us launches: link.h keeps "the calls that ended within window_ns", but eviction also waits
- * for t_begin + max_duration, so the thread keeps 20 ms of calls, and every find scans back over
- * max_duration of them. */
-static void bug_long_call(void)
+ * of 1 us launches: link.h keeps "the calls that ended within window_ns". Once, eviction also
+ * waited for t_begin + the longest duration, so the thread kept 20 ms of calls, and every find
+ * scanned back over them. */
+static void regression_long_call(void)
 {
     const uint64_t W = 1000000, S = 1000, D = 500, T0 = 1000000000ull, LONG = 20000000;
     const size_t N = 60000;
@@ -575,9 +577,9 @@ static void bug_long_call(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "bugs")) {
-        bug_equal_begin();
-        bug_long_call();
+    if (argc > 1 && !strcmp(argv[1], "regressions")) {
+        regression_equal_begin();
+        regression_long_call();
     } else {
         test_one_launch();
         test_name_preference();

@@ -13,7 +13,8 @@
  *   gpuapi domain= cbid= corr=
  *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
  *   timelink ext= corr=                (a kernel's call found by its queued time: analyzer/link.c,
- *                                        over the whole file, whether or not a callback paired it) */
+ *                                        over the whole file, whether or not a callback paired it)
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,9 +36,8 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
                name ? name : "?", k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                k->block[2], k->registers, k->static_smem, k->dynamic_smem, k->stream, k->corr_id,
                k->end_ns - k->start_ns);
-        uint64_t call = rec->body_size >= sizeof *k
-                            ? gt_linker_find(&linker, k->queued_ns, k->name_id)
-                            : 0;
+        uint64_t call =
+            rec->body_size >= sizeof *k ? gt_linker_find(&linker, k->queued_ns, k->name_id) : 0;
         if (call)
             printf("timelink ext=%" PRIu64 " corr=%" PRIu64 "\n", call, k->corr_id);
         break;

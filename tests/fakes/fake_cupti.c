@@ -35,8 +35,8 @@
  * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_NO_CALLBACKS=1
  * (cuptiSubscribe fails with CUPTI_ERROR_NOT_SUPPORTED), FAKE_CUPTI_DROP=<n> (added to
  * the first dropped-record query), FAKE_CUPTI_NO_LATENCY=1 (latency timestamps accepted but
- * never stamped, as when CUDA started before the client asked), FAKE_CUPTI_LOG=<file> (one "pid function" line per call, to
- * prove which process called what). */
+ * never stamped, as when CUDA started before the client asked), FAKE_CUPTI_LOG=<file> (one "pid
+ * function" line per call, to prove which process called what). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -40,6 +40,9 @@ CONFIGS = {
 
 
 def worker(a):
+    if a.cpus:  # the training threads on fixed cores: less placement noise between the blocks
+        lo, _, hi = a.cpus.partition("-")
+        os.sched_setaffinity(0, range(int(lo), int(hi or lo) + 1))
     import torch
     import torchvision
     dev = torch.device("cuda")
@@ -86,7 +89,8 @@ def run(model, config, a):
     batch, warmup = MODELS[model]
     args = [sys.executable, os.path.abspath(__file__), "worker", "--model", model, "--batch",
             str(batch), "--warmup", str(warmup), "--block", str(a.block), "--blocks", str(a.blocks),
-            "--mode", "torch_profiler" if config == "torch_profiler" else "gputrace"]
+            "--mode", "torch_profiler" if config == "torch_profiler" else "gputrace",
+            "--cpus", a.cpus]
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="gtpair-") as tmp:
         if CONFIGS[config] is not None:
@@ -144,6 +148,7 @@ def main():
     b.add_argument("--procs", type=int, default=3)
     b.add_argument("--block", type=int, default=10)
     b.add_argument("--blocks", type=int, default=8)
+    b.add_argument("--cpus", default="", help="pin the training threads, e.g. 2-5 (default: no)")
     w = sub.add_parser("worker")
     w.add_argument("--model", default="resnet18")
     w.add_argument("--batch", type=int, default=4)
@@ -151,6 +156,7 @@ def main():
     w.add_argument("--block", type=int, default=10)
     w.add_argument("--blocks", type=int, default=8)
     w.add_argument("--mode", default="gputrace")
+    w.add_argument("--cpus", default="")
     a = ap.parse_args()
     (bench if a.cmd == "bench" else worker)(a)
 
