@@ -322,11 +322,22 @@ typedef struct cv_source {
 /* Kernels reach the file within a flush or two of their launch; calls older than this before the
  * newest kernel's queued time are forgotten (bounded memory, link.h). */
 #define LINK_WINDOW_NS (10ull * 1000000000ull)
+/* A kernel can reach the file before its call when the call's thread ring was drained later: it
+ * waits (up to PENDING_LINKS of them) for calls of threads active within PENDING_RECENT_NS. */
+#define PENDING_LINKS 256
+#define PENDING_RECENT_NS (1000000000ull)
+
+typedef struct cv_pending_link {
+    uint64_t corr, queued;
+    uint32_t name_id;
+} cv_pending_link;
 
 typedef struct cv_file {
     int index;
     gt_reader *r;
     gt_linker linker; /* kernels without a callback pair: by queued time */
+    cv_pending_link pending[PENDING_LINKS];
+    uint32_t n_pending;
     cv_source src;
     const gt_file_header *hdr;
     int32_t pid_out;
@@ -2012,8 +2023,39 @@ static void cv_link_by_time(cv_file *f, const gt_rec_gpu_kernel *k)
     if (!k->queued_ns || !k->corr_id || cv_ext_find(f, k->corr_id))
         return;
     uint64_t call = gt_linker_find(&f->linker, k->queued_ns, k->name_id);
-    if (call)
+    if (call) {
         *cv_ext_slot_of(f, k->corr_id) = (cv_ext_slot){.corr = k->corr_id, .external = call};
+        return;
+    }
+    if (!gt_linker_call_may_follow(&f->linker, k->queued_ns, PENDING_RECENT_NS))
+        return;
+    if (f->n_pending == PENDING_LINKS) /* the oldest gives up: it stays counted as unlinked */
+        memmove(f->pending, f->pending + 1, (PENDING_LINKS - 1) * sizeof *f->pending);
+    else
+        f->n_pending++;
+    f->pending[f->n_pending - 1] =
+        (cv_pending_link){.corr = k->corr_id, .queued = k->queued_ns, .name_id = k->name_id};
+}
+
+/* A call arrived: the kernels waiting for it are linked now (drawn late if already written). */
+static void cv_link_pending(cv_ctx *c, cv_file *f, const gt_record *rec)
+{
+    gt_link_call call;
+    if (!f->n_pending || !gt_link_call_of_record(rec, &call))
+        return;
+    for (uint32_t i = 0; i < f->n_pending;) {
+        cv_pending_link *p = &f->pending[i];
+        if (gt_link_call_holds(&call, p->queued, p->name_id)) {
+            *cv_ext_slot_of(f, p->corr) = (cv_ext_slot){.corr = p->corr, .external = call.call_id};
+            cv_late_pair(c, f, p->corr, call.call_id);
+            f->linker.st.linked++;
+            f->linker.st.no_call--;
+        } else if (call.t_end <= p->queued + PENDING_RECENT_NS) {
+            i++;
+            continue;
+        }
+        *p = f->pending[--f->n_pending]; /* linked, or no call can hold it any more */
+    }
 }
 
 static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
@@ -2185,6 +2227,7 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_API_CUBLAS:
         gt_linker_on_record(&f->linker, rec); /* out of memory: the call links no kernel */
         cv_on_api(c, f, rec);
+        cv_link_pending(c, f, rec);
         break;
     case GT_REC_CUDNN_PLAN:
         cv_on_plan(f, rec);

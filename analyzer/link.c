@@ -79,6 +79,8 @@ bool gt_linker_add(gt_linker *l, uint32_t tid, const gt_link_call *c)
     }
     t->v[i] = *c;
     t->n++;
+    if (c->t_end > t->last_end)
+        t->last_end = c->t_end;
     for (size_t j = i; j < t->n; j++) {
         uint64_t before = j > t->head ? t->v[j - 1].max_end : 0;
         t->v[j].max_end = t->v[j].t_end > before ? t->v[j].t_end : before;
@@ -86,22 +88,44 @@ bool gt_linker_add(gt_linker *l, uint32_t tid, const gt_link_call *c)
     return true;
 }
 
-bool gt_linker_on_record(gt_linker *l, const gt_record *r)
+bool gt_link_call_of_record(const gt_record *r, gt_link_call *out)
 {
     if (r->kind != GT_REC_API_LAUNCH && r->kind != GT_REC_API_CUDNN && r->kind != GT_REC_API_CUBLAS)
-        return true;
+        return false;
     gt_rec_api_launch a;
     memset(&a, 0, sizeof a);
     memcpy(&a, r->body, r->body_size < sizeof a ? r->body_size : sizeof a);
     if (r->body_size < sizeof a.c || a.c.result != 0)
-        return true; /* a failed call launched nothing */
-    gt_link_call c = {.t_begin = a.c.t_begin_ns,
-                      .t_end = a.c.t_end_ns,
-                      .call_id = a.c.corr_id,
-                      .is_launch = r->kind == GT_REC_API_LAUNCH};
-    if (c.is_launch)
-        c.name_id = a.name_id;
-    return gt_linker_add(l, r->tid, &c);
+        return false; /* a failed call launched nothing */
+    *out = (gt_link_call){.t_begin = a.c.t_begin_ns,
+                          .t_end = a.c.t_end_ns,
+                          .call_id = a.c.corr_id,
+                          .is_launch = r->kind == GT_REC_API_LAUNCH};
+    if (out->is_launch)
+        out->name_id = a.name_id;
+    return true;
+}
+
+bool gt_linker_on_record(gt_linker *l, const gt_record *r)
+{
+    gt_link_call c;
+    return gt_link_call_of_record(r, &c) ? gt_linker_add(l, r->tid, &c) : true;
+}
+
+bool gt_link_call_holds(const gt_link_call *c, uint64_t queued_ns, uint32_t kernel_name_id)
+{
+    return queued_ns && c->t_begin <= queued_ns && queued_ns <= c->t_end &&
+           (!c->is_launch || c->name_id == kernel_name_id);
+}
+
+bool gt_linker_call_may_follow(const gt_linker *l, uint64_t queued_ns, uint64_t recent_ns)
+{
+    for (size_t i = 0; i < l->n_threads; i++) {
+        uint64_t e = l->threads[i].last_end;
+        if (e < queued_ns && queued_ns - e <= recent_ns)
+            return true;
+    }
+    return false;
 }
 
 static void evict(gt_linker *l)

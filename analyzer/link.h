@@ -32,6 +32,7 @@ typedef struct gt_link_thread {
     uint32_t tid;
     gt_link_call *v; /* [head, n) kept, sorted by t_begin, an outer call before its inner ones */
     size_t n, cap, head;
+    uint64_t last_end; /* the latest t_end added: how far this thread's records have come */
 } gt_link_thread;
 
 typedef struct gt_link_stats {
@@ -61,5 +62,17 @@ bool gt_linker_add(gt_linker *l, uint32_t tid, const gt_link_call *c);
 
 /* The call id that launched a kernel queued at queued_ns with that name, or 0. */
 uint64_t gt_linker_find(gt_linker *l, uint64_t queued_ns, uint32_t kernel_name_id);
+
+/* After a find gave 0: could the call still come? True when a thread whose records have not yet
+ * reached queued_ns was active within recent_ns before it (its ring is drained later than the
+ * kernel's record was: a streaming reader keeps the kernel and retries with the next calls). */
+bool gt_linker_call_may_follow(const gt_linker *l, uint64_t queued_ns, uint64_t recent_ns);
+
+/* Whether call c (kind as in gt_linker_on_record) holds a kernel queued at queued_ns with that
+ * name: its interval contains the time and, for a launch, the name matches. */
+bool gt_link_call_holds(const gt_link_call *c, uint64_t queued_ns, uint32_t kernel_name_id);
+
+/* The candidate a record describes (false for other kinds and failed calls). */
+bool gt_link_call_of_record(const gt_record *r, gt_link_call *out);
 
 #endif

@@ -19,6 +19,25 @@ golden)
     python3 "$CHECK" "$PROTO" "$DIR/basic.pftrace" --expect basic --compare-json "$DIR/basic.json" ||
         fail "invalid trace"
     ;;
+queued)
+    # Kernels linked by queued time (no callback pairs): the launch, the cuDNN call and the late
+    # launch get flows; the unwrapped kernel and the ambiguous one do not, and are counted.
+    "$DRIVER" convert -o "$DIR/q.pftrace" "$DIR/queued.gtrace" 2>"$DIR/err.txt" || fail "exit $?"
+    cat "$DIR/err.txt"
+    grep -q "3 kernels linked by queued time (1 ambiguous, unlinked)" "$DIR/err.txt" ||
+        fail "link counts"
+    "$DRIVER" convert -q --format=json -o "$DIR/q.json" "$DIR/queued.gtrace" || fail "json exit $?"
+    python3 "$CHECK" "$PROTO" "$DIR/q.pftrace" --compare-json "$DIR/q.json" >"$DIR/check.txt" ||
+        fail "invalid trace: $(cat "$DIR/check.txt")"
+    cat "$DIR/check.txt"
+    grep -q " 3 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    # The report's model links the same way: the execute's GPU time is its one kernel (2.5 us);
+    # the ambiguous kernel counts for no call.
+    "$DRIVER" report --json "$DIR/queued.gtrace" >"$DIR/report.json" 2>/dev/null
+    python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["processes"][0]["cudnn"]
+assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c' "$DIR/report.json" ||
+        fail "cuDNN GPU time by queued time"
+    ;;
 default_name)
     "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
     [ -s "$DIR/basic.perfetto-trace" ] || fail "basic.perfetto-trace not written"

@@ -4,6 +4,9 @@
  * NVTX, an overlap on a GPU stream, lost records, a call-site stack (Python frames over a native
  * frame of a library missing here) on the stall and a stack id the table lacks on the worker's call
  *   rank0/rank1.gtrace  two ranks of one job with the same pid (a merge on one timeline)
+ *   queued.gtrace       kernels without callback pairs, linked by their queued time: to a launch,
+ *                       to a cuDNN call, one written before its launch (waits for it), one in no
+ *                       call, one held by library calls of two threads (ambiguous)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -88,6 +91,20 @@ static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint
                            .grid = {128, 1, 1},
                            .block = {256, 1, 1},
                            .registers = 32};
+    add(GT_REC_GPU_KERNEL, &k, sizeof k);
+}
+
+static void kernel_queued(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint64_t q)
+{
+    gt_rec_gpu_kernel k = {.start_ns = T0 + b,
+                           .end_ns = T0 + e,
+                           .corr_id = corr,
+                           .name_id = name_id,
+                           .stream = 7,
+                           .grid = {128, 1, 1},
+                           .block = {256, 1, 1},
+                           .queued_ns = T0 + q,
+                           .submitted_ns = T0 + q + 100};
     add(GT_REC_GPU_KERNEL, &k, sizeof k);
 }
 
@@ -285,6 +302,41 @@ static void write_basic(const char *dir)
         die("close");
 }
 
+static void execute(uint64_t b, uint64_t e, uint64_t corr)
+{
+    gt_rec_api_cudnn dn = {.c = api(GT_FN_cudnnBackendExecute, b, e, corr, 0x55),
+                           .plan = 0xabc,
+                           .algo = -1,
+                           .math_type = -1};
+    add(GT_REC_API_CUDNN, &dn, sizeof dn);
+}
+
+static void write_queued(const char *dir)
+{
+    open_trace(dir, "queued.gtrace", 4343, -1);
+    gt_test_writer_set_tid(&W, 4343);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_test_writer_string(&W, 4, "_ZN5cudnn6engine11conv_kernelILi3EEEvPKf");
+    gt_test_writer_string(&W, 6, "_Z9batchnormPf");
+    launch(1000, 2000, 1, 1);
+    execute(3000, 6000, 2);
+    execute(20000, 30000, 4);
+    gt_test_writer_set_tid(&W, 4344); /* a second thread in a cuDNN call at the same time */
+    execute(25000, 35000, 5);
+    execute(36000, 37000, 6); /* keeps this thread's records ahead of the late kernel */
+
+    gt_test_writer_set_tid(&W, 0);
+    kernel_queued(2500, 3500, 101, 1, 1500);    /* the launch of the same name */
+    kernel_queued(6500, 9000, 102, 4, 4000);    /* the cuDNN execute */
+    kernel_queued(9000, 9500, 104, 6, 6500);    /* between calls: an unwrapped library's kernel */
+    kernel_queued(31000, 32000, 105, 4, 26000); /* both threads' executes hold it: ambiguous */
+    kernel_queued(39000, 40000, 103, 1, 38500); /* its launch comes later in the file */
+    gt_test_writer_set_tid(&W, 4343);
+    launch(38000, 38800, 3, 1);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
 static void write_rank(const char *dir, int rank)
 {
     char name[32];
@@ -331,6 +383,7 @@ int main(int argc, char **argv)
     }
     mkdir(argv[1], 0755);
     write_basic(argv[1]);
+    write_queued(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     if (copy_truncated(argv[1]) != 0)
