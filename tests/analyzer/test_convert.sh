@@ -37,6 +37,9 @@ queued)
     python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["processes"][0]["cudnn"]
 assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c' "$DIR/report.json" ||
         fail "cuDNN GPU time by queued time"
+    "$DRIVER" info "$DIR/queued.gtrace" >"$DIR/info.txt" || fail "info exit $?"
+    grep -q "kernels linked         3 of 5: 0 by callback pair, 3 by queued time (1 ambiguous)" \
+        "$DIR/info.txt" || fail "info: $(grep linked "$DIR/info.txt")"
     ;;
 default_name)
     "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
