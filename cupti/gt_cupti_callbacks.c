@@ -1,13 +1,19 @@
-/* gt_cupti_callbacks.c — links kernels, copies and sets to the wrapped call that caused them.
+/* gt_cupti_callbacks.c — links copies, sets (and, when needed, kernels) to the wrapped call that
+ * caused them.
  *
  * Why callbacks. CUPTI writes an EXTERNAL_CORRELATION activity record only for an API call that
  * gets a RUNTIME or DRIVER activity record, and those kinds are off by default (+20-50% on
  * ResNet-50): pushing our id to CUPTI then links nothing (measured on an H200: zero records). A
- * callback on the few entry points that put work on the GPU costs far less: at CUPTI_API_ENTER it
- * pairs the thread's current gputrace call id with CUPTI's correlation id of the call, the id that
- * the kernel/memcpy/memset records carry, as one GT_REC_GPU_EXT_CORR record (kind CUSTOM2, like
- * the pushed ids). cuDNN and cuBLAS launch through their own static runtime and the driver: the
+ * callback on the entry points that put work on the GPU costs less: at CUPTI_API_ENTER it pairs
+ * the thread's current gputrace call id with CUPTI's correlation id of the call, the id that the
+ * kernel/memcpy/memset records carry, as one GT_REC_GPU_EXT_CORR record (kind CUSTOM2, like the
+ * pushed ids). cuDNN and cuBLAS launch through their own static runtime and the driver: the
  * callbacks see those calls too, in the thread of the wrapped cuDNN/cuBLAS call.
+ *
+ * Kernel launches are the exception by default (GPUTRACE_CUPTI_CALLBACKS=auto): a callback pair
+ * (~1 us) on each of a step's hundreds of launches cost ~3 points of a launch-bound ResNet-18
+ * step, so kernels are linked by their queued timestamp instead (gt_cupti.c, analyzer/link.c);
+ * the launch callbacks come on only while kernels arrive without one.
  *
  * The callback runs in the application's thread inside its CUDA call: no lock, no allocation, no
  * CUPTI call, one TLS read when no wrapped call is in progress. A driver call nested in a runtime
