@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session's evidence for issues 3-5 with the library and analyzer carried in .devbin:
-# TSC clock (tsc.sh), capture range (capture.sh), linking by CUPTI API records vs callbacks
-# (kernel/ext-corr counts), paired step overhead (paired_overhead.py), and a 20-step ResNet-50
+# TSC clock (tsc.sh), capture range (capture.sh), kernel links
+# (queued time vs callback pairs), paired step overhead (paired_overhead.py), and a 20-step ResNet-50
 # `gputrace record` run for the Perfetto bytes per step. Results under $OUT/final/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,8 +16,8 @@ nvcc -O2 -arch=sm_90 -cudart=shared -Isample_apps sample_apps/launch_bound.cu \
   -o build-gpu/sample_apps/launch_bound || exit 1
 echo "== tsc $(date +%T)"; timeout 120 bash tools/gpu/tsc.sh >"$F/tsc.log" 2>&1; tail -25 "$F/tsc.log"
 echo "== capture $(date +%T)"; GT_LIB=$L timeout 120 bash tools/gpu/capture.sh 2>&1 | tail -12
-echo "== linking by records $(date +%T)"
-for m in 1 records; do
+echo "== linking modes $(date +%T)"
+for m in auto 1; do
   mkdir -p "$F/link_$m"
   LD_PRELOAD=$L GPUTRACE_DIR=$F/link_$m GPUTRACE_CAPTURE=all GPUTRACE_CUPTI_CALLBACKS=$m \
     GPUTRACE_VERBOSE=1 python3 /tmp/capture_app.py >"$F/link_$m.log" 2>&1
@@ -26,7 +26,7 @@ done
 echo "== paired resnet18 $(date +%T)"
 python3 tools/bench/paired_overhead.py bench --lib "$L" --out "$F" --models resnet18 \
   --procs "${R18_PROCS:-5}" --blocks "${R18_BLOCKS:-40}" \
-  --configs gputrace,gputrace_cb_records,gputrace_cb_probe,gputrace_cupti_off,torch_profiler \
+  --configs gputrace,gputrace_launch_callbacks,gputrace_cb_probe,gputrace_cupti_off,torch_profiler \
   2>&1 | tail -9
 mv "$F/paired.md" "$F/paired_r18.md"
 echo "== resnet50 record $(date +%T)"
