@@ -44,6 +44,18 @@ static const char *version_text(int v, int cudnn)
     return gt_fmt("%d.%d", v / 1000, (v % 1000) / 10);
 }
 
+/* The kernel with the most runs no wrapped call explains: says which library's calls those are. */
+static void print_top_unlinked(const gt_proc *p, FILE *out)
+{
+    const gt_kernel_agg *top = NULL;
+    for (size_t i = 0; i < p->n_kernels; i++)
+        if (p->kernels[i].unlinked && (!top || p->kernels[i].unlinked > top->unlinked))
+            top = &p->kernels[i];
+    if (top)
+        fprintf(out, "            the most runs: %.70s (%llu)\n", top->name ? top->name : "?",
+                (unsigned long long)top->unlinked);
+}
+
 static void print_run(const gt_proc *p, FILE *out)
 {
     const gt_runtime_info *rt = &p->hdr.runtime;
@@ -69,6 +81,18 @@ static void print_run(const gt_proc *p, FILE *out)
         fprintf(out, ", CUPTI overhead %.2f ms (%.2f%%)", (double)p->cupti_overhead_ns / 1e6,
                 100.0 * (double)p->cupti_overhead_ns / 1e6 / (gt_proc_duration_ms(p) + 1e-9));
     fputc('\n', out);
+    if (p->kernel_count) {
+        uint64_t linked = p->kernels_by_pair + p->kernels_by_time;
+        fprintf(out, "  links     %llu of %llu kernels lead to the call that launched them",
+                (unsigned long long)linked, (unsigned long long)p->kernel_count);
+        if (p->kernels_by_time)
+            fprintf(out, " (%llu by queued time)", (unsigned long long)p->kernels_by_time);
+        if (linked < p->kernel_count)
+            fprintf(out, "; %llu come from calls no wrapper sees",
+                    (unsigned long long)(p->kernel_count - linked));
+        fputc('\n', out);
+        print_top_unlinked(p, out);
+    }
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
         fprintf(out,
                 "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");

@@ -1167,10 +1167,17 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         }
         uint32_t ext = map_get(&s->ext_corr, k.corr_id);
         uint32_t call = ext == UINT32_MAX ? UINT32_MAX : map_get(&s->call_by_corr, ext);
-        if (ext == UINT32_MAX && k.queued_ns) {
+        if (ext != UINT32_MAX) {
+            p->kernels_by_pair++;
+        } else if (k.queued_ns) {
             uint64_t by_time = gt_linker_find(&s->linker, k.queued_ns, k.name_id);
+            p->kernels_by_time += by_time != 0;
             call = by_time ? map_get(&s->call_by_corr, by_time) : UINT32_MAX;
+            ext = by_time ? 0 : UINT32_MAX;
         }
+        uint32_t agg = ext == UINT32_MAX ? map_get(&s->kern_by_name, k.name_id) : UINT32_MAX;
+        if (agg < p->n_kernels)
+            p->kernels[agg].unlinked++;
         if (call == UINT32_MAX)
             return;
         if (call & 0x80000000u) {

@@ -28,6 +28,7 @@ typedef struct gt_kernel_agg {
     char *name;    /* demangled, readable */
     char *mangled; /* as recorded */
     uint64_t count, total_ns, max_ns, short_count;
+    uint64_t unlinked; /* runs that lead to no wrapped call */
     uint64_t first_ns; /* start of its first run */
     int is_nccl, tensor_cores, conv_like;
     int family; /* gt_kernel_family (inferred from the name) */
@@ -138,6 +139,8 @@ typedef struct gt_proc {
     gt_kernel_agg *kernels;
     size_t n_kernels, cap_kernels;
     uint64_t kernel_count, kernel_ns, short_kernel_count, nccl_ns;
+    uint64_t kernels_by_pair,
+        kernels_by_time; /* linked to their call: callback pair, queued time */
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
     gt_gap *gaps;
     size_t n_gaps;

@@ -34,8 +34,9 @@ queued)
     # The report's model links the same way: the execute's GPU time is its one kernel (2.5 us);
     # the ambiguous kernel counts for no call.
     "$DRIVER" report --json "$DIR/queued.gtrace" >"$DIR/report.json" 2>/dev/null
-    python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["processes"][0]["cudnn"]
-assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c' "$DIR/report.json" ||
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["processes"][0]; c=p["cudnn"]
+assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c
+k=p["kernels"]; assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (5, 0, 3), k' "$DIR/report.json" ||
         fail "cuDNN GPU time by queued time"
     "$DRIVER" info "$DIR/queued.gtrace" >"$DIR/info.txt" || fail "info exit $?"
     grep -q "kernels linked         3 of 5: 0 by callback pair, 3 by queued time (1 ambiguous)" \
