@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "gt_reader.h"
-#include "link.h"
+#include "kernel_link.h"
 
 static void print_help(FILE *out)
 {

@@ -28,7 +28,7 @@
 #include "demangle.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
-#include "link.h"
+#include "kernel_link.h"
 #include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
@@ -320,7 +320,7 @@ typedef struct cv_source {
 } cv_source;
 
 /* Kernels reach the file within a flush or two of their launch; calls older than this before the
- * newest kernel's queued time are forgotten (bounded memory, link.h). */
+ * newest kernel's queued time are forgotten (bounded memory, kernel_link.h). */
 #define LINK_WINDOW_NS (10ull * 1000000000ull)
 /* A kernel can reach the file before its call when the call's thread ring was drained later: it
  * waits (up to PENDING_LINKS of them) for calls of threads active within PENDING_RECENT_NS. */

@@ -43,7 +43,7 @@ typedef struct gt_convert_stats {
     uint64_t clamped;        /* slices moved/shortened to keep every track strictly nested */
     uint64_t bad_timestamps; /* events dropped: timestamp outside the representable range */
     uint64_t unknown_records;
-    uint64_t linked_by_time; /* kernels linked to their call by queued time (link.h) */
+    uint64_t linked_by_time; /* kernels linked to their call by queued time (kernel_link.h) */
     uint64_t link_ambiguous; /* kernels left unlinked: calls on several threads held their time */
     int damaged;             /* some input was truncated or damaged (converted what was readable) */
     int not_trace;           /* some input could not be opened as a trace */

@@ -14,7 +14,7 @@
 #include "demangle.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
-#include "link.h"
+#include "kernel_link.h"
 #include "symbolize.h"
 
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */

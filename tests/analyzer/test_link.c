@@ -1,5 +1,5 @@
 /* test_link.c — kernels linked to the wrapped call that launched them by CUPTI's queued time
- * (analyzer/link.c).
+ * (analyzer/kernel_link.c).
  *
  * 1. One launch: inside, at both ends (closed interval), 1 ns outside (no_call).
  * 2. A launch of the kernel's own name beats a library call on another thread; two such launches
@@ -22,10 +22,10 @@
 #include <time.h>
 
 #include "gtrace_format.h"
-#include "link.h"
+#include "kernel_link.h"
 #include "../gt_check.h"
 
-#define EVICT_EVERY 4096u /* link.c: finds between two evictions */
+#define EVICT_EVERY 4096u /* kernel_link.c: finds between two evictions */
 
 static void add(gt_linker *l, uint32_t tid, uint64_t b, uint64_t e, uint64_t id, uint32_t name,
                 int is_launch)
@@ -391,7 +391,7 @@ static uint64_t rnd(uint64_t n)
     return rng_state % n;
 }
 
-/* The rule of link.h, by looking at every call: per thread the innermost launch of the name, the
+/* The rule of kernel_link.h, by looking at every call: per thread the innermost launch of the name, the
  * outermost library call, the innermost launch under another name; the first kind found on any
  * thread decides, several threads with it make the link ambiguous (-1). */
 static int64_t brute_find(const ref_call *calls, size_t n, uint32_t n_threads, uint64_t q,
@@ -519,7 +519,7 @@ static void test_many(void)
 
 /* ------------------------------------------------------------------ regressions */
 
-/* An outer call that begins in the same nanosecond as the call nested in it: link.h says the
+/* An outer call that begins in the same nanosecond as the call nested in it: kernel_link.h says the
  * outermost. Once, the outer call (arriving last) was placed after the inner one and the backward
  * scan ended on the inner one. */
 static void regression_equal_begin(void)
@@ -540,7 +540,7 @@ static double now_s(void)
 }
 
 /* One long call (a cuDNN autotune or a first cuBLAS call loading its modules: 20 ms) on a thread
- * of 1 us launches: link.h keeps "the calls that ended within window_ns". Once, eviction also
+ * of 1 us launches: kernel_link.h keeps "the calls that ended within window_ns". Once, eviction also
  * waited for t_begin + the longest duration, so the thread kept 20 ms of calls, and every find
  * scanned back over them. */
 static void regression_long_call(void)

@@ -12,7 +12,7 @@
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
  *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
- *   timelink ext= corr=                (a kernel's call found by its queued time: analyzer/link.c,
+ *   timelink ext= corr=                (a kernel's call found by its queued time: analyzer/kernel_link.c,
  *                                        over the whole file, whether or not a callback paired it)
  */
 #include <inttypes.h>
@@ -21,7 +21,7 @@
 
 #include "gt_reader.h"
 #include "gtrace_api.h"
-#include "link.h"
+#include "kernel_link.h"
 
 static gt_linker linker; /* every call of the file, fed before the records are printed */
 

@@ -1,5 +1,5 @@
-/* link.c — kernels to calls by queued time (link.h). */
-#include "link.h"
+/* kernel_link.c — kernels to calls by queued time (kernel_link.h). */
+#include "kernel_link.h"
 
 #include <stdlib.h>
 #include <string.h>

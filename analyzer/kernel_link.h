@@ -1,4 +1,4 @@
-/* link.h — links a kernel to the wrapped call that launched it by the kernel's queued time.
+/* kernel_link.h — links a kernel to the wrapped call that launched it by the kernel's queued time.
  *
  * CUPTI's queued timestamp (format 1.1, GPUTRACE_CUPTI_LATENCY) is taken while the launching API
  * call runs, on the recording clock: the kernel belongs to the call whose [t_begin, t_end]
@@ -11,8 +11,8 @@
  * library's own runtime, unseen by the wrappers; nested calls resolve to the outermost, like the
  * callbacks). Several threads with a candidate at the same instant make the link ambiguous: no
  * link, counted. */
-#ifndef GT_LINK_H
-#define GT_LINK_H
+#ifndef GT_KERNEL_LINK_H
+#define GT_KERNEL_LINK_H
 
 #include <stdbool.h>
 #include <stddef.h>
