@@ -119,7 +119,7 @@ static void census_kernel(link_census *lc, const gt_record *rec)
     gt_rec_gpu_kernel k = {0};
     memcpy(&k, rec->body, rec->body_size < sizeof k ? rec->body_size : sizeof k);
     lc->kernels++;
-    if (bsearch(&k.corr_id, lc->paired, lc->n_paired, sizeof *lc->paired, cmp_u64))
+    if (lc->n_paired && bsearch(&k.corr_id, lc->paired, lc->n_paired, sizeof *lc->paired, cmp_u64))
         lc->by_pair++;
     else if (gt_linker_find(&lc->linker, k.queued_ns, k.name_id))
         lc->by_time++;

@@ -12,8 +12,8 @@
  *
  * Kernel launches are the exception by default (GPUTRACE_CUPTI_CALLBACKS=auto): a callback pair
  * (~1 us) on each of a step's hundreds of launches cost ~3 points of a launch-bound ResNet-18
- * step, so kernels are linked by their queued timestamp instead (gt_cupti.c, analyzer/kernel_link.c);
- * the launch callbacks come on only while kernels arrive without one.
+ * step, so kernels are linked by their queued timestamp instead (gt_cupti.c,
+ * analyzer/kernel_link.c); the launch callbacks come on only while kernels arrive without one.
  *
  * The callback runs in the application's thread inside its CUDA call: no lock, no allocation, no
  * CUPTI call, one TLS read when no wrapped call is in progress. A driver call nested in a runtime

@@ -391,8 +391,8 @@ static uint64_t rnd(uint64_t n)
     return rng_state % n;
 }
 
-/* The rule of kernel_link.h, by looking at every call: per thread the innermost launch of the name, the
- * outermost library call, the innermost launch under another name; the first kind found on any
+/* The rule of kernel_link.h, by looking at every call: per thread the innermost launch of the name,
+ * the outermost library call, the innermost launch under another name; the first kind found on any
  * thread decides, several threads with it make the link ambiguous (-1). */
 static int64_t brute_find(const ref_call *calls, size_t n, uint32_t n_threads, uint64_t q,
                           uint32_t name)
@@ -540,8 +540,8 @@ static double now_s(void)
 }
 
 /* One long call (a cuDNN autotune or a first cuBLAS call loading its modules: 20 ms) on a thread
- * of 1 us launches: kernel_link.h keeps "the calls that ended within window_ns". Once, eviction also
- * waited for t_begin + the longest duration, so the thread kept 20 ms of calls, and every find
+ * of 1 us launches: kernel_link.h keeps "the calls that ended within window_ns". Once, eviction
+ * also waited for t_begin + the longest duration, so the thread kept 20 ms of calls, and every find
  * scanned back over them. */
 static void regression_long_call(void)
 {

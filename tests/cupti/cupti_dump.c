@@ -12,8 +12,8 @@
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
  *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
- *   timelink ext= corr=                (a kernel's call found by its queued time: analyzer/kernel_link.c,
- *                                        over the whole file, whether or not a callback paired it)
+ *   timelink ext= corr=                (a kernel's call found by its queued time:
+ * analyzer/kernel_link.c, over the whole file, whether or not a callback paired it)
  */
 #include <inttypes.h>
 #include <stdio.h>
