@@ -98,6 +98,16 @@ real)
         python3 "$CHECK" "$PROTO" "$out" --compare-json "$out.json" || fail "$f: invalid output"
     done
     echo "checked $n real traces"
+    # Recorded with the queued-time default: every kernel a wrapped call launched is linked by
+    # its queued time (9,148 of 10,348; the rest are cuDNN's unwrapped batch norm and the like).
+    q=$DATA/resnet18_queued.gtrace
+    if [ -e "$q" ]; then
+        "$DRIVER" convert --no-advice -o "$DIR/q.pftrace" "$q" 2>"$DIR/q.err" || fail "$q: exit $?"
+        grep -q "9148 kernels linked by queued time (0 ambiguous" "$DIR/q.err" ||
+            fail "queued links: $(cat "$DIR/q.err")"
+        "$DRIVER" info "$q" | grep -q "9148 of 10348: 0 by callback pair, 9148 by queued time" ||
+            fail "info: queued links"
+    fi
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.
