@@ -2,13 +2,11 @@
  * Exit 0: every file whole; 1: some file truncated or damaged (what was readable is shown);
  * 2: some file is not a trace, unreadable, or of a newer format version. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "commands.h"
 #include "gt_reader.h"
-#include "kernel_link.h"
 
 static void print_help(FILE *out)
 {
@@ -80,83 +78,6 @@ static void print_counts(const gt_reader_stats *st)
     printf("  lost records           %llu\n", (unsigned long long)st->lost_records);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct link_census {
-    uint64_t *paired; /* CUPTI correlation ids with a callback pair, sorted */
-    size_t n_paired, cap_paired;
-    gt_linker linker;
-    uint64_t kernels, by_pair, by_time;
-} link_census;
-
-/* Pass 1: the calls (for the queued-time links) and which correlation ids have a pair. */
-static void census_pass1(link_census *lc, const gt_record *rec)
-{
-    gt_linker_on_record(&lc->linker, rec);
-    if (rec->kind != GT_REC_GPU_EXT_CORR)
-        return;
-    gt_rec_gpu_ext_corr x = {0};
-    memcpy(&x, rec->body, rec->body_size < sizeof x ? rec->body_size : sizeof x);
-    if (x.ext_kind != GT_EXT_CORR_KIND_OURS && x.ext_kind != 0)
-        return;
-    if (lc->n_paired == lc->cap_paired) {
-        size_t cap = lc->cap_paired ? 2 * lc->cap_paired : 1024;
-        uint64_t *p = realloc(lc->paired, cap * sizeof *p);
-        if (!p)
-            return;
-        lc->paired = p;
-        lc->cap_paired = cap;
-    }
-    lc->paired[lc->n_paired++] = x.corr_id;
-}
-
-static void census_kernel(link_census *lc, const gt_record *rec)
-{
-    gt_rec_gpu_kernel k = {0};
-    memcpy(&k, rec->body, rec->body_size < sizeof k ? rec->body_size : sizeof k);
-    lc->kernels++;
-    if (lc->n_paired && bsearch(&k.corr_id, lc->paired, lc->n_paired, sizeof *lc->paired, cmp_u64))
-        lc->by_pair++;
-    else if (gt_linker_find(&lc->linker, k.queued_ns, k.name_id))
-        lc->by_time++;
-}
-
-/* How many kernels lead to the call that launched them, and how (a second read of the file). */
-static void print_links(const char *path)
-{
-    link_census lc;
-    memset(&lc, 0, sizeof lc);
-    gt_linker_init(&lc.linker, 0);
-    for (int pass = 1; pass <= 2; pass++) {
-        gt_reader *r;
-        char err[1024];
-        if (gt_reader_open(path, &r, err, sizeof err) != GT_OPEN_OK)
-            break;
-        gt_record rec;
-        while (gt_reader_next(r, &rec) == 1) {
-            if (pass == 1)
-                census_pass1(&lc, &rec);
-            else if (rec.kind == GT_REC_GPU_KERNEL)
-                census_kernel(&lc, &rec);
-        }
-        gt_reader_close(r);
-        if (pass == 1 && lc.n_paired)
-            qsort(lc.paired, lc.n_paired, sizeof *lc.paired, cmp_u64);
-    }
-    if (lc.kernels)
-        printf("  kernels linked         %llu of %llu: %llu by callback pair, %llu by queued time "
-               "(%llu ambiguous)\n",
-               (unsigned long long)(lc.by_pair + lc.by_time), (unsigned long long)lc.kernels,
-               (unsigned long long)lc.by_pair, (unsigned long long)lc.by_time,
-               (unsigned long long)lc.linker.st.ambiguous);
-    gt_linker_free(&lc.linker);
-    free(lc.paired);
-}
-
 /* 0 whole, 1 truncated/damaged, 2 unusable. */
 static int info_one(const char *path)
 {
@@ -177,7 +98,6 @@ static int info_one(const char *path)
     print_header(r);
     const gt_reader_stats *st = gt_reader_get_stats(r);
     print_counts(st);
-    print_links(path);
     int status = 0;
     if (st->truncated || st->chunks_damaged || st->chunk_seq_gaps) {
         status = 1;

@@ -22,19 +22,27 @@ void gt_linker_free(gt_linker *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Room for one more element in a growing array; false when memory ran out. */
+static bool room_for_one(void **v, size_t n, size_t *cap, size_t elem, size_t first_cap)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? 2 * *cap : first_cap;
+    void *nv = realloc(*v, c * elem);
+    if (!nv)
+        return false;
+    *v = nv;
+    *cap = c;
+    return true;
+}
+
 static gt_link_thread *thread_of(gt_linker *l, uint32_t tid)
 {
     for (size_t i = 0; i < l->n_threads; i++)
         if (l->threads[i].tid == tid)
             return &l->threads[i];
-    if (l->n_threads == l->cap_threads) {
-        size_t cap = l->cap_threads ? 2 * l->cap_threads : 8;
-        gt_link_thread *t = realloc(l->threads, cap * sizeof *t);
-        if (!t)
-            return NULL;
-        l->threads = t;
-        l->cap_threads = cap;
-    }
+    if (!room_for_one((void **)&l->threads, l->n_threads, &l->cap_threads, sizeof *l->threads, 8))
+        return NULL;
     gt_link_thread *t = &l->threads[l->n_threads++];
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -52,13 +60,7 @@ static bool make_room(gt_link_thread *t)
         t->head = 0;
         return true;
     }
-    size_t cap = t->cap ? 2 * t->cap : 1024;
-    gt_link_call *v = realloc(t->v, cap * sizeof *v);
-    if (!v)
-        return false;
-    t->v = v;
-    t->cap = cap;
-    return true;
+    return room_for_one((void **)&t->v, t->n, &t->cap, sizeof *t->v, 1024);
 }
 
 bool gt_linker_add(gt_linker *l, uint32_t tid, const gt_link_call *c)

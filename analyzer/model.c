@@ -1145,6 +1145,33 @@ static void attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
     }
 }
 
+/* The wrapped call that launched a kernel (its callback pair, else its queued time), counted by
+ * how it was found; 0 when none did. */
+static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
+{
+    uint32_t ext = map_get(&s->ext_corr, k->corr_id);
+    if (ext != UINT32_MAX) {
+        p->kernels_by_pair++;
+        return ext;
+    }
+    uint64_t id = gt_linker_find(&s->linker, k->queued_ns, k->name_id);
+    if (id) {
+        p->kernels_by_time++;
+        return id;
+    }
+    uint32_t agg = map_get(&s->kern_by_name, k->name_id);
+    if (agg < p->n_kernels)
+        p->kernels[agg].unlinked++;
+    return 0;
+}
+
+/* The cuDNN call or GEMM (top bit) a kernel's GPU time belongs to, UINT32_MAX for none. */
+static uint32_t kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
+{
+    uint64_t id = kernel_call_id(p, s, k);
+    return id ? map_get(&s->call_by_corr, id) : UINT32_MAX;
+}
+
 static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 {
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
@@ -1165,19 +1192,7 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
             grow((void **)&s->marker_t, &s->cap_marker, s->n_marker, sizeof *s->marker_t);
             s->marker_t[s->n_marker++] = k.start_ns;
         }
-        uint32_t ext = map_get(&s->ext_corr, k.corr_id);
-        uint32_t call = ext == UINT32_MAX ? UINT32_MAX : map_get(&s->call_by_corr, ext);
-        if (ext != UINT32_MAX) {
-            p->kernels_by_pair++;
-        } else if (k.queued_ns) {
-            uint64_t by_time = gt_linker_find(&s->linker, k.queued_ns, k.name_id);
-            p->kernels_by_time += by_time != 0;
-            call = by_time ? map_get(&s->call_by_corr, by_time) : UINT32_MAX;
-            ext = by_time ? 0 : UINT32_MAX;
-        }
-        uint32_t agg = ext == UINT32_MAX ? map_get(&s->kern_by_name, k.name_id) : UINT32_MAX;
-        if (agg < p->n_kernels)
-            p->kernels[agg].unlinked++;
+        uint32_t call = kernel_call(p, s, &k);
         if (call == UINT32_MAX)
             return;
         if (call & 0x80000000u) {

@@ -80,7 +80,9 @@ static void launch(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id)
     add(GT_REC_API_LAUNCH, &l, sizeof l);
 }
 
-static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint32_t stream)
+/* q: the queued time (0: none, as recorded before format 1.1 or with callback pairs only). */
+static void kernel_q(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint32_t stream,
+                     uint64_t q)
 {
     gt_rec_gpu_kernel k = {.start_ns = T0 + b,
                            .end_ns = T0 + e,
@@ -90,22 +92,20 @@ static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint
                            .stream = stream,
                            .grid = {128, 1, 1},
                            .block = {256, 1, 1},
-                           .registers = 32};
+                           .registers = 32,
+                           .queued_ns = q ? T0 + q : 0,
+                           .submitted_ns = q ? T0 + q + 100 : 0};
     add(GT_REC_GPU_KERNEL, &k, sizeof k);
+}
+
+static void kernel(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint32_t stream)
+{
+    kernel_q(b, e, corr, name_id, stream, 0);
 }
 
 static void kernel_queued(uint64_t b, uint64_t e, uint64_t corr, uint32_t name_id, uint64_t q)
 {
-    gt_rec_gpu_kernel k = {.start_ns = T0 + b,
-                           .end_ns = T0 + e,
-                           .corr_id = corr,
-                           .name_id = name_id,
-                           .stream = 7,
-                           .grid = {128, 1, 1},
-                           .block = {256, 1, 1},
-                           .queued_ns = T0 + q,
-                           .submitted_ns = T0 + q + 100};
-    add(GT_REC_GPU_KERNEL, &k, sizeof k);
+    kernel_q(b, e, corr, name_id, 7, q);
 }
 
 static void ext(uint64_t cupti, uint64_t ours)
