@@ -97,8 +97,8 @@ static CUptiResult enable_api_kinds(void)
 /* Kernels' queued and submitted timestamps. The queued time falls inside the API call that
  * launched the kernel (every one of 16,714 kernels on an H200, runtime and cuDNN launches alike),
  * so the analyzer links a kernel to its call by time and no callback pair (~1 us) has to run on
- * every launch: ResNet-18 b4 +8% instead of +11%. The timestamps cost GPU time instead (ResNet-50
- * b64 +3.4% instead of +1.1%): GPUTRACE_CUPTI_LATENCY=0 for GPU-bound programs. CUPTI takes the
+ * every launch: ResNet-18 b4 +8% instead of +11%. On a GPU-bound ResNet-50 b64 step both cost the
+ * same within the spread of six paired runs (docs/performance.md). CUPTI takes the
  * setting only before CUDA starts; kernels that still come without it switch the launch
  * callbacks on (on_periodic). */
 static bool enable_latency_timestamps(void)
