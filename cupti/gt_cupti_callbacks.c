@@ -211,12 +211,31 @@ static const uint16_t driver_cbids[] = {
 /* clang-format on */
 
 /* In the application's thread, inside its CUDA call. */
+static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
+{
+    gt_rec_gpu_ext_corr *rec = gt_record_begin(GT_REC_GPU_EXT_CORR, 0, sizeof *rec);
+    if (!rec)
+        return; /* counted as lost by the core */
+    rec->external_id = t->id;
+    rec->corr_id = corr;
+    rec->ext_kind =
+        t->anchor_site == 1 ? GT_EXT_CORR_KIND_ANCHOR_BEGIN : GT_EXT_CORR_KIND_ANCHOR_END;
+    rec->pad = 0;
+    gt_record_commit(rec);
+}
+
 static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *cbdata)
 {
     (void)userdata, (void)cbid;
     const CUpti_CallbackData *cb = cbdata;
     gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
+    if (t->anchor_site) {
+        if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == GT_CUPTI_ANCHOR_CBID &&
+            cb->callbackSite == CUPTI_API_ENTER)
+            write_anchor(t, cb->correlationId);
+        return;
+    }
     if (!t->id || !t->by_callbacks || cb->callbackSite != CUPTI_API_ENTER ||
         cb->correlationId == t->last_corr)
         return;
@@ -260,6 +279,9 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
     }
     bool launches = mode != GT_CUPTI_CB_AUTO || atomic_load(&launches_by_callbacks);
     *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids, COUNT(runtime_cbids));
+    static const uint16_t anchor_cbid[] = {GT_CUPTI_ANCHOR_CBID};
+    if (gt_core_config()->cupti_anchors)
+        *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, anchor_cbid, 1);
     if (launches)
         *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
                            COUNT(runtime_launch_cbids));
@@ -281,7 +303,8 @@ static void on_fork_child(void)
 
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps)
 {
-    atomic_store(&launches_by_callbacks, !queued_timestamps);
+    /* anchors link library kernels; the analyzer matches the runtime launches by name and order */
+    atomic_store(&launches_by_callbacks, !queued_timestamps && !gt_core_config()->cupti_anchors);
     if (!gt_cupti.Subscribe || !gt_cupti.EnableCallback) {
         gt_debug("libcupti has no callback API: external correlation by pushed ids only");
         return CUPTI_SUCCESS;

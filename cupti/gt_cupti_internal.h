@@ -66,16 +66,19 @@ void gt_cupti_write_stats(bool force);
  * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps);
 bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
+/* The runtime entry point the anchors call (its callback writes the anchor records). */
+#define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020
 /* Unsubscribe after a failed start, so that another tool may have CUPTI. */
 void gt_cupti_callbacks_stop(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */
 void gt_cupti_callbacks_set(bool on);
 
 typedef struct gt_cupti_tl_call {
-    uint64_t id;        /* gputrace call id of the outermost wrapped call in progress, else 0 */
-    uint32_t depth;     /* wrapped calls nested on this thread (only the outermost sets id) */
-    uint32_t last_corr; /* CUPTI correlation id last paired with id (one record per id) */
-    bool by_callbacks;  /* the callbacks pair this call; else it was pushed to CUPTI */
+    uint64_t id;         /* gputrace call id of the outermost wrapped call in progress, else 0 */
+    uint32_t depth;      /* wrapped calls nested on this thread (only the outermost sets id) */
+    uint32_t last_corr;  /* CUPTI correlation id last paired with id (one record per id) */
+    bool by_callbacks;   /* the callbacks pair this call; else it was pushed to CUPTI */
+    uint8_t anchor_site; /* GPUTRACE_CUPTI_ANCHORS: 1 begin, 2 end while an anchor call runs */
 } gt_cupti_tl_call;
 
 extern atomic_bool gt_cupti_cb_active; /* callbacks enabled (never in a forked child) */

@@ -455,6 +455,11 @@ typedef struct gt_rec_gpu_sync {
 
 /* The external-correlation kind gputrace uses: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2. */
 #define GT_EXT_CORR_KIND_OURS 5u
+/* GPUTRACE_CUPTI_ANCHORS (experimental): the correlation ids of two cheap runtime calls made just
+ * before and just after the real cuDNN/cuBLAS call external_id; the library's kernels carry ids
+ * between them. Not pairs: no GPU work has these ids. */
+#define GT_EXT_CORR_KIND_ANCHOR_BEGIN 101u
+#define GT_EXT_CORR_KIND_ANCHOR_END 102u
 
 typedef struct gt_rec_gpu_ext_corr { /* CUPTI corr_id belongs to our call external_id */
     uint64_t external_id;

@@ -21,6 +21,7 @@
 /* Modules that may be absent from a build (cupti/, stacks): weak, checked for NULL. */
 #pragma weak gt_cupti_push_correlation
 #pragma weak gt_cupti_pop_correlation
+#pragma weak gt_cupti_anchor
 #pragma weak gt_cupti_note_wrapper_fired
 #pragma weak gt_stack_capture
 
@@ -93,6 +94,7 @@ typedef struct gt_call {
     uint32_t stack_id;
     int32_t device;
     bool pushed;
+    bool anchored; /* GPUTRACE_CUPTI_ANCHORS: a library call bracketed by correlation ids */
 } gt_call;
 
 /* Runtime state gathered once (versions, devices), at the first call that shows CUDA is in use. */
@@ -135,15 +137,26 @@ GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work,
     c->device = gt_wrap_current_device();
     c->stack_id = gt_wrap_stack(stack);
     c->pushed = launches_work && gt_wrap_cupti_correlating();
+    c->anchored = false;
     if (c->pushed)
         gt_cupti_push_correlation(c->corr_id);
     c->t_begin = gt_fast_now_ns();
+}
+
+/* A cuDNN/cuBLAS call (its kernels come from the library's own runtime): right after
+ * gt_call_begin, the begin anchor; gt_call_end sets the end anchor. */
+GT_WRAP_INLINE void gt_call_anchor(gt_call *c)
+{
+    if (c->pushed && gt_cupti_anchor)
+        c->anchored = gt_cupti_anchor(true);
 }
 
 /* End the call: right after the real call returned. Returns the end time. */
 GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
 {
     uint64_t t = gt_fast_now_ns();
+    if (__builtin_expect(c->anchored, 0))
+        gt_cupti_anchor(false);
     if (__builtin_expect(c->pushed, 0) && gt_cupti_pop_correlation)
         gt_cupti_pop_correlation();
     return t;

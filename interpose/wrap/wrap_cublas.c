@@ -70,6 +70,7 @@ static void record_gemm(const gt_call *c, uint64_t t_end, uint16_t flags, int32_
     gemm_args g = args_init;                                                                       \
     gt_call c;                                                                                     \
     gt_call_begin(&c, fnid, true, true);                                                           \
+    gt_call_anchor(&c);                                                                            \
     cublasStatus_t r = call_real;                                                                  \
     uint64_t t_end = gt_call_end(&c);                                                              \
     record_gemm(&c, t_end, flags, r, blas_stream(h), h, &g);                                       \
@@ -274,6 +275,7 @@ static cublasStatus_t lt_matmul_impl(gt_sym *s, uint16_t flags, cublasLtHandle_t
     gemm_args g = lt_args(d, Ad, Bd, Dd);
     gt_call c;
     gt_call_begin(&c, GT_FN_cublasLtMatmul, true, true);
+    gt_call_anchor(&c);
     cublasStatus_t r = real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
     uint64_t t_end = gt_call_end(&c);
     record_gemm(&c, t_end, flags, r, (uint64_t)(uintptr_t)st, h, &g);

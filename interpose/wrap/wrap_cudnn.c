@@ -60,6 +60,7 @@ static void cudnn_call_begin(gt_call *c, uint32_t fnid)
     if (__builtin_expect(!atomic_load_explicit(&gt_wrap_cudnn_seen, memory_order_relaxed), 0))
         gt_wrap_cudnn_first_use();
     gt_call_begin(c, fnid, true, true);
+    gt_call_anchor(c);
 }
 
 static void record_cudnn(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,

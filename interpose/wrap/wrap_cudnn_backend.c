@@ -398,6 +398,7 @@ static cudnnStatus_t execute_impl(gt_sym *s, uint16_t flags, cudnnHandle_t h, bd
     }
     gt_call c;
     gt_call_begin(&c, GT_FN_cudnnBackendExecute, true, true);
+    gt_call_anchor(&c);
     cudnnStatus_t r = real(h, plan, vp);
     uint64_t t_end = gt_call_end(&c);
     uint32_t cudnn_flags = tune_flags(new_plan, op_plans);
@@ -471,6 +472,7 @@ static cudnnStatus_t finalize_impl(gt_sym *s, uint16_t flags, bdesc d)
                   t == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR + 1;
     gt_call c;
     gt_call_begin(&c, GT_FN_cudnnBackendFinalize, costly, costly);
+    gt_call_anchor(&c);
     cudnnStatus_t r = real(d);
     uint64_t t_end = gt_call_end(&c);
     gt_rec_api_cudnn f = {.plan = (uint64_t)(uintptr_t)d,

@@ -337,6 +337,26 @@ cudnn_correlation)
     grep -E '^(extcorr|timelink)' "$T/c.dump" >>"$T/engine.dump"
     check_links "$T/engine.dump" 7 '^cudnnBackendExecute$'
     ;;
+cudnn_anchors)
+    # GPUTRACE_CUPTI_ANCHORS (experimental): every launching cuDNN call is bracketed by two anchor
+    # correlation ids, and its kernels' ids lie between them. With a callback pair on every launch
+    # as well (the reference) both name the same call; without launch callbacks
+    # (GPUTRACE_CUPTI_LATENCY=0) the anchors alone place every cuDNN kernel.
+    run_traced a GPUTRACE_CUPTI_ANCHORS=1 GPUTRACE_CUPTI_CALLBACKS=1 -- "$CUDNN_APP"
+    dump_trace a
+    same_as_untraced a "$CUDNN_APP"
+    python3 "$TOOLS/gpu/anchor_check.py" "$T/a.dump" --min-agree 13 >"$T/a.check" ||
+        fail "anchors and callback pairs: $(cat "$T/a.check")"
+    run_traced n GPUTRACE_CUPTI_ANCHORS=1 GPUTRACE_CUPTI_LATENCY=0 -- "$CUDNN_APP"
+    dump_trace n
+    [ "$(grep -c '^extcorr kind=5 ' "$T/n.dump")" = 0 ] || fail "launches paired by callbacks"
+    python3 "$TOOLS/gpu/anchor_check.py" "$T/n.dump" >"$T/n.check" || fail "$(cat "$T/n.check")"
+    grep -q "^kernels 13, anchored_calls [1-9][0-9]*, in_one 13, in_several 0, outside 0" "$T/n.check" ||
+        fail "cuDNN kernels not all inside one anchored call: $(cat "$T/n.check")"
+    run_traced off GPUTRACE_CUPTI_LATENCY=0 -- "$CUDNN_APP"
+    dump_trace off
+    ! grep -q '^extcorr kind=10[12] ' "$T/off.dump" || fail "anchors written without GPUTRACE_CUPTI_ANCHORS"
+    ;;
 cublas_correlation)
     # cuBLAS GEMMs (through cublasLtMatmul, as in the real library) link to the wrapped cuBLAS call.
     # The app does not link cudart; the fake GPU lives in the fake libcudart: preload it.

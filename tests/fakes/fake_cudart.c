@@ -50,6 +50,13 @@ EXPORT void fake_gpu_set_listener(fake_gpu_listener fn, void *ctx)
     atomic_store(&listener, fn);
 }
 
+/* One counter for every API call, as CUPTI has: the fake CUPTI numbers the driver calls of the
+ * libraries' own runtimes from it too. */
+EXPORT uint32_t fake_gpu_next_correlation(void)
+{
+    return atomic_fetch_add(&next_correlation, 1);
+}
+
 EXPORT void fake_gpu_emit(const fake_gpu_op *op)
 {
     fake_gpu_listener fn = atomic_load(&listener);

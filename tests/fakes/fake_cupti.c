@@ -92,6 +92,7 @@ static void *_Atomic sub_userdata;
 static unsigned char cb_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static unsigned char cb_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static _Atomic uint32_t next_driver_corr = 1u << 30;
+static uint32_t (*shared_corr)(void); /* the fake runtime's counter, when it has one */
 #define SUBSCRIBER ((CUpti_SubscriberHandle)(uintptr_t)0x5eb)
 
 #define STACK_DEPTH 64
@@ -373,7 +374,8 @@ static void store_gpu_op(const fake_gpu_op *op)
 static void on_library_op(const fake_gpu_op *in)
 {
     fake_gpu_op op = *in;
-    op.correlation_id = atomic_fetch_add(&next_driver_corr, 1);
+    uint32_t (*next)(void) = __atomic_load_n(&shared_corr, __ATOMIC_ACQUIRE);
+    op.correlation_id = next ? next() : atomic_fetch_add(&next_driver_corr, 1);
     const char *fn = "cuLaunchKernel";
     op.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
     if (op.kind == FAKE_OP_MEMCPY)
@@ -435,6 +437,8 @@ static void attach_to_fake_gpu(void)
         return;
     void (*set)(fake_gpu_listener, void *) =
         (void (*)(fake_gpu_listener, void *))dlsym(h, "fake_gpu_set_listener");
+    __atomic_store_n(&shared_corr, (uint32_t(*)(void))dlsym(h, "fake_gpu_next_correlation"),
+                     __ATOMIC_RELEASE);
     if (set) {
         set(on_gpu_op, NULL);
         __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);

@@ -35,6 +35,11 @@ CONFIGS = {
     # the previous default: no queued timestamps, so a callback pair on every launch
     "gputrace_launch_callbacks": {"GPUTRACE_CUPTI_LATENCY": "0"},
     "gputrace_cb_all": {"GPUTRACE_CUPTI_CALLBACKS": "1"},
+    # experimental: cuDNN/cuBLAS kernels placed by two anchor calls per library call, no queued
+    # timestamps, no launch callbacks (PyTorch's own launches are left to name/order matching)
+    "gputrace_anchors": {"GPUTRACE_CUPTI_ANCHORS": "1", "GPUTRACE_CUPTI_LATENCY": "0"},
+    # what linking costs: no queued timestamps, no launch callbacks, no anchors
+    "gputrace_no_links": {"GPUTRACE_CUPTI_LATENCY": "0", "GPUTRACE_CUPTI_CALLBACKS": "probe"},
     "torch_profiler": None,
 }
 
