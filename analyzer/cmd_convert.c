@@ -209,6 +209,9 @@ int cmd_convert(int argc, char **argv)
                 " counter values",
                 output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
                 st.gpu_ops, st.flows, st.counters);
+        if (st.linked_by_order)
+            fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
+                    st.linked_by_order);
         if (st.linked_by_time || st.link_ambiguous)
             fprintf(stderr,
                     ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",

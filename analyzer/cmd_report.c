@@ -82,9 +82,12 @@ static void print_run(const gt_proc *p, FILE *out)
                 100.0 * (double)p->cupti_overhead_ns / 1e6 / (gt_proc_duration_ms(p) + 1e-9));
     fputc('\n', out);
     if (p->kernel_count) {
-        uint64_t linked = p->kernels_by_pair + p->kernels_by_time;
+        uint64_t linked = p->kernels_by_pair + p->kernels_by_order + p->kernels_by_time;
         fprintf(out, "  links     %llu of %llu kernels lead to the call that launched them",
                 (unsigned long long)linked, (unsigned long long)p->kernel_count);
+        if (p->kernels_by_order)
+            fprintf(out, " (%llu by anchors and launch order)",
+                    (unsigned long long)p->kernels_by_order);
         if (p->kernels_by_time)
             fprintf(out, " (%llu by queued time)", (unsigned long long)p->kernels_by_time);
         if (linked < p->kernel_count)

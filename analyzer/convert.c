@@ -29,6 +29,7 @@
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "kernel_link.h"
+#include "order_link.h"
 #include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
@@ -40,7 +41,7 @@
 #define EXT_BITS 18
 #define EXT_SLOTS (1u << EXT_BITS) /* CUPTI corr id -> our corr id */
 #define API_BITS 16
-#define LATE_BITS 14
+#define LATE_BITS 16
 #define LATE_SLOTS (1u << LATE_BITS) /* CUPTI corr id -> a GPU op written before its link */
 #define WAIT_SLOTS 4096u             /* our call id -> late ops waiting for the call's slice */
 #define WAIT_OPS 4
@@ -327,6 +328,11 @@ typedef struct cv_source {
 #define PENDING_LINKS 256
 #define PENDING_RECENT_NS (1000000000ull)
 
+/* Kernels linked by anchors and launch order are decided this far behind the newest time read
+ * (order_link.h), then drawn as late links: the late-op ring (LATE_BITS) and the call cache
+ * (API_BITS) must hold what a launch-bound run writes in about three times this. */
+#define ORDER_WINDOW_NS (500ull * 1000000ull)
+
 typedef struct cv_pending_link {
     uint64_t corr, queued;
     uint32_t name_id;
@@ -335,7 +341,8 @@ typedef struct cv_pending_link {
 typedef struct cv_file {
     int index;
     gt_reader *r;
-    gt_linker linker; /* kernels without a callback pair: by queued time */
+    gt_linker linker;   /* kernels without a callback pair: by queued time */
+    gt_olinker olinker; /* ... or by anchors and launch order, ORDER_WINDOW_NS behind */
     cv_pending_link pending[PENDING_LINKS];
     uint32_t n_pending;
     cv_source src;
@@ -2037,6 +2044,20 @@ static void cv_link_by_time(cv_file *f, const gt_rec_gpu_kernel *k)
         (cv_pending_link){.corr = k->corr_id, .queued = k->queued_ns, .name_id = k->name_id};
 }
 
+/* Anchors and launch order (order_link.h): a kernel with a pair is left to it; a link found is
+ * drawn late, the kernel having been written already. */
+static bool cv_order_paired(void *ctx, uint64_t corr)
+{
+    return cv_ext_find(((cv_ctx *)ctx)->f, corr) != 0;
+}
+
+static void cv_order_emit(void *ctx, uint64_t corr, uint64_t call)
+{
+    cv_ctx *c = ctx;
+    *cv_ext_slot_of(c->f, corr) = (cv_ext_slot){.corr = corr, .external = call};
+    cv_late_pair(c, c->f, corr, call);
+}
+
 /* A call arrived: the kernels waiting for it are linked now (drawn late if already written). */
 static void cv_link_pending(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
@@ -2228,6 +2249,8 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
         gt_linker_on_record(&f->linker, rec); /* out of memory: the call links no kernel */
         cv_on_api(c, f, rec);
         cv_link_pending(c, f, rec);
+        if (f->hdr->flags & GT_HDR_ORDER_LINKS)
+            gt_olink_on_record(&f->olinker, rec);
         break;
     case GT_REC_CUDNN_PLAN:
         cv_on_plan(f, rec);
@@ -2238,7 +2261,14 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_NVTX:
         cv_on_nvtx(c, f, rec);
         break;
-    case GT_REC_GPU_KERNEL:
+    case GT_REC_GPU_KERNEL: {
+        cv_on_gpu(c, f, rec);
+        gt_rec_gpu_kernel k;
+        cv_body(&k, sizeof k, rec);
+        if ((f->hdr->flags & GT_HDR_ORDER_LINKS) && !cv_ext_find(f, k.corr_id))
+            gt_olink_on_record(&f->olinker, rec); /* no pair (yet): anchors and launch order */
+        break;
+    }
     case GT_REC_GPU_MEMCPY:
     case GT_REC_GPU_MEMSET:
         cv_on_gpu(c, f, rec);
@@ -2246,7 +2276,11 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_EXT_CORR: {
         gt_rec_gpu_ext_corr x;
         cv_body(&x, sizeof x, rec);
-        if (x.corr_id) {
+        if (x.ext_kind == GT_EXT_CORR_KIND_ANCHOR_BEGIN ||
+            x.ext_kind == GT_EXT_CORR_KIND_ANCHOR_END) {
+            if (f->hdr->flags & GT_HDR_ORDER_LINKS)
+                gt_olink_on_record(&f->olinker, rec); /* not a pair: no GPU op has that id */
+        } else if (x.corr_id) {
             *cv_ext_slot_of(f, x.corr_id) =
                 (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
             cv_late_pair(c, f, x.corr_id, x.external_id);
@@ -2353,6 +2387,7 @@ static void cv_file_free(cv_file *f)
     free(f->open_ranges);
     free(f->allocs);
     gt_linker_free(&f->linker);
+    gt_olink_free(&f->olinker);
     free(f->threads);
     free(f->streams);
     cv_stack_texts_free(f);
@@ -2391,6 +2426,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     f.src = src;
     f.hdr = gt_reader_header(r);
     gt_linker_init(&f.linker, LINK_WINDOW_NS);
+    gt_olink_init(&f.olinker, ORDER_WINDOW_NS, cv_order_paired, cv_order_emit, c);
     const char *path = gt_reader_path(r);
     c->f = &f;
     if (cv_file_alloc(&f) != 0) {
@@ -2432,6 +2468,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
             cv_progress(c, path, &rec);
     }
+    gt_olink_finish(&f.olinker);
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
     cv_close_ranges(c, &f);
@@ -2454,7 +2491,8 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     cv_warn_damage(c, path, rs);
     c->st->unknown_records += rs->unknown_kinds;
     c->st->linked_by_time += f.linker.st.linked;
-    c->st->link_ambiguous += f.linker.st.ambiguous;
+    c->st->link_ambiguous += f.linker.st.ambiguous + f.olinker.st.ambiguous;
+    c->st->linked_by_order += f.olinker.st.by_anchor + f.olinker.st.by_order;
 
     c->sink->seq_end(c->sink, f.proc_seq);
     for (size_t i = 0; i < f.n_threads; i++)

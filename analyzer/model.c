@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "demangle.h"
+#include "order_link.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "kernel_link.h"
@@ -296,10 +297,11 @@ typedef struct stack_py {
 
 typedef struct pass_state {
     gt_reader *reader;
-    gt_linker linker; /* kernels without a callback pair: by queued time (all calls kept) */
+    gt_linker linker;   /* kernels without a callback pair: by queued time (all calls kept) */
+    gt_olinker olinker; /* ... or by anchors and launch order (decided after pass 1) */
     gt_symtab *symtab;
-    u64map kern_by_name, site_by_key, ext_corr, call_by_corr, raw_by_key, plan_by_id, sig_by_id,
-        gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
+    u64map kern_by_name, site_by_key, ext_corr, order_corr, call_by_corr, raw_by_key, plan_by_id,
+        sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
     raw_cudnn *raw;
     size_t n_raw, cap_raw;
     plan_info *plans;
@@ -818,9 +820,21 @@ static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
         pi->rec.op_kind = d.sig.op_kind;
 }
 
+static bool order_paired(void *ctx, uint64_t corr)
+{
+    return map_get(&((pass_state *)ctx)->ext_corr, corr) != UINT32_MAX;
+}
+
+static void order_emit(void *ctx, uint64_t corr, uint64_t call)
+{
+    map_put(&((pass_state *)ctx)->order_corr, corr, (uint32_t)call);
+}
+
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
     gt_linker_on_record(&s->linker, r); /* out of memory: that call links no kernel */
+    if (p->hdr.flags & GT_HDR_ORDER_LINKS)
+        gt_olink_on_record(&s->olinker, r);
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;
@@ -1145,13 +1159,18 @@ static void attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
     }
 }
 
-/* The wrapped call that launched a kernel (its callback pair, else its queued time), counted by
- * how it was found; 0 when none did. */
+/* The wrapped call that launched a kernel (its callback pair, else anchors and launch order, else
+ * its queued time), counted by how it was found; 0 when none did. */
 static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
     uint32_t ext = map_get(&s->ext_corr, k->corr_id);
     if (ext != UINT32_MAX) {
         p->kernels_by_pair++;
+        return ext;
+    }
+    ext = map_get(&s->order_corr, k->corr_id);
+    if (ext != UINT32_MAX) {
+        p->kernels_by_order++;
         return ext;
     }
     uint64_t id = gt_linker_find(&s->linker, k->queued_ns, k->name_id);
@@ -1647,12 +1666,14 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
 
 static void free_pass(pass_state *s)
 {
-    u64map *maps[] = {&s->kern_by_name, &s->site_by_key,  &s->ext_corr,   &s->call_by_corr,
-                      &s->raw_by_key,   &s->plan_by_id,   &s->sig_by_id,  &s->gemm_by_key,
-                      &s->graph_ord,    &s->nvtx_by_name, &s->range_open, &s->stack_by_id};
+    u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->ext_corr,     &s->order_corr,
+                      &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
+                      &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
+                      &s->stack_by_id};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         map_free(maps[i]);
     gt_linker_free(&s->linker);
+    gt_olink_free(&s->olinker);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
         free(s->plans[i].knobs);
@@ -1692,7 +1713,9 @@ static void load_one(gt_proc *p, gt_reader *r)
     s.reader = r;
     s.tids = xrealloc(NULL, MAX_TIDS * sizeof *s.tids);
     s.symtab = gt_symtab_new();
+    gt_olink_init(&s.olinker, 0, order_paired, order_emit, &s);
     read_all(r, on_record_pass1, p, &s);
+    gt_olink_finish(&s.olinker); /* the whole file read: every order link is known */
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;
     p->chunk_seq_gaps = st->chunk_seq_gaps;

@@ -139,8 +139,8 @@ typedef struct gt_proc {
     gt_kernel_agg *kernels;
     size_t n_kernels, cap_kernels;
     uint64_t kernel_count, kernel_ns, short_kernel_count, nccl_ns;
-    uint64_t kernels_by_pair,
-        kernels_by_time; /* linked to their call: callback pair, queued time */
+    /* linked to their call: callback pair, anchors and launch order (order_link.h), queued time */
+    uint64_t kernels_by_pair, kernels_by_order, kernels_by_time;
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
     gt_gap *gaps;
     size_t n_gaps;

@@ -85,6 +85,9 @@ typedef struct gt_file_header {
 enum gt_header_flags {
     GT_HDR_FORKED_CHILD = 1u << 0,  /* written by a child after fork (no CUDA/CUPTI in it) */
     GT_HDR_STATIC_CUDART = 1u << 1, /* kernels seen but no runtime wrapper fired */
+    /* Kernel launches are linked by anchors and launch order (GPUTRACE_CUPTI_LINK=order): no
+     * queued time, no callback pair per launch; the analyzer matches them (order_link.h). */
+    GT_HDR_ORDER_LINKS = 1u << 2,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -455,9 +458,9 @@ typedef struct gt_rec_gpu_sync {
 
 /* The external-correlation kind gputrace uses: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2. */
 #define GT_EXT_CORR_KIND_OURS 5u
-/* GPUTRACE_CUPTI_ANCHORS (experimental): the correlation ids of two cheap runtime calls made just
- * before and just after the real cuDNN/cuBLAS call external_id; the library's kernels carry ids
- * between them. Not pairs: no GPU work has these ids. */
+/* GPUTRACE_CUPTI_LINK=order: the correlation ids of two cheap runtime calls made just before and
+ * just after the real cuDNN/cuBLAS call external_id; the library's kernels carry ids between them
+ * (CUPTI numbers all API calls from one counter). Not pairs: no GPU work has these ids. */
 #define GT_EXT_CORR_KIND_ANCHOR_BEGIN 101u
 #define GT_EXT_CORR_KIND_ANCHOR_END 102u
 

@@ -108,6 +108,24 @@ real)
 assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (10348, 0, 9148), k' "$DIR/q.json" ||
             fail "report: queued links"
     fi
+    # Recorded with anchors (the order default): every kernel a wrapped call launched is linked by
+    # anchors (cuDNN/cuBLAS) or launch order (PyTorch's own launches), 6,098 of 6,898, by the
+    # converter (drawn late, streaming) and the report alike; the _ref trace has a callback pair
+    # on every launch as well, and the pairs win.
+    a=$DATA/resnet18_anchors.gtrace
+    if [ -e "$a" ]; then
+        "$DRIVER" convert --no-advice -o "$DIR/a.pftrace" "$a" 2>"$DIR/a.err" || fail "$a: exit $?"
+        grep -q "6707 flows.*6098 kernels linked by anchors and launch order" "$DIR/a.err" ||
+            fail "order links: $(cat "$DIR/a.err")"
+        "$DRIVER" report --json "$a" >"$DIR/a.json" 2>/dev/null
+        python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
+assert (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"]) == (6898, 0, 6098, 0), k' "$DIR/a.json" ||
+            fail "report: order links"
+        "$DRIVER" report --json "$DATA/resnet18_anchors_ref.gtrace" >"$DIR/ar.json" 2>/dev/null
+        python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
+assert (k["count"], k["linked_by_pair"], k["linked_by_order"]) == (6898, 6098, 0), k' "$DIR/ar.json" ||
+            fail "report: pairs before order links"
+    fi
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.

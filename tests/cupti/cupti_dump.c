@@ -14,6 +14,8 @@
  *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
  *   timelink ext= corr=                (a kernel's call found by its queued time:
  * analyzer/kernel_link.c, over the whole file, whether or not a callback paired it)
+ *   orderlink ext= corr=               (a kernel's call found by anchors and launch order, in
+ * files flagged GT_HDR_ORDER_LINKS: analyzer/order_link.c, whole file, pairs not consulted)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,8 +24,16 @@
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "kernel_link.h"
+#include "order_link.h"
 
 static gt_linker linker; /* every call of the file, fed before the records are printed */
+static gt_olinker olinker;
+
+static void print_order_link(void *ctx, uint64_t corr, uint64_t call)
+{
+    (void)ctx;
+    printf("orderlink ext=%" PRIu64 " corr=%" PRIu64 "\n", call, corr);
+}
 
 static void print_gpu(const gt_reader *r, const gt_record *rec)
 {
@@ -85,9 +95,16 @@ static int feed_linker(const char *path)
         fprintf(stderr, "cupti_dump: %s\n", err);
         return 2;
     }
+    bool order = gt_reader_header(r)->flags & GT_HDR_ORDER_LINKS;
+    gt_olink_init(&olinker, 0, NULL, print_order_link, NULL);
     gt_record rec;
-    while (gt_reader_next(r, &rec) == 1)
+    while (gt_reader_next(r, &rec) == 1) {
         gt_linker_on_record(&linker, &rec);
+        if (order)
+            gt_olink_on_record(&olinker, &rec);
+    }
+    gt_olink_finish(&olinker);
+    gt_olink_free(&olinker);
     gt_reader_close(r);
     return 0;
 }

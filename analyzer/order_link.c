@@ -1,0 +1,421 @@
+/* order_link.c — kernels to calls by anchors and launch order (order_link.h). */
+#include "order_link.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gtrace_format.h"
+
+/* How far past its first possible kernel a launch looks for one of its name when no anchor bounds
+ * it: unwrapped libraries' kernels (cuDNN's batch norm) sit in between. */
+#define LOOKAHEAD 512
+/* A kernel cannot start before its launch began (a link drawn backwards would be invalid). */
+#define CLOCK_SLACK_NS 0ull
+/* Decide waiting kernels at most this often (streaming): a pass walks everything that waits. */
+#define RESOLVE_EVERY_NS 250000000ull
+
+void gt_olink_init(gt_olinker *o, uint64_t window_ns, gt_olink_paired_fn paired,
+                   gt_olink_emit_fn emit, void *ctx)
+{
+    memset(o, 0, sizeof *o);
+    o->window_ns = window_ns;
+    o->paired = paired;
+    o->emit = emit;
+    o->ctx = ctx;
+}
+
+void gt_olink_free(gt_olinker *o)
+{
+    free(o->kernels);
+    free(o->launches);
+    free(o->anchors);
+    free(o->threads);
+    free(o->scratch);
+    memset(o, 0, sizeof *o);
+}
+
+/* Room for one more element; false (and out_of_memory) when memory ran out. */
+static bool grow(gt_olinker *o, void **v, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? 2 * *cap : 256;
+    void *nv = realloc(*v, c * elem);
+    if (!nv) {
+        o->out_of_memory = true;
+        return false;
+    }
+    *v = nv;
+    *cap = c;
+    return true;
+}
+
+static gt_olink_thread *thread_of(gt_olinker *o, uint32_t tid)
+{
+    for (size_t i = 0; i < o->n_threads; i++)
+        if (o->threads[i].tid == tid)
+            return &o->threads[i];
+    if (!grow(o, (void **)&o->threads, o->n_threads, &o->cap_threads, sizeof *o->threads))
+        return NULL;
+    gt_olink_thread *t = &o->threads[o->n_threads++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->first_open = o->n_launches;
+    return t;
+}
+
+static void note_time(gt_olinker *o, uint64_t t)
+{
+    if (t > o->newest_ns)
+        o->newest_ns = t;
+}
+
+/* ------------------------------------------------------------------ input */
+
+static void on_launch(gt_olinker *o, const gt_record *r)
+{
+    gt_rec_api_launch a;
+    memset(&a, 0, sizeof a);
+    memcpy(&a, r->body, r->body_size < sizeof a ? r->body_size : sizeof a);
+    if (r->body_size < sizeof a.c || a.c.result != 0 || a.graph_exec)
+        return; /* failed launches put nothing on the GPU; graph launches are paired */
+    gt_olink_thread *t = thread_of(o, r->tid);
+    if (!t || !grow(o, (void **)&o->launches, o->n_launches, &o->cap_launches, sizeof *o->launches))
+        return;
+    gt_olink_launch *l = &o->launches[o->n_launches++];
+    *l = (gt_olink_launch){.t_begin = a.c.t_begin_ns,
+                           .call_id = a.c.corr_id,
+                           .lo = t->last_anchor,
+                           .name_id = a.name_id,
+                           .tid = r->tid};
+    memcpy(l->grid, a.grid, sizeof l->grid);
+    memcpy(l->block, a.block, sizeof l->block);
+    note_time(o, a.c.t_end_ns);
+}
+
+/* An anchor on a thread closes the id range of the launches before it on that thread. */
+static void close_launches(gt_olinker *o, gt_olink_thread *t, uint64_t corr)
+{
+    for (size_t i = t->first_open; i < o->n_launches; i++)
+        if (o->launches[i].tid == t->tid && !o->launches[i].hi)
+            o->launches[i].hi = corr;
+    t->first_open = o->n_launches;
+    t->last_anchor = corr;
+}
+
+static gt_olink_anchor *anchor_of_call(gt_olinker *o, uint64_t call_id)
+{
+    for (size_t i = o->n_anchors; i-- > 0;) /* the begin was added recently */
+        if (o->anchors[i].call_id == call_id)
+            return &o->anchors[i];
+    return NULL;
+}
+
+static void on_anchor(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_corr *e)
+{
+    gt_olink_thread *t = thread_of(o, r->tid);
+    if (!t)
+        return;
+    close_launches(o, t, e->corr_id);
+    if (e->ext_kind == GT_EXT_CORR_KIND_ANCHOR_END) {
+        gt_olink_anchor *a = anchor_of_call(o, e->external_id);
+        if (a && e->corr_id > a->begin) {
+            a->end = e->corr_id;
+            a->seen_ns = o->newest_ns;
+        }
+        return;
+    }
+    if (!grow(o, (void **)&o->anchors, o->n_anchors, &o->cap_anchors, sizeof *o->anchors))
+        return;
+    size_t i = o->n_anchors++; /* keep them sorted by begin: threads interleave a little */
+    while (i > 0 && o->anchors[i - 1].begin > e->corr_id) {
+        o->anchors[i] = o->anchors[i - 1];
+        i--;
+    }
+    o->anchors[i] = (gt_olink_anchor){
+        .call_id = e->external_id, .begin = e->corr_id, .seen_ns = o->newest_ns, .tid = r->tid};
+}
+
+static void on_kernel(gt_olinker *o, const gt_record *r)
+{
+    gt_rec_gpu_kernel k;
+    memset(&k, 0, sizeof k);
+    memcpy(&k, r->body, r->body_size < sizeof k ? r->body_size : sizeof k);
+    if (k.queued_ns || !k.corr_id)
+        return; /* linked by its queued time (kernel_link.h) */
+    if (!grow(o, (void **)&o->kernels, o->n_kernels, &o->cap_kernels, sizeof *o->kernels))
+        return;
+    gt_olink_kernel *g = &o->kernels[o->n_kernels++];
+    *g = (gt_olink_kernel){.corr = k.corr_id, .start = k.start_ns, .name_id = k.name_id};
+    memcpy(g->grid, k.grid, sizeof g->grid);
+    memcpy(g->block, k.block, sizeof g->block);
+    note_time(o, k.start_ns);
+}
+
+/* ------------------------------------------------------------------ deciding */
+
+static int by_corr(const void *a, const void *b)
+{
+    const gt_olink_kernel *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int by_begin(const void *a, const void *b)
+{
+    const gt_olink_launch *x = a, *y = b;
+    if (x->t_begin != y->t_begin)
+        return (x->t_begin > y->t_begin) - (x->t_begin < y->t_begin);
+    return (x->call_id > y->call_id) - (x->call_id < y->call_id);
+}
+
+/* The anchored call holding corr: 0 none, UINT64_MAX several, and *open when a call that has not
+ * ended yet may still hold it. */
+static uint64_t anchored_call(const gt_olinker *o, uint64_t corr, bool *open)
+{
+    *open = false;
+    size_t lo = 0, hi = o->n_anchors; /* first anchor with begin >= corr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->anchors[mid].begin < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t call = 0;
+    /* Library calls on several threads may overlap: look back over a few begins. */
+    for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
+        const gt_olink_anchor *a = &o->anchors[i];
+        if (!a->end)
+            *open = true;
+        else if (corr < a->end)
+            call = call ? UINT64_MAX : a->call_id;
+    }
+    return call;
+}
+
+static bool config_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
+{
+    for (int i = 0; i < 3; i++)
+        if ((int64_t)l->grid[i] != k->grid[i] || (int64_t)l->block[i] != k->block[i])
+            return false;
+    return true;
+}
+
+static size_t first_kernel_after(const gt_olinker *o, uint64_t corr)
+{
+    size_t lo = 0, hi = o->n_kernels;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->kernels[mid].corr <= corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first free kernel after lo (below the launch's upper anchor, or within LOOKAHEAD) that did
+ * not start before the launch and that match accepts. */
+static gt_olink_kernel *first_free(gt_olinker *o, const gt_olink_launch *l, uint64_t lo,
+                                   bool (*match)(const gt_olink_launch *, const gt_olink_kernel *))
+{
+    size_t scanned = 0;
+    for (size_t i = first_kernel_after(o, lo); i < o->n_kernels; i++) {
+        gt_olink_kernel *k = &o->kernels[i];
+        if (l->hi && k->corr >= l->hi)
+            break;
+        if (!l->hi && ++scanned > LOOKAHEAD)
+            break;
+        if (!k->done && k->checked && k->start + CLOCK_SLACK_NS >= l->t_begin && match(l, k))
+            return k;
+    }
+    return NULL;
+}
+
+static bool name_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
+{
+    return l->name_id && k->name_id == l->name_id;
+}
+
+/* The kernel of launch l: the first free one of its name after both the anchor before it and its
+ * thread's previous kernel, below the anchor after it; else (the wrapper could not name it as
+ * CUPTI does) the first of its grid and block. */
+static gt_olink_kernel *kernel_of_launch(gt_olinker *o, const gt_olink_launch *l,
+                                         const gt_olink_thread *t)
+{
+    uint64_t lo = l->lo > t->last_match ? l->lo : t->last_match;
+    gt_olink_kernel *k = first_free(o, l, lo, name_equal);
+    return k ? k : first_free(o, l, lo, config_equal);
+}
+
+static void link(gt_olinker *o, gt_olink_kernel *k, uint64_t call_id, uint64_t *counter)
+{
+    k->done = 1;
+    (*counter)++;
+    o->emit(o->ctx, k->corr, call_id);
+}
+
+/* Kernels inside anchors, and those already paired, are taken out before launches are matched;
+ * one that an anchored call still running may hold waits (done 3) for the next pass. */
+static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
+{
+    for (size_t i = 0; i < o->n_kernels; i++) {
+        gt_olink_kernel *k = &o->kernels[i];
+        if (k->done || (!final && k->start > horizon))
+            continue;
+        k->checked = 1;
+        if (o->paired && o->paired(o->ctx, k->corr)) {
+            k->done = 2; /* linked by its pair, counted by the caller */
+            continue;
+        }
+        bool open;
+        uint64_t call = anchored_call(o, k->corr, &open);
+        if (call == UINT64_MAX) {
+            k->done = 2;
+            o->st.ambiguous++;
+        } else if (call) {
+            link(o, k, call, &o->st.by_anchor);
+        } else if (open && !final) {
+            k->done = 3; /* waits for its library call's end: not a launch candidate this pass */
+        }
+    }
+}
+
+static void match_launches(gt_olinker *o, uint64_t horizon, bool final)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < o->n_launches; i++) {
+        gt_olink_launch *l = &o->launches[i];
+        bool ready = final || l->t_begin + o->window_ns <= horizon;
+        if (ready) {
+            gt_olink_thread *t = thread_of(o, l->tid);
+            gt_olink_kernel *k = t ? kernel_of_launch(o, l, t) : NULL;
+            if (k) {
+                link(o, k, l->call_id, &o->st.by_order);
+                t->last_match = k->corr;
+            } else {
+                o->st.launches_no_kernel++;
+            }
+            continue;
+        }
+        o->launches[kept++] = *l;
+    }
+    o->n_launches = kept;
+    /* Indices moved: each thread's first launch still without hi, for close_launches. */
+    for (size_t i = 0; i < o->n_threads; i++)
+        o->threads[i].first_open = kept;
+    for (size_t i = kept; i-- > 0;) {
+        gt_olink_launch *l = &o->launches[i];
+        gt_olink_thread *t = l->hi ? NULL : thread_of(o, l->tid);
+        if (t)
+            t->first_open = i;
+    }
+}
+
+/* Kernels decided or too old leave; anchors no kernel can fall in any more leave. */
+static void compact(gt_olinker *o, uint64_t horizon, bool final)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < o->n_kernels; i++) {
+        gt_olink_kernel *k = &o->kernels[i];
+        bool waits_for_anchor = k->done == 3; /* not while its library call runs */
+        if (k->done == 3)
+            k->done = 0;
+        bool expired = final || (!waits_for_anchor && k->start + o->window_ns <= horizon);
+        if (!k->done && expired)
+            o->st.kernels_no_call++;
+        if (!k->done && !expired)
+            o->kernels[kept++] = *k;
+    }
+    o->n_kernels = kept;
+    /* A kernel record can reach the file well after its call's anchors (CUPTI delivers it once
+     * the kernel ran and a buffer was flushed, the first one seconds late): anchors stay for
+     * three windows after they closed. */
+    size_t a_kept = 0;
+    for (size_t i = 0; i < o->n_anchors; i++) {
+        gt_olink_anchor *a = &o->anchors[i];
+        if (!a->seen_ns) /* read before any time was: from now on */
+            a->seen_ns = o->newest_ns;
+        if (!final && (!a->end || a->seen_ns + 3 * o->window_ns > horizon))
+            o->anchors[a_kept++] = *a;
+    }
+    o->n_anchors = a_kept;
+}
+
+/* Sorts v[sorted..n) and merges it into the sorted v[0..sorted): what waits stays sorted between
+ * passes, so a pass costs the new records, not everything that waits. */
+static bool sort_tail(gt_olinker *o, void *v, size_t sorted, size_t n, size_t elem,
+                      int (*cmp)(const void *, const void *))
+{
+    char *base = v;
+    qsort(base + sorted * elem, n - sorted, elem, cmp);
+    if (!sorted || sorted == n || cmp(base + (sorted - 1) * elem, base + sorted * elem) <= 0)
+        return true;
+    if (n * elem > o->scratch_bytes) {
+        void *s = realloc(o->scratch, n * elem);
+        if (!s) {
+            o->out_of_memory = true;
+            qsort(base, n, elem, cmp);
+            return false;
+        }
+        o->scratch = s;
+        o->scratch_bytes = n * elem;
+    }
+    char *out = o->scratch;
+    size_t i = 0, j = sorted, k = 0;
+    while (i < sorted && j < n) {
+        bool left = cmp(base + i * elem, base + j * elem) <= 0;
+        memcpy(out + k++ * elem, base + (left ? i++ : j++) * elem, elem);
+    }
+    memcpy(out + k * elem, base + i * elem, (sorted - i) * elem);
+    k += sorted - i;
+    memcpy(out + k * elem, base + j * elem, (n - j) * elem);
+    memcpy(base, out, n * elem);
+    return true;
+}
+
+static void resolve(gt_olinker *o, bool final)
+{
+    uint64_t horizon = o->newest_ns > o->window_ns ? o->newest_ns - o->window_ns : 0;
+    if (!final && !horizon)
+        return;
+    sort_tail(o, o->kernels, o->kernels_sorted, o->n_kernels, sizeof *o->kernels, by_corr);
+    take_anchored(o, horizon, final);
+    /* Launches in time order across threads; on one thread that is also their record order. */
+    sort_tail(o, o->launches, o->launches_sorted, o->n_launches, sizeof *o->launches, by_begin);
+    match_launches(o, horizon, final);
+    compact(o, horizon, final);
+    o->kernels_sorted = o->n_kernels;
+    o->launches_sorted = o->n_launches;
+    o->resolved_at = o->newest_ns;
+}
+
+void gt_olink_on_record(gt_olinker *o, const gt_record *r)
+{
+    switch (r->kind) {
+    case GT_REC_API_LAUNCH:
+        on_launch(o, r);
+        break;
+    case GT_REC_GPU_EXT_CORR: {
+        gt_rec_gpu_ext_corr e;
+        memset(&e, 0, sizeof e);
+        memcpy(&e, r->body, r->body_size < sizeof e ? r->body_size : sizeof e);
+        if (e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_BEGIN ||
+            e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_END)
+            on_anchor(o, r, &e);
+        break;
+    }
+    case GT_REC_GPU_KERNEL:
+        on_kernel(o, r);
+        break;
+    default:
+        return;
+    }
+    if (o->window_ns && o->newest_ns >= o->resolved_at + RESOLVE_EVERY_NS)
+        resolve(o, false);
+}
+
+void gt_olink_finish(gt_olinker *o)
+{
+    resolve(o, true);
+}

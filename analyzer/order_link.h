@@ -1,0 +1,102 @@
+/* order_link.h — links kernels to calls without queued timestamps and without a CUPTI callback on
+ * every launch (the recorder's default since format 1.2, GPUTRACE_CUPTI_LINK=order).
+ *
+ * Two sources of evidence, both nearly free to record:
+ * - Anchors: the recorder brackets each outermost cuDNN/cuBLAS call with two cheap runtime calls
+ *   whose CUPTI correlation ids it writes (GT_EXT_CORR_KIND_ANCHOR_BEGIN/END). CUPTI numbers all
+ * API calls from one counter, so the kernels the library launched carry ids strictly between them.
+ * - Order: a kernel launched through the wrapped runtime gets its correlation id when its launch
+ *   call enters CUPTI, so on one thread the launches (in the thread's record order) and their
+ *   kernels (by correlation id) come in the same order. Anchors seen on the same thread bound the
+ *   ids a launch can have (after the anchor before it, before the anchor after it); inside those
+ *   bounds a launch takes the first kernel of its name (or, unnamed, of its grid and block) that
+ *   no other launch took, and that did not start before the launch.
+ *
+ * On the H200 this agreed with a callback pair for every kernel that had one (ResNet-18/50 steps,
+ * docs/validation.md). Kernels of calls nobody wraps (cuDNN's legacy batch norm) match no launch
+ * and stay unlinked, counted.
+ *
+ * Streaming: with window_ns > 0 a kernel is decided once the newest time seen is window_ns past
+ * its start (its launch and anchors have surely been read by then); with 0 only at the end. */
+#ifndef GT_ORDER_LINK_H
+#define GT_ORDER_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_reader.h"
+
+typedef struct gt_olink_stats {
+    uint64_t by_anchor;       /* kernels inside one anchored library call */
+    uint64_t by_order;        /* kernels matched to a runtime launch */
+    uint64_t kernels_no_call; /* kernels neither anchored nor matched */
+    uint64_t ambiguous;       /* kernels inside the anchors of several calls */
+    uint64_t launches_no_kernel;
+} gt_olink_stats;
+
+typedef struct gt_olink_kernel {
+    uint64_t corr, start;
+    uint32_t name_id;
+    int32_t grid[3], block[3];
+    uint8_t done;    /* 0 waiting, 1 linked, 2 paired or ambiguous, 3 waits for an open anchor */
+    uint8_t checked; /* looked up among the anchors: a launch may take it */
+} gt_olink_kernel;
+
+typedef struct gt_olink_launch {
+    uint64_t t_begin, call_id;
+    uint64_t lo, hi; /* correlation ids of the anchors around it on its thread; hi 0 = not yet */
+    uint32_t name_id, tid;
+    uint32_t grid[3], block[3];
+    uint8_t done;
+} gt_olink_launch;
+
+typedef struct gt_olink_anchor {
+    uint64_t call_id, begin, end; /* end 0: the call has not ended yet */
+    uint64_t seen_ns;             /* the newest time read when it was (last) seen */
+    uint32_t tid;
+} gt_olink_anchor;
+
+typedef struct gt_olink_thread {
+    uint32_t tid;
+    uint64_t last_anchor; /* correlation id of this thread's latest anchor: the next launch's lo */
+    uint64_t last_match;  /* correlation id of this thread's latest matched kernel */
+    size_t first_open;    /* launches[first_open..] of this thread may still wait for hi */
+} gt_olink_thread;
+
+/* Answers whether a kernel's correlation id already has a callback pair (no order link then). */
+typedef bool (*gt_olink_paired_fn)(void *ctx, uint64_t corr);
+/* Receives each link found. */
+typedef void (*gt_olink_emit_fn)(void *ctx, uint64_t corr, uint64_t call_id);
+
+typedef struct gt_olinker {
+    gt_olink_kernel *kernels; /* [0, kernels_sorted) sorted by correlation id */
+    size_t n_kernels, cap_kernels, kernels_sorted;
+    gt_olink_launch *launches; /* [0, launches_sorted) sorted by begin */
+    size_t n_launches, cap_launches, launches_sorted;
+    void *scratch; /* for merging */
+    size_t scratch_bytes;
+    gt_olink_anchor *anchors; /* sorted by begin */
+    size_t n_anchors, cap_anchors;
+    gt_olink_thread *threads;
+    size_t n_threads, cap_threads;
+    uint64_t window_ns, newest_ns, resolved_at;
+    bool out_of_memory;
+    gt_olink_paired_fn paired;
+    gt_olink_emit_fn emit;
+    void *ctx;
+    gt_olink_stats st;
+} gt_olinker;
+
+void gt_olink_init(gt_olinker *o, uint64_t window_ns, gt_olink_paired_fn paired,
+                   gt_olink_emit_fn emit, void *ctx);
+void gt_olink_free(gt_olinker *o);
+
+/* Feed every record in file order: launches, anchors and kernels without a queued time are kept;
+ * links may be emitted from inside. */
+void gt_olink_on_record(gt_olinker *o, const gt_record *r);
+
+/* End of the input: decide everything still waiting. */
+void gt_olink_finish(gt_olinker *o);
+
+#endif

@@ -1,0 +1,420 @@
+/* test_order_link.c — kernels linked to calls by anchors and launch order (analyzer/order_link.c).
+ *
+ * 1. One thread: launches take their kernels in order; kernels of an unwrapped library between
+ *    them (other names) stay unlinked and counted.
+ * 2. Anchors: a library call's kernels go to it; a launch whose kernel was lost cannot take a
+ *    same-named kernel from beyond the next anchor on its thread (without anchors it would).
+ * 3. Two threads interleaved in time.
+ * 4. Overlapping anchors of two threads holding one kernel: ambiguous, not linked.
+ * 5. Paired kernels are left to their pairs; an unnamed launch matches by grid and block; a
+ *    kernel that started before its launch is not its kernel.
+ * 6. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
+ *    late batches) links exactly the truth, streaming (window) and whole-file alike.
+ * `test_order_link real TRACE`: a trace recorded with anchors and a callback pair on every launch
+ * (GPUTRACE_CUPTI_CALLBACKS=1): the links found without the pairs must agree with every pair, and
+ * every kernel with a pair must be linked, streaming and whole-file.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_reader.h"
+#include "gtrace_format.h"
+#include "order_link.h"
+#include "../gt_check.h"
+
+#define MAX_CORR 200000
+
+typedef struct links {
+    uint64_t call[MAX_CORR]; /* by correlation id; 0 none */
+    uint64_t emitted, twice;
+    const uint8_t *paired; /* by correlation id */
+} links;
+
+static void on_link(void *ctx, uint64_t corr, uint64_t call)
+{
+    links *L = ctx;
+    L->emitted++;
+    if (corr >= MAX_CORR)
+        return;
+    if (L->call[corr])
+        L->twice++;
+    L->call[corr] = call;
+}
+
+static bool is_paired(void *ctx, uint64_t corr)
+{
+    links *L = ctx;
+    return L->paired && corr < MAX_CORR && L->paired[corr];
+}
+
+static void feed(gt_olinker *o, uint16_t kind, uint32_t tid, const void *body, size_t size)
+{
+    gt_record r = {.kind = kind, .body_size = (uint32_t)size, .body = body, .tid = tid};
+    gt_olink_on_record(o, &r);
+}
+
+static void launch(gt_olinker *o, uint32_t tid, uint64_t t, uint64_t call, uint32_t name,
+                   uint32_t grid)
+{
+    gt_rec_api_launch a = {.c = {.t_begin_ns = t, .t_end_ns = t + 2000, .corr_id = call},
+                           .name_id = name,
+                           .grid = {grid, 1, 1},
+                           .block = {128, 1, 1}};
+    feed(o, GT_REC_API_LAUNCH, tid, &a, sizeof a);
+}
+
+static void anchor(gt_olinker *o, uint32_t tid, uint32_t kind, uint64_t call, uint64_t corr)
+{
+    gt_rec_gpu_ext_corr e = {.external_id = call, .corr_id = corr, .ext_kind = kind};
+    feed(o, GT_REC_GPU_EXT_CORR, tid, &e, sizeof e);
+}
+
+static void kernel(gt_olinker *o, uint64_t corr, uint64_t start, uint32_t name, int32_t grid)
+{
+    gt_rec_gpu_kernel k = {.start_ns = start,
+                           .end_ns = start + 1000,
+                           .corr_id = corr,
+                           .name_id = name,
+                           .grid = {grid, 1, 1},
+                           .block = {128, 1, 1}};
+    feed(o, GT_REC_GPU_KERNEL, 0, &k, sizeof k);
+}
+
+#define BEGIN GT_EXT_CORR_KIND_ANCHOR_BEGIN
+#define END GT_EXT_CORR_KIND_ANCHOR_END
+#define EXPECT_LINK(L, corr, want)                                                                 \
+    CHECK((L)->call[corr] == (uint64_t)(want), "corr %d -> call %llu, want %llu", (int)(corr),     \
+          (unsigned long long)(L)->call[corr], (unsigned long long)(want))
+
+static links *new_links(void)
+{
+    links *L = calloc(1, sizeof *L);
+    if (!L)
+        abort();
+    return L;
+}
+
+static void test_one_thread(void)
+{
+    links *L = new_links();
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    launch(&o, 1, 1000, 501, 7, 1);
+    launch(&o, 1, 2000, 502, 8, 1);
+    launch(&o, 1, 3000, 503, 7, 1);
+    kernel(&o, 10, 5000, 7, 1);
+    kernel(&o, 11, 6000, 99, 1); /* batch norm: nobody launched it through the runtime */
+    kernel(&o, 12, 7000, 8, 1);
+    kernel(&o, 13, 8000, 7, 1);
+    gt_olink_finish(&o);
+    EXPECT_LINK(L, 10, 501);
+    EXPECT_LINK(L, 11, 0);
+    EXPECT_LINK(L, 12, 502);
+    EXPECT_LINK(L, 13, 503);
+    CHECK(o.st.by_order == 3 && o.st.kernels_no_call == 1 && o.st.launches_no_kernel == 0,
+          "one thread: by_order %llu no_call %llu", (unsigned long long)o.st.by_order,
+          (unsigned long long)o.st.kernels_no_call);
+    gt_olink_free(&o);
+    free(L);
+}
+
+/* Launch 601 (name 7) lost its kernel; library call 900 follows; then launch 602 (name 7). */
+static void anchored_run(bool with_anchors, links *L, gt_olink_stats *st)
+{
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    launch(&o, 1, 1000, 601, 7, 1);
+    if (with_anchors)
+        anchor(&o, 1, BEGIN, 900, 20);
+    if (with_anchors)
+        anchor(&o, 1, END, 900, 24);
+    launch(&o, 1, 9000, 602, 7, 1);
+    kernel(&o, 21, 3000, 50, 4); /* the library's kernels */
+    kernel(&o, 22, 4000, 51, 4);
+    kernel(&o, 23, 5000, 50, 4);
+    kernel(&o, 25, 10000, 7, 1); /* launch 602's */
+    gt_olink_finish(&o);
+    *st = o.st;
+    gt_olink_free(&o);
+}
+
+static void test_anchors(void)
+{
+    links *L = new_links();
+    gt_olink_stats st;
+    anchored_run(true, L, &st);
+    EXPECT_LINK(L, 21, 900);
+    EXPECT_LINK(L, 22, 900);
+    EXPECT_LINK(L, 23, 900);
+    EXPECT_LINK(L, 25, 602);
+    CHECK(st.by_anchor == 3 && st.by_order == 1 && st.launches_no_kernel == 1,
+          "anchors: by_anchor %llu by_order %llu launches_no_kernel %llu",
+          (unsigned long long)st.by_anchor, (unsigned long long)st.by_order,
+          (unsigned long long)st.launches_no_kernel);
+    /* The same without anchors: 601 takes 602's kernel — what the bounds prevent. */
+    links *M = new_links();
+    anchored_run(false, M, &st);
+    EXPECT_LINK(M, 25, 601);
+    free(M);
+    free(L);
+}
+
+static void test_two_threads(void)
+{
+    links *L = new_links();
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    /* thread 1 launches name 7, thread 2 name 8, alternating; ids follow the time order */
+    for (int i = 0; i < 10; i++) {
+        uint32_t tid = 1 + (uint32_t)(i % 2);
+        launch(&o, tid, 1000 + 100 * (uint64_t)i, 700 + (uint64_t)i, tid == 1 ? 7 : 8, 1);
+    }
+    for (int i = 0; i < 10; i++)
+        kernel(&o, 30 + (uint64_t)i, 5000 + 100 * (uint64_t)i, i % 2 ? 8 : 7, 1);
+    gt_olink_finish(&o);
+    for (int i = 0; i < 10; i++)
+        EXPECT_LINK(L, 30 + i, 700 + i);
+    gt_olink_free(&o);
+    free(L);
+}
+
+static void test_ambiguous_and_paired(void)
+{
+    links *L = new_links();
+    uint8_t *paired = calloc(MAX_CORR, 1);
+    L->paired = paired;
+    paired[44] = 1;
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    anchor(&o, 1, BEGIN, 901, 40);
+    anchor(&o, 2, BEGIN, 902, 41);
+    anchor(&o, 1, END, 901, 43);
+    anchor(&o, 2, END, 902, 45);
+    launch(&o, 3, 1000, 801, 0, 9);    /* unnamed: by grid and block */
+    launch(&o, 3, 1000000, 802, 5, 1); /* its kernel started before it: not that one */
+    kernel(&o, 42, 3000, 60, 4);       /* inside both 901 and 902 */
+    kernel(&o, 44, 3100, 61, 4);       /* paired: left to its pair */
+    kernel(&o, 46, 3200, 62, 1);       /* another name and grid: nobody's */
+    kernel(&o, 47, 3300, 63, 9);       /* grid 9: the unnamed launch's */
+    kernel(&o, 48, 800000, 5, 1);
+    gt_olink_finish(&o);
+    EXPECT_LINK(L, 42, 0);
+    EXPECT_LINK(L, 44, 0);
+    EXPECT_LINK(L, 46, 0);
+    EXPECT_LINK(L, 47, 801);
+    EXPECT_LINK(L, 48, 0);
+    CHECK(o.st.ambiguous == 1 && o.st.by_anchor == 0 && o.st.by_order == 1 &&
+              o.st.launches_no_kernel == 1,
+          "ambiguous %llu by_anchor %llu by_order %llu no_kernel %llu",
+          (unsigned long long)o.st.ambiguous, (unsigned long long)o.st.by_anchor,
+          (unsigned long long)o.st.by_order, (unsigned long long)o.st.launches_no_kernel);
+    gt_olink_free(&o);
+    free(paired);
+    free(L);
+}
+
+/* ------------------------------------------------------------------ generated runs */
+
+typedef struct gen_event {
+    int what; /* 0 launch, 1 anchor begin, 2 anchor end, 3 kernel */
+    uint32_t tid, name;
+    uint64_t t, call, corr;
+    int32_t grid;
+} gen_event;
+
+typedef struct gen_run {
+    gen_event *cpu, *gpu;
+    size_t n_cpu, n_gpu;
+    uint64_t truth[MAX_CORR];
+} gen_run;
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+/* Bursts of two threads taking turns; each thread issues launches (names 1..6), library calls
+ * (2-4 kernels between anchors) and unwrapped kernels (name 90). */
+static void generate(gen_run *g)
+{
+    g->cpu = calloc(60000, sizeof *g->cpu);
+    g->gpu = calloc(60000, sizeof *g->gpu);
+    if (!g->cpu || !g->gpu)
+        abort();
+    uint64_t t = 1000000, corr = 1, call = 1;
+    for (int burst = 0; burst < 400; burst++) {
+        uint32_t tid = 1 + (uint32_t)(burst % 2);
+        for (int op = 0; op < 40; op++, t += 3000 + rnd(5000)) {
+            int kind = (int)rnd(10);
+            if (kind < 6) { /* runtime launch */
+                uint32_t name = 1 + rnd(6);
+                g->cpu[g->n_cpu++] = (gen_event){0, tid, name, t, call, 0, 1};
+                g->gpu[g->n_gpu++] = (gen_event){3, 0, name, t + 100000, 0, corr, 1};
+                g->truth[corr++] = call++;
+            } else if (kind < 9) { /* library call between anchors */
+                g->cpu[g->n_cpu++] = (gen_event){1, tid, 0, t, call, corr++, 0};
+                for (uint32_t k = 2 + rnd(3); k-- > 0;) {
+                    g->gpu[g->n_gpu++] = (gen_event){3, 0, 40 + k, t + 200000, 0, corr, 4};
+                    g->truth[corr++] = call;
+                }
+                g->cpu[g->n_cpu++] = (gen_event){2, tid, 0, t + 1000, call, corr++, 0};
+                call++;
+            } else { /* an unwrapped library's kernel */
+                g->gpu[g->n_gpu++] = (gen_event){3, 0, 90, t + 100000, 0, corr++, 2};
+            }
+        }
+    }
+}
+
+static void replay(const gen_event *e, gt_olinker *o)
+{
+    if (e->what == 0)
+        launch(o, e->tid, e->t, e->call, e->name, (uint32_t)e->grid);
+    else if (e->what == 1 || e->what == 2)
+        anchor(o, e->tid, e->what == 1 ? BEGIN : END, e->call, e->corr);
+    else
+        kernel(o, e->corr, e->t, e->name, e->grid);
+}
+
+/* Streaming order: CPU records up to each 200 ms drain, then the kernels of that period in two
+ * interleaved per-thread-buffer-like halves (odd and even correlation ids), as CUPTI delivers. */
+static void run_generated(const gen_run *g, uint64_t window, links *L, gt_olink_stats *st)
+{
+    gt_olinker o;
+    gt_olink_init(&o, window, is_paired, on_link, L);
+    size_t c = 0, k = 0;
+    for (uint64_t drain = 1000000 + 200000000ull; c < g->n_cpu || k < g->n_gpu;
+         drain += 200000000ull) {
+        while (c < g->n_cpu && g->cpu[c].t < drain)
+            replay(&g->cpu[c++], &o);
+        size_t k_end = k;
+        while (k_end < g->n_gpu && g->gpu[k_end].t < drain)
+            k_end++;
+        for (int half = 0; half < 2; half++)
+            for (size_t i = k; i < k_end; i++)
+                if ((int)(g->gpu[i].corr % 2) == half)
+                    replay(&g->gpu[i], &o);
+        k = k_end;
+    }
+    gt_olink_finish(&o);
+    *st = o.st;
+    gt_olink_free(&o);
+}
+
+static void test_generated(void)
+{
+    gen_run *g = calloc(1, sizeof *g);
+    if (!g)
+        abort();
+    generate(g);
+    uint64_t windows[] = {0, 1000000000ull};
+    for (size_t w = 0; w < 2; w++) {
+        links *L = new_links();
+        gt_olink_stats st;
+        run_generated(g, windows[w], L, &st);
+        size_t wrong = 0, missing = 0, extra = 0;
+        for (size_t corr = 0; corr < MAX_CORR; corr++) {
+            if (g->truth[corr] && !L->call[corr])
+                missing++;
+            else if (g->truth[corr] && L->call[corr] != g->truth[corr])
+                wrong++;
+            else if (!g->truth[corr] && L->call[corr])
+                extra++;
+        }
+        CHECK(!wrong && !missing && !extra && !L->twice,
+              "generated run, window %llu: %zu wrong, %zu missing, %zu extra, %llu twice "
+              "(by_anchor %llu by_order %llu no_call %llu no_kernel %llu)",
+              (unsigned long long)windows[w], wrong, missing, extra, (unsigned long long)L->twice,
+              (unsigned long long)st.by_anchor, (unsigned long long)st.by_order,
+              (unsigned long long)st.kernels_no_call, (unsigned long long)st.launches_no_kernel);
+        CHECK(st.kernels_no_call > 0 && st.by_anchor > 0 && st.by_order > 0,
+              "generated run exercises unwrapped kernels, anchors and launches");
+        free(L);
+    }
+    free(g->cpu);
+    free(g->gpu);
+    free(g);
+}
+
+/* ------------------------------------------------------------------ a real trace */
+
+static int test_real(const char *path, uint64_t window)
+{
+    gt_reader *r;
+    char err[256];
+    if (gt_reader_open(path, &r, err, sizeof err)) {
+        fprintf(stderr, "FAIL %s: %s\n", path, err);
+        return 1;
+    }
+    links *L = new_links();
+    uint64_t *pair = calloc(MAX_CORR, sizeof *pair);
+    if (!pair)
+        abort();
+    gt_olinker o;
+    gt_olink_init(&o, window, NULL, on_link, L);
+        /* the pairs are not shown to it */ /* the pairs are not shown to it */
+    gt_record rec;
+    uint64_t kernels = 0;
+    uint8_t *is_kernel = calloc(MAX_CORR, 1);
+    if (!is_kernel)
+        abort();
+    while (gt_reader_next(r, &rec) == 1) {
+        gt_olink_on_record(&o, &rec);
+        if (rec.kind == GT_REC_GPU_KERNEL) {
+            gt_rec_gpu_kernel k;
+            memcpy(&k, rec.body, sizeof k);
+            kernels++;
+            if (k.corr_id < MAX_CORR)
+                is_kernel[k.corr_id] = 1;
+        }
+        if (rec.kind == GT_REC_GPU_EXT_CORR) {
+            gt_rec_gpu_ext_corr e;
+            memcpy(&e, rec.body, sizeof e);
+            if (e.ext_kind == GT_EXT_CORR_KIND_OURS && e.corr_id < MAX_CORR)
+                pair[e.corr_id] = e.external_id;
+        }
+    }
+    gt_olink_finish(&o);
+    size_t agree = 0, disagree = 0, pair_only = 0;
+    for (size_t c = 0; c < MAX_CORR; c++) {
+        if (pair[c] && L->call[c])
+            pair[c] == L->call[c] ? agree++ : disagree++;
+        else if (pair[c] && !L->call[c] && is_kernel[c])
+            pair_only++; /* a kernel whose launch is known, left unlinked */
+    }
+    printf("%s: %llu kernels, by anchor %llu, by order %llu, no call %llu, ambiguous %llu, "
+           "launches without kernel %llu; against the pairs: %zu agree, %zu disagree, %zu "
+           "paired kernels unlinked\n",
+           path, (unsigned long long)kernels, (unsigned long long)o.st.by_anchor,
+           (unsigned long long)o.st.by_order, (unsigned long long)o.st.kernels_no_call,
+           (unsigned long long)o.st.ambiguous, (unsigned long long)o.st.launches_no_kernel, agree,
+           disagree, pair_only);
+    CHECK(agree > 1000 && !disagree && !pair_only && o.st.by_order > 1000 &&
+              o.st.by_anchor > 1000 && !o.st.launches_no_kernel && !o.st.ambiguous &&
+              o.st.by_anchor + o.st.by_order + o.st.kernels_no_call == kernels,
+          "real trace: every kernel with a pair is linked, and to its pair's call");
+    free(is_kernel);
+    gt_olink_free(&o);
+    gt_reader_close(r);
+    free(pair);
+    free(L);
+    return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "real")) /* streaming (the converter's window), whole file */
+        return test_real(argv[2], 2000000000ull) | test_real(argv[2], 0);
+    test_one_thread();
+    test_anchors();
+    test_two_threads();
+    test_ambiguous_and_paired();
+    test_generated();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures != 0;
+}
