@@ -95,13 +95,13 @@ static CUptiResult enable_api_kinds(void)
     return r;
 }
 
-/* Kernels' queued and submitted timestamps. The queued time falls inside the API call that
- * launched the kernel (every one of 16,714 kernels on an H200, runtime and cuDNN launches alike),
- * so the analyzer links a kernel to its call by time and no callback pair (~1 us) has to run on
- * every launch: ResNet-18 b4 +8% instead of +11%. On a GPU-bound ResNet-50 b64 step both cost the
- * same within the spread of six paired runs (docs/performance.md). CUPTI takes the
- * setting only before CUDA starts; kernels that still come without it switch the launch
- * callbacks on (on_periodic). */
+/* Kernels' queued and submitted timestamps (GPUTRACE_CUPTI_LINK=queued). The queued time falls
+ * inside the API call that launched the kernel (every one of 16,714 kernels on an H200), so the
+ * analyzer can link by time without a callback per launch; but CUPTI then adds ~1.3 us of GPU time
+ * to every kernel (tools/bench/kernel_cost.py: +1.27 us on a 35 us kernel, against +0.08 us
+ * without), which a GPU-bound step pays in full: no longer the default. CUPTI takes the setting
+ * only before CUDA starts; kernels that still come without it switch the launch callbacks on
+ * (on_periodic). */
 static bool enable_latency_timestamps(void)
 {
     if (!gt_core_config()->cupti_latency)
@@ -208,8 +208,11 @@ static void start(const char *why)
         give_up(r);
         return;
     }
-    if (atomic_load(&gt_cupti_cb_active))
+    if (atomic_load(&gt_cupti_cb_active)) {
         atomic_store(&push_allowed, true); /* wrappers set the id the callbacks read */
+        if (gt_core_config()->cupti_anchors)
+            gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
+    }
     /* CUPTI stamps records with CLOCK_REALTIME unless told otherwise: keep the pair to prove it. */
     start_realtime_ns = gt_now_ns();
     if (GT_CUPTI_CALL(gt_cupti.GetTimestamp(&start_cupti_ns)) != CUPTI_SUCCESS)
@@ -393,11 +396,13 @@ void gt_cupti_pop_correlation(void)
     gt_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
-/* GPUTRACE_CUPTI_ANCHORS (experimental): the application's own cudaRuntimeGetVersion, a call that
- * does nothing on the GPU, made inside the outermost wrapped cuDNN/cuBLAS call: its CUPTI callback
- * records the correlation id it got (gt_cupti_callbacks.c). CUPTI numbers API calls from one
- * counter, so the kernels the library launches in between carry ids between the two anchors (the
- * assumption to be checked on the GPU). Unavailable without a shared cudart. */
+/* GPUTRACE_CUPTI_LINK=order (the default): the application's own cudaRuntimeGetVersion, a call
+ * that does nothing on the GPU, made inside the outermost wrapped cuDNN/cuBLAS call: its CUPTI
+ * callback records the correlation id it got (gt_cupti_callbacks.c). CUPTI numbers API calls from
+ * one counter, so the kernels the library launches in between carry ids between the two anchors
+ * (on the H200 every one of 13,524 library kernels did, agreeing with a callback pair per launch).
+ * The analyzer matches the runtime launches to their kernels by order (analyzer/order_link.h).
+ * Unavailable without a shared cudart (its library kernels then stay unlinked). */
 typedef int (*runtime_version_fn)(int *);
 static _Atomic(runtime_version_fn) anchor_fn;
 static atomic_bool anchor_fn_resolved;
@@ -416,7 +421,7 @@ static runtime_version_fn resolve_anchor_fn(void)
     atomic_store_explicit(&anchor_fn, f, memory_order_release);
     atomic_store_explicit(&anchor_fn_resolved, true, memory_order_release);
     if (!f)
-        gt_debug("GPUTRACE_CUPTI_ANCHORS: no shared cudart to anchor with");
+        gt_debug("no shared cudart to anchor library calls with: their kernels stay unlinked");
     return f;
 }
 

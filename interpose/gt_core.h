@@ -119,8 +119,11 @@ typedef struct gt_config {
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: gt_cupti_cb_mode */
-    bool cupti_latency;   /* GPUTRACE_CUPTI_LATENCY=1: kernels' queued/submitted timestamps */
-    bool cupti_anchors; /* GPUTRACE_CUPTI_ANCHORS=1: correlation-id anchors around library calls */
+    /* GPUTRACE_CUPTI_LINK: how kernels are linked to their launching call. order (default):
+     * anchors around library calls, launches matched by order offline; queued: kernels' queued
+     * timestamps; callbacks: a CUPTI callback pair on every launch. */
+    bool cupti_latency; /* queued */
+    bool cupti_anchors; /* order */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
 } gt_config;
@@ -140,7 +143,7 @@ void gt_cupti_init(void);
  * work; no-ops when CUPTI is not active. */
 void gt_cupti_push_correlation(uint64_t corr_id);
 void gt_cupti_pop_correlation(void);
-/* GPUTRACE_CUPTI_ANCHORS: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
+/* GPUTRACE_CUPTI_LINK=order: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
  * correlation ids (begin before the real call, end after it). Returns whether it anchored. */
 bool gt_cupti_anchor(bool begin);
 /* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */

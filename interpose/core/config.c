@@ -143,8 +143,10 @@ void gt_config_load(void)
     static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe", "auto"};
     g_cfg.cupti_callbacks =
         parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 5, GT_CUPTI_CB_AUTO);
-    g_cfg.cupti_latency = parse_bool("GPUTRACE_CUPTI_LATENCY", true);
-    g_cfg.cupti_anchors = parse_bool("GPUTRACE_CUPTI_ANCHORS", false);
+    static const char *const LINK[] = {"order", "queued", "callbacks"};
+    int link = parse_choice("GPUTRACE_CUPTI_LINK", LINK, 3, 0);
+    g_cfg.cupti_latency = link == 1;
+    g_cfg.cupti_anchors = link == 0;
     static const char *const API[] = {"auto", "full", "off"};
     g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
     static const char *const STACKS[] = {"off", "advice", "all"};

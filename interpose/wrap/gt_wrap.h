@@ -94,7 +94,7 @@ typedef struct gt_call {
     uint32_t stack_id;
     int32_t device;
     bool pushed;
-    bool anchored; /* GPUTRACE_CUPTI_ANCHORS: a library call bracketed by correlation ids */
+    bool anchored; /* GPUTRACE_CUPTI_LINK=order: a library call bracketed by correlation ids */
 } gt_call;
 
 /* Runtime state gathered once (versions, devices), at the first call that shows CUDA is in use. */

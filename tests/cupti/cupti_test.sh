@@ -49,14 +49,17 @@ same_as_untraced() {
 # at least MIN of them. No pair may be written twice (callbacks and CUPTI's records both on).
 check_links() {
     # A GPU record's call: its callback pair (extcorr, kind CUSTOM2) or, for kernels, the call its
-    # queued time falls in (timelink, analyzer/kernel_link.c). Where both exist they must agree.
+    # queued time falls in (timelink, analyzer/kernel_link.c) or that anchors and launch order give
+    # (orderlink, analyzer/order_link.c). Where a pair and a link both exist they must agree.
     awk -v min="$2" -v call_re="$3" '
         $1 == "cpucall" { split($4, a, "="); split($5, nm, "="); cpu[a[2]] = nm[2] }
         $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");
                           if (k[2] != 5) next
                           if (c[2] in ext) { print "correlation id " c[2] " paired twice"; bad = 1 }
                           ext[c[2]] = e[2] }
-        $1 == "timelink" { split($2, e, "="); split($3, c, "="); tl[c[2]] = e[2] }
+        $1 == "timelink" || $1 == "orderlink" { split($2, e, "="); split($3, c, "=")
+                          if (c[2] in tl) { print "kernel " c[2] " linked twice"; bad = 1 }
+                          tl[c[2]] = e[2] }
         $1 == "kernel" || $1 == "memcpy" || $1 == "memset" {
             what = $1; for (i = 2; i <= NF; i++) { if ($i ~ /^name=/) what = what " " substr($i, 6)
                                                    if ($i ~ /^corr=/) { split($i, c, "="); corr = c[2] } }
@@ -65,7 +68,7 @@ check_links() {
             linked = 0
             for (i = 1; i <= n; i++) {
                 w = work[i]
-                if ((w in ext) && (w in tl) && ext[w] != tl[w]) { print label[i] ": queued time gives call " tl[w] ", the callback pair " ext[w]; bad = 1; continue }
+                if ((w in ext) && (w in tl) && ext[w] != tl[w]) { print label[i] ": queued time or order gives call " tl[w] ", the callback pair " ext[w]; bad = 1; continue }
                 id = (w in ext) ? ext[w] : ((w in tl) ? tl[w] : "")
                 if (id == "") { print "no link for " label[i] " corr " w; bad = 1; continue }
                 if (!(id in cpu)) { print "call id " id " of " label[i] " matches no wrapped call"; bad = 1; continue }
@@ -76,14 +79,23 @@ check_links() {
             exit bad
         }' "$1" >"$T/links.txt" || fail "$(cat "$T/links.txt")"
 }
-# kernel_links DUMP PAIRS TIMELINKS: how many kernels carry a callback pair and a queued-time link
+# kernel_links DUMP PAIRS TIMELINKS ORDERLINKS: how many kernels carry a callback pair, a
+# queued-time link and an anchor/order link
 kernel_links() {
     local got
-    got=$(awk '$1 == "extcorr" { split($4, c, "="); ext[c[2]] = 1 }
+    got=$(awk '$1 == "extcorr" { split($2, kd, "="); split($4, c, "="); if (kd[2] == 5) ext[c[2]] = 1 }
                $1 == "kernel" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); k[c[2]] = 1 } }
-               $1 == "timelink" { split($3, c, "="); tl++ }
-               END { p = 0; for (id in k) if (id in ext) p++; print p, tl + 0 }' "$1")
-    [ "$got" = "$2 $3" ] || fail "kernels with a callback pair / a queued-time link: $got, want $2 $3"
+               $1 == "timelink" { tl++ }
+               $1 == "orderlink" { ol++ }
+               END { p = 0; for (id in k) if (id in ext) p++; print p, tl + 0, ol + 0 }' "$1")
+    [ "$got" = "$2 $3 $4" ] ||
+        fail "kernels with a callback pair / a queued-time link / an order link: $got, want $2 $3 $4"
+}
+# order_flag DUMP WANT: whether the header says kernels are linked by anchors and launch order
+order_flag() {
+    local flags
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$1")
+    [ $(((flags & 4) != 0)) = "$2" ] || fail "GT_HDR_ORDER_LINKS is $(((flags & 4) != 0)), want $2"
 }
 # no_pushes LOG: the wrapped calls never pushed an id to CUPTI (the callbacks carried them)
 no_pushes() {
@@ -100,7 +112,7 @@ decode)
     dump_trace d
     same_as_untraced d "$EMIT_APP" decode
     D=$T/d.dump
-    expect_line "header state=1 flags=2 cupti_version=130001" "$D"
+    expect_line "header state=1 flags=6 cupti_version=130001" "$D"
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1000 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelBv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1001 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1002 dur=5000" "$D"
@@ -258,17 +270,19 @@ capture)
     ;;
 correlation)
     # CUPTI writes external-correlation records only with its (costly, here off) API records: the
-    # wrapped calls set a thread-local id and CUPTI's launch/copy callbacks pair it with each call's
-    # correlation id. Every kernel and copy leads to the wrapped call that caused it. The wrappers
-    # fire, so the API records stay off and the static-cudart flag stays clear.
+    # wrapped calls set a thread-local id and CUPTI's copy callbacks pair it with each call's
+    # correlation id; the launches get no callback and no queued time (GPUTRACE_CUPTI_LINK=order):
+    # the analyzer matches them to their kernels by order. Every kernel and copy leads to the
+    # wrapped call that caused it. The wrappers fire, so the API records stay off and the
+    # static-cudart flag stays clear.
     run_traced r GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP"
     dump_trace r
     same_as_untraced r "$RUNTIME_APP"
     D=$T/r.dump
     check_links "$D" 12 '^cuda(Memcpy|LaunchKernel)$'
-    # the launches cost no callback: their 6 kernels are linked by queued time only
-    kernel_links "$D" 0 6
-    grep -q " cuptiActivityEnableLatencyTimestamps$" "$T/calls.log" || fail "queued timestamps never asked for"
+    kernel_links "$D" 0 0 6
+    order_flag "$D" 1
+    ! grep -q " cuptiActivityEnableLatencyTimestamps$" "$T/calls.log" || fail "queued timestamps asked for"
     no_pushes "$T/calls.log"
     [ "$(count_of 55 "$D")" = 0 ] || fail "runtime API records switched on although the wrappers fired"
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
@@ -276,23 +290,35 @@ correlation)
     ;;
 correlation_reference)
     # GPUTRACE_CUPTI_CALLBACKS=1: a callback pair for every kernel as well; check_links proves
-    # that each queued-time link names the same call as the pair.
+    # that each order link names the same call as the pair.
     run_traced r GPUTRACE_CUPTI_CALLBACKS=1 -- "$RUNTIME_APP"
     dump_trace r
     check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
-    kernel_links "$T/r.dump" 6 6
+    kernel_links "$T/r.dump" 6 0 6
     ;;
-correlation_latency_off)
-    # GPUTRACE_CUPTI_LATENCY=0: no queued times, so the launch callbacks pair every kernel.
-    run_traced r GPUTRACE_CUPTI_LATENCY=0 -- "$RUNTIME_APP"
+correlation_link_queued)
+    # GPUTRACE_CUPTI_LINK=queued: kernels carry their queued time, which falls in their launch.
+    run_traced r GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP"
     dump_trace r
     check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
-    kernel_links "$T/r.dump" 6 0
+    kernel_links "$T/r.dump" 0 6 0
+    order_flag "$T/r.dump" 0
+    grep -q " cuptiActivityEnableLatencyTimestamps$" "$T/calls.log" || fail "queued timestamps never asked for"
+    ;;
+correlation_link_callbacks)
+    # GPUTRACE_CUPTI_LINK=callbacks: no queued times, no anchors: the launch callbacks pair every
+    # kernel.
+    run_traced r GPUTRACE_CUPTI_LINK=callbacks -- "$RUNTIME_APP"
+    dump_trace r
+    check_links "$T/r.dump" 12 '^cuda(Memcpy|LaunchKernel)$'
+    kernel_links "$T/r.dump" 6 0 0
+    order_flag "$T/r.dump" 0
     ;;
 correlation_no_queued)
-    # A CUPTI that accepts the setting but stamps no queued time: the first kernel without one
-    # switches the launch callbacks on (said once); the launches after that are paired.
-    run_traced q FAKE_CUPTI_NO_LATENCY=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
+    # GPUTRACE_CUPTI_LINK=queued with a CUPTI that accepts the setting but stamps no queued time:
+    # the first kernel without one switches the launch callbacks on (said once); the launches
+    # after that are paired.
+    run_traced q GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_NO_LATENCY=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
     dump_trace q
     grep -q "no queued time: kernel launches are now linked by CUPTI callbacks" "$T/q.err" ||
         fail "no word of the switch: $(cat "$T/q.err")"
@@ -334,28 +360,29 @@ cudnn_correlation)
     grep '^kernel name=sm90_xmma_fprop_implicit_gemm_engine' "$T/c.dump" >"$T/engine.dump"
     [ "$(wc -l <"$T/engine.dump")" = 7 ] || fail "expected 7 engine kernels: $(cat "$T/engine.dump")"
     grep '^cpucall' "$T/c.dump" >>"$T/engine.dump"
-    grep -E '^(extcorr|timelink)' "$T/c.dump" >>"$T/engine.dump"
+    grep -E '^(extcorr|timelink|orderlink)' "$T/c.dump" >>"$T/engine.dump"
     check_links "$T/engine.dump" 7 '^cudnnBackendExecute$'
     ;;
 cudnn_anchors)
-    # GPUTRACE_CUPTI_ANCHORS (experimental): every launching cuDNN call is bracketed by two anchor
-    # correlation ids, and its kernels' ids lie between them. With a callback pair on every launch
-    # as well (the reference) both name the same call; without launch callbacks
-    # (GPUTRACE_CUPTI_LATENCY=0) the anchors alone place every cuDNN kernel.
-    run_traced a GPUTRACE_CUPTI_ANCHORS=1 GPUTRACE_CUPTI_CALLBACKS=1 -- "$CUDNN_APP"
+    # GPUTRACE_CUPTI_LINK=order (the default): every launching cuDNN call is bracketed by two
+    # anchor correlation ids, and its kernels' ids lie between them. With a callback pair on every
+    # launch as well (the reference) both name the same call; by default the anchors alone place
+    # every cuDNN kernel, and no launch is paired; GPUTRACE_CUPTI_LINK=callbacks writes no anchors.
+    run_traced a GPUTRACE_CUPTI_CALLBACKS=1 -- "$CUDNN_APP"
     dump_trace a
     same_as_untraced a "$CUDNN_APP"
     python3 "$TOOLS/gpu/anchor_check.py" "$T/a.dump" --min-agree 13 >"$T/a.check" ||
         fail "anchors and callback pairs: $(cat "$T/a.check")"
-    run_traced n GPUTRACE_CUPTI_ANCHORS=1 GPUTRACE_CUPTI_LATENCY=0 -- "$CUDNN_APP"
+    run_traced n -- "$CUDNN_APP"
     dump_trace n
     [ "$(grep -c '^extcorr kind=5 ' "$T/n.dump")" = 0 ] || fail "launches paired by callbacks"
     python3 "$TOOLS/gpu/anchor_check.py" "$T/n.dump" >"$T/n.check" || fail "$(cat "$T/n.check")"
     grep -q "^kernels 13, anchored_calls [1-9][0-9]*, in_one 13, in_several 0, outside 0" "$T/n.check" ||
         fail "cuDNN kernels not all inside one anchored call: $(cat "$T/n.check")"
-    run_traced off GPUTRACE_CUPTI_LATENCY=0 -- "$CUDNN_APP"
+    check_links "$T/n.dump" 13 '^cudnn'
+    run_traced off GPUTRACE_CUPTI_LINK=callbacks -- "$CUDNN_APP"
     dump_trace off
-    ! grep -q '^extcorr kind=10[12] ' "$T/off.dump" || fail "anchors written without GPUTRACE_CUPTI_ANCHORS"
+    ! grep -q '^extcorr kind=10[12] ' "$T/off.dump" || fail "anchors written with GPUTRACE_CUPTI_LINK=callbacks"
     ;;
 cublas_correlation)
     # cuBLAS GEMMs (through cublasLtMatmul, as in the real library) link to the wrapped cuBLAS call.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks GPUTRACE_CUPTI_ANCHORS (experimental) on a cupti_dump listing: each outermost cuDNN or
-cuBLAS call wrote the correlation ids of two anchor calls (extcorr kind=101 begin, 102 end); the
+"""Checks the anchors of GPUTRACE_CUPTI_LINK=order (the default) on a cupti_dump listing: each
+outermost cuDNN or cuBLAS call wrote the correlation ids of two anchor calls (extcorr kind=101 begin, 102 end); the
 kernels the library launched should carry ids strictly between them, because CUPTI numbers all API
 calls from one counter. Where a callback pair (kind=5) also names a kernel's call
 (GPUTRACE_CUPTI_CALLBACKS=1, the reference), the two must agree.
