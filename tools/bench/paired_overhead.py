@@ -32,14 +32,12 @@ CONFIGS = {
     "gputrace_cupti_off": {"GPUTRACE_CUPTI": "0"},
     "gputrace_cb_runtime": {"GPUTRACE_CUPTI_CALLBACKS": "runtime"},
     "gputrace_cb_probe": {"GPUTRACE_CUPTI_CALLBACKS": "probe"},
-    # the previous default: no queued timestamps, so a callback pair on every launch
-    "gputrace_launch_callbacks": {"GPUTRACE_CUPTI_LATENCY": "0"},
+    # the earlier defaults: kernels' queued timestamps; a callback pair on every launch
+    "gputrace_queued": {"GPUTRACE_CUPTI_LINK": "queued"},
+    "gputrace_launch_callbacks": {"GPUTRACE_CUPTI_LINK": "callbacks"},
     "gputrace_cb_all": {"GPUTRACE_CUPTI_CALLBACKS": "1"},
-    # experimental: cuDNN/cuBLAS kernels placed by two anchor calls per library call, no queued
-    # timestamps, no launch callbacks (PyTorch's own launches are left to name/order matching)
-    "gputrace_anchors": {"GPUTRACE_CUPTI_ANCHORS": "1", "GPUTRACE_CUPTI_LATENCY": "0"},
-    # what linking costs: no queued timestamps, no launch callbacks, no anchors
-    "gputrace_no_links": {"GPUTRACE_CUPTI_LATENCY": "0", "GPUTRACE_CUPTI_CALLBACKS": "probe"},
+    # what linking costs: no queued timestamps, no anchors, no launch callbacks
+    "gputrace_no_links": {"GPUTRACE_CUPTI_LINK": "callbacks", "GPUTRACE_CUPTI_CALLBACKS": "probe"},
     "torch_profiler": None,
 }
 
@@ -97,10 +95,11 @@ def run(model, config, a):
             "--mode", "torch_profiler" if config == "torch_profiler" else "gputrace",
             "--cpus", a.cpus]
     env = dict(os.environ)
+    lib, name = (a.alt_lib, config[4:]) if config.startswith("alt:") else (a.lib, config)
     with tempfile.TemporaryDirectory(prefix="gtpair-") as tmp:
-        if CONFIGS[config] is not None:
-            env.update(LD_PRELOAD=a.lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1",
-                       GPUTRACE_CAPTURE="profiler-api", **CONFIGS[config])
+        if CONFIGS[name] is not None:
+            env.update(LD_PRELOAD=lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1",
+                       GPUTRACE_CAPTURE="profiler-api", **CONFIGS[name])
         p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=400)
         kb = sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp)) / 1024
     for line in p.stdout.splitlines():
@@ -146,6 +145,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("bench")
     b.add_argument("--lib", required=True)
+    b.add_argument("--alt-lib", default="", help="the library for configs named alt:CONFIG")
     b.add_argument("--out", required=True)
     b.add_argument("--models", default="resnet18")
     b.add_argument("--configs", default="gputrace,gputrace_stacks_off,gputrace_cb_off,"
