@@ -356,7 +356,7 @@ static int test_real(const char *path, uint64_t window)
         abort();
     gt_olinker o;
     gt_olink_init(&o, window, NULL, on_link, L);
-        /* the pairs are not shown to it */ /* the pairs are not shown to it */
+    /* the pairs are not shown to it */
     gt_record rec;
     uint64_t kernels = 0;
     uint8_t *is_kernel = calloc(MAX_CORR, 1);
