@@ -347,6 +347,8 @@ static void compact(gt_olinker *o, uint64_t horizon, bool final)
 static bool sort_tail(gt_olinker *o, void *v, size_t sorted, size_t n, size_t elem,
                       int (*cmp)(const void *, const void *))
 {
+    if (n <= sorted)
+        return true; /* nothing new (also: no qsort on an empty, possibly NULL, array) */
     char *base = v;
     qsort(base + sorted * elem, n - sorted, elem, cmp);
     if (!sorted || sorted == n || cmp(base + (sorted - 1) * elem, base + sorted * elem) <= 0)
