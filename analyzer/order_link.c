@@ -11,6 +11,8 @@
 #define LOOKAHEAD 512
 /* A kernel cannot start before its launch began (a link drawn backwards would be invalid). */
 #define CLOCK_SLACK_NS 0ull
+/* How long a launch with no bound after it, and a kernel nobody took, wait (trace time). */
+#define UNBOUNDED_WAIT_NS 10000000000ull
 /* Decide waiting kernels at most this often (streaming): a pass walks everything that waits. */
 #define RESOLVE_EVERY_NS 250000000ull
 
@@ -136,6 +138,16 @@ static void on_anchor(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_co
         .call_id = e->external_id, .begin = e->corr_id, .seen_ns = o->newest_ns, .tid = r->tid};
 }
 
+/* A callback pair (a copy, a set, a graph launch; every launch in the reference mode), written
+ * by the calling thread inside its call: a bound for that thread's launches like an anchor. A
+ * launch's own pair comes before its launch record, hence the inclusive lower bound. */
+static void on_pair(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_corr *e)
+{
+    gt_olink_thread *t = thread_of(o, r->tid);
+    if (t)
+        close_launches(o, t, e->corr_id);
+}
+
 static void on_kernel(gt_olinker *o, const gt_record *r)
 {
     gt_rec_gpu_kernel k;
@@ -201,12 +213,13 @@ static bool config_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
     return true;
 }
 
-static size_t first_kernel_after(const gt_olinker *o, uint64_t corr)
+/* The first kernel whose correlation id is at least corr. */
+static size_t first_kernel_from(const gt_olinker *o, uint64_t corr)
 {
     size_t lo = 0, hi = o->n_kernels;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (o->kernels[mid].corr <= corr)
+        if (o->kernels[mid].corr < corr)
             lo = mid + 1;
         else
             hi = mid;
@@ -214,13 +227,13 @@ static size_t first_kernel_after(const gt_olinker *o, uint64_t corr)
     return lo;
 }
 
-/* The first free kernel after lo (below the launch's upper anchor, or within LOOKAHEAD) that did
- * not start before the launch and that match accepts. */
-static gt_olink_kernel *first_free(gt_olinker *o, const gt_olink_launch *l, uint64_t lo,
+/* The first free kernel from id `from` on (below the launch's upper bound, or within LOOKAHEAD)
+ * that did not start before the launch and that match accepts. */
+static gt_olink_kernel *first_free(gt_olinker *o, const gt_olink_launch *l, uint64_t from,
                                    bool (*match)(const gt_olink_launch *, const gt_olink_kernel *))
 {
     size_t scanned = 0;
-    for (size_t i = first_kernel_after(o, lo); i < o->n_kernels; i++) {
+    for (size_t i = first_kernel_from(o, from); i < o->n_kernels; i++) {
         gt_olink_kernel *k = &o->kernels[i];
         if (l->hi && k->corr >= l->hi)
             break;
@@ -237,15 +250,15 @@ static bool name_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
     return l->name_id && k->name_id == l->name_id;
 }
 
-/* The kernel of launch l: the first free one of its name after both the anchor before it and its
- * thread's previous kernel, below the anchor after it; else (the wrapper could not name it as
- * CUPTI does) the first of its grid and block. */
+/* The kernel of launch l: the first free one of its name from the bound before it (inclusive)
+ * and after its thread's previous kernel, below the bound after it; else (the wrapper could not
+ * name it as CUPTI does) the first of its grid and block. */
 static gt_olink_kernel *kernel_of_launch(gt_olinker *o, const gt_olink_launch *l,
                                          const gt_olink_thread *t)
 {
-    uint64_t lo = l->lo > t->last_match ? l->lo : t->last_match;
-    gt_olink_kernel *k = first_free(o, l, lo, name_equal);
-    return k ? k : first_free(o, l, lo, config_equal);
+    uint64_t from = l->lo > t->last_match ? l->lo : t->last_match + 1;
+    gt_olink_kernel *k = first_free(o, l, from, name_equal);
+    return k ? k : first_free(o, l, from, config_equal);
 }
 
 static void link(gt_olinker *o, gt_olink_kernel *k, uint64_t call_id, uint64_t *counter)
@@ -264,6 +277,8 @@ static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
         if (k->done || (!final && k->start > horizon))
             continue;
         k->checked = 1;
+        if (k->corr > o->max_checked_corr)
+            o->max_checked_corr = k->corr;
         if (o->paired && o->paired(o->ctx, k->corr)) {
             k->done = 2; /* linked by its pair, counted by the caller */
             continue;
@@ -281,12 +296,26 @@ static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
     }
 }
 
+/* Whether every kernel that may be l's has been read. Bounded (an anchor or pair after it on its
+ * thread): once a kernel above the bound has started a window before the newest time read, the
+ * kernels below it have started too (one stream runs in order) and been read. Unbounded (no
+ * anchor or pair since, e.g. a program of plain launches between two copies): after
+ * UNBOUNDED_WAIT_NS of trace time. */
+static bool launch_ready(const gt_olinker *o, const gt_olink_launch *l, uint64_t horizon)
+{
+    if (l->t_begin + o->window_ns > horizon)
+        return false;
+    if (l->hi && o->max_checked_corr >= l->hi)
+        return true;
+    return l->t_begin + UNBOUNDED_WAIT_NS <= horizon;
+}
+
 static void match_launches(gt_olinker *o, uint64_t horizon, bool final)
 {
     size_t kept = 0;
     for (size_t i = 0; i < o->n_launches; i++) {
         gt_olink_launch *l = &o->launches[i];
-        bool ready = final || l->t_begin + o->window_ns <= horizon;
+        bool ready = final || launch_ready(o, l, horizon);
         if (ready) {
             gt_olink_thread *t = thread_of(o, l->tid);
             gt_olink_kernel *k = t ? kernel_of_launch(o, l, t) : NULL;
@@ -321,22 +350,26 @@ static void compact(gt_olinker *o, uint64_t horizon, bool final)
         bool waits_for_anchor = k->done == 3; /* not while its library call runs */
         if (k->done == 3)
             k->done = 0;
-        bool expired = final || (!waits_for_anchor && k->start + o->window_ns <= horizon);
+        bool expired =
+            final || (!waits_for_anchor && k->start + UNBOUNDED_WAIT_NS + o->window_ns <= horizon);
         if (!k->done && expired)
             o->st.kernels_no_call++;
         if (!k->done && !expired)
             o->kernels[kept++] = *k;
     }
     o->n_kernels = kept;
-    /* A kernel record can reach the file well after its call's anchors (CUPTI delivers it once
-     * the kernel ran and a buffer was flushed, the first one seconds late): anchors stay for
-     * three windows after they closed. */
+    /* An anchored call's kernels may start seconds after it (a deep launch queue) and their
+     * records reach the file a flush later still: anchors stay until a kernel above the call's
+     * end was looked up and three windows passed, or UNBOUNDED_WAIT_NS did. */
     size_t a_kept = 0;
     for (size_t i = 0; i < o->n_anchors; i++) {
         gt_olink_anchor *a = &o->anchors[i];
         if (!a->seen_ns) /* read before any time was: from now on */
             a->seen_ns = o->newest_ns;
-        if (!final && (!a->end || a->seen_ns + 3 * o->window_ns > horizon))
+        bool passed =
+            a->end && o->max_checked_corr > a->end && a->seen_ns + 3 * o->window_ns <= horizon;
+        bool stale = a->seen_ns + UNBOUNDED_WAIT_NS <= horizon;
+        if (!final && !passed && !stale)
             o->anchors[a_kept++] = *a;
     }
     o->n_anchors = a_kept;
@@ -405,6 +438,8 @@ void gt_olink_on_record(gt_olinker *o, const gt_record *r)
         if (e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_BEGIN ||
             e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_END)
             on_anchor(o, r, &e);
+        else if (e.ext_kind == GT_EXT_CORR_KIND_OURS && e.corr_id)
+            on_pair(o, r, &e);
         break;
     }
     case GT_REC_GPU_KERNEL:

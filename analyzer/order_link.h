@@ -16,8 +16,12 @@
  * docs/validation.md). Kernels of calls nobody wraps (cuDNN's legacy batch norm) match no launch
  * and stay unlinked, counted.
  *
- * Streaming: with window_ns > 0 a kernel is decided once the newest time seen is window_ns past
- * its start (its launch and anchors have surely been read by then); with 0 only at the end. */
+ * Callback pairs (copies, sets) on a thread bound its launches like anchors.
+ *
+ * Streaming (window_ns > 0): a kernel is looked up once the newest time read is window_ns past its
+ * start; a launch is matched once a kernel above its upper bound has been looked up (one stream
+ * runs in order, so every kernel below the bound has been read) and window_ns has passed, or
+ * after 10 s without a bound. With window_ns 0 everything is decided at the end. */
 #ifndef GT_ORDER_LINK_H
 #define GT_ORDER_LINK_H
 
@@ -45,7 +49,9 @@ typedef struct gt_olink_kernel {
 
 typedef struct gt_olink_launch {
     uint64_t t_begin, call_id;
-    uint64_t lo, hi; /* correlation ids of the anchors around it on its thread; hi 0 = not yet */
+    /* ids of the bounds around it on its thread (anchors, pairs): its kernel's id is in [lo, hi);
+     * hi 0 = none yet */
+    uint64_t lo, hi;
     uint32_t name_id, tid;
     uint32_t grid[3], block[3];
     uint8_t done;
@@ -81,6 +87,7 @@ typedef struct gt_olinker {
     gt_olink_thread *threads;
     size_t n_threads, cap_threads;
     uint64_t window_ns, newest_ns, resolved_at;
+    uint64_t max_checked_corr; /* the highest id of a kernel looked up so far */
     bool out_of_memory;
     gt_olink_paired_fn paired;
     gt_olink_emit_fn emit;

@@ -4,11 +4,13 @@
  *    them (other names) stay unlinked and counted.
  * 2. Anchors: a library call's kernels go to it; a launch whose kernel was lost cannot take a
  *    same-named kernel from beyond the next anchor on its thread (without anchors it would).
- * 3. Two threads interleaved in time.
- * 4. Overlapping anchors of two threads holding one kernel: ambiguous, not linked.
- * 5. Paired kernels are left to their pairs; an unnamed launch matches by grid and block; a
+ * 3. A copy's callback pair bounds a thread's launches like an anchor; streaming, a kernel that
+ *    starts seconds after its launch (a deep launch queue) is still found.
+ * 4. Two threads interleaved in time.
+ * 5. Overlapping anchors of two threads holding one kernel: ambiguous, not linked.
+ * 6. Paired kernels are left to their pairs; an unnamed launch matches by grid and block; a
  *    kernel that started before its launch is not its kernel.
- * 6. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
+ * 7. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
  *    late batches) links exactly the truth, streaming (window) and whole-file alike.
  * `test_order_link real TRACE`: a trace recorded with anchors and a callback pair on every launch
  * (GPUTRACE_CUPTI_CALLBACKS=1): the links found without the pairs must agree with every pair, and
@@ -158,6 +160,52 @@ static void test_anchors(void)
     anchored_run(false, M, &st);
     EXPECT_LINK(M, 25, 601);
     free(M);
+    free(L);
+}
+
+/* A copy's callback pair on the thread bounds the launches like an anchor: 611 lost its kernel
+ * and cannot take 612's from beyond the copy. */
+static void test_pair_bounds(void)
+{
+    links *L = new_links();
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    launch(&o, 1, 1000, 611, 7, 1);
+    gt_rec_gpu_ext_corr pair = {
+        .external_id = 950, .corr_id = 20, .ext_kind = GT_EXT_CORR_KIND_OURS};
+    feed(&o, GT_REC_GPU_EXT_CORR, 1, &pair, sizeof pair);
+    launch(&o, 1, 9000, 612, 7, 1);
+    kernel(&o, 25, 10000, 7, 1);
+    gt_olink_finish(&o);
+    EXPECT_LINK(L, 25, 612);
+    CHECK(o.st.launches_no_kernel == 1, "pair bounds: launches without kernel %llu",
+          (unsigned long long)o.st.launches_no_kernel);
+    gt_olink_free(&o);
+    free(L);
+}
+
+/* Streaming with a deep launch queue: the kernel starts 3 s after its launch, far beyond the
+ * 0.5 s window; the launch waits until a kernel above its bound has been read. */
+static void test_deep_queue(void)
+{
+    links *L = new_links();
+    gt_olinker o;
+    uint64_t s = 1000000000ull;
+    gt_olink_init(&o, s / 2, is_paired, on_link, L);
+    launch(&o, 1, 1 * s, 621, 7, 1);
+    anchor(&o, 1, BEGIN, 960, 20);
+    anchor(&o, 1, END, 960, 22);
+    launch(&o, 2, 3 * s, 622, 8, 1); /* the CPU runs on: time advances */
+    kernel(&o, 10, 4 * s, 7, 1);
+    kernel(&o, 21, 4 * s + 1000, 50, 4);
+    launch(&o, 2, 5 * s, 623, 8, 1);
+    kernel(&o, 30, 6 * s, 8, 1);
+    launch(&o, 2, 8 * s, 624, 8, 1);
+    gt_olink_finish(&o);
+    EXPECT_LINK(L, 10, 621);
+    EXPECT_LINK(L, 21, 960);
+    EXPECT_LINK(L, 30, 622);
+    gt_olink_free(&o);
     free(L);
 }
 
@@ -411,6 +459,8 @@ int main(int argc, char **argv)
         return test_real(argv[2], 2000000000ull) | test_real(argv[2], 0);
     test_one_thread();
     test_anchors();
+    test_pair_bounds();
+    test_deep_queue();
     test_two_threads();
     test_ambiguous_and_paired();
     test_generated();
