@@ -2284,6 +2284,9 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
             *cv_ext_slot_of(f, x.corr_id) =
                 (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
             cv_late_pair(c, f, x.corr_id, x.external_id);
+            if (f->hdr->flags & GT_HDR_ORDER_LINKS)
+                gt_olink_on_record(&f->olinker,
+                                   rec); /* a copy's pair bounds its thread's launches */
         }
         break;
     }
