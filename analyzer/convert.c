@@ -2246,11 +2246,13 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_API_SYNC:
     case GT_REC_API_CUDNN:
     case GT_REC_API_CUBLAS:
-        gt_linker_on_record(&f->linker, rec); /* out of memory: the call links no kernel */
+        if (!(f->hdr->flags & GT_HDR_ORDER_LINKS)) /* one way of linking per file */
+            gt_linker_on_record(&f->linker, rec);  /* out of memory: the call links no kernel */
         cv_on_api(c, f, rec);
-        cv_link_pending(c, f, rec);
         if (f->hdr->flags & GT_HDR_ORDER_LINKS)
             gt_olink_on_record(&f->olinker, rec);
+        else
+            cv_link_pending(c, f, rec);
         break;
     case GT_REC_CUDNN_PLAN:
         cv_on_plan(f, rec);

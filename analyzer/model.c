@@ -832,9 +832,11 @@ static void order_emit(void *ctx, uint64_t corr, uint64_t call)
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
-    gt_linker_on_record(&s->linker, r); /* out of memory: that call links no kernel */
+    /* One way of linking per file: its kernels carry queued times, or it has order links. */
     if (p->hdr.flags & GT_HDR_ORDER_LINKS)
         gt_olink_on_record(&s->olinker, r);
+    else
+        gt_linker_on_record(&s->linker, r); /* out of memory: that call links no kernel */
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;

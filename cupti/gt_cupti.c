@@ -12,7 +12,6 @@
  *
  * No lock of ours is held around any CUPTI call: FlushAll calls back into gt_cupti_records.c. */
 #include <limits.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -396,46 +395,24 @@ void gt_cupti_pop_correlation(void)
     gt_cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
-/* GPUTRACE_CUPTI_LINK=order (the default): the application's own cudaRuntimeGetVersion, a call
- * that does nothing on the GPU, made inside the outermost wrapped cuDNN/cuBLAS call: its CUPTI
- * callback records the correlation id it got (gt_cupti_callbacks.c). CUPTI numbers API calls from
- * one counter, so the kernels the library launches in between carry ids between the two anchors
- * (on the H200 every one of 13,524 library kernels did, agreeing with a callback pair per launch).
- * The analyzer matches the runtime launches to their kernels by order (analyzer/order_link.h).
- * Unavailable without a shared cudart (its library kernels then stay unlinked). */
-typedef int (*runtime_version_fn)(int *);
-static _Atomic(runtime_version_fn) anchor_fn;
-static atomic_bool anchor_fn_resolved;
-
-static runtime_version_fn resolve_anchor_fn(void)
+/* GPUTRACE_CUPTI_LINK=order (the default): the application's own cudaRuntimeGetVersion (the real
+ * one, resolved by the wrappers), a call that does nothing on the GPU, made inside the outermost
+ * wrapped cuDNN/cuBLAS call: its CUPTI callback records the correlation id it got
+ * (gt_cupti_callbacks.c). CUPTI numbers API calls from one counter, so the kernels the library
+ * launches in between carry ids between the two anchors (on the H200 every one of 13,524 library
+ * kernels did, agreeing with a callback pair per launch). The analyzer matches the runtime
+ * launches to their kernels by order (analyzer/order_link.h). Without a shared cudart there is no
+ * anchor (the library's kernels then stay unlinked, counted). */
+bool gt_cupti_anchor(bool begin, void *runtime_get_version)
 {
-    runtime_version_fn f = atomic_load_explicit(&anchor_fn, memory_order_acquire);
-    if (f || atomic_load_explicit(&anchor_fn_resolved, memory_order_acquire))
-        return f;
-    void *p = dlsym(RTLD_NEXT, "cudaRuntimeGetVersion");
-    if (!p) {
-        void *h = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
-        p = h ? dlsym(h, "cudaRuntimeGetVersion") : NULL;
-    }
-    f = (runtime_version_fn)p;
-    atomic_store_explicit(&anchor_fn, f, memory_order_release);
-    atomic_store_explicit(&anchor_fn_resolved, true, memory_order_release);
-    if (!f)
-        gt_debug("no shared cudart to anchor library calls with: their kernels stay unlinked");
-    return f;
-}
-
-bool gt_cupti_anchor(bool begin)
-{
-    if (!gt_core_config()->cupti_anchors ||
+    typedef int (*runtime_version_fn)(int *);
+    runtime_version_fn f = (runtime_version_fn)runtime_get_version;
+    if (!f || !gt_core_config()->cupti_anchors ||
         !atomic_load_explicit(&push_allowed, memory_order_relaxed))
         return false;
     gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
     if (t->depth != 1 || !t->by_callbacks)
         return false; /* nested calls belong to the outermost one */
-    runtime_version_fn f = resolve_anchor_fn();
-    if (!f)
-        return false;
     int version = 0;
     t->anchor_site = begin ? 1 : 2;
     f(&version);

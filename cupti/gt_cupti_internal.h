@@ -78,7 +78,7 @@ typedef struct gt_cupti_tl_call {
     uint32_t depth;      /* wrapped calls nested on this thread (only the outermost sets id) */
     uint32_t last_corr;  /* CUPTI correlation id last paired with id (one record per id) */
     bool by_callbacks;   /* the callbacks pair this call; else it was pushed to CUPTI */
-    uint8_t anchor_site; /* GPUTRACE_CUPTI_ANCHORS: 1 begin, 2 end while an anchor call runs */
+    uint8_t anchor_site; /* GPUTRACE_CUPTI_LINK=order: 1 begin, 2 end while an anchor call runs */
 } gt_cupti_tl_call;
 
 extern atomic_bool gt_cupti_cb_active; /* callbacks enabled (never in a forked child) */

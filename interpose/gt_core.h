@@ -102,7 +102,8 @@ enum gt_cupti_cb_mode {
     GT_CUPTI_CB_ALL = 1,     /* every entry point that puts work on the GPU */
     GT_CUPTI_CB_RUNTIME = 2, /* the runtime domain only */
     GT_CUPTI_CB_PROBE = 3,   /* one entry point applications hardly call (cost measurements) */
-    GT_CUPTI_CB_AUTO = 4, /* default: kernel launches by queued timestamps, the rest by callbacks */
+    GT_CUPTI_CB_AUTO = 4,    /* default: copies, sets, graph launches (and the anchors); launches
+                              * only with GPUTRACE_CUPTI_LINK=callbacks or queued times missing */
 };
 
 typedef struct gt_config {
@@ -144,8 +145,9 @@ void gt_cupti_init(void);
 void gt_cupti_push_correlation(uint64_t corr_id);
 void gt_cupti_pop_correlation(void);
 /* GPUTRACE_CUPTI_LINK=order: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
- * correlation ids (begin before the real call, end after it). Returns whether it anchored. */
-bool gt_cupti_anchor(bool begin);
+ * correlation ids (begin before the real call, end after it) by calling runtime_get_version, the
+ * real cudaRuntimeGetVersion (NULL: none). Returns whether it anchored. */
+bool gt_cupti_anchor(bool begin, void *runtime_get_version);
 /* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */
 void gt_cupti_note_wrapper_fired(void);
 

@@ -143,12 +143,16 @@ GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work,
     c->t_begin = gt_fast_now_ns();
 }
 
+/* The real cudaRuntimeGetVersion, the anchors' call (wrap_runtime.c; NULL without a shared
+ * cudart, looked for once). */
+void *gt_wrap_runtime_version_fn(void);
+
 /* A cuDNN/cuBLAS call (its kernels come from the library's own runtime): right after
  * gt_call_begin, the begin anchor; gt_call_end sets the end anchor. */
 GT_WRAP_INLINE void gt_call_anchor(gt_call *c)
 {
     if (c->pushed && gt_cupti_anchor)
-        c->anchored = gt_cupti_anchor(true);
+        c->anchored = gt_cupti_anchor(true, gt_wrap_runtime_version_fn());
 }
 
 /* End the call: right after the real call returned. Returns the end time. */
@@ -156,7 +160,7 @@ GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
 {
     uint64_t t = gt_fast_now_ns();
     if (__builtin_expect(c->anchored, 0))
-        gt_cupti_anchor(false);
+        gt_cupti_anchor(false, gt_wrap_runtime_version_fn());
     if (__builtin_expect(c->pushed, 0) && gt_cupti_pop_correlation)
         gt_cupti_pop_correlation();
     return t;

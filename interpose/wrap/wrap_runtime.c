@@ -55,6 +55,17 @@ static void collect_devices(void)
     }
 }
 
+void *gt_wrap_runtime_version_fn(void)
+{
+    static atomic_bool tried; /* a missing symbol is looked for once, not on every library call */
+    void *p = atomic_load_explicit(&sym_runtime_version.real, memory_order_acquire);
+    if (p || atomic_load_explicit(&tried, memory_order_acquire))
+        return p;
+    p = gt_sym_get(&sym_runtime_version);
+    atomic_store_explicit(&tried, true, memory_order_release);
+    return p;
+}
+
 void gt_wrap_runtime_first_use(void)
 {
     if (atomic_exchange(&gt_wrap_runtime_seen, 1))

@@ -18,13 +18,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from paired_overhead import CONFIGS  # noqa: E402
+from paired_overhead import CONFIGS, run_worker  # noqa: E402
 
 LOOPS = ("launch", "gpu", "conv")
 
@@ -72,16 +70,7 @@ def worker(a):
 def run(config, a):
     args = [sys.executable, os.path.abspath(__file__), "worker", "--blocks", str(a.blocks),
             "--launches", str(a.launches), "--kernels", str(a.kernels), "--convs", str(a.convs)]
-    env = dict(os.environ)
-    with tempfile.TemporaryDirectory(prefix="gtcost-") as tmp:
-        env.update(LD_PRELOAD=a.lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1",
-                   GPUTRACE_CAPTURE="profiler-api", **CONFIGS[config])
-        p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    sys.stderr.write(f"{config}: rc={p.returncode}\n{p.stderr[-1500:]}\n")
-    return None
+    return run_worker(args, a.lib, CONFIGS[config], config, timeout=300)[0]
 
 
 def bench(a):

@@ -94,19 +94,24 @@ def run(model, config, a):
             str(batch), "--warmup", str(warmup), "--block", str(a.block), "--blocks", str(a.blocks),
             "--mode", "torch_profiler" if config == "torch_profiler" else "gputrace",
             "--cpus", a.cpus]
-    env = dict(os.environ)
     lib, name = (a.alt_lib, config[4:]) if config.startswith("alt:") else (a.lib, config)
+    return run_worker(args, lib, CONFIGS[name], f"{model}/{config}")
+
+
+def run_worker(args, lib, config_env, label, timeout=400):
+    """One worker process: under lib with the capture range and config_env (None: untraced).
+    Returns its RESULT json (None on failure, said on stderr) and the trace's size in KB."""
+    env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="gtpair-") as tmp:
-        if CONFIGS[name] is not None:
+        if config_env is not None:
             env.update(LD_PRELOAD=lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1",
-                       GPUTRACE_CAPTURE="profiler-api", **CONFIGS[name])
-        p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=400)
+                       GPUTRACE_CAPTURE="profiler-api", **config_env)
+        p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
         kb = sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp)) / 1024
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            t = json.loads(line[7:])
-            return t, kb
-    sys.stderr.write(f"{model}/{config}: rc={p.returncode}\n{p.stderr[-1500:]}\n")
+            return json.loads(line[7:]), kb
+    sys.stderr.write(f"{label}: rc={p.returncode}\n{p.stderr[-1500:]}\n")
     return None, 0
 
 

@@ -19,7 +19,8 @@ echo "== capture $(date +%T)"; GT_LIB=$L timeout 120 bash tools/gpu/capture.sh 2
 echo "== linking modes $(date +%T)"
 for m in auto 1; do
   mkdir -p "$F/link_$m"
-  LD_PRELOAD=$L GPUTRACE_DIR=$F/link_$m GPUTRACE_CAPTURE=all GPUTRACE_CUPTI_CALLBACKS=$m \
+  LD_PRELOAD=$L GPUTRACE_DIR=$F/link_$m GPUTRACE_CAPTURE=all GPUTRACE_CUPTI_LINK=queued \
+    GPUTRACE_CUPTI_CALLBACKS=$m \
     GPUTRACE_VERBOSE=1 python3 /tmp/capture_app.py >"$F/link_$m.log" 2>&1
   echo "callbacks=$m rc=$?"; python3 tools/bench/gtrace_count.py "$F/link_$m"/*.gtrace
 done

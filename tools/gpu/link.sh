@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Kernels linked to their calls by CUPTI's queued timestamps (the default) instead of a callback
-# pair per launch. Records ResNet-18 b4 / ResNet-50 b64 steps in the default mode and with
+# Kernels linked to their calls by CUPTI's queued timestamps (GPUTRACE_CUPTI_LINK=queued, the
+# third session's default) instead of a callback pair per launch. Records ResNet-18 b4 /
+# ResNet-50 b64 steps in that mode and with
 # GPUTRACE_CUPTI_CALLBACKS=1 (a callback pair for every kernel as well: the reference), compares
 # the queued-time links with the pairs (cupti_dump, whole file) and what the streaming converter
 # links, then the paired step overhead with the training threads pinned. Library, analyzer and
@@ -25,7 +26,7 @@ for m in "resnet18 4 30" "resnet50 64 12"; do
   [ "${RECORD:-1}" = 1 ] || break
   for mode in auto 1; do
     D=/tmp/link_$1_$mode; rm -rf "$D"; mkdir -p "$D"
-    LD_PRELOAD=$L GPUTRACE_DIR=$D GPUTRACE_CUPTI_CALLBACKS=$mode \
+    LD_PRELOAD=$L GPUTRACE_DIR=$D GPUTRACE_CUPTI_LINK=queued GPUTRACE_CUPTI_CALLBACKS=$mode \
       python3 sample_apps/train.py --model "$1" --batch-size "$2" --steps "$3" --warmup 2 >"$D.log" 2>&1
     echo "== $1 callbacks=$mode rc=$?: $(python3 tools/bench/gtrace_count.py --json "$D"/*.gtrace | python3 -c 'import json,sys; k=json.load(sys.stdin)["kinds"]; print("kernels", k.get("gpu_kernel"), "pairs", k.get("gpu_ext_corr"))')"
     .devbin/bin/cupti_dump "$D"/*.gtrace >"$D.dump"; agreement "$D.dump"
@@ -35,12 +36,12 @@ done
 echo "== paired resnet18 $(date +%T)"
 python3 tools/bench/paired_overhead.py bench --lib "$L" --out "$F" --models resnet18 --cpus "${CPUS:-2-5}" \
   --procs "${R18_PROCS:-6}" --blocks "${R18_BLOCKS:-32}" \
-  --configs "${CONFIGS:-gputrace,gputrace_launch_callbacks,gputrace_cupti_off}" 2>&1 | tail -7
+  --configs "${CONFIGS:-gputrace_queued,gputrace_launch_callbacks,gputrace_cupti_off}" 2>&1 | tail -7
 mv "$F/paired.md" "$F/paired_r18.md"
 if [ "${R50:-1}" = 1 ]; then
   echo "== paired resnet50 $(date +%T)"
   python3 tools/bench/paired_overhead.py bench --lib "$L" --out "$F" --models resnet50 --cpus "${CPUS:-2-5}" \
-    --procs "${R50_PROCS:-3}" --blocks 12 --configs "${R50_CONFIGS:-gputrace,gputrace_launch_callbacks}" 2>&1 | tail -4
+    --procs "${R50_PROCS:-3}" --blocks 12 --configs "${R50_CONFIGS:-gputrace_queued,gputrace_launch_callbacks}" 2>&1 | tail -4
   mv "$F/paired.md" "$F/paired_r50.md"
 fi
 echo "== done $(date +%T)"
