@@ -95,37 +95,30 @@ real)
         python3 "$CHECK" "$PROTO" "$out" --compare-json "$out.json" || fail "$f: invalid output"
     done
     echo "checked $n real traces"
-    # Recorded with the queued-time default: every kernel a wrapped call launched is linked by
-    # its queued time, by the converter and the report alike (9,148 of 10,348; the rest are
-    # cuDNN's unwrapped batch norm and the like).
-    q=$DATA/resnet18_queued.gtrace
-    if [ -e "$q" ]; then
-        "$DRIVER" convert --no-advice -o "$DIR/q.pftrace" "$q" 2>"$DIR/q.err" || fail "$q: exit $?"
-        grep -q "9148 kernels linked by queued time (0 ambiguous" "$DIR/q.err" ||
-            fail "queued links: $(cat "$DIR/q.err")"
-        "$DRIVER" report --json "$q" >"$DIR/q.json" 2>/dev/null
+    # links_of TRACE SUMMARY COUNTS: the converter's summary line matches SUMMARY (grep) and the
+    # report's kernels count / linked_by_pair / linked_by_order / linked_by_time are COUNTS.
+    links_of() {
+        local t=$1 name
+        name=$(basename "$t" .gtrace)
+        "$DRIVER" convert --no-advice -o "$DIR/$name.pftrace" "$t" 2>"$DIR/$name.err" ||
+            fail "$t: exit $?"
+        grep -q "$2" "$DIR/$name.err" || fail "$name links: $(cat "$DIR/$name.err")"
+        "$DRIVER" report --json "$t" >"$DIR/$name.json" 2>/dev/null
         python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
-assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (10348, 0, 9148), k' "$DIR/q.json" ||
-            fail "report: queued links"
-    fi
-    # Recorded with anchors (the order default): every kernel a wrapped call launched is linked by
-    # anchors (cuDNN/cuBLAS) or launch order (PyTorch's own launches), 6,098 of 6,898, by the
-    # converter (drawn late, streaming) and the report alike; the _ref trace has a callback pair
-    # on every launch as well, and the pairs win.
-    a=$DATA/resnet18_anchors.gtrace
-    if [ -e "$a" ]; then
-        "$DRIVER" convert --no-advice -o "$DIR/a.pftrace" "$a" 2>"$DIR/a.err" || fail "$a: exit $?"
-        grep -q "6707 flows.*6098 kernels linked by anchors and launch order" "$DIR/a.err" ||
-            fail "order links: $(cat "$DIR/a.err")"
-        "$DRIVER" report --json "$a" >"$DIR/a.json" 2>/dev/null
-        python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
-assert (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"]) == (6898, 0, 6098, 0), k' "$DIR/a.json" ||
-            fail "report: order links"
-        "$DRIVER" report --json "$DATA/resnet18_anchors_ref.gtrace" >"$DIR/ar.json" 2>/dev/null
-        python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
-assert (k["count"], k["linked_by_pair"], k["linked_by_order"]) == (6898, 6098, 0), k' "$DIR/ar.json" ||
-            fail "report: pairs before order links"
-    fi
+got = "%d %d %d %d" % (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"])
+assert got == sys.argv[2], (got, sys.argv[2])' "$DIR/$name.json" "$3" || fail "report: $name links"
+    }
+    # Recorded with the queued-time mode (the third session's default): every kernel a wrapped
+    # call launched is linked by its queued time, by the converter and the report alike (9,148 of
+    # 10,348; the rest are cuDNN's unwrapped batch norm and the like).
+    links_of "$DATA/resnet18_queued.gtrace" "9148 kernels linked by queued time (0 ambiguous" \
+        "10348 0 0 9148"
+    # Recorded with anchors (the order default): linked by anchors (cuDNN/cuBLAS) or launch order
+    # (PyTorch's own launches), 6,098 of 6,898, by the converter (drawn late, streaming) and the
+    # report alike; the _ref trace has a callback pair on every launch as well, and pairs win.
+    links_of "$DATA/resnet18_anchors.gtrace" \
+        "6707 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
+    links_of "$DATA/resnet18_anchors_ref.gtrace" "6708 flows" "6898 6098 0 0"
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.
