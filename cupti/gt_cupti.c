@@ -114,22 +114,31 @@ static bool enable_latency_timestamps(void)
     return r == CUPTI_SUCCESS;
 }
 
+/* The record kinds and the GPUTRACE_CUPTI_KINDS bit each needs. SYNCHRONIZATION and
+ * EXTERNAL_CORRELATION come with the API kinds (enable_api_kinds). */
+static const struct {
+    CUpti_ActivityKind kind;
+    uint32_t bit;
+} RECORD_KINDS[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, GT_KIND_KERNEL},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, GT_KIND_MEMCPY},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, GT_KIND_MEMCPY},
+    {CUPTI_ACTIVITY_KIND_MEMSET, GT_KIND_MEMSET},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, GT_KIND_OVERHEAD},
+};
+
 /* The kernel kind decides whether CUPTI works at all; the others are best effort, except that a
  * second subscriber or a missing driver reported by any of them stops everything. */
 static CUptiResult enable_kinds(void)
 {
-    CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-    if (r != CUPTI_SUCCESS)
-        return r;
-    static const CUpti_ActivityKind optional[] = {
-        CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET, /* SYNCHRONIZATION and EXTERNAL_CORRELATION: with API kinds */
-        CUPTI_ACTIVITY_KIND_OVERHEAD,
-    };
-    for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
-        r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(optional[i]));
-        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN)
+    uint32_t wanted = gt_core_config()->cupti_kinds;
+    for (size_t i = 0; i < sizeof RECORD_KINDS / sizeof *RECORD_KINDS; i++) {
+        if (!(wanted & RECORD_KINDS[i].bit))
+            continue;
+        CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(RECORD_KINDS[i].kind));
+        if (r != CUPTI_SUCCESS &&
+            (RECORD_KINDS[i].bit == GT_KIND_KERNEL ||
+             r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN))
             return r;
     }
     if (gt_core_config()->api_mode == 1)
@@ -145,15 +154,19 @@ static bool capture_off; /* kinds and callbacks are disabled now */
 
 static void set_kinds(bool on)
 {
-    static const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
+    uint32_t wanted = gt_core_config()->cupti_kinds;
+    for (size_t i = 0; i < sizeof RECORD_KINDS / sizeof *RECORD_KINDS; i++)
+        if (wanted & RECORD_KINDS[i].bit && RECORD_KINDS[i].bit != GT_KIND_OVERHEAD)
+            GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(RECORD_KINDS[i].kind)
+                             : gt_cupti.ActivityDisable(RECORD_KINDS[i].kind));
+    static const CUpti_ActivityKind api_kinds[] = {
+        CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_DRIVER,
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     };
-    size_t n = atomic_load(&api_records_on) ? 7 : 4;
-    for (size_t i = 0; i < n; i++)
-        GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(kinds[i]) : gt_cupti.ActivityDisable(kinds[i]));
+    for (size_t i = 0; atomic_load(&api_records_on) && i < 3; i++)
+        GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(api_kinds[i])
+                         : gt_cupti.ActivityDisable(api_kinds[i]));
 }
 
 static void apply_capture(bool on)

@@ -127,7 +127,18 @@ typedef struct gt_config {
     bool cupti_anchors; /* order */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
     int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
+    /* GPUTRACE_CUPTI_KINDS: which activity kinds CUPTI records (GT_KIND_* bits; default all). A
+     * knob for measuring what each kind costs (tools/bench/whole_process.py), not for users. */
+    uint32_t cupti_kinds;
 } gt_config;
+
+enum gt_cupti_kind_bits {
+    GT_KIND_KERNEL = 1u << 0,
+    GT_KIND_MEMCPY = 1u << 1, /* MEMCPY and MEMCPY2 */
+    GT_KIND_MEMSET = 1u << 2,
+    GT_KIND_OVERHEAD = 1u << 3,
+    GT_KIND_ALL = (1u << 4) - 1,
+};
 const gt_config *gt_core_config(void);
 
 /* Diagnostics to stderr with the "gputrace: " prefix, via write(2) (no stdio). Cold path only.

@@ -127,6 +127,36 @@ static void parse_path(const char *name, char *dst, size_t cap, const char *def)
     snprintf(dst, cap, "%s", v ? v : def);
 }
 
+/* A comma list of activity kinds ("kernel,memcpy"), "all" or "none". */
+static uint32_t parse_kinds(const char *name)
+{
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } KINDS[] = {{"kernel", GT_KIND_KERNEL}, {"memcpy", GT_KIND_MEMCPY},
+                 {"memset", GT_KIND_MEMSET}, {"overhead", GT_KIND_OVERHEAD},
+                 {"all", GT_KIND_ALL},       {"none", 0}};
+    const char *v = env(name);
+    if (!v)
+        return GT_KIND_ALL;
+    uint32_t bits = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < sizeof KINDS / sizeof *KINDS &&
+               (strlen(KINDS[i].name) != len || strncasecmp(p, KINDS[i].name, len)))
+            i++;
+        if (i == sizeof KINDS / sizeof *KINDS) {
+            gt_warn("%s=%s: '%.*s' is not one of kernel,memcpy,memset,overhead,all,none; using all",
+                    name, v, (int)len, p);
+            return GT_KIND_ALL;
+        }
+        bits |= KINDS[i].bit;
+        p += len + (p[len] == ',');
+    }
+    return bits;
+}
+
 void gt_config_load(void)
 {
     memset(&g_cfg, 0, sizeof g_cfg);
@@ -157,4 +187,5 @@ void gt_config_load(void)
     g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
     static const char *const CAPTURE[] = {"all", "profiler-api"};
     g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, 0);
+    g_cfg.cupti_kinds = parse_kinds("GPUTRACE_CUPTI_KINDS");
 }

@@ -131,6 +131,26 @@ decode)
     skew=$(awk -F= '/^clock skew_us/ { print $2; exit }' "$D")
     [ -n "$skew" ] && [ "$skew" -lt 1000 ] || fail "no clock sync with a CUPTI time within 1 ms (got '$skew')"
     ;;
+kinds)
+    # GPUTRACE_CUPTI_KINDS (a measurement knob): only the kinds named are enabled; 'none' leaves
+    # CUPTI attached with no records; a bad value warns and records everything.
+    run_traced m GPUTRACE_API=off GPUTRACE_CUPTI_KINDS=memcpy,memset -- "$EMIT_APP" decode
+    dump_trace m
+    same_as_untraced m "$EMIT_APP" decode
+    [ "$(grep -c '^kernel' "$T/m.dump")" = 0 ] || fail "kernel records with GPUTRACE_CUPTI_KINDS=memcpy,memset"
+    [ "$(grep -c '^memcpy' "$T/m.dump")" = 2 ] || fail "memcpy records: $(grep -c '^memcpy' "$T/m.dump") != 2"
+    [ "$(grep -c '^memset' "$T/m.dump")" = 1 ] || fail "memset records missing"
+    run_traced n GPUTRACE_API=off GPUTRACE_CUPTI_KINDS=none -- "$EMIT_APP" decode
+    dump_trace n
+    same_as_untraced n "$EMIT_APP" decode
+    grep -qE '^(kernel|memcpy|memset) ' "$T/n.dump" && fail "GPU records with GPUTRACE_CUPTI_KINDS=none"
+    grep -q "^header state=1 " "$T/n.dump" || fail "CUPTI not active with GPUTRACE_CUPTI_KINDS=none"
+    run_traced b GPUTRACE_API=off GPUTRACE_CUPTI_KINDS=kernel,bogus -- "$EMIT_APP" decode
+    dump_trace b
+    grep -q "GPUTRACE_CUPTI_KINDS=kernel,bogus: 'bogus' is not one of" "$T/b.err" ||
+        fail "no warning for a bad GPUTRACE_CUPTI_KINDS: $(cat "$T/b.err")"
+    [ "$(grep -c '^kernel' "$T/b.dump")" = 3 ] || fail "a bad value must record every kind"
+    ;;
 api_full)
     # GPUTRACE_API=full: every runtime API op becomes a GT_REC_GPU_API record.
     run_traced f GPUTRACE_API=full GPUTRACE_FLUSH_MS=60000 -- "$EMIT_APP" decode
