@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# GPU corpus (issue 21, item 9): programs gputrace did not write, in styles the sample apps do not
+# cover (sample_apps/corpus/*.py: CuPy, a Triton kernel loop, JAX/XLA, DDP over gloo with a slow
+# rank, a DataLoader-bound loop and its fix, a JIT-heavy start-up, torch.compile with CUDA graphs).
+# Each program runs twice: untraced (its own timing, the CORPUS line it prints last), then recorded
+# the way `gputrace record` records (LD_PRELOAD=libgputrace.so, GPUTRACE_DIR=a run folder for the
+# whole process tree, NVTX_INJECTION64_PATH) — the analyzer needs protobuf-c, which this machine
+# lacks, so the traces are analyzed after they come back. Every run has its own timeout, so one
+# failure does not stop the rest, and the script stops starting runs when its budget is spent.
+#
+# Run from the repo root on the GPU machine:   OUT=<folder> bash tools/gpu/corpus.sh
+# Output (two files): $OUT/corpus.txt      summary: each run's command, rc, wall time, CORPUS line,
+#                                           trace files and bytes
+#                     $OUT/corpus.tar.gz   corpus/<case>/{cmd.txt,untraced.*,traced.*,ls.txt,run/}
+#                                           and corpus/{facts.txt,build.log,corpus.txt}
+# Time: about 5 minutes. No run starts, and a run's timeout is cut, past CORPUS_BUDGET_S (default
+# 430) s from the script's start, build included, so the whole script ends within 8 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+: "${OUT:?OUT must name the folder for results}"
+REPO=$PWD
+WORK=${CORPUS_WORK:-/tmp/gputrace-corpus}
+C=$WORK/corpus
+rm -rf "$WORK" && mkdir -p "$C"
+SUMMARY=$C/corpus.txt
+: >"$SUMMARY"
+T_START=$(date +%s)
+PY=${PYTHON:-python3}
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+# --- build libgputrace.so as tools/gpu/build.sh does (no analyzer, no samples: faster)
+build_library() {
+  export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
+    -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=OFF -DCUDA_HOME=/usr/local/cuda \
+    >"$C/build.log" 2>&1 &&
+    cmake --build build-gpu -j16 --target gputrace_preload >>"$C/build.log" 2>&1
+}
+if ! build_library; then
+  tail -40 "$C/build.log"
+  note "corpus.sh: the build failed (build.log above); nothing recorded"
+fi
+LIB=$REPO/build-gpu/lib/libgputrace.so
+
+# --- what this machine is
+{
+  echo "# gputrace corpus, $(date -u +%FT%TZ) on $(hostname), git $(git rev-parse --short HEAD 2>/dev/null)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  "$PY" - <<'EOF' 2>&1
+import importlib, sys
+print("python", sys.version.split()[0])
+for m in ("torch", "triton", "jax", "jaxlib", "cupy", "numpy"):
+    try:
+        print(m, importlib.import_module(m).__version__)
+    except Exception as e:  # a missing package is a fact to report, not a failure
+        print(m, "not importable:", e)
+EOF
+  ls -l "$LIB" 2>&1
+} >"$C/facts.txt"
+cat "$C/facts.txt"
+
+# The GPU machine's shared-host rules, JAX without preallocation, unbuffered Python output.
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+  NVSHMEM_DISABLE_NVLS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_PYTHON_CLIENT_MEM_FRACTION=0.10
+
+BUDGET_S=${CORPUS_BUDGET_S:-430}
+budget_left() { echo $((BUDGET_S - ($(date +%s) - T_START))); }
+
+# run_one CASE MODE TIMEOUT CMD...   MODE: untraced | traced. Prints the rc line to the summary.
+run_one() {
+  local name=$1 mode=$2 limit=$3
+  shift 3
+  local dir=$C/$name left
+  left=$(budget_left)
+  if [ "$left" -lt 15 ]; then
+    note "== $name $mode: skipped, budget spent"
+    return
+  fi
+  [ "$limit" -le "$left" ] || limit=$left
+  local envs=()
+  if [ "$mode" = traced ]; then
+    mkdir -p "$dir/run"
+    envs=(LD_PRELOAD="$LIB" GPUTRACE_DIR="$dir/run" NVTX_INJECTION64_PATH="$LIB")
+  fi
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  (cd "$dir" && env "${envs[@]}" timeout -k 10 "$limit" "$@") >"$dir/$mode.out" 2>"$dir/$mode.err"
+  rc=$?
+  t1=$(date +%s.%N)
+  note "$(printf '== %s %s: rc=%d wall=%.1fs (limit %ds)' "$name" "$mode" "$rc" \
+    "$(awk "BEGIN{print $t1 - $t0}")" "$limit")"
+  grep '^CORPUS ' "$dir/$mode.out" | sed "s/^/   $mode /" | tee -a "$SUMMARY"
+  [ "$rc" -eq 0 ] || tail -5 "$dir/$mode.err" | sed 's/^/   stderr: /' | tee -a "$SUMMARY"
+  # Keep logs small: the end of a long stderr (compile warnings) is what says what happened.
+  if [ "$(stat -c %s "$dir/$mode.err")" -gt 200000 ]; then
+    tail -c 200000 "$dir/$mode.err" >"$dir/$mode.err.tail" && mv "$dir/$mode.err.tail" "$dir/$mode.err"
+  fi
+}
+
+# list_run CASE: the run folder's files, their count and bytes (ls.txt and the summary).
+list_run() {
+  local dir=$C/$1/run files bytes biggest
+  [ -d "$dir" ] || return
+  ls -l "$dir" >"$C/$1/ls.txt" 2>&1
+  files=$(find "$dir" -maxdepth 1 -name '*.gtrace' | wc -l)
+  bytes=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+  biggest=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s %f\n' | sort -n | tail -1)
+  echo "gtrace files=$files bytes=$bytes biggest=${biggest:-none}" >>"$C/$1/ls.txt"
+  note "   traced files=$files bytes=$bytes biggest: ${biggest:-none}"
+}
+
+# case NAME TIMEOUT CMD...: untraced, then traced.
+run_case() {
+  local name=$1 limit=$2
+  shift 2
+  mkdir -p "$C/$name"
+  echo "$*" >"$C/$name/cmd.txt"
+  note "== $name: $* ($(date +%T), $(budget_left) s of budget left)"
+  run_one "$name" untraced "$limit" "$@"
+  run_one "$name" traced "$limit" "$@"
+  list_run "$name"
+}
+
+P=$REPO/sample_apps/corpus
+if [ -f "$LIB" ]; then
+  run_case cupy_loop 60 "$PY" "$P/cupy_loop.py"
+  run_case triton_loop 60 "$PY" "$P/triton_loop.py"
+  run_case jax_step 75 "$PY" "$P/jax_step.py"
+  run_case ddp_gloo_slow 90 "$PY" -m torch.distributed.run --standalone --nproc_per_node=2 \
+    "$P/ddp_gloo_slow.py" --slow-rank 1 --slow-ms 15
+  run_case dataloader_bound 60 "$PY" "$P/dataloader_bound.py" --workers 0
+  run_case dataloader_fixed 60 "$PY" "$P/dataloader_bound.py" --workers 4 --pin-memory
+  run_case jit_heavy 75 "$PY" "$P/jit_heavy.py"
+  run_case compile_graphs 120 "$PY" "$P/compile_graphs.py"
+fi
+note "== done $(date +%T), $(($(date +%s) - T_START)) s in all"
+
+# --- pack: one tar.gz (at most 16 MiB comes back per file); if too big, leave out the largest
+# traces and say which.
+TAR=$OUT/corpus.tar.gz
+tar -C "$WORK" -czf "$TAR" corpus
+if [ "$(stat -c %s "$TAR")" -gt 16000000 ]; then
+  find "$C" -name '*.gtrace' -size +3M -printf '%s %p\n' | sort -n | tee "$C/left_out.txt" |
+    sed 's/^/left out (too big): /' | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$TAR" --exclude-from=<(awk '{print $2}' "$C/left_out.txt" | sed "s|^$WORK/||") corpus
+fi
+cp "$SUMMARY" "$OUT/corpus.txt"
+echo "$TAR: $(stat -c %s "$TAR") bytes" | tee -a "$OUT/corpus.txt"
