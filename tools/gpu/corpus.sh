@@ -37,11 +37,16 @@ build_library() {
     >"$C/build.log" 2>&1 &&
     cmake --build build-gpu -j16 --target gputrace_preload >>"$C/build.log" 2>&1
 }
-if ! build_library; then
-  tail -40 "$C/build.log"
-  note "corpus.sh: the build failed (build.log above); nothing recorded"
+# CORPUS_LIB: a libgputrace.so built elsewhere (tools/gpu/pack_devbin.sh's .devbin): no build here.
+if [ -n "${CORPUS_LIB:-}" ]; then
+  LIB=$(readlink -f "$CORPUS_LIB")
+else
+  if ! build_library; then
+    tail -40 "$C/build.log"
+    note "corpus.sh: the build failed (build.log above); nothing recorded"
+  fi
+  LIB=$REPO/build-gpu/lib/libgputrace.so
 fi
-LIB=$REPO/build-gpu/lib/libgputrace.so
 
 # --- what this machine is
 {
