@@ -211,8 +211,9 @@ const char *dr_copy_test_name(int t); /* "H2D pageable" */
 const char *dr_copy_test_key(int t);  /* "h2d_pageable" */
 const char *dr_gemm_test_name(int t); /* "fp32" */
 
-/* Measures copies (and GEMMs unless copies_only) on gpu; the driver must have been probed. */
-void dr_bench_run(const dr_driver *d, const dr_gpu *gpu, int copies_only, dr_bench *b);
+/* Measures copies (and GEMMs through the cuBLAS at cublas_path unless copies_only or NULL) on gpu;
+ * the driver must have been probed. */
+void dr_bench_run(const dr_gpu *gpu, int copies_only, const char *cublas_path, dr_bench *b);
 /* The specified figures: PCIe GB/s each way (0: unknown), dense TFLOPS, memory GB/s. */
 double dr_spec_pcie_gbps(const dr_gpu *g, char *how, size_t how_len);
 double dr_spec_tflops(const dr_gpu *g, int gemm_test, char *how, size_t how_len);

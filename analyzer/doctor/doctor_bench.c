@@ -9,7 +9,6 @@
  * architecture, memory clock × 2 × bus width. Everything is dlopen'ed: cuBLAS is optional (no
  * GEMMs without it). */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,21 +225,6 @@ static int gemm_once(bench_ctx *c, void *arg)
     return st ? 1000 + st : 0; /* cublasStatus_t, told apart from CUresults */
 }
 
-static void *open_cublas(char *path, size_t len)
-{
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-            continue;
-        struct link_map *lm = NULL;
-        if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-            snprintf(path, len, "%s", lm->l_name);
-        return h;
-    }
-    return NULL;
-}
-
 /* Fills n*n elements of a device matrix with values in [-1, 1) through the pinned buffer (all-zero
  * or constant inputs draw less power and would flatter the clocks). */
 static int fill_matrix(bench_ctx *c, uint64_t dev, size_t n, int bf16)
@@ -288,9 +272,10 @@ static void gemm_error(dr_bench *b, const char *fmt, const char *what)
 static void run_gemms(bench_ctx *c, const dr_gpu *g, dr_bench *b)
 {
     cublas_api bl = {0};
-    void *h = open_cublas(b->cublas_path, sizeof b->cublas_path);
+    /* The copy the loader takes (doctor_libs.c), so the GEMM runs where the inventory says. */
+    void *h = b->cublas_path[0] ? dlopen(b->cublas_path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
-        gemm_error(b, "%s", "no libcublas.so.13/.12 on the loader's path");
+        gemm_error(b, "%s", b->cublas_path[0] ? dlerror() : "no libcublas on the loader's path");
         return;
     }
     bl.create = (int (*)(void **))dlsym(h, "cublasCreate_v2");
@@ -404,10 +389,11 @@ static void teardown(bench_ctx *c, int dev)
         cu->cuDevicePrimaryCtxRelease_v2(dev);
 }
 
-void dr_bench_run(const dr_driver *d, const dr_gpu *gpu, int copies_only, dr_bench *b)
+void dr_bench_run(const dr_gpu *gpu, int copies_only, const char *cublas_path, dr_bench *b)
 {
-    (void)d;
     memset(b, 0, sizeof *b);
+    if (cublas_path)
+        snprintf(b->cublas_path, sizeof b->cublas_path, "%s", cublas_path);
     b->gpu = gpu->ordinal;
     bench_ctx c = {.cu = dr_cu(), .bytes = COPY_BYTES};
     b->copy_bytes = c.bytes;

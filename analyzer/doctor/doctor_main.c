@@ -419,7 +419,12 @@ static void measure(dr_report *r, const doctor_options *o)
     for (int i = 0; i < r->driver.n_gpus; i++) {
         if (o->device >= 0 && i != o->device)
             continue;
-        dr_bench_run(&r->driver, &r->driver.gpus[i], o->copies_only, &r->benches[r->n_benches]);
+        int blas = dr_libs_loader_pick(&r->libs, DR_CUBLAS);
+        for (int j = 0; j < r->libs.n && blas < 0; j++) /* else a wheel's (--python) */
+            if (r->libs.libs[j].kind == DR_CUBLAS)
+                blas = j;
+        dr_bench_run(&r->driver.gpus[i], o->copies_only, blas >= 0 ? r->libs.libs[blas].path : NULL,
+                     &r->benches[r->n_benches]);
         check_bench(r, &r->benches[r->n_benches++]);
     }
 }
