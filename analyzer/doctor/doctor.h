@@ -253,5 +253,9 @@ int dr_save_peaks(const dr_report *r, const dr_bench *b, const char *path);
 int dr_peaks_path(const dr_gpu *g, char *out, size_t len);
 
 int cmd_doctor(int argc, char **argv);
+/* For `gputrace record --peaks`: when GPU 0 has no peaks file yet, measure its copies (a second
+ * or two) and save them, in a child process so that CUDA is never initialised in the caller.
+ * Returns 0 when a peaks file exists afterwards. */
+int dr_peaks_ensure(int quiet);
 
 #endif

@@ -5,11 +5,14 @@
  * The checks are the ones the installation guides ask users to do by hand (nvidia-smi, nvcc
  * --version, torch.version.cuda, the arch list, a bandwidth test, a GEMM), joined so that each
  * mismatch is named with the files involved. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -476,4 +479,40 @@ int cmd_doctor(int argc, char **argv)
     }
     free(r);
     return rc;
+}
+
+/* The child of dr_peaks_ensure: 0 when GPU 0's peaks file exists or was written. */
+static int ensure_in_child(int quiet)
+{
+    dr_driver *d = calloc(1, sizeof *d);
+    char path[4096];
+    struct stat st;
+    if (!d || dr_driver_probe(d) != 0 || dr_peaks_path(&d->gpus[0], path, sizeof path) != 0) {
+        free(d);
+        return 2;
+    }
+    int have = stat(path, &st) == 0;
+    free(d);
+    if (have)
+        return 0;
+    if (!quiet)
+        fprintf(stderr, "gputrace: no peaks file for this GPU yet: measuring its copies (a few "
+                        "seconds, once)\n");
+    char *args[] = {"doctor", "--save", "--copies-only", "--device", "0", quiet ? "-q" : NULL,
+                    NULL};
+    return cmd_doctor(quiet ? 6 : 5, args) == 2 ? 2 : 0;
+}
+
+int dr_peaks_ensure(int quiet)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        _exit(ensure_in_child(quiet));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }

@@ -398,6 +398,31 @@ def case_report_peaks():
           "of this machine's fp32 peak" in out, "GEMMs not compared", out)
 
 
+def case_record_peaks():
+    if not GPUTRACE:
+        print("SKIP: no analyzer built")
+        return
+    path = os.path.join(WORK, "home", ".cache", "gputrace",
+                        "peaks-GPU-10111213-1415-1617-1819-1a1b1c1d1e1f.json")
+    rc, out, err = run(["record", "-o", os.path.join(WORK, "run"), "--no-report", "--", "true"],
+                       prog=GPUTRACE)
+    check(not os.path.exists(path) and "measuring" not in err, "record measured without --peaks")
+    rc, out, err = run(["record", "--peaks", "-o", os.path.join(WORK, "run"), "-f", "--no-report",
+                        "--", "true"], prog=GPUTRACE)
+    check(os.path.exists(path) and "no peaks file for this GPU yet" in err,
+          "record --peaks wrote no peaks file", out + err)
+    doc = json.load(open(path))
+    check(near(doc["copies_gbps"]["h2d_pinned"], 52) and doc["gemm_tflops"]["bf16"] is None,
+          "record --peaks measures copies only", str(doc))
+    rc, out, err = run(["record", "--peaks", "-o", os.path.join(WORK, "run"), "-f", "--no-report",
+                        "--", "true"], prog=GPUTRACE)
+    check("measuring" not in err, "record --peaks measured again although a file exists", err)
+    rc, out, err = run(["record", "--peaks", "-o", os.path.join(WORK, "run2"), "--no-report",
+                        "--", "true"], prog=GPUTRACE, env_extra={"FAKE_CUDA_NO_DEVICE": "1"})
+    check("could not measure this machine's peaks (no GPU?); recording anyway" in err,
+          "record --peaks without a GPU", err)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 if CASE not in CASES:
     fail("unknown case %s" % CASE)
