@@ -49,6 +49,7 @@ typedef struct nvml_api {
     int (*shutdown)(void);
     int (*driver_version)(char *, unsigned);
     int (*by_bus_id)(const char *, void **);
+    int (*by_uuid)(const char *, void **);
     int (*curr_gen)(void *, unsigned *);
     int (*curr_width)(void *, unsigned *);
     int (*max_gen)(void *, unsigned *);
@@ -75,6 +76,7 @@ static int nvml_load(nvml_api *n)
     n->shutdown = (int (*)(void))dlsym(h, "nvmlShutdown");
     n->driver_version = (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion");
     n->by_bus_id = (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
+    n->by_uuid = (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByUUID");
     n->curr_gen = (int (*)(void *, unsigned *))dlsym(h, "nvmlDeviceGetCurrPcieLinkGeneration");
     n->curr_width = (int (*)(void *, unsigned *))dlsym(h, "nvmlDeviceGetCurrPcieLinkWidth");
     n->max_gen = (int (*)(void *, unsigned *))dlsym(h, "nvmlDeviceGetMaxPcieLinkGeneration");
@@ -96,8 +98,11 @@ static int nvml_load(nvml_api *n)
 /* Each NVML read is optional: a field stays "not readable" when its call fails. */
 static void nvml_fill(const nvml_api *n, dr_gpu *g)
 {
+    /* By UUID first: NVML's indices need not be CUDA's (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES).
+     */
     void *dev = NULL;
-    if (!n->by_bus_id || n->by_bus_id(g->pci_bus_id, &dev) != 0)
+    if ((!n->by_uuid || !g->uuid[0] || n->by_uuid(g->uuid, &dev) != 0) &&
+        (!n->by_bus_id || n->by_bus_id(g->pci_bus_id, &dev) != 0))
         return;
     unsigned a = 0, b = 0;
     if (n->curr_gen && n->curr_gen(dev, &a) == 0 && n->curr_width && n->curr_width(dev, &b) == 0) {
