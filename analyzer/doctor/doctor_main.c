@@ -261,9 +261,10 @@ static void check_python(dr_report *r)
     const dr_python *py = &r->python;
     if (!py->asked)
         return;
-    if (!py->ran) {
+    if (!py->ran || py->error[0]) {
         dr_check_add(r, DR_WARN, "python", "%s", py->error);
-        return;
+        if (!py->ran)
+            return;
     }
     check_torch(r);
     const dr_framework *t = &py->torch;

@@ -279,7 +279,8 @@ void dr_print_text(const dr_report *r, FILE *out)
         if (!r->python.ran) {
             fprintf(out, "  %s\n", r->python.error);
         } else {
-            fprintf(out, "  Python %s\n", r->python.version);
+            fprintf(out, "  Python %s%s%s\n", r->python.version, r->python.error[0] ? "; " : "",
+                    r->python.error);
             print_framework("torch", &r->python.torch, out);
             print_framework("jax", &r->python.jax, out);
         }

@@ -7,6 +7,7 @@
  * execution on the device" before the program runs. */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "doctor.h"
+
+#define PY_TIMEOUT_S 180
 
 static const char PY_SCRIPT[] =
     "import sys, os, glob, site\n"
@@ -132,6 +135,10 @@ void dr_python_probe(dr_python *py, const char *interpreter)
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
+        /* JAX would otherwise take 75% of each GPU's memory while doctor measures; a hung import
+         * must not hang doctor (the alarm survives exec and ends the interpreter). */
+        setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false", 1);
+        alarm(PY_TIMEOUT_S);
         execlp(interpreter, interpreter, "-c", PY_SCRIPT, (char *)NULL);
         fprintf(stderr, "gputrace doctor: cannot run %s: %s\n", interpreter, strerror(errno));
         _exit(127);
@@ -151,6 +158,9 @@ void dr_python_probe(dr_python *py, const char *interpreter)
     if (!py->ran)
         snprintf(py->error, sizeof py->error, "%s did not run (exit status %d)", interpreter,
                  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    else if (WIFSIGNALED(status))
+        snprintf(py->error, sizeof py->error, "%s was stopped by signal %d after %s", interpreter,
+                 WTERMSIG(status), WTERMSIG(status) == SIGALRM ? "3 minutes" : "starting");
 }
 
 /* One arch list entry: "sm_90", "sm_90a", "compute_90". */
