@@ -190,7 +190,9 @@ static void run_copies(bench_ctx *c, const dr_gpu *g, dr_bench *b)
         }
         if (t == DR_D2D && mem > 0) { /* a copy reads and writes: half the memory bandwidth */
             m->spec = mem / 2;
-            snprintf(m->spec_how, sizeof m->spec_how, "half of %.0f GB/s (%s)", mem, mem_how);
+            if (snprintf(m->spec_how, sizeof m->spec_how, "half of %.0f GB/s (%s)", mem, mem_how) <
+                0)
+                m->spec_how[0] = 0;
         } else if (t != DR_D2D && pcie > 0) {
             m->spec = pcie;
             snprintf(m->spec_how, sizeof m->spec_how, "%s", how);

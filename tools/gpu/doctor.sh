@@ -40,7 +40,7 @@ step() {
 
 set -x
 # 1. Build: the doctor sources with cc alone (what a user without the analyzer's deps can do).
-step build cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ianalyzer/doctor \
+step build cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ianalyzer/doctor \
   analyzer/doctor/doctor_main.c analyzer/doctor/doctor_driver.c analyzer/doctor/doctor_libs.c \
   analyzer/doctor/doctor_python.c analyzer/doctor/doctor_bench.c analyzer/doctor/doctor_out.c \
   analyzer/doctor/doctor_cli.c -ldl -o "$BIN"
