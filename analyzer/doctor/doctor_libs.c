@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -196,6 +197,8 @@ static void probe_version(dr_lib *lib)
     }
     if (pid == 0) {
         close(fds[0]);
+        struct rlimit no_core = {0, 0}; /* a library that crashes leaves no core file behind */
+        setrlimit(RLIMIT_CORE, &no_core);
         probe_result r = {0};
         probe_in_child(lib->path, lib->kind, &r);
         ssize_t n = write(fds[1], &r, sizeof r);

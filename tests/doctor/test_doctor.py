@@ -423,6 +423,18 @@ def case_record_peaks():
           "record --peaks without a GPU", err)
 
 
+def case_crashing_library():
+    rc, out, err = run([], ["broken"] + FULL)
+    check(rc == 0, "a library that crashes when loaded must not stop doctor (rc %d)" % rc,
+          out + err)
+    check("version not read: loading it crashed the probe" in out and
+          "GEMM bf16            700.0 TFLOPS" in out, "crash not reported, or doctor stopped", out)
+    rc, doc, err = run_json([], ["broken"] + FULL)
+    bad = [l for l in doc["libraries"] if "broken" in l["path"]][0]
+    check(bad["version"] is None and bad["error"] == "loading it crashed the probe" and
+          bad["loader_choice"], "JSON for the crashing library", str(bad))
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 if CASE not in CASES:
     fail("unknown case %s" % CASE)
