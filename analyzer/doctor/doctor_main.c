@@ -124,13 +124,28 @@ static void check_built_for(dr_report *r, int kind, int rt)
     const dr_lib *a = &r->libs.libs[pick], *cudart = &r->libs.libs[rt];
     if (!a->built_for || !cudart->version)
         return;
-    if (a->built_for / 1000 != cudart->version / 1000)
-        dr_check_add(r, DR_FAIL, "mismatch",
-                     "%s %s (%s) was built for CUDA %s, but the CUDA runtime the loader takes is "
-                     "%s (%s): install the %s build for CUDA %d",
-                     dr_lib_kind_name(kind), dr_lib_ver(kind, a->version), a->path,
-                     dr_cuda_ver(a->built_for), dr_cuda_ver(cudart->version), cudart->path,
-                     dr_lib_kind_name(kind), cudart->version / 1000);
+    if (a->built_for / 1000 == cudart->version / 1000)
+        return;
+    /* With a libcudart of its own major on the path too (libcudart.so.12 beside .13), programs
+     * built for that major are fine: only the newer ones get the wrong build. */
+    for (int i = 0; i < r->libs.n; i++) {
+        const dr_lib *o = &r->libs.libs[i];
+        if (o->kind == DR_CUDART && o->loader_choice && o->version / 1000 == a->built_for / 1000) {
+            dr_check_add(r, DR_WARN, "mismatch",
+                         "%s %s (%s) was built for CUDA %s: right for programs using %s, wrong for "
+                         "those using the CUDA %s runtime (%s)",
+                         dr_lib_kind_name(kind), dr_lib_ver(kind, a->version), a->path,
+                         dr_cuda_ver(a->built_for), o->path, dr_cuda_ver(cudart->version),
+                         cudart->path);
+            return;
+        }
+    }
+    dr_check_add(r, DR_FAIL, "mismatch",
+                 "%s %s (%s) was built for CUDA %s, but the CUDA runtime the loader takes is "
+                 "%s (%s): install the %s build for CUDA %d",
+                 dr_lib_kind_name(kind), dr_lib_ver(kind, a->version), a->path,
+                 dr_cuda_ver(a->built_for), dr_cuda_ver(cudart->version), cudart->path,
+                 dr_lib_kind_name(kind), cudart->version / 1000);
 }
 
 static void check_duplicates(dr_report *r)

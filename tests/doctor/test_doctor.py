@@ -172,6 +172,11 @@ def case_mismatch():
     check(rc == 3, "cuDNN for CUDA 12 with a CUDA 13 runtime must fail (rc %d)" % rc, out + err)
     check("FAIL  cuDNN 9.14.0 (" in out and "was built for CUDA 12.8, but the CUDA runtime the "
           "loader takes is 13.0" in out, "mismatch not named", out)
+    # With a CUDA 12 runtime on the path too, CUDA 12 programs are fine: a warning.
+    rc, out, err = run([], ["gpu", "nvml", "cublas", "cudnn914", "cuda13", "cuda12"])
+    check(rc == 0 and "warn  cuDNN 9.14.0 (" in out and "was built for CUDA 12.8: right for "
+          "programs using" in out and "cuda12/libcudart.so.12, wrong for those using the CUDA "
+          "13.0 runtime" in out, "cuDNN for 12 beside libcudart.so.12", out + err)
 
 
 def case_missing():
