@@ -556,7 +556,7 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
         msg(a,
             "cuDNN %d.%d was built for CUDA %d (cudnnGetCudartVersion %d) but the program uses "
             "CUDA runtime %d.%d: mixed CUDA majors can fail or fall back to slow paths. Install "
-            "the cuDNN build for CUDA %d (check LD_LIBRARY_PATH for a second cuDNN).",
+            "the cuDNN build for CUDA %d (`gputrace doctor` lists every cuDNN the loader finds).",
             rt->cudnn_version / 10000, (rt->cudnn_version / 100) % 100,
             rt->cudnn_cudart_version / 1000, rt->cudnn_cudart_version, rt->runtime_version / 1000,
             (rt->runtime_version % 1000) / 10, rt->runtime_version / 1000);
