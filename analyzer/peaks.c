@@ -4,6 +4,7 @@
  * Kept out of the report and advice code on purpose: they call four functions, and everything
  * about finding, reading and phrasing the peaks lives here. */
 #include "peaks.h"
+#include "gtrace_api.h"
 #include "report_out.h"
 
 #include <dirent.h>
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* Fewer bytes than this in a row measure latency (a loss.item() read-back), not bandwidth. */
+#define MIN_COPY_BYTES (1u << 20)
 
 static const char *const COPY_KEYS[GT_PEAK_N_COPIES] = {
     "h2d_pageable",   "h2d_pinned", "h2d_registered", "d2h_pageable", "d2h_pinned",
@@ -142,7 +146,7 @@ void gt_peaks_print_copies(const gt_proc *p, FILE *out)
             double pinned = g[d ? GT_PEAK_D2H_PINNED : GT_PEAK_H2D_PINNED];
             double same =
                 g[(d ? GT_PEAK_D2H_PAGEABLE : GT_PEAK_H2D_PAGEABLE) + (kind == GT_MEM_PINNED)];
-            if (!c->count || bw <= 0 || same <= 0 || pinned <= 0)
+            if (c->bytes < MIN_COPY_BYTES || bw <= 0 || same <= 0 || pinned <= 0)
                 continue;
             fprintf(out, "  %s %s %.2f GB/s: %.0f%% of this machine's %s peak%s\n",
                     d ? "D2H" : "H2D", kind == GT_MEM_PINNED ? "pinned" : "pageable", bw,
@@ -187,8 +191,10 @@ void gt_peaks_print_gemms(const gt_proc *p, FILE *out)
         double tf = gemm_tflops(g);
         if (cls < 0 || tf <= 0 || t[cls] <= 0)
             continue;
-        fprintf(out, "  %lldx%lldx%lld: %.2f TFLOPS, %.1f%% of this machine's %s peak\n",
-                (long long)g->m, (long long)g->n, (long long)g->k, tf, 100 * tf / t[cls],
+        const char *fn = gt_api_func_name(g->func);
+        fprintf(out, "  %s %lldx%lldx%lld: %.2f TFLOPS, %.1f%% of this machine's %s peak\n",
+                fn ? fn : "?", (long long)g->m, (long long)g->n, (long long)g->k, tf,
+                100 * tf / t[cls],
                 cls == GT_PEAK_BF16   ? "bf16"
                 : cls == GT_PEAK_TF32 ? "TF32"
                                       : "fp32");
