@@ -4,9 +4,10 @@
 # independent bandwidth/GEMM programs (a CUDA runtime program compiled with nvcc, and PyTorch).
 #
 # Run from the repo root on the GPU machine:   OUT=/some/folder bash tools/gpu/doctor.sh
-# Output: $OUT/doctor.tar.gz with doctor/NN-<step>.txt (one file per step: its command line, its
+# (or as a part of tools/gpu/run_all.sh: run_all.sh doctor). Output: $OUT/doctor/steps.txt and
+# $OUT/doctor/doctor.tar.gz with doctor/NN-<step>.txt (one file per step: its command line, its
 # output, its exit status) and doctor/peaks/peaks-<uuid>.json. A failing step is reported in
-# doctor/steps.txt and the next one runs. Takes about 1-2 minutes.
+# steps.txt and the next one runs. Takes about 1-2 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?OUT must name the folder for results}"
@@ -50,6 +51,7 @@ step nvidia-smi-query nvidia-smi -q
 step nvidia-smi-csv nvidia-smi --format=csv --query-gpu=index,name,uuid,pci.bus_id,compute_cap,memory.total,clocks.max.sm,clocks.max.mem,clocks.sm,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,persistence_mode,mig.mode.current,driver_version
 step nvidia-smi-nvlink nvidia-smi nvlink -s
 step nvcc-version nvcc --version
+step environment sh -c "env | grep -E '^(LD_LIBRARY_PATH|CUDA|NVIDIA|PATH)' ; python3 -c 'import sys; print(sys.version)'"
 step ldconfig-cuda sh -c "ldconfig -p | grep -E 'libcuda.so|libcudart|libcudnn.so|libcublas|libcupti|nvidia-ml'"
 step sysfs-pcie-link sh -c 'for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor)" = 0x10de ] || continue; echo "$d class $(cat $d/class) link $(cat $d/current_link_speed) x$(cat $d/current_link_width), max $(cat $d/max_link_speed) x$(cat $d/max_link_width)"; done' 
 
@@ -87,6 +89,8 @@ if [ -x .devbin/bin/gputrace ]; then
 fi
 set +x
 
-tar -C "$R" -czf "$OUT/doctor.tar.gz" doctor
+mkdir -p "$OUT/doctor"
+tar -C "$R" -czf "$OUT/doctor/doctor.tar.gz" doctor
+cp "$STEPS" "$OUT/doctor/steps.txt"
 cat "$STEPS"
-ls -la "$OUT/doctor.tar.gz"
+ls -la "$OUT/doctor"
