@@ -340,7 +340,10 @@ static int setup(bench_ctx *c, int dev, char *err, size_t err_len)
     void *ctx = NULL;
     int rc;
     if (!cu->cuDevicePrimaryCtxRetain || !cu->cuCtxSetCurrent || !cu->cuMemAlloc_v2 ||
-        !cu->cuEventCreate || (!cu->cuEventElapsedTime_v2 && !cu->cuEventElapsedTime)) {
+        !cu->cuMemFree_v2 || !cu->cuMemAllocHost_v2 || !cu->cuMemFreeHost || !cu->cuMemcpyHtoD_v2 ||
+        !cu->cuMemcpyDtoH_v2 || !cu->cuMemcpyDtoD_v2 || !cu->cuEventCreate || !cu->cuEventRecord ||
+        !cu->cuEventSynchronize || !cu->cuEventDestroy_v2 ||
+        (!cu->cuEventElapsedTime_v2 && !cu->cuEventElapsedTime)) {
         snprintf(err, err_len, "the driver lacks functions doctor needs");
         return -1;
     }
@@ -362,7 +365,8 @@ static int setup(bench_ctx *c, int dev, char *err, size_t err_len)
         c->pinned = NULL;
     else
         memset(c->pinned, 1, c->bytes);
-    if (!cu->cuMemHostRegister_v2 || cu->cuMemHostRegister_v2(c->registered, c->bytes, 0) != 0) {
+    if (!cu->cuMemHostRegister_v2 || !cu->cuMemHostUnregister ||
+        cu->cuMemHostRegister_v2(c->registered, c->bytes, 0) != 0) {
         free(c->registered);
         c->registered = NULL;
     }

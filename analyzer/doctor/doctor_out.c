@@ -4,6 +4,7 @@
  * a GPU machine with only a C compiler); the schemas are in docs/doctor.md. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +97,8 @@ static void jw_int_or_null(jw *w, const char *key, long long v, long long unknow
 static void jw_num(jw *w, const char *key, double v, int valid)
 {
     jw_sep(w, key);
-    if (valid)
-        fprintf(w->f, "%.4g", v);
+    if (valid && isfinite(v))
+        fprintf(w->f, "%.6g", v);
     else
         fputs("null", w->f);
 }

@@ -7,6 +7,7 @@
  * execution on the device" before the program runs. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,9 +140,13 @@ void dr_python_probe(dr_python *py, const char *interpreter)
          * must not hang doctor (the alarm survives exec and ends the interpreter). */
         setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false", 1);
         alarm(PY_TIMEOUT_S);
+        /* The frameworks' warnings would mix into doctor's output; what matters comes back on
+         * stdout (import errors included). */
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
         execlp(interpreter, interpreter, "-c", PY_SCRIPT, (char *)NULL);
-        fprintf(stderr, "gputrace doctor: cannot run %s: %s\n", interpreter, strerror(errno));
-        _exit(127);
+        _exit(errno == ENOENT ? 127 : 126);
     }
     close(fds[1]);
     FILE *f = fdopen(fds[0], "r");
@@ -155,9 +160,13 @@ void dr_python_probe(dr_python *py, const char *interpreter)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (!py->ran)
-        snprintf(py->error, sizeof py->error, "%s did not run (exit status %d)", interpreter,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        snprintf(py->error, sizeof py->error, "%s did not run (exit status %d%s)", interpreter,
+                 code,
+                 code == 127   ? ": not found"
+                 : code == 126 ? ": not executable"
+                               : "");
     else if (WIFSIGNALED(status))
         snprintf(py->error, sizeof py->error, "%s was stopped by signal %d after %s", interpreter,
                  WTERMSIG(status), WTERMSIG(status) == SIGALRM ? "3 minutes" : "starting");
