@@ -163,7 +163,9 @@ static void check_duplicates(dr_report *r)
         }
         if (!first)
             continue;
-        int same = first->version == a->version && !strcmp(first->file_ver, a->file_ver);
+        /* What the libraries say decides; the file names only when either could not say. */
+        int same = first->version && a->version ? first->version == a->version
+                                                : !strcmp(first->file_ver, a->file_ver);
         if (a->source == DR_SRC_PYTHON) {
             if (!same)
                 dr_check_add(r, DR_WARN, "duplicate",

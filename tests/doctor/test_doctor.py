@@ -272,6 +272,15 @@ def case_python_arch():
 
 
 def case_python_ok():
+    # The same cuDNN in a wheel and on the loader's path (a file without a version in its name):
+    # no warning.
+    same = os.path.join(WORK, "same", "nvidia", "cudnn", "lib")
+    os.makedirs(same)
+    shutil.copy(os.path.join(LIBS, "cuda13", "libcudnn.so.9.19.0"),
+                os.path.join(same, "libcudnn.so.9"))
+    rc, out, err = run(["--python", fake_python("sm_90", same), "--no-bench"])
+    check(rc == 0 and "two libcudnn.so.9" not in out and "0 warnings" in out,
+          "an identical wheel copy must not warn", out + err)
     site = os.path.join(WORK, "site", "nvidia", "cudnn", "lib")
     os.makedirs(site)
     src = os.path.join(LIBS, "cudnn914", "libcudnn.so.9.14.0")
