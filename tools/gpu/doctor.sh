@@ -84,7 +84,9 @@ fi
 # 5. Optional: the report against these peaks, when an analyzer was carried (.devbin, from
 # tools/gpu/pack_devbin.sh on the development machine).
 if [ -x .devbin/bin/gputrace ]; then
-  step report-peaks env GPUTRACE_PEAKS="$D/peaks" .devbin/bin/gputrace report tests/data/pageable_copies.gtrace
+  # The file itself: the committed trace's host need not be this machine's name.
+  PEAKS_FILE=$(ls "$D"/peaks/peaks-*.json 2>/dev/null | head -1)
+  step report-peaks env GPUTRACE_PEAKS="$PEAKS_FILE" .devbin/bin/gputrace report tests/data/pageable_copies.gtrace
   step devbin-doctor .devbin/bin/gputrace doctor --no-bench
 fi
 set +x
