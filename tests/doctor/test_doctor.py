@@ -263,6 +263,12 @@ def case_python_arch():
     py = fake_python("sm_80 compute_80")
     rc, out, err = run(["--python", py, "--no-bench"])
     check(rc == 0 and "warn  PyTorch has only PTX for GPU 0 (sm_90)" in out, "PTX only", out)
+    # Arch-specific cubins run only on that exact GPU; a cubin of a lower minor of the same major
+    # runs (sm_80 on 8.6, not on 9.0).
+    rc, out, err = run(["--python", fake_python("sm_80 sm_90a"), "--no-bench"])
+    check(rc == 0 and "ok    PyTorch has kernels for GPU 0 (sm_90)" in out, "sm_90a on 9.0", out)
+    rc, out, err = run(["--python", fake_python("sm_89 sm_100a compute_100"), "--no-bench"])
+    check(rc == 3 and "has no code for GPU 0 (sm_90)" in out, "sm_89/sm_100a/PTX 10.0 on 9.0", out)
     py = fake_python("sm_90", available=0)
     rc, out, err = run(["--python", py, "--no-bench"])
     check(rc == 3 and "torch.cuda.is_available() is False although the driver sees 1 GPU" in out,
