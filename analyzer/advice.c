@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gtrace_api.h"
+#include "peaks.h"
 
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
 #define SYNC_STALL_SHARE 0.05 /* blocking sync time per step / step time */
@@ -239,12 +240,16 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
                  " Pinned copies in this run reached %.1f GB/s, so these would take about "
                  "%.1f ms.",
                  pin_bw, (double)bytes / pin_bw / 1e6);
+    char machine_txt[200] = ""; /* this machine's own pinned peaks (gputrace doctor --save) */
+    double machine_ms =
+        gt_peaks_pinned_ms(p, h2d->bytes, d2h->bytes, machine_txt, sizeof machine_txt);
     msg(a,
         "%llu copies from pageable host memory (%.1f MB) took %.1f ms (%.1f GB/s, %.0f%% of the "
         "run): the driver stages them through a bounce buffer and they cannot overlap compute. "
         "Use pinned memory (DataLoader(pin_memory=True), tensor.pin_memory(), cudaMallocHost)."
-        "%s",
-        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms, pinned_txt);
+        "%s%s",
+        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms, pinned_txt,
+        machine_txt);
     ev(a, "pageable_copies", (double)count, "count");
     ev(a, "pageable_mb", (double)bytes / 1e6, "MB");
     ev(a, "pageable_ms", ms, "ms");
@@ -252,8 +257,12 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
     ev(a, "pageable_share", 100 * ms / run_ms, "%");
     if (pin_bw > 0)
         ev(a, "pinned_gbps_same_run", pin_bw, "GB/s");
+    if (machine_ms >= 0)
+        ev(a, "pinned_ms_this_machine", machine_ms, "ms");
     if (pin_bw > page_bw && pin_bw > 0)
         saving(a, ms - (double)bytes / pin_bw / 1e6, 0);
+    else if (machine_ms >= 0 && machine_ms < ms)
+        saving(a, ms - machine_ms, 0);
     site(a, p, h2d->top_stack ? h2d->top_stack : d2h->top_stack);
     a->t_ns = p->steady_start_ns;
 }
@@ -547,7 +556,7 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
         msg(a,
             "cuDNN %d.%d was built for CUDA %d (cudnnGetCudartVersion %d) but the program uses "
             "CUDA runtime %d.%d: mixed CUDA majors can fail or fall back to slow paths. Install "
-            "the cuDNN build for CUDA %d (check LD_LIBRARY_PATH for a second cuDNN).",
+            "the cuDNN build for CUDA %d (`gputrace doctor` lists every cuDNN the loader finds).",
             rt->cudnn_version / 10000, (rt->cudnn_version / 100) % 100,
             rt->cudnn_cudart_version / 1000, rt->cudnn_cudart_version, rt->runtime_version / 1000,
             (rt->runtime_version % 1000) / 10, rt->runtime_version / 1000);

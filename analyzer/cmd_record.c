@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "doctor.h"
 
 #define LIB_NAME "libgputrace.so"
 #define RUN_SUFFIX ".gputrace"
@@ -34,6 +35,7 @@ typedef struct record_options {
     bool force;       /* -f: reuse an existing run folder */
     bool no_report;   /* --no-report: record and convert only */
     bool quiet;       /* -q: no progress line */
+    bool peaks;       /* --peaks: measure this machine's copy peaks first when none are saved */
     char **command;   /* the program and its arguments */
 } record_options;
 
@@ -57,6 +59,8 @@ static void print_record_help(FILE *out)
         "gputrace;\n"
         "                     also GPUTRACE_LIB)\n"
         "      --no-report    convert only, print no report\n"
+        "      --peaks        first measure this machine's copy peaks when none are saved\n"
+        "                     (gputrace doctor --save --copies-only; a few seconds, once)\n"
         "  -q, --quiet        no progress line\n"
         "  -h, --help         this help\n"
         "\n"
@@ -72,15 +76,12 @@ static void print_record_help(FILE *out)
 /* Returns 0, 2 for usage errors (message printed), or -1 for --help (printed). */
 static int parse_record_options(int argc, char **argv, record_options *opt)
 {
-    enum { OPT_LIB = 256, OPT_NO_REPORT };
+    enum { OPT_LIB = 256, OPT_NO_REPORT, OPT_PEAKS };
     static const struct option LONG_OPTIONS[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, 'f'},
-        {"lib", required_argument, NULL, OPT_LIB},
-        {"no-report", no_argument, NULL, OPT_NO_REPORT},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
+        {"lib", required_argument, NULL, OPT_LIB}, {"no-report", no_argument, NULL, OPT_NO_REPORT},
+        {"peaks", no_argument, NULL, OPT_PEAKS},   {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     memset(opt, 0, sizeof *opt);
     optind = 1;
@@ -103,6 +104,9 @@ static int parse_record_options(int argc, char **argv, record_options *opt)
             break;
         case OPT_NO_REPORT:
             opt->no_report = true;
+            break;
+        case OPT_PEAKS:
+            opt->peaks = true;
             break;
         case 'h':
             print_record_help(stdout);
@@ -471,6 +475,9 @@ int cmd_record(int argc, char **argv)
     char lib[PATH_MAX];
     if (!find_library(opt.lib, lib, sizeof lib))
         return 2;
+    if (opt.peaks && dr_peaks_ensure(opt.quiet) != 0)
+        fprintf(stderr, "gputrace record: could not measure this machine's peaks (no GPU?); "
+                        "recording anyway\n");
     run_paths paths;
     if (!make_run_folder(&opt, &paths))
         return 2;

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "peaks.h"
 #include "report_out.h"
 
 static void usage(FILE *out)
@@ -245,6 +246,7 @@ static void print_copies(const gt_proc *p, FILE *out)
         gt_table_print(&t, out, "  ");
         fprintf(out, "  (times from %s)\n",
                 p->copies_from_gpu ? "the GPU (CUPTI)" : "the CPU calls (no CUPTI copy records)");
+        gt_peaks_print_copies(p, out);
     } else {
         fprintf(out, "  no copies recorded\n");
     }
@@ -338,6 +340,7 @@ static void print_cudnn(const gt_proc *p, FILE *out)
         fprintf(out, "  cuBLAS GEMMs:\n");
         gt_table_print(&g, out, "  ");
         gt_table_free(&g);
+        gt_peaks_print_gemms(p, out);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "peaks.h"
 
 int gt_use_color(FILE *out)
 {
@@ -428,5 +429,6 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
     json_object_set_new(o, "cudnn", cudnn);
     json_object_set_new(o, "cudnn_calls_seen", json_boolean(p->cudnn_calls_seen > 0));
     json_object_set_new(o, "gemms", gemms_json(p));
+    json_object_set_new(o, "machine_peaks", gt_peaks_json(p));
     return o;
 }
