@@ -8,5 +8,6 @@ int cmd_convert(int argc, char **argv); /* cmd_convert.c */
 int cmd_report(int argc, char **argv);  /* cmd_report.c */
 int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 int cmd_record(int argc, char **argv);  /* cmd_record.c */
+int cmd_archive(int argc, char **argv); /* cmd_archive.c */
 
 #endif

@@ -16,6 +16,7 @@ static const subcommand SUBCOMMANDS[] = {
     {"convert", cmd_convert, "write a Perfetto trace (or Chrome JSON) for ui.perfetto.dev"},
     {"report", cmd_report, "summarize a run and give advice (text or --json)"},
     {"diff", cmd_diff, "compare two runs operation by operation"},
+    {"archive", cmd_archive, "keep the names of a run's frames with it (for another machine)"},
 };
 #define N_SUBCOMMANDS (sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
 
