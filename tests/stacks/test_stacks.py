@@ -54,6 +54,8 @@ def parse_dump(text):
             else:
                 st["frames"].append({"py": False, "module": w[4], "func": w[5], "file": w[6],
                                      "line": int(w[7]), "offset": w[8]})
+        elif w[0] == "chain":
+            dump["stacks"][int(w[1])].setdefault("chain", []).append(line.split(" ", 2)[2])
         elif w[0] == "api":
             dump["api"].append((w[1], int(w[3])))
         elif w[0] == "module":
@@ -94,6 +96,8 @@ def case_chain(args, exe="stacks_chain", env=None):
         want = marker_line(src, f["func"])
         assert f["file"] == "chain_direct.c" and f["line"] == want, f"{f} (line {want})"
     assert st["callsite"] == f"do_capture (chain_direct.c:{marker_line(src, 'do_capture')})", st
+    # The call site is the user's innermost frame: nothing of a library lies under it.
+    assert st.get("chain") == [st["callsite"]], st.get("chain")
     assert not st["truncated"]
     return dump, id1
 
