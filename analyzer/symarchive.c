@@ -118,37 +118,54 @@ static int entry_cmp(const void *x, const void *y)
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-gt_symarchive *gt_symarchive_load(const char *path)
+static gt_symarchive *load_stream(FILE *f, const char *name)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
     char *line = NULL;
     size_t cap = 0;
-    if (getline(&line, &cap, f) < 0 || strncmp(line, HEADER, strlen(HEADER)) != 0 ||
-        (line[strlen(HEADER)] != '\n' && line[strlen(HEADER)] != '\0')) {
+    size_t hlen = strlen(HEADER);
+    if (getline(&line, &cap, f) < 0 || strncmp(line, HEADER, hlen) != 0 ||
+        (line[hlen] != '\n' && line[hlen] != '\0')) {
         static bool warned; /* once: every trace of a run folder reads the same archive */
         if (!warned)
             fprintf(stderr, "gputrace: %s is not a gputrace symbol archive of version 1: ignored\n",
-                    path);
+                    name);
         warned = true;
         free(line);
-        fclose(f);
         return NULL;
     }
     gt_symarchive *a = calloc(1, sizeof *a);
     if (!a) {
         free(line);
-        fclose(f);
         return NULL;
     }
     while (getline(&line, &cap, f) >= 0)
         if (line[0] != '#')
             parse_line(a, line);
     free(line);
-    fclose(f);
     if (a->nents)
         qsort(a->ents, a->nents, sizeof *a->ents, entry_cmp);
+    return a;
+}
+
+gt_symarchive *gt_symarchive_load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    gt_symarchive *a = load_stream(f, path);
+    fclose(f);
+    return a;
+}
+
+gt_symarchive *gt_symarchive_load_mem(const void *data, size_t len)
+{
+    if (len == 0)
+        return NULL;
+    FILE *f = fmemopen((void *)data, len, "r");
+    if (!f)
+        return NULL;
+    gt_symarchive *a = load_stream(f, "(memory)");
+    fclose(f);
     return a;
 }
 

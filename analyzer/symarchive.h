@@ -25,6 +25,8 @@ typedef struct gt_symarchive gt_symarchive;
 /* Reads path; NULL when it is missing or not a version-1 archive (a message on stderr for a file
  * that exists but is not one). */
 gt_symarchive *gt_symarchive_load(const char *path);
+/* The same over a buffer (not copied, used only during the call): tests and fuzzing. */
+gt_symarchive *gt_symarchive_load_mem(const void *data, size_t len);
 void gt_symarchive_free(gt_symarchive *a);
 
 /* The archive's module for a module of a trace: by build-id (hex) when both have one, else by path.
