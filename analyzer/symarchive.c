@@ -206,7 +206,7 @@ int gt_symarchive_module(const gt_symarchive *a, const char *build_id_hex, const
 bool gt_symarchive_find(const gt_symarchive *a, int module, uint64_t offset, const char **function,
                         const char **file, int *line)
 {
-    if (!a || module < 0)
+    if (!a || module < 0 || a->nents == 0)
         return false;
     arch_entry key = {.module = module, .offset = offset};
     const arch_entry *e = bsearch(&key, a->ents, a->nents, sizeof *a->ents, entry_cmp);
