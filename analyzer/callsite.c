@@ -34,6 +34,19 @@ static bool has_prefix(const char *b, const char *const *prefixes, size_t n)
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Installed by a package manager, so not the user's own code: Python packages (jaxlib's XLA
+ * plugin, CuPy's and Triton's modules) and the system's library folders. The user's program and
+ * the libraries of its own build live elsewhere. */
+static bool is_installed_library(const char *path)
+{
+    static const char *const parts[] = {"/site-packages/", "/dist-packages/"};
+    static const char *const roots[] = {"/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/"};
+    for (size_t i = 0; i < N_OF(parts); i++)
+        if (strstr(path, parts[i]))
+            return true;
+    return has_prefix(path, roots, N_OF(roots));
+}
+
 gt_code_kind gt_module_kind(const char *path)
 {
     const char *b = base_name(path);
@@ -53,7 +66,7 @@ gt_code_kind gt_module_kind(const char *path)
         return GT_CODE_RUNTIME;
     if (has_prefix(b, cuda, N_OF(cuda)))
         return GT_CODE_CUDA;
-    if (has_prefix(b, framework, N_OF(framework)))
+    if (has_prefix(b, framework, N_OF(framework)) || is_installed_library(path))
         return GT_CODE_FRAMEWORK;
     return GT_CODE_USER;
 }

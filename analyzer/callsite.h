@@ -17,7 +17,7 @@
 
 typedef enum gt_code_kind {
     GT_CODE_USER,      /* the program's own code */
-    GT_CODE_FRAMEWORK, /* PyTorch (libtorch*, libc10*, torch/_C), library Python files */
+    GT_CODE_FRAMEWORK, /* PyTorch, what site-packages or /usr/lib hold, library Python files */
     GT_CODE_CUDA,      /* libcudart, libcuda, libcudnn*, libcublas*, libnv*, libcupti, libnccl... */
     GT_CODE_RUNTIME,   /* the interpreter, the C/C++ runtime, libffi/_ctypes, libgomp */
     GT_CODE_UNKNOWN,   /* no module holds the pc (generated code) */

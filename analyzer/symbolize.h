@@ -66,8 +66,8 @@ int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max)
 /* The innermost frame in the user's own code: Python frames outside site-packages and the standard
  * library when there are any, else the innermost native frame outside gputrace, the CUDA libraries
  * (libcudart, libcuda, libcudnn*, libcublas*, libnv*), PyTorch (libtorch*, libc10*, torch/_C),
- * the interpreter (python, libpython) and the C/C++ runtime. Returns true and fills *out when one
- * was found. */
+ * what site-packages and the system's library folders hold, the interpreter (python, libpython)
+ * and the C/C++ runtime (callsite.h). Returns true and fills *out when one was found. */
 bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_frame *out);
 
 /* Calls visit once for every distinct native pc of the kept stacks that lies in a module,

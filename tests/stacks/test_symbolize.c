@@ -189,6 +189,49 @@ static void write_library_trace(const char *path)
     gt_test_writer_close(&w);
 }
 
+static void test_code_kinds(void)
+{
+    static const struct {
+        const char *path;
+        gt_code_kind kind;
+    } cases[] = {
+        {"/home/u/app/build/myapp", GT_CODE_USER},
+        {"/home/u/app/build/libmykernels.so", GT_CODE_USER},
+        {"/venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+         GT_CODE_FRAMEWORK},
+        {"/venv/lib/python3.12/site-packages/cupy/_core/core.cpython-312-x86_64-linux-gnu.so",
+         GT_CODE_FRAMEWORK},
+        {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0", GT_CODE_FRAMEWORK},
+        {"/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", GT_CODE_FRAMEWORK},
+        {"/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13", GT_CODE_CUDA},
+        {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", GT_CODE_CUDA},
+        {"/usr/lib/x86_64-linux-gnu/libc.so.6", GT_CODE_RUNTIME},
+        {"/usr/bin/python3.12", GT_CODE_RUNTIME},
+        {"/usr/lib/python3.12/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so",
+         GT_CODE_RUNTIME},
+        {"/opt/gputrace/lib/libgputrace.so", GT_CODE_GPUTRACE},
+        {NULL, GT_CODE_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK(gt_module_kind(cases[i].path) == cases[i].kind, "kind of %s: %d, expected %d",
+              cases[i].path ? cases[i].path : "(none)", gt_module_kind(cases[i].path),
+              cases[i].kind);
+    gt_frame user_py = {.python = true, .file = "/home/u/train.py"};
+    gt_frame lib_py = {.python = true,
+                       .file = "/venv/lib/python3.12/site-packages/torch/_tensor.py"};
+    CHECK(gt_frame_kind(&user_py) == GT_CODE_USER && gt_frame_kind(&lib_py) == GT_CODE_FRAMEWORK,
+          "Python frames by file");
+    /* An installed plugin's frame inside the user's binary: the binary is the call site. */
+    gt_frame fr[3] = {
+        {.module = "/venv/lib/python3.12/site-packages/jax_plugins/x/xla_cuda_plugin.so"},
+        {.module = "/home/u/app/build/myapp", .function = "run_step"},
+        {.module = "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+    };
+    bool user = false;
+    CHECK(gt_callsite_pick(fr, 3, &user) == 1 && user, "the application binary over a plugin");
+    CHECK(gt_callsite_pick(fr, 1, &user) == 0 && !user, "the plugin alone: library placed");
+}
+
 static void test_library_callsites(const char *dir)
 {
     char trace[1200];
@@ -525,6 +568,7 @@ int main(void)
     unlink(trace);
     unlink(not_elf);
     unlink(truncated);
+    test_code_kinds();
     test_library_callsites(dir);
     test_archive_mutations();
     test_archive_by_hand(dir);
