@@ -42,7 +42,9 @@ build_library() {
     >"$C/build.log" 2>&1 &&
     cmake --build build-gpu -j16 --target gputrace_preload >>"$C/build.log" 2>&1
 }
-if ! build_library; then
+# A build-gpu/ configured from another folder (carried, or an older checkout) refuses to
+# configure again: start it afresh once.
+if ! build_library && { rm -rf build-gpu; ! build_library; }; then
   tail -40 "$C/build.log"
   note "corpus.sh: the build failed (build.log above); nothing recorded"
 fi
