@@ -240,6 +240,23 @@ def case_record_keeps_symbols():
           "without the archive the site is module+offset:\n%s" % res.stdout)
 
 
+def case_archive_preloaded_run():
+    """`gputrace archive FOLDER` keeps the names for a run recorded with LD_PRELOAD alone."""
+    run_preloaded("archive", ["exit", "0"])
+    work = os.path.join(ARGS.work, "archive")
+    env = base_env()
+    res = gputrace(["archive", work], env, work)
+    check(res.returncode == 0 and "frames" in res.stdout, "archive: %s%s" % (res.stdout, res.stderr))
+    with open(os.path.join(work, "gputrace-symbols.txt")) as f:
+        text = f.read()
+    check(text.startswith("# gputrace symbols 1\n") and "\tcuda_work" in text,
+          "the preloaded run's frames are named:\n%s" % text[:2000])
+    res = gputrace(["archive", os.path.join(work, "missing")], env, work)
+    check(res.returncode == 1 and "missing" in res.stderr, "a missing folder: %s" % res.stderr)
+    res = gputrace(["archive"], env, work)
+    check(res.returncode == 2 and "usage" in res.stderr, "archive without a folder: %s" % res.stderr)
+
+
 def case_record_sigint():
     work = fresh_dir("sigint")
     ready = os.path.join(work, "ready")
