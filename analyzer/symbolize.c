@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "callsite.h"
+#include "elfdebug.h"
 #include "symarchive.h"
 
 extern char **environ;
@@ -43,7 +44,10 @@ typedef struct module {
     size_t map_len;
     elf_sym *syms;
     size_t nsyms;
-    char *debug_path; /* file addr2line reads: the module or its /usr/lib/debug copy */
+    char *debug_path; /* file addr2line reads: the module or its separate debug file */
+    void *dbg_map;    /* the separate debug file, mapped while symbolizing */
+    size_t dbg_map_len;
+    bool has_dwarf; /* in the module or its debug file: addr2line has something to add */
 } module;
 
 typedef struct py_frame_rec {
@@ -144,6 +148,8 @@ void gt_symtab_free(gt_symtab *st)
         free(m->debug_path);
         if (m->map)
             munmap(m->map, m->map_len);
+        if (m->dbg_map)
+            munmap(m->dbg_map, m->dbg_map_len);
     }
     free(st->mods);
     for (size_t i = 0; i < st->capstacks; i++) {
@@ -297,9 +303,14 @@ bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id)
 
 /* ---------------------------------------------------------------- ELF symbols */
 
+static bool in_image(size_t map_len, uint64_t off, uint64_t len)
+{
+    return off <= map_len && len <= map_len - off;
+}
+
 static bool in_file(const module *m, uint64_t off, uint64_t len)
 {
-    return off <= m->map_len && len <= m->map_len - off;
+    return in_image(m->map_len, off, len);
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -308,23 +319,28 @@ static int sym_cmp(const void *a, const void *b)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-static void read_symbols(module *m, const Elf64_Ehdr *eh, uint32_t want_type)
+/* Function symbols of one table type from the ELF image map[0..len) (the module or its debug
+ * file): names point into the mapping, which stays until they are copied. */
+static void read_symbols(module *m, const void *map, size_t len, uint32_t want_type)
 {
-    if (!in_file(m, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+    const Elf64_Ehdr *eh = map;
+    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        !in_image(len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
         return;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)m->map + eh->e_shoff);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)map + eh->e_shoff);
     for (int i = 0; i < eh->e_shnum; i++) {
         if (sh[i].sh_type != want_type || sh[i].sh_link >= eh->e_shnum)
             continue;
         const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (!in_file(m, sh[i].sh_offset, sh[i].sh_size) ||
-            !in_file(m, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
+        if (!in_image(len, sh[i].sh_offset, sh[i].sh_size) ||
+            !in_image(len, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
             continue;
-        const char *strtab = (const char *)m->map + strs->sh_offset;
+        const char *strtab = (const char *)map + strs->sh_offset;
         if (strtab[strs->sh_size - 1] != '\0')
             continue;
         size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)m->map + sh[i].sh_offset);
+        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)map + sh[i].sh_offset);
         m->syms = xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
         for (size_t k = 0; k < n; k++) {
             int type = ELF64_ST_TYPE(syms[k].st_info);
@@ -364,21 +380,30 @@ static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
     return true; /* the file has no build id: trust the path */
 }
 
+/* The separate debug file (by build-id or .gnu_debuglink, elfdebug.h), mapped for its .symtab;
+ * addr2line reads it, or the module, and only where DWARF is. */
 static void find_debug_file(module *m)
 {
     free(m->debug_path);
-    m->debug_path = xstrdup(m->path);
-    if (m->build_id_len < 2)
+    m->has_dwarf = gt_elf_has_dwarf(m->map, m->map_len);
+    m->debug_path =
+        gt_elf_find_debug_file(m->path, m->map, m->map_len, m->build_id, m->build_id_len, NULL);
+    if (!m->debug_path) {
+        m->debug_path = xstrdup(m->path);
         return;
-    char path[600];
-    int off = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", m->build_id[0]);
-    for (uint32_t i = 1; i < m->build_id_len && off < (int)sizeof path - 8; i++)
-        off += snprintf(path + off, sizeof path - (size_t)off, "%02x", m->build_id[i]);
-    snprintf(path + off, sizeof path - (size_t)off, ".debug");
-    if (access(path, R_OK) == 0) {
-        free(m->debug_path);
-        m->debug_path = xstrdup(path);
     }
+    int fd = open(m->debug_path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
+        void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            m->dbg_map = map;
+            m->dbg_map_len = (size_t)sb.st_size;
+            m->has_dwarf = m->has_dwarf || gt_elf_has_dwarf(map, m->dbg_map_len);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 static void load_module(module *m)
@@ -405,12 +430,14 @@ static void load_module(module *m)
         m->map = NULL;
         return;
     }
-    read_symbols(m, eh, SHT_SYMTAB);
+    find_debug_file(m);
+    read_symbols(m, m->map, m->map_len, SHT_SYMTAB);
+    if (m->nsyms == 0 && m->dbg_map) /* stripped: the debug file keeps the full table */
+        read_symbols(m, m->dbg_map, m->dbg_map_len, SHT_SYMTAB);
     if (m->nsyms == 0)
-        read_symbols(m, eh, SHT_DYNSYM);
+        read_symbols(m, m->map, m->map_len, SHT_DYNSYM);
     if (m->nsyms)
         qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
-    find_debug_file(m);
 }
 
 static const char *symbol_for(const module *m, uint64_t addr)
@@ -635,7 +662,7 @@ static void resolve_all(gt_symtab *st)
             if (!m->map)
                 continue;
             p->function = demangle(symbol_for(m, p->pc - m->base - 1));
-            if (!use_tool)
+            if (!use_tool || !m->has_dwarf) /* addr2line would only repeat the symbol table */
                 continue;
             batch[n++] = p;
             if (n == ADDR2LINE_BATCH) {
@@ -645,6 +672,10 @@ static void resolve_all(gt_symtab *st)
         }
         if (n)
             run_addr2line(tool, m, batch, n);
+        if (m->dbg_map) {
+            munmap(m->dbg_map, m->dbg_map_len);
+            m->dbg_map = NULL;
+        }
         if (m->map) { /* symbol names are copied: the file is no longer needed */
             munmap(m->map, m->map_len);
             m->map = NULL;

@@ -182,6 +182,31 @@ def case_stripped(args):
     assert re.fullmatch(r"\[stacks_chain_stripped\+0x[0-9a-f]+\]", dump["stacks"][sid]["callsite"])
 
 
+def case_debuglink(args):
+    # The same program stripped, its symbols and DWARF kept in a separate file named by
+    # .gnu_debuglink beside it (as distributions ship -dbg packages): names and lines come back.
+    full, fid = case_chain(args)
+    exe = "stacks_chain_debuglink"
+    _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
+    sid = min(i for i in dump["stacks"])
+    linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
+    unstripped = [f for f in full["stacks"][fid]["frames"] if f["module"] == "stacks_chain"]
+    assert len(linked) >= 3, dump["stacks"][sid]
+    for a, b in zip(linked[:3], unstripped[:3]):
+        assert (a["func"], a["file"], a["line"]) == (b["func"], b["file"], b["line"]), (a, b)
+    assert dump["stacks"][sid]["callsite"] == full["stacks"][fid]["callsite"], dump["stacks"][sid]
+    # Without addr2line (which follows the link itself) the names come from the debug file's
+    # symbol table, read by the analyzer.
+    os.environ["GPUTRACE_ADDR2LINE"] = "none"
+    try:
+        _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
+    finally:
+        del os.environ["GPUTRACE_ADDR2LINE"]
+    sid = min(i for i in dump["stacks"])
+    linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
+    assert [f["func"] for f in linked[:3]] == [f["func"] for f in unstripped[:3]], linked[:3]
+
+
 def case_deep(args):
     out, dump = run_traced(args, [os.path.join(args.bin_dir, "stacks_chain"), "deep"],
                            {"GPUTRACE_STACK_DEPTH": "8"})
