@@ -4,8 +4,9 @@
  * The child gets LD_PRELOAD (ours first, the user's kept), GPUTRACE_DIR (a fresh run folder, so
  * every process of the tree — DataLoader workers, spawned ranks — writes its .gtrace there) and
  * NVTX_INJECTION64_PATH (when unset). We wait for it, forwarding the termination signals that were
- * sent to us alone, then hand the run folder to `convert` and `report`, and exit with the child's
- * status (128+signal when it was killed), like a shell.
+ * sent to us alone, keep the names of the captured frames in the run folder (symarchive.h), then
+ * hand the run folder to `convert` and `report`, and exit with the child's status (128+signal when
+ * it was killed), like a shell.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 
 #include "commands.h"
 #include "doctor.h"
+#include "symarchive.h"
 
 #define LIB_NAME "libgputrace.so"
 #define RUN_SUFFIX ".gputrace"
@@ -426,6 +428,15 @@ static int exit_code_of(int status)
 
 /* ---------------------------------------------------------------- convert and report */
 
+/* The names of the captured frames, read now on the machine that has the modules, kept in the run
+ * folder (as `perf archive` keeps perf's): the run then reads the same when analyzed elsewhere. */
+static void keep_symbols(const char *dir)
+{
+    char err[512];
+    if (gt_symarchive_write_dir(dir, err, sizeof err) < 0)
+        fprintf(stderr, "gputrace record: the frames' names were not kept with the run: %s\n", err);
+}
+
 static int count_traces(const char *dir)
 {
     int files;
@@ -507,6 +518,7 @@ int cmd_record(int argc, char **argv)
                 paths.dir, opt.command[0], child_rc);
         return child_rc;
     }
+    keep_symbols(paths.dir);
     convert_and_report(&opt, &paths);
     return child_rc;
 }

@@ -9,5 +9,6 @@ int cmd_report(int argc, char **argv);  /* cmd_report.c */
 int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 int cmd_record(int argc, char **argv);  /* cmd_record.c */
 int cmd_doctor(int argc, char **argv);  /* doctor/doctor_main.c */
+int cmd_archive(int argc, char **argv); /* cmd_archive.c */
 
 #endif

@@ -17,6 +17,7 @@ static const subcommand SUBCOMMANDS[] = {
     {"report", cmd_report, "summarize a run and give advice (text or --json)"},
     {"diff", cmd_diff, "compare two runs operation by operation"},
     {"doctor", cmd_doctor, "check the CUDA stack, measure this machine's copy and GEMM peaks"},
+    {"archive", cmd_archive, "keep the names of a run's frames with it (for another machine)"},
 };
 #define N_SUBCOMMANDS (sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
 

@@ -13,6 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "callsite.h"
+#include "elfdebug.h"
+#include "symarchive.h"
+
 extern char **environ;
 /* From libstdc++ (the analyzer links it): demangles C++ names. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -32,13 +36,18 @@ typedef struct module {
     char *path;
     uint8_t build_id[32];
     uint32_t build_id_len;
+    char build_id_hex[65]; /* "" when none */
+    int archive_module;    /* in the run's symbol archive, -1 when it has none */
     /* filled when symbolizing */
     bool loaded;
     void *map;
     size_t map_len;
     elf_sym *syms;
     size_t nsyms;
-    char *debug_path; /* file addr2line reads: the module or its /usr/lib/debug copy */
+    char *debug_path; /* file addr2line reads: the module or its separate debug file */
+    void *dbg_map;    /* the separate debug file, mapped while symbolizing */
+    size_t dbg_map_len;
+    bool has_dwarf; /* in the module or its debug file: addr2line has something to add */
 } module;
 
 typedef struct py_frame_rec {
@@ -78,6 +87,10 @@ struct gt_symtab {
     bool resolved;
     char **strings; /* owned copies of Python names */
     size_t nstrings, capstrings;
+    char *trace_dir;        /* folder of the trace read: where its symbol archive lies */
+    bool archive_off;       /* gt_symtab_use_archive(st, false) */
+    gt_symarchive *archive; /* loaded at the first resolve, NULL when there is none */
+    bool archive_tried;
 };
 
 static void *xcalloc(size_t n, size_t sz)
@@ -135,6 +148,8 @@ void gt_symtab_free(gt_symtab *st)
         free(m->debug_path);
         if (m->map)
             munmap(m->map, m->map_len);
+        if (m->dbg_map)
+            munmap(m->dbg_map, m->dbg_map_len);
     }
     free(st->mods);
     for (size_t i = 0; i < st->capstacks; i++) {
@@ -154,6 +169,8 @@ void gt_symtab_free(gt_symtab *st)
     for (size_t i = 0; i < st->nstrings; i++)
         free(st->strings[i]);
     free(st->strings);
+    free(st->trace_dir);
+    gt_symarchive_free(st->archive);
     free(st);
 }
 
@@ -182,6 +199,9 @@ static void add_module(gt_symtab *st, const gt_reader *r, const gt_record *rec)
     d->path = xstrdup(path);
     d->build_id_len = m->build_id_len > 32 ? 32 : m->build_id_len;
     memcpy(d->build_id, m->build_id, d->build_id_len);
+    for (uint32_t i = 0; i < d->build_id_len; i++)
+        snprintf(d->build_id_hex + 2 * i, 3, "%02x", d->build_id[i]);
+    d->archive_module = -1;
 }
 
 static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
@@ -224,8 +244,29 @@ static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
     st->resolved = false;
 }
 
+/* The folder of the first trace read: its run folder, where record left the symbol archive. */
+static void note_trace_dir(gt_symtab *st, const gt_reader *r)
+{
+    const char *path = r ? gt_reader_path(r) : NULL;
+    if (st->trace_dir || !path || !*path)
+        return;
+    const char *slash = strrchr(path, '/');
+    st->trace_dir = slash ? xrealloc(NULL, (size_t)(slash - path) + 2) : xstrdup(".");
+    if (slash) {
+        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x.gtrace": the root */
+        memcpy(st->trace_dir, path, n);
+        st->trace_dir[n] = '\0';
+    }
+}
+
+void gt_symtab_use_archive(gt_symtab *st, bool use)
+{
+    st->archive_off = !use;
+}
+
 void gt_symtab_add_record(gt_symtab *st, const gt_reader *r, const gt_record *rec)
 {
+    note_trace_dir(st, r);
     if (rec->kind == GT_REC_MODULE)
         add_module(st, r, rec);
     else if (rec->kind == GT_REC_STACK)
@@ -262,9 +303,14 @@ bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id)
 
 /* ---------------------------------------------------------------- ELF symbols */
 
+static bool in_image(size_t map_len, uint64_t off, uint64_t len)
+{
+    return off <= map_len && len <= map_len - off;
+}
+
 static bool in_file(const module *m, uint64_t off, uint64_t len)
 {
-    return off <= m->map_len && len <= m->map_len - off;
+    return in_image(m->map_len, off, len);
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -273,23 +319,28 @@ static int sym_cmp(const void *a, const void *b)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-static void read_symbols(module *m, const Elf64_Ehdr *eh, uint32_t want_type)
+/* Function symbols of one table type from the ELF image map[0..len) (the module or its debug
+ * file): names point into the mapping, which stays until they are copied. */
+static void read_symbols(module *m, const void *map, size_t len, uint32_t want_type)
 {
-    if (!in_file(m, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+    const Elf64_Ehdr *eh = map;
+    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        !in_image(len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
         return;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)m->map + eh->e_shoff);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)map + eh->e_shoff);
     for (int i = 0; i < eh->e_shnum; i++) {
         if (sh[i].sh_type != want_type || sh[i].sh_link >= eh->e_shnum)
             continue;
         const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (!in_file(m, sh[i].sh_offset, sh[i].sh_size) ||
-            !in_file(m, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
+        if (!in_image(len, sh[i].sh_offset, sh[i].sh_size) ||
+            !in_image(len, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
             continue;
-        const char *strtab = (const char *)m->map + strs->sh_offset;
+        const char *strtab = (const char *)map + strs->sh_offset;
         if (strtab[strs->sh_size - 1] != '\0')
             continue;
         size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)m->map + sh[i].sh_offset);
+        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)map + sh[i].sh_offset);
         m->syms = xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
         for (size_t k = 0; k < n; k++) {
             int type = ELF64_ST_TYPE(syms[k].st_info);
@@ -329,21 +380,30 @@ static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
     return true; /* the file has no build id: trust the path */
 }
 
+/* The separate debug file (by build-id or .gnu_debuglink, elfdebug.h), mapped for its .symtab;
+ * addr2line reads it, or the module, and only where DWARF is. */
 static void find_debug_file(module *m)
 {
     free(m->debug_path);
-    m->debug_path = xstrdup(m->path);
-    if (m->build_id_len < 2)
+    m->has_dwarf = gt_elf_has_dwarf(m->map, m->map_len);
+    m->debug_path =
+        gt_elf_find_debug_file(m->path, m->map, m->map_len, m->build_id, m->build_id_len, NULL);
+    if (!m->debug_path) {
+        m->debug_path = xstrdup(m->path);
         return;
-    char path[600];
-    int off = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", m->build_id[0]);
-    for (uint32_t i = 1; i < m->build_id_len && off < (int)sizeof path - 8; i++)
-        off += snprintf(path + off, sizeof path - (size_t)off, "%02x", m->build_id[i]);
-    snprintf(path + off, sizeof path - (size_t)off, ".debug");
-    if (access(path, R_OK) == 0) {
-        free(m->debug_path);
-        m->debug_path = xstrdup(path);
     }
+    int fd = open(m->debug_path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
+        void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            m->dbg_map = map;
+            m->dbg_map_len = (size_t)sb.st_size;
+            m->has_dwarf = m->has_dwarf || gt_elf_has_dwarf(map, m->dbg_map_len);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 static void load_module(module *m)
@@ -370,12 +430,14 @@ static void load_module(module *m)
         m->map = NULL;
         return;
     }
-    read_symbols(m, eh, SHT_SYMTAB);
+    find_debug_file(m);
+    read_symbols(m, m->map, m->map_len, SHT_SYMTAB);
+    if (m->nsyms == 0 && m->dbg_map) /* stripped: the debug file keeps the full table */
+        read_symbols(m, m->dbg_map, m->dbg_map_len, SHT_SYMTAB);
     if (m->nsyms == 0)
-        read_symbols(m, eh, SHT_DYNSYM);
+        read_symbols(m, m->map, m->map_len, SHT_DYNSYM);
     if (m->nsyms)
         qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
-    find_debug_file(m);
 }
 
 static const char *symbol_for(const module *m, uint64_t addr)
@@ -541,6 +603,43 @@ static void collect_pcs(gt_symtab *st)
     st->npcs = w;
 }
 
+/* Names this machine could not give (module missing, replaced, stripped) from the run's symbol
+ * archive, written where the modules were read. The module file, when it matches, comes first. */
+static void fill_from_archive(gt_symtab *st)
+{
+    if (st->archive_off || !st->trace_dir)
+        return;
+    if (!st->archive_tried) {
+        st->archive_tried = true;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", st->trace_dir, GT_SYMARCHIVE_NAME);
+        if (access(path, F_OK) == 0)
+            st->archive = gt_symarchive_load(path);
+    }
+    if (!st->archive)
+        return;
+    for (size_t mi = 0; mi < st->nmods; mi++)
+        st->mods[mi].archive_module =
+            gt_symarchive_module(st->archive, st->mods[mi].build_id_hex, st->mods[mi].path);
+    for (size_t i = 0; i < st->npcs; i++) {
+        pc_info *p = &st->pcs[i];
+        if (p->module < 0 || (p->function && p->file))
+            continue;
+        const module *m = &st->mods[p->module];
+        const char *function, *file;
+        int line;
+        if (!gt_symarchive_find(st->archive, m->archive_module, p->pc - m->base, &function, &file,
+                                &line))
+            continue;
+        if (!p->function && function)
+            p->function = xstrdup(function);
+        if (!p->file && file && line > 0) {
+            p->file = xstrdup(file);
+            p->line = line;
+        }
+    }
+}
+
 static void resolve_all(gt_symtab *st)
 {
     collect_pcs(st);
@@ -563,7 +662,7 @@ static void resolve_all(gt_symtab *st)
             if (!m->map)
                 continue;
             p->function = demangle(symbol_for(m, p->pc - m->base - 1));
-            if (!use_tool)
+            if (!use_tool || !m->has_dwarf) /* addr2line would only repeat the symbol table */
                 continue;
             batch[n++] = p;
             if (n == ADDR2LINE_BATCH) {
@@ -573,6 +672,10 @@ static void resolve_all(gt_symtab *st)
         }
         if (n)
             run_addr2line(tool, m, batch, n);
+        if (m->dbg_map) {
+            munmap(m->dbg_map, m->dbg_map_len);
+            m->dbg_map = NULL;
+        }
         if (m->map) { /* symbol names are copied: the file is no longer needed */
             munmap(m->map, m->map_len);
             m->map = NULL;
@@ -583,6 +686,7 @@ static void resolve_all(gt_symtab *st)
         }
     }
     free(batch);
+    fill_from_archive(st);
     st->resolved = true;
 }
 
@@ -618,6 +722,7 @@ static void native_frame(const gt_symtab *st, uint64_t pc, gt_frame *f)
         return;
     const module *m = &st->mods[p->module];
     f->module = m->path;
+    f->build_id = m->build_id_hex[0] ? m->build_id_hex : NULL;
     f->module_offset = pc - m->base;
     f->function = p->function;
     f->file = p->file;
@@ -656,41 +761,14 @@ int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max)
     return n;
 }
 
-static bool is_library_python_file(const char *file)
-{
-    if (!file || file[0] == '<') /* <frozen importlib._bootstrap>, <string> */
-        return true;
-    static const char *const parts[] = {"/site-packages/", "/dist-packages/", "/lib/python"};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (strstr(file, parts[i]))
-            return true;
-    return false;
-}
-
-static bool is_library_module(const char *path)
-{
-    const char *b = base_name(path);
-    if (!b || is_interpreter_module(path))
-        return true;
-    static const char *const prefixes[] = {
-        "libgputrace", "libcudart",   "libcuda.",   "libcudnn", "libcublas", "libnv",
-        "libcupti",    "libtorch",    "libc10",     "_C.",      "libc.so",   "libc-",
-        "libm.",       "libstdc++",   "libgcc_s",   "ld-linux", "libdl.",    "libpthread",
-        "libffi",      "_ctypes",     "libcaffe2",  "libgomp",  "libnccl",   "libcufft",
-        "libcurand",   "libcusparse", "libcusolver"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return false;
-}
-
 bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_frame *out)
 {
     stack *s = get_stack(st, stack_id);
     if (!s)
         return false;
     for (uint32_t k = 0; k < s->py_depth; k++) {
-        if (!is_library_python_file(s->py_file[k])) {
+        gt_frame py = {.python = true, .file = s->py_file[k]};
+        if (gt_frame_kind(&py) == GT_CODE_USER) {
             *out = (gt_frame){.python = true,
                               .file = s->py_file[k],
                               .function = s->py_func[k],
@@ -710,7 +788,7 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
     for (uint32_t i = 0; i < s->depth; i++) {
         gt_frame f;
         native_frame(st, s->pcs[i], &f);
-        if (f.module && !is_library_module(f.module)) {
+        if (f.module && gt_module_kind(f.module) == GT_CODE_USER) {
             *out = f;
             return true;
         }
@@ -743,12 +821,36 @@ const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id)
         return NULL;
     if (!s->callsite_done) {
         s->callsite_done = true;
+        char buf[1024];
         gt_frame f;
-        if (gt_symbolize_innermost_user_frame(st, stack_id, &f)) {
-            char buf[1024];
+        if (gt_symbolize_innermost_user_frame(st, stack_id, &f)) { /* Python needs no resolving */
             gt_frame_format(&f, buf, sizeof buf);
             s->callsite = xstrdup(buf);
+        } else { /* no user frame: callsite.c picks the library frame nearest to one */
+            int max = (int)(s->depth + s->py_depth);
+            gt_frame *fr = xcalloc((size_t)max, sizeof *fr);
+            int n = gt_symbolize_stack(st, stack_id, fr, max);
+            bool user;
+            int i = gt_callsite_pick(fr, n, &user);
+            if (i >= 0) {
+                gt_frame_format(&fr[i], buf, sizeof buf);
+                s->callsite = xstrdup(buf);
+            }
+            free(fr);
         }
     }
     return s->callsite;
+}
+
+void gt_symtab_each_native_frame(gt_symtab *st, void (*visit)(void *ctx, const gt_frame *f),
+                                 void *ctx)
+{
+    if (!st->resolved)
+        resolve_all(st);
+    for (size_t i = 0; i < st->npcs; i++) {
+        gt_frame f;
+        native_frame(st, st->pcs[i].pc, &f);
+        if (f.module)
+            visit(ctx, &f);
+    }
 }

@@ -9,6 +9,10 @@
  * Frames come innermost first, Python frames merged in where the interpreter's own native frames
  * begin (or after the native frames when the native stack was cut before reaching them).
  *
+ * Names of modules this machine cannot read (recorded elsewhere, or replaced since) come from the
+ * run's symbol archive, DIR/gputrace-symbols.txt beside the trace (symarchive.h), when there is
+ * one: `gputrace record` writes it after the run, on the machine that has the modules.
+ *
  * Typical use in a command:
  *     gt_symtab *st = gt_symtab_new();
  *     gt_symtab_load(st, reader);                        // rewinds the reader before and after
@@ -31,6 +35,7 @@ typedef struct gt_frame {
     bool python;            /* a Python frame: file, function, line are set */
     uint64_t pc;            /* native: the return address as recorded */
     const char *module;     /* native: path of the module, NULL when no module holds pc */
+    const char *build_id;   /* native: the module's GNU build-id in hex, NULL when none recorded */
     uint64_t module_offset; /* native: pc minus the module's load address (its ELF address) */
     const char *function;   /* demangled, NULL when unknown (stripped, no symbol) */
     const char *file;       /* source file, NULL when unknown */
@@ -46,6 +51,9 @@ void gt_symtab_add_record(gt_symtab *st, const gt_reader *r, const gt_record *re
 /* Read every record of r (rewinding before and after). Returns the number of stacks kept. */
 int gt_symtab_load(gt_symtab *st, gt_reader *r);
 
+/* false: do not read the run's symbol archive (the archive's own writer reads the modules). */
+void gt_symtab_use_archive(gt_symtab *st, bool use);
+
 /* Number of stacks kept; whether a stack was cut at GPUTRACE_STACK_DEPTH. */
 int gt_symtab_stack_count(const gt_symtab *st);
 bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id);
@@ -58,17 +66,23 @@ int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max)
 /* The innermost frame in the user's own code: Python frames outside site-packages and the standard
  * library when there are any, else the innermost native frame outside gputrace, the CUDA libraries
  * (libcudart, libcuda, libcudnn*, libcublas*, libnv*), PyTorch (libtorch*, libc10*, torch/_C),
- * the interpreter (python, libpython) and the C/C++ runtime. Returns true and fills *out when one
- * was found. */
+ * what site-packages and the system's library folders hold, the interpreter (python, libpython)
+ * and the C/C++ runtime (callsite.h). Returns true and fills *out when one was found. */
 bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_frame *out);
+
+/* Calls visit once for every distinct native pc of the kept stacks that lies in a module,
+ * symbolized (the first call resolves every stack). Python fields of the frame are unset. */
+void gt_symtab_each_native_frame(gt_symtab *st, void (*visit)(void *ctx, const gt_frame *f),
+                                 void *ctx);
 
 /* "train.py:57 in train_step", "do_sync (chain.c:12)", "do_sync [chain]" or
  * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name). */
 size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap);
 
-/* The innermost user frame of stack_id, formatted; NULL when the stack has none. The same call site
- * gives the same text in another run (addresses do not appear unless nothing else is known), so
- * `diff` can match call sites by it. Cached per stack. */
+/* The call site of stack_id, formatted (callsite.h picks the frame: the innermost user frame, else
+ * the library frame nearest to it); NULL only for a stack with no frames. The same call site gives
+ * the same text in another run (addresses do not appear unless nothing else is known: then
+ * module+offset), so `diff` can match call sites by it. Cached per stack. */
 const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id);
 
 #endif

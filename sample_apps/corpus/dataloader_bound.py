@@ -12,10 +12,10 @@ each step). No NVTX, no profiler hooks.
 What a correct diagnosis says:
   - steps: --steps (default 60), one per loss.item() sync, each starting with a batch copy;
   - --workers 0: each batch costs the main thread about batch-size x sample-ms (64 x 0.25 ms,
-    about 16 ms, plus collating) of CPU before its copy, while the GPU step is a few ms: the GPU is idle most of
-    each step, waiting on data loading in the training process (pid of the main process, the
-    DataLoader's __next__); pageable batch copies; advice: DataLoader workers (num_workers) and
-    pin_memory=True with non_blocking copies;
+    about 16 ms, plus collating) of CPU before its copy, while the GPU step is under 10 ms: the GPU
+    is idle most of each step, waiting on data loading in the training process (the main
+    process, in the DataLoader's __next__); pageable batch copies; advice: DataLoader workers
+    (num_workers) and pin_memory=True with non_blocking copies;
   - --workers 4 --pin-memory: four forked worker processes make the batches in parallel
     (about 5 ms a batch), the copies are pinned and asynchronous, the GPU is busy most of each
     step: no data-loading advice (and no pinned-memory advice).

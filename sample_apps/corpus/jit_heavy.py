@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Corpus: a JIT-heavy start-up — many distinct CuPy RawKernels compiled with NVRTC, then a short loop.
+"""Corpus: a JIT-heavy start-up — many CuPy RawKernels compiled by NVRTC, then a short loop.
 
 Style: hand-written CUDA C kernels in Python strings (cupy.RawKernel), one per "operator variant"
 (--kernels of them, default 40, each with its own constants and an unrolled polynomial), compiled

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Corpus: a loop of one Triton kernel, launched --steps times (default 3000), JIT-compiled at start.
+"""Corpus: one Triton kernel launched --steps times (default 3000), JIT-compiled at start.
 
 Style: a hand-written Triton kernel (y = a*x + b*y on 1M floats) on PyTorch tensors, launched from
 a plain Python loop with no NVTX and no sync in the loop (one after the --warmup launches, so the

@@ -14,6 +14,7 @@
 
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "callsite.h"
 #include "symbolize.h"
 
 static int find_trace(const char *arg, char *out, size_t cap)
@@ -67,6 +68,18 @@ static void dump_stack(gt_symtab *st, uint32_t id)
             printf("frame %u %d native %s %s %s %d +0x%llx\n", id, i, base(f->module),
                    f->function ? f->function : "-", f->file ? base(f->file) : "-", f->line,
                    (unsigned long long)f->module_offset);
+    }
+    /* The call site and the library frames under it, as advice shows them: one "chain" line each.
+     */
+    static char chain[16384];
+    gt_callsite_chain(st, id, 32, "", chain, sizeof chain);
+    for (char *line = chain, *next; *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        else
+            next = line + strlen(line);
+        printf("chain %u %s\n", id, line);
     }
 }
 

@@ -54,6 +54,8 @@ def parse_dump(text):
             else:
                 st["frames"].append({"py": False, "module": w[4], "func": w[5], "file": w[6],
                                      "line": int(w[7]), "offset": w[8]})
+        elif w[0] == "chain":
+            dump["stacks"][int(w[1])].setdefault("chain", []).append(line.split(" ", 2)[2])
         elif w[0] == "api":
             dump["api"].append((w[1], int(w[3])))
         elif w[0] == "module":
@@ -94,6 +96,8 @@ def case_chain(args, exe="stacks_chain", env=None):
         want = marker_line(src, f["func"])
         assert f["file"] == "chain_direct.c" and f["line"] == want, f"{f} (line {want})"
     assert st["callsite"] == f"do_capture (chain_direct.c:{marker_line(src, 'do_capture')})", st
+    # The call site is the user's innermost frame: nothing of a library lies under it.
+    assert st.get("chain") == [st["callsite"]], st.get("chain")
     assert not st["truncated"]
     return dump, id1
 
@@ -176,6 +180,31 @@ def case_stripped(args):
         assert f["func"] == "-" and f["line"] == 0, f
     assert [f["offset"] for f in stripped[:3]] == [f["offset"] for f in unstripped[:3]]
     assert re.fullmatch(r"\[stacks_chain_stripped\+0x[0-9a-f]+\]", dump["stacks"][sid]["callsite"])
+
+
+def case_debuglink(args):
+    # The same program stripped, its symbols and DWARF kept in a separate file named by
+    # .gnu_debuglink beside it (as distributions ship -dbg packages): names and lines come back.
+    full, fid = case_chain(args)
+    exe = "stacks_chain_debuglink"
+    _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
+    sid = min(i for i in dump["stacks"])
+    linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
+    unstripped = [f for f in full["stacks"][fid]["frames"] if f["module"] == "stacks_chain"]
+    assert len(linked) >= 3, dump["stacks"][sid]
+    for a, b in zip(linked[:3], unstripped[:3]):
+        assert (a["func"], a["file"], a["line"]) == (b["func"], b["file"], b["line"]), (a, b)
+    assert dump["stacks"][sid]["callsite"] == full["stacks"][fid]["callsite"], dump["stacks"][sid]
+    # Without addr2line (which follows the link itself) the names come from the debug file's
+    # symbol table, read by the analyzer.
+    os.environ["GPUTRACE_ADDR2LINE"] = "none"
+    try:
+        _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
+    finally:
+        del os.environ["GPUTRACE_ADDR2LINE"]
+    sid = min(i for i in dump["stacks"])
+    linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
+    assert [f["func"] for f in linked[:3]] == [f["func"] for f in unstripped[:3]], linked[:3]
 
 
 def case_deep(args):

@@ -10,6 +10,7 @@ import argparse
 import ctypes  # noqa: F401  (the python-fork case runs this file's child code in a subprocess)
 import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,6 +208,53 @@ def case_record_spawn():
     check(any(i["header"]["ppid"] in pids for i in infos), "the child's ppid names the parent")
     check(all(api_records(i) >= 5 for i in infos), "both traced fully: %s"
           % [i["kinds"] for i in infos])
+
+
+def case_record_keeps_symbols():
+    """record keeps the names of the captured frames in the run folder (gputrace-symbols.txt), so
+    the run still names them where the program's binary is gone (another machine)."""
+    work = fresh_dir("symbols")
+    app = os.path.join(work, "moved", "wf_app_copy")
+    os.makedirs(os.path.dirname(app))
+    shutil.copy2(ARGS.app, app)
+    env = base_env()
+    res = gputrace(["record", "-q", "-o", "run", "--no-report", "--", app, "exit", "0"], env, work)
+    check(res.returncode == 0, "record failed: %s" % res.stderr)
+    archive = os.path.join(work, "run.gputrace", "gputrace-symbols.txt")
+    check(os.path.isfile(archive), "no symbol archive in the run folder: %s" % res.stderr)
+    with open(archive) as f:
+        lines = f.read().splitlines()
+    check(lines and lines[0] == "# gputrace symbols 1", "archive header: %s" % lines[:1])
+    check(any(l.startswith("M\t") and l.endswith("\t" + app) for l in lines),
+          "the copied program is a module of the archive:\n%s" % "\n".join(lines[:20]))
+    check(any(l.startswith("F\t") and "\tcuda_work" in l for l in lines),
+          "cuda_work, the program's function that syncs, is named:\n%s" % "\n".join(lines[:40]))
+    os.remove(app)  # the binary is gone, as on another machine
+    run = os.path.join(work, "run.gputrace")
+    res = gputrace(["report", run], env, work)
+    check(res.returncode == 0 and "cuda_work" in res.stdout,
+          "report names the call site from the archive:\n%s%s" % (res.stdout, res.stderr))
+    os.remove(archive)
+    res = gputrace(["report", run], env, work)
+    check("cuda_work" not in res.stdout and "[wf_app_copy+0x" in res.stdout,
+          "without the archive the site is module+offset:\n%s" % res.stdout)
+
+
+def case_archive_preloaded_run():
+    """`gputrace archive FOLDER` keeps the names for a run recorded with LD_PRELOAD alone."""
+    run_preloaded("archive", ["exit", "0"])
+    work = os.path.join(ARGS.work, "archive")
+    env = base_env()
+    res = gputrace(["archive", work], env, work)
+    check(res.returncode == 0 and "frames" in res.stdout, "archive: %s%s" % (res.stdout, res.stderr))
+    with open(os.path.join(work, "gputrace-symbols.txt")) as f:
+        text = f.read()
+    check(text.startswith("# gputrace symbols 1\n") and "\tcuda_work" in text,
+          "the preloaded run's frames are named:\n%s" % text[:2000])
+    res = gputrace(["archive", os.path.join(work, "missing")], env, work)
+    check(res.returncode == 1 and "missing" in res.stderr, "a missing folder: %s" % res.stderr)
+    res = gputrace(["archive"], env, work)
+    check(res.returncode == 2 and "usage" in res.stderr, "archive without a folder: %s" % res.stderr)
 
 
 def case_record_sigint():

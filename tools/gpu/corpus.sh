@@ -8,10 +8,15 @@
 # lacks, so the traces are analyzed after they come back. Every run has its own timeout, so one
 # failure does not stop the rest, and the script stops starting runs when its budget is spent.
 #
+# When the analyzer travels in .devbin (tools/gpu/pack_devbin.sh, carried), each recorded run is
+# also archived there (`gputrace archive`: the frames' names kept with the run, read on the machine
+# that has the libraries) and reported (report.txt), budget permitting; without it, only recorded.
+#
 # Run from the repo root on the GPU machine:   OUT=<folder> bash tools/gpu/corpus.sh
 # Output (two files): $OUT/corpus.txt      summary: each run's command, rc, wall time, CORPUS line,
 #                                           trace files and bytes
-#                     $OUT/corpus.tar.gz   corpus/<case>/{cmd.txt,untraced.*,traced.*,ls.txt,run/}
+#                     $OUT/corpus.tar.gz   corpus/<case>/{cmd.txt,untraced.*,traced.*,ls.txt,run/,
+#                                           report.txt}
 #                                           and corpus/{facts.txt,build.log,corpus.txt}
 # Time: about 5 minutes. No run starts, and a run's timeout is cut, past CORPUS_BUDGET_S (default
 # 430) s from the script's start, build included, so the whole script ends within 8 minutes.
@@ -41,7 +46,9 @@ build_library() {
 if [ -n "${CORPUS_LIB:-}" ]; then
   LIB=$(readlink -f "$CORPUS_LIB")
 else
-  if ! build_library; then
+  # A build-gpu/ configured from another folder (carried, or an older checkout) refuses to
+  # configure again: start it afresh once.
+  if ! build_library && { rm -rf build-gpu; ! build_library; }; then
     tail -40 "$C/build.log"
     note "corpus.sh: the build failed (build.log above); nothing recorded"
   fi
@@ -103,6 +110,28 @@ run_one() {
   fi
 }
 
+# The analyzer, when carried in .devbin and new enough to archive.
+G=$REPO/.devbin/bin/gputrace
+if [ -x "$G" ] && "$G" archive --help >/dev/null 2>&1; then
+  note "analyzer: $G (archive and report each run)"
+else
+  note "analyzer: none carried (.devbin) or without 'archive': runs recorded only"
+  G=
+fi
+
+# analyze CASE: keep the frames' names with the run and report it, here where the libraries are.
+analyze() {
+  local dir=$C/$1
+  [ -n "$G" ] && [ -d "$dir/run" ] || return
+  if [ "$(budget_left)" -lt 60 ]; then
+    note "   analyze: skipped, budget nearly spent"
+    return
+  fi
+  timeout -k 5 40 "$G" archive "$dir/run" >>"$dir/ls.txt" 2>&1
+  timeout -k 5 40 "$G" report "$dir/run" >"$dir/report.txt" 2>&1
+  note "   report rc=$? ($(grep -c . "$dir/report.txt") lines)"
+}
+
 # list_run CASE: the run folder's files, their count and bytes (ls.txt and the summary).
 list_run() {
   local dir=$C/$1/run files bytes biggest
@@ -125,6 +154,7 @@ run_case() {
   run_one "$name" untraced "$limit" "$@"
   run_one "$name" traced "$limit" "$@"
   list_run "$name"
+  analyze "$name"
 }
 
 P=$REPO/sample_apps/corpus
