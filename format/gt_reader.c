@@ -356,7 +356,10 @@ static int load_chunk(gt_reader *r, uint64_t off, gt_chunk_header *ch)
         return -1;
     if ((uint32_t)crc32(0L, r->payload, ch->payload_len) != ch->crc32)
         return 0;
-    if (gt_payload_count_records(r->payload, ch->payload_len) != ch->record_count)
+    /* UINT32_MAX is the count's error value: a chunk claiming that many records is damaged even
+     * when the broken payload "matches" it (a size-0 record would then never be stepped over). */
+    uint32_t records = gt_payload_count_records(r->payload, ch->payload_len);
+    if (records == UINT32_MAX || records != ch->record_count)
         return 0;
     return 1;
 }
@@ -441,6 +444,10 @@ int gt_reader_next(gt_reader *r, gt_record *rec)
             return 0;
         gt_record_header rh;
         memcpy(&rh, r->payload + r->pos, sizeof rh); /* sizes were validated by load_chunk */
+        if (rh.size < sizeof rh || rh.size > r->payload_len - r->pos) {
+            r->pos = r->payload_len; /* cannot happen after load_chunk; never loop in place */
+            continue;
+        }
         const unsigned char *body = r->payload + r->pos + sizeof rh;
         uint64_t file_offset = r->off - r->payload_len + r->pos;
         r->pos += rh.size;
