@@ -11,6 +11,7 @@
 #include "advice.h"
 #include "commands.h"
 #include "convert.h"
+#include "outfile.h"
 
 static void convert_usage(FILE *out)
 {
@@ -28,7 +29,9 @@ static void convert_usage(FILE *out)
         "\n"
         "options:\n"
         "  -o, --output=OUT    output file (default: the input's name with .perfetto-trace,\n"
-        "                      or .json; for several inputs, named after their folder)\n"
+        "                      or .json; for several inputs, named after their folder);\n"
+        "                      - for standard output. Only a regular file is replaced, and\n"
+        "                      only once the whole trace is written.\n"
         "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
         "  --no-advice         do not compute advice (faster on very large traces)\n"
         "  -q, --quiet         no warnings\n"
@@ -175,40 +178,27 @@ int cmd_convert(int argc, char **argv)
     }
     opts.progress = isatty(STDERR_FILENO);
 
-    /* Write beside the target and rename at the end: never leave half a trace under its name. */
-    size_t tlen = strlen(output) + 16;
-    char *tmp = malloc(tlen);
-    FILE *out = NULL;
-    if (tmp) {
-        snprintf(tmp, tlen, "%s.tmp%d", output, (int)getpid());
-        out = fopen(tmp, "wb");
-    }
-    if (!out) {
-        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
+    /* Through a temporary file renamed at the end: never half a trace under its name, never
+     * over a device, FIFO or link (outfile.h). */
+    gt_outfile out;
+    if (gt_outfile_open(&out, output, "convert") != 0) {
         gt_advice_list_free(&adv.list);
-        free(tmp);
         free(owned);
         return 2;
     }
     gt_convert_stats st;
-    int rc = gt_convert_run((const char *const *)inputs, n, out, &opts, &st);
-    if (fclose(out) != 0 && rc != 2) {
-        fprintf(stderr, "gputrace convert: cannot write %s: %s\n", output, strerror(errno));
-        rc = 2;
-    }
-    if (st.files == 0 || (rc == 2 && st.files == 0)) {
-        unlink(tmp);
-    } else if (rename(tmp, output) != 0) {
-        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
-        unlink(tmp);
+    int rc = gt_convert_run((const char *const *)inputs, n, out.f, &opts, &st);
+    if (st.files == 0) {
+        gt_outfile_discard(&out);
+    } else if (gt_outfile_commit(&out, "convert") != 0) {
         rc = 2;
     } else if (!opts.quiet) {
         fprintf(stderr,
                 "gputrace convert: wrote %s (%" PRIu64 " bytes) from %" PRIu64 " file%s, %" PRIu64
                 " records: %" PRIu64 " slices, %" PRIu64 " GPU ops, %" PRIu64 " flows, %" PRIu64
                 " counter values",
-                output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
-                st.gpu_ops, st.flows, st.counters);
+                gt_outfile_name(&out), st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records,
+                st.slices, st.gpu_ops, st.flows, st.counters);
         if (st.linked_by_order)
             fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
                     st.linked_by_order);
@@ -226,7 +216,6 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "\n");
     }
     gt_advice_list_free(&adv.list);
-    free(tmp);
     free(owned);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "outfile.h"
 #include "report_out.h"
 
 static void usage(FILE *out)
@@ -579,6 +580,8 @@ int cmd_diff(int argc, char **argv)
         text_advice_only(&ab, &aa, "B", stdout, color);
     }
     int rc = ra.any_not_trace || rb.any_not_trace ? 2 : ra.any_damaged || rb.any_damaged ? 1 : 0;
+    if (gt_stdout_finish("diff") != 0)
+        rc = 2;
     gt_advice_list_free(&aa);
     gt_advice_list_free(&ab);
     gt_run_free(&ra);

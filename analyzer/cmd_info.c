@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "gt_reader.h"
+#include "outfile.h"
 
 static void print_help(FILE *out)
 {
@@ -140,5 +141,7 @@ int cmd_info(int argc, char **argv)
             worst = s;
         fflush(stdout);
     }
+    if (gt_stdout_finish("info") != 0)
+        worst = 2;
     return worst;
 }

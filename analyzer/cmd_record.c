@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "outfile.h"
 
 #define LIB_NAME "libgputrace.so"
 #define RUN_SUFFIX ".gputrace"
@@ -329,6 +330,7 @@ static pid_t start_child(char **command, const char *lib, const char *dir,
     if (pid != 0)
         return pid;
     restore_signals(saved);
+    gt_restore_sigxfsz(); /* the program gets the SIGXFSZ action gputrace was started with */
     set_child_environment(lib, dir);
     execvp(command[0], command);
     int err = errno;
@@ -445,8 +447,7 @@ static void convert_and_report(const record_options *opt, run_paths *paths)
     char *convert_argv[] = {"convert", "-o", paths->perfetto, paths->dir, NULL};
     int rc = run_subcommand(cmd_convert, convert_argv);
     /* Status 1 means "damaged input, what was readable is converted": still worth opening. */
-    struct stat st;
-    bool converted = rc <= 1 && stat(paths->perfetto, &st) == 0 && st.st_size > 0;
+    bool converted = rc <= 1; /* a failed write is status 2 and leaves no file behind */
     if (!converted)
         fprintf(stderr, "gputrace record: converting %s failed (status %d)\n", paths->dir, rc);
     if (!opt->no_report) {
@@ -493,11 +494,15 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "gputrace: '%s' was killed by signal %d (%s)\n", opt.command[0],
                 WTERMSIG(status), strsignal(WTERMSIG(status)));
     if (count_traces(paths.dir) == 0) {
+        /* An empty run folder only gets in the way of the next try; rmdir keeps anything else. */
+        bool removed = rmdir(paths.dir) == 0;
+        if (child_rc == 126 || child_rc == 127) /* the child said why it could not run */
+            return child_rc;
         fprintf(stderr,
-                "gputrace record: no .gtrace file was written in %s.\n"
+                "gputrace record: no .gtrace file was written%s%s.\n"
                 "Was '%s' started (status %d)? Is it dynamically linked (LD_PRELOAD does not reach "
                 "static programs)? GPUTRACE_VERBOSE=1 shows what libgputrace.so did.\n",
-                paths.dir, opt.command[0], child_rc);
+                removed ? "" : " in ", removed ? "" : paths.dir, opt.command[0], child_rc);
         return child_rc;
     }
     convert_and_report(&opt, &paths);

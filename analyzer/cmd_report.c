@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "outfile.h"
 #include "report_out.h"
 
 static void usage(FILE *out)
@@ -513,6 +514,8 @@ int cmd_report(int argc, char **argv)
         for (size_t i = 0; i < adv.n; i++)
             if (adv.items[i].severity >= fail_on)
                 rc = 3;
+    if (gt_stdout_finish("report") != 0)
+        rc = 2;
     gt_advice_list_free(&adv);
     gt_run_free(&run);
     return rc;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "outfile.h"
 
 typedef struct subcommand {
     const char *name;
@@ -32,6 +33,7 @@ static void print_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    gt_ignore_sigxfsz(); /* a write past `ulimit -f` fails with EFBIG and is handled (outfile.h) */
     if (argc < 2) {
         print_usage(stderr);
         return 2;

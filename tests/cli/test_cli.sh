@@ -38,6 +38,95 @@ case_endless() {
   grep -q "damaged" err || fail "info does not call the crafted chunk damaged"
 }
 
+# Nothing but out, err and the named files in this folder: no temporary file left behind.
+no_leftovers() { # NAME...
+  left=$(ls -A | while read -r f; do
+    keep=0
+    for k in out err "$@"; do [ "$f" = "$k" ] && keep=1; done
+    [ $keep = 1 ] || echo "$f"
+  done)
+  [ -z "$left" ] || fail "files left behind: $left"
+}
+
+case_output() {
+  H=$DATA/healthy.gtrace
+  run "$GT" convert -q "$H" -o plain.pt
+  expect_rc 0 "convert to a new file"
+  [ -s plain.pt ] || fail "convert wrote no plain.pt"
+  echo old >existing.pt
+  run "$GT" convert -q "$H" -o existing.pt
+  expect_rc 0 "convert over a regular file"
+  cmp -s plain.pt existing.pt || fail "a regular file is not replaced by the trace"
+
+  echo target >target
+  ln -s target link.pt
+  run "$GT" convert "$H" -o link.pt
+  expect_rc 2 "convert -o SYMLINK"
+  [ -L link.pt ] || fail "the symbolic link was replaced"
+  [ "$(cat target)" = target ] || fail "the link's target was written"
+  grep -q "link.pt is a symbolic link" err || fail "no error naming the symbolic link"
+
+  mkfifo fifo.pt
+  run "$GT" convert "$H" -o fifo.pt
+  expect_rc 2 "convert -o FIFO"
+  [ -p fifo.pt ] || fail "the FIFO was replaced"
+  grep -q "fifo.pt is a FIFO" err || fail "no error naming the FIFO"
+
+  mkdir folder.pt
+  run "$GT" convert "$H" -o folder.pt
+  expect_rc 2 "convert -o FOLDER"
+  grep -q "folder.pt is a folder" err || fail "no error naming the folder"
+
+  if mknod chardev.pt c 1 3 2>/dev/null; then # a null device in a user's folder (root only)
+    run "$GT" convert "$H" -o chardev.pt
+    expect_rc 2 "convert -o CHARACTER-DEVICE"
+    [ -c chardev.pt ] || fail "the character device was replaced by a regular file"
+  else
+    echo "(not root: the character device check is skipped)"
+  fi
+
+  run "$GT" convert -q "$H" -o -
+  expect_rc 0 "convert -o -"
+  cmp -s out plain.pt || fail "convert -o - does not write the trace to standard output"
+  [ ! -e ./- ] || fail "convert -o - created a file named '-'"
+  no_leftovers plain.pt existing.pt target link.pt fifo.pt folder.pt chardev.pt
+}
+
+case_write_error() {
+  BIG=$DATA/resnet50_train.gtrace
+  # ulimit -f: without SIGXFSZ ignored the converter is killed and leaves its temporary file.
+  (ulimit -f 64 && exec timeout 60 "$GT" convert "$BIG" -o big.pt >out 2>err)
+  rc=$?
+  expect_rc 2 "convert past ulimit -f"
+  [ ! -e big.pt ] || fail "a partial big.pt is left under the final name"
+  grep -q "wrote" err && fail "a failed write still reports 'wrote'"
+  grep -q "cannot write big.pt: File too large" err || fail "no error naming big.pt and EFBIG"
+  no_leftovers
+  if [ -w /dev/full ]; then
+    timeout 60 "$GT" convert "$DATA/healthy.gtrace" -o - >/dev/full 2>err
+    rc=$?
+    expect_rc 2 "convert -o - onto a full device"
+    grep -q "wrote" err && fail "convert -o - onto a full device reports 'wrote'"
+    for cmd in info report; do
+      timeout 60 "$GT" $cmd "$DATA/healthy.gtrace" >/dev/full 2>err
+      rc=$?
+      expect_rc 2 "$cmd onto a full device"
+      grep -q "gputrace $cmd: cannot write to standard output" err ||
+        fail "$cmd onto a full device says nothing"
+    done
+    timeout 60 "$GT" diff "$DATA/healthy.gtrace" "$DATA/healthy.gtrace" >/dev/full 2>err
+    rc=$?
+    expect_rc 2 "diff onto a full device"
+  fi
+}
+
+case_record_missing() {
+  run "$GT" record --lib "$GT" -o missing -- ./no-such-program
+  expect_rc 127 "record of a missing program"
+  [ ! -e missing.gputrace ] || fail "record of a missing program leaves missing.gputrace/"
+  grep -q "cannot run './no-such-program'" err || fail "record does not say the program is missing"
+}
+
 case_"$CASE"
 [ "$failures" = 0 ] && echo "cli.$CASE: ok"
 [ "$failures" = 0 ]
