@@ -1,13 +1,14 @@
 /* cmd_diff.c — `gputrace diff A B [--json]`: compare two runs operation by operation.
  * A and B are trace files or run folders; processes are paired by rank when both runs have ranks,
  * else in file order. Exit status: 0; 1 when an input is damaged; 2 when one is not a trace. */
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "advice.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
@@ -514,35 +515,56 @@ static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)
 
 /* ------------------------------------------------------------------ command */
 
+typedef struct diff_options {
+    int json, top_n;
+} diff_options;
+
+static int diff_option(void *ctx, int c, const char *arg)
+{
+    diff_options *o = ctx;
+    long top;
+    switch (c) {
+    case 'j':
+        o->json = 1;
+        return GT_CLI_OK;
+    case 't':
+        if (gt_cli_int("diff", "--top", arg, 0, INT_MAX, &top) != 0)
+            return GT_CLI_USAGE;
+        o->top_n = (int)top;
+        return GT_CLI_OK;
+    default: /* 'h' */
+        usage(stdout);
+        return GT_CLI_HELP;
+    }
+}
+
 int cmd_diff(int argc, char **argv)
 {
-    int json = 0, top_n = 15;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"top", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 't')
-            top_n = atoi(optarg);
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (argc - optind != 2) {
-        fprintf(stderr, "gputrace diff: give exactly two runs (files or folders)\n\n");
-        usage(stderr);
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"top", required_argument, NULL, 't'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    diff_options o = {.json = 0, .top_n = 15};
+    const gt_cli cli = {.command = "diff",
+                        .shortopts = "h",
+                        .longopts = longopts,
+                        .on_option = diff_option,
+                        .ctx = &o};
+    char **runs;
+    int n_runs;
+    int parsed = gt_cli_parse(&cli, argc, argv, &runs, &n_runs);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
+    if (n_runs != 2) {
+        gt_cli_usage_error("diff", "give exactly two runs (files or folders), not %d", n_runs);
+        free(runs);
         return 2;
     }
+    int json = o.json, top_n = o.top_n;
+    const char *path_a = runs[0], *path_b = runs[1];
+    free(runs);
     gt_run ra, rb;
-    const char *pa_path[] = {argv[optind]}, *pb_path[] = {argv[optind + 1]};
+    const char *pa_path[] = {path_a}, *pb_path[] = {path_b};
     int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
     if (la != 0 || lb != 0) {
         gt_run_free(&ra);
@@ -559,9 +581,9 @@ int cmd_diff(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             json_array_append_new(pairs, pair_json(pa[i], pb[i]));
         json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "schema", "gputrace-diff",
-                                 "schema_version", GT_DIFF_SCHEMA_VERSION, "a", argv[optind], "b",
-                                 argv[optind + 1], "pairs", pairs, "advice_only_a",
-                                 only_json(&aa, &ab), "advice_only_b", only_json(&ab, &aa));
+                                 "schema_version", GT_DIFF_SCHEMA_VERSION, "a", path_a, "b", path_b,
+                                 "pairs", pairs, "advice_only_a", only_json(&aa, &ab),
+                                 "advice_only_b", only_json(&ab, &aa));
         if (root) {
             json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
             fputc('\n', stdout);
@@ -570,7 +592,7 @@ int cmd_diff(int argc, char **argv)
     } else {
         int color = gt_use_color(stdout);
         fprintf(stdout, "%sgputrace diff%s  A = %s  B = %s\n", gt_bold(color),
-                gt_color_reset(color), argv[optind], argv[optind + 1]);
+                gt_color_reset(color), path_a, path_b);
         if (!n)
             fprintf(stdout, "  no processes with CUDA activity to compare\n");
         for (size_t i = 0; i < n; i++)

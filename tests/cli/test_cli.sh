@@ -127,6 +127,70 @@ case_record_missing() {
   grep -q "cannot run './no-such-program'" err || fail "record does not say the program is missing"
 }
 
+# usage_error WHAT CMD: status 2 and one message "gputrace CMD: ..." plus the pointer to --help.
+usage_error() {
+  expect_rc 2 "$1"
+  head -1 err | grep -q "^gputrace $2: " || fail "$1: the message does not start with 'gputrace $2: '"
+  grep -q "cannot open" err && fail "$1: an option was taken for a file"
+  [ ! -s out ] || fail "$1: something was printed before the usage error"
+}
+
+case_options() {
+  H=$DATA/healthy.gtrace S=$DATA/sync_every_iter.gtrace
+  run "$GT" report "$H" --json
+  expect_rc 0 "report FILE --json"
+  python3 -c 'import json,sys; json.load(open("out"))' 2>/dev/null || fail "report FILE --json is not JSON"
+  run "$GT" report "$S" --fail-on=warning
+  expect_rc 3 "report FILE --fail-on=warning (sync_every_iter has warnings)"
+  run "$GT" report --fail-on warning "$S"
+  expect_rc 3 "report --fail-on warning FILE"
+  run "$GT" diff "$H" "$S" --json
+  expect_rc 0 "diff A B --json"
+  python3 -c 'import json,sys; json.load(open("out"))' 2>/dev/null || fail "diff A B --json is not JSON"
+  run "$GT" diff "$H" --top=3 "$S"
+  expect_rc 0 "diff A --top=3 B"
+
+  run "$GT" info --bogus "$H"
+  usage_error "info --bogus FILE" info
+  grep -q "unknown option '--bogus'" err || fail "info does not name --bogus"
+  for cmd in report diff; do
+    for bad in abc -5 "" 1x 99999999999999999999; do
+      run "$GT" $cmd "$H" "$H" "--top=$bad"
+      usage_error "$cmd --top='$bad'" $cmd
+    done
+    run "$GT" $cmd "$H" "$H" --top
+    usage_error "$cmd FILE --top (no value)" $cmd
+  done
+  run "$GT" report "$H" --fail-on=sometimes
+  usage_error "report --fail-on=sometimes" report
+  run "$GT" convert "$H" --format=xml
+  usage_error "convert --format=xml" convert
+  run "$GT" convert -x "$H"
+  usage_error "convert -x" convert
+  grep -q "unknown option '-x'" err || fail "convert does not name -x"
+  run "$GT" diff "$H"
+  usage_error "diff with one run" diff
+  run "$GT" report
+  usage_error "report without a trace" report
+  run "$GT" record --bogus -- true
+  usage_error "record --bogus" record
+
+  # -- ends the options: a file whose name starts with '-'
+  cp "$H" ./-x.gtrace
+  run "$GT" info -- -x.gtrace
+  expect_rc 0 "info -- -x.gtrace"
+  run "$GT" convert -q -o "$WORK/dash.pt" -- -x.gtrace
+  expect_rc 0 "convert -o OUT -- -x.gtrace"
+  # record: the options end at COMMAND, whose own options are its own
+  run "$GT" record --lib "$GT" -q -o rec sh -c 'exit 5' sh --json
+  expect_rc 5 "record ... COMMAND --json (COMMAND's option)"
+  for cmd in info convert report diff record; do
+    run "$GT" $cmd --help
+    expect_rc 0 "$cmd --help"
+    grep -q "^usage: gputrace $cmd" out || fail "$cmd --help prints no usage on stdout"
+  done
+}
+
 case_"$CASE"
 [ "$failures" = 0 ] && echo "cli.$CASE: ok"
 [ "$failures" = 0 ]
