@@ -1,10 +1,10 @@
 /* cli_gen.c — writes the crafted .gtrace files the CLI tests feed to every command.
  * Usage: cli_gen KIND PATH, KIND one of:
  *   endless  a chunk whose record_count is 0xFFFFFFFF (the value gt_payload_count_records returns
- *            for a broken payload) holding a record of size 0: before the reader checked for that
- *            value, the chunk passed as intact and a size-0 record kept gt_reader_next in place,
- *            so info, report, convert and diff never ended (found by fuzz_reader).
- * The same file is the fuzz corpus' seed for that defect (tests/cli/CMakeLists.txt). */
+ *            for a broken payload) holding a padding record of size 0. Before the reader checked
+ *            for that value the chunk passed as intact, and the size-0 record kept
+ *            gt_reader_next in place: info, report, convert and diff never ended (found by
+ *            fuzz_reader). The file is also a seed of the fuzz corpora (tests/core, tests/cli). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static int write_endless(const char *path)
     if (!hsize)
         return 1;
     /* one record header of size 0: not a valid record sequence */
-    gt_record_header rh = {.kind = GT_REC_STRING, .flags = 0, .size = 0};
+    gt_record_header rh = {.kind = GT_REC_PAD, .flags = 0, .size = 0}; /* skipped: never returns */
     unsigned char payload[8];
     memcpy(payload, &rh, sizeof rh);
     gt_chunk_header ch = {.magic = GT_CHUNK_MAGIC,
