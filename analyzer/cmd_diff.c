@@ -360,7 +360,8 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     gt_table_row(&t, "cuDNN", ver(ra->cudnn_version, 1), ver(rb->cudnn_version, 1));
     gt_table_row(&t, "cuDNN built for", ver(ra->cudnn_cudart_version, 0),
                  ver(rb->cudnn_cudart_version, 0));
-    gt_table_row(&t, "rank", gt_fmt("%d", a->hdr.rank), gt_fmt("%d", b->hdr.rank));
+    gt_table_row(&t, "rank", a->hdr.rank >= 0 ? gt_fmt("%d", a->hdr.rank) : "-",
+                 b->hdr.rank >= 0 ? gt_fmt("%d", b->hdr.rank) : "-");
     gt_table_print(&t, out, "  ");
     gt_table_free(&t);
 
@@ -369,16 +370,21 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     struct {
         const char *name;
         double x, y;
-    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms},
+    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms}, /* row 0: "-" without steps */
                 {"GPU busy ms", ta.gpu_busy_ms, tb.gpu_busy_ms},
                 {"GPU busy %", ta.busy_pct, tb.busy_pct},
                 {"GPU idle ms", ta.idle_ms, tb.idle_ms},
                 {"copy ms", ta.copy_ms, tb.copy_ms},
                 {"sync stall ms", ta.sync_ms, tb.sync_ms},
                 {"autotuning ms", ta.autotune_ms, tb.autotune_ms}};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        fprintf(out, "  %-22s %12.3f %12.3f %8s\n", rows[i].name, rows[i].x, rows[i].y,
-                rows[i].x > 0 || rows[i].y > 0 ? ratio_text(rows[i].x, rows[i].y) : "-");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int no_x = i == 0 && a->n_steps < 2, no_y = i == 0 && b->n_steps < 2;
+        fprintf(out, "  %-22s %12s %12s %8s\n", rows[i].name,
+                no_x ? "-" : gt_fmt("%.3f", rows[i].x), no_y ? "-" : gt_fmt("%.3f", rows[i].y),
+                !no_x && !no_y && (rows[i].x > 0 || rows[i].y > 0)
+                    ? ratio_text(rows[i].x, rows[i].y)
+                    : "-");
+    }
 
     const char *sigs[512];
     size_t ns = op_union(a, b, sigs, 512);

@@ -71,10 +71,10 @@ static void print_run(const gt_proc *p, FILE *out)
         fprintf(out, "  GPU %-5d %s (cc %d.%d, %d SMs, %.0f GiB)\n", rt->devices[i].ordinal,
                 rt->devices[i].name, rt->devices[i].cc_major, rt->devices[i].cc_minor,
                 rt->devices[i].sm_count, (double)rt->devices[i].total_mem_bytes / (1 << 30));
-    fprintf(out, "  versions  driver %s, runtime %s, cuDNN %s (built for CUDA %s), cuBLAS %d\n",
+    fprintf(out, "  versions  driver %s, runtime %s, cuDNN %s (built for CUDA %s), cuBLAS %s\n",
             version_text(rt->driver_version, 0), version_text(rt->runtime_version, 0),
             version_text(rt->cudnn_version, 1), version_text(rt->cudnn_cudart_version, 0),
-            rt->cublas_version);
+            version_text(rt->cublas_version, 1)); /* cuBLAS counts as cuDNN: 130100 = 13.1.0 */
     fprintf(out, "  duration  %.1f ms, %llu records, %llu lost%s, CUPTI %s", gt_proc_duration_ms(p),
             (unsigned long long)p->records,
             (unsigned long long)(p->records_lost + p->cupti_dropped),
@@ -114,7 +114,7 @@ static void print_steps(const gt_proc *p, FILE *out)
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
-    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, allocations %.1f\n",
+    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, %.1f allocation calls\n",
             p->steady_sync_ms_per_step, p->steady_copy_ms_per_step, p->steady_nccl_ms_per_step,
             p->steady_alloc_per_step);
 }

@@ -191,6 +191,36 @@ case_options() {
   done
 }
 
+case_report_text() {
+  : >all
+  for f in "$DATA"/*.gtrace; do
+    run "$GT" report "$f"
+    cat out >>all
+  done
+  grep -E "evidence:.*=[-0-9.]+e[-+][0-9]" all && fail "evidence printed in scientific notation"
+  grep -E "versions .*cuBLAS 0$" all && fail "cuBLAS version 0 where cuDNN shows '-'"
+  grep -q "versions .*cuBLAS -$" all || fail "no trace without cuBLAS shows 'cuBLAS -'"
+  grep -q "versions .*cuBLAS 13\.[0-9]*\.[0-9]*$" all || fail "the cuBLAS version is not major.minor.patch"
+  grep -E "per step .*allocations [0-9.]+$" all && fail "allocations per step without a unit"
+  grep -qE "per step .*[0-9.]+ allocation calls$" all || fail "no allocation calls per step"
+  # diff of two runs without ranks and without steps: '-' rather than -1 and 0.000
+  run "$GT" diff "$DATA/healthy.gtrace" "$DATA/pageable_copies.gtrace"
+  expect_rc 0 "diff healthy pageable_copies"
+  grep -E "^  rank .*-1" out && fail "diff shows rank -1"
+  grep -qE "^  step ms \(median\) +- +- +-$" out || fail "diff shows a step time for runs without steps"
+  rm -f all
+}
+
+# tools/demo.sh's headings, piped (not a terminal): no raw escape codes.
+case_demo_color() {
+  grep -E '^(say\(\)|if \[ -t 1 \])' "$DATA/../../tools/demo.sh" >say.sh
+  grep -q '^say()' say.sh || { fail "tools/demo.sh defines no say()"; return; }
+  bash -c '. ./say.sh; say heading' >out 2>err </dev/null
+  grep -q "== heading" out || fail "say printed no heading"
+  grep -q "$(printf '\033')" out && fail "tools/demo.sh prints escape codes when not on a terminal"
+  rm -f say.sh
+}
+
 case_"$CASE"
 [ "$failures" = 0 ] && echo "cli.$CASE: ok"
 [ "$failures" = 0 ]
