@@ -24,7 +24,7 @@ command -v clang >/dev/null || { echo "clang is needed (apt-get install clang)" 
 cmake -S . -B "$BUILD" -DGPUTRACE_BUILD_SAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD.log" 2>&1 ||
   { tail -20 "$BUILD.log"; exit 1; }
 cmake --build "$BUILD" -j"${JOBS}" --target fuzz_reader fuzz_commands cli_gen core_tests >>"$BUILD.log" 2>&1 ||
-  { grep -E "error" "$BUILD.log" | head -20; exit 1; }
+  { grep -iE "error|no rule" "$BUILD.log" | head -20; exit 1; }
 
 seed() { # corpus folder
   mkdir -p "$1"
