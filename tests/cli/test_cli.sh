@@ -89,7 +89,13 @@ case_output() {
   expect_rc 0 "convert -o -"
   cmp -s out plain.pt || fail "convert -o - does not write the trace to standard output"
   [ ! -e ./- ] || fail "convert -o - created a file named '-'"
-  no_leftovers plain.pt existing.pt target link.pt fifo.pt folder.pt chardev.pt
+  # A link planted where the old code put its temporary file (OUT.tmpPID; exec keeps the pid).
+  echo victim >victim
+  sh -c 'ln -s victim planted.pt.tmp$$ && exec "$0" convert -q "$1" -o planted.pt' "$GT" "$H"
+  [ "$(cat victim)" = victim ] || fail "a link planted at OUT.tmpPID was followed"
+  [ -s planted.pt ] || fail "convert did not write planted.pt beside the planted link"
+  rm -f planted.pt.tmp*
+  no_leftovers plain.pt existing.pt target link.pt fifo.pt folder.pt chardev.pt victim planted.pt
 }
 
 case_write_error() {
