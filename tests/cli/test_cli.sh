@@ -227,6 +227,20 @@ case_demo_color() {
   rm -f say.sh
 }
 
+# A trace whose module map names a FIFO: symbolizing must not block on it.
+case_module_fifo() {
+  LIMIT=20
+  mkfifo module.fifo
+  "$GEN" module module.gtrace "$WORK/module.fifo" || { fail "cli_gen module"; return; }
+  for cmd in report convert; do
+    run "$GT" $cmd module.gtrace
+    [ "$rc" != 124 ] || { fail "$cmd blocks on a FIFO named as a module"; continue; }
+    expect_rc 0 "$cmd on a trace naming a FIFO as a module"
+  done
+  run "$GT" report module.gtrace
+  grep -q "cudaDeviceSynchronize" out || fail "the report lost the sync call"
+}
+
 case_"$CASE"
 [ "$failures" = 0 ] && echo "cli.$CASE: ok"
 [ "$failures" = 0 ]
