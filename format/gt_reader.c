@@ -198,7 +198,9 @@ int gt_reader_open(const char *path, gt_reader **out, char *err, size_t errlen)
         set_err(err, errlen, "%s: out of memory", path, 0, 0, 0, 0);
         return GT_OPEN_IO_ERROR;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (a *.gtrace in a run folder can be anything) must not wait for
+     * a writer; it is refused below, and regular files ignore the flag. */
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat sb;
     if (r->fd < 0 || fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
         int e = r->fd < 0 ? errno : (errno ? errno : EISDIR);

@@ -241,6 +241,21 @@ case_module_fifo() {
   grep -q "cudaDeviceSynchronize" out || fail "the report lost the sync call"
 }
 
+# A FIFO given as a trace, or lying in a run folder as *.gtrace: refused, never waited on.
+case_fifo_input() {
+  LIMIT=20
+  mkdir run && mkfifo run/a.gtrace && cp "$DATA/healthy.gtrace" run/b.gtrace
+  for cmd in info report convert; do
+    run "$GT" $cmd run/a.gtrace
+    [ "$rc" != 124 ] || { fail "$cmd waits on a FIFO given as a trace"; continue; }
+    expect_rc 2 "$cmd FIFO"
+    grep -q "a.gtrace: cannot open: not a regular file" err || fail "$cmd does not say the FIFO is no file"
+  done
+  run "$GT" report run
+  [ "$rc" != 124 ] || fail "report waits on a FIFO inside a run folder"
+  grep -q "gputrace report: pid" out || fail "report of a folder with a FIFO lost the real trace"
+}
+
 case_"$CASE"
 [ "$failures" = 0 ] && echo "cli.$CASE: ok"
 [ "$failures" = 0 ]
