@@ -3,8 +3,9 @@
  * this by itself after the run; this command is for runs recorded with LD_PRELOAD alone, run on
  * the machine that recorded them before the folder is copied elsewhere. */
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "symarchive.h"
 
@@ -21,28 +22,42 @@ static void print_archive_help(FILE *out)
             "were recorded.\n");
 }
 
+static int archive_option(void *ctx, int c, const char *arg)
+{
+    (void)ctx, (void)c, (void)arg; /* 'h': the only option */
+    print_archive_help(stdout);
+    return GT_CLI_HELP;
+}
+
+/* Options are read like every command's (cli_args.h): anywhere, `--` ends them. */
 int cmd_archive(int argc, char **argv)
 {
-    if (argc < 2) {
-        print_archive_help(stderr);
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const gt_cli cli = {
+        .command = "archive", .shortopts = "h", .longopts = longopts, .on_option = archive_option};
+    char **folders;
+    int n_folders;
+    int parsed = gt_cli_parse(&cli, argc, argv, &folders, &n_folders);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
+    if (n_folders < 1) {
+        gt_cli_usage_error("archive", "no run folder given");
+        free(folders);
         return 2;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        print_archive_help(stdout);
-        return 0;
-    }
     int status = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 0; i < n_folders; i++) {
         char err[512];
-        int frames = gt_symarchive_write_dir(argv[i], err, sizeof err);
+        int frames = gt_symarchive_write_dir(folders[i], err, sizeof err);
         if (frames < 0) {
             fprintf(stderr, "gputrace archive: %s\n", err);
             status = 1;
         } else if (frames == 0) {
-            printf("%s: no named frames to keep\n", argv[i]);
+            printf("%s: no named frames to keep\n", folders[i]);
         } else {
-            printf("%s/" GT_SYMARCHIVE_NAME ": %d frames\n", argv[i], frames);
+            printf("%s/" GT_SYMARCHIVE_NAME ": %d frames\n", folders[i], frames);
         }
     }
+    free(folders);
     return status;
 }

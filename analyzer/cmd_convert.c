@@ -1,6 +1,5 @@
 /* cmd_convert.c — `gputrace convert`: .gtrace files -> one Perfetto trace (or Chrome JSON). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +8,10 @@
 #include <unistd.h>
 
 #include "advice.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "convert.h"
+#include "outfile.h"
 
 static void convert_usage(FILE *out)
 {
@@ -28,7 +29,9 @@ static void convert_usage(FILE *out)
         "\n"
         "options:\n"
         "  -o, --output=OUT    output file (default: the input's name with .perfetto-trace,\n"
-        "                      or .json; for several inputs, named after their folder)\n"
+        "                      or .json; for several inputs, named after their folder);\n"
+        "                      - for standard output. Only a regular file is replaced, and\n"
+        "                      only once the whole trace is written.\n"
         "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
         "  --no-advice         do not compute advice (faster on very large traces)\n"
         "  -q, --quiet         no warnings\n"
@@ -113,59 +116,72 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
     }
 }
 
+typedef struct convert_options {
+    const char *output;
+    gt_convert_opts opts;
+    int want_advice;
+} convert_options;
+
+static int convert_option(void *ctx, int c, const char *arg)
+{
+    convert_options *o = ctx;
+    switch (c) {
+    case 'o':
+        o->output = arg;
+        return GT_CLI_OK;
+    case 'f':
+        if (!strcmp(arg, "json") || !strcmp(arg, "perfetto")) {
+            o->opts.format = !strcmp(arg, "json") ? GT_CONVERT_JSON : GT_CONVERT_PERFETTO;
+            return GT_CLI_OK;
+        }
+        gt_cli_usage_error("convert", "--format takes perfetto or json, not '%s'", arg);
+        return GT_CLI_USAGE;
+    case 'A':
+        o->want_advice = 0;
+        return GT_CLI_OK;
+    case 'q':
+        o->opts.quiet = 1;
+        return GT_CLI_OK;
+    default: /* 'h' */
+        convert_usage(stdout);
+        return GT_CLI_HELP;
+    }
+}
+
 int cmd_convert(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
         {"no-advice", no_argument, NULL, 'A'},    {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    const char *output = NULL;
-    gt_convert_opts opts = {0};
-    int want_advice = 1, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            output = optarg;
-            break;
-        case 'f':
-            if (!strcmp(optarg, "json"))
-                opts.format = GT_CONVERT_JSON;
-            else if (!strcmp(optarg, "perfetto"))
-                opts.format = GT_CONVERT_PERFETTO;
-            else {
-                fprintf(stderr, "gputrace convert: unknown format '%s' (perfetto or json)\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'A':
-            want_advice = 0;
-            break;
-        case 'q':
-            opts.quiet = 1;
-            break;
-        case 'h':
-            convert_usage(stdout);
-            return 0;
-        default:
-            convert_usage(stderr);
-            return 2;
-        }
-    }
-    int n = argc - optind;
+    convert_options co = {.want_advice = 1};
+    const gt_cli cli = {.command = "convert",
+                        .shortopts = "o:qh",
+                        .longopts = longopts,
+                        .on_option = convert_option,
+                        .ctx = &co};
+    char **operands;
+    int n;
+    int parsed = gt_cli_parse(&cli, argc, argv, &operands, &n);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
     if (n < 1) {
-        fprintf(stderr, "gputrace convert: no trace given\n\n");
-        convert_usage(stderr);
+        gt_cli_usage_error("convert", "no trace given");
+        free(operands);
         return 2;
     }
-    char *const *inputs = argv + optind;
+    const char *output = co.output;
+    gt_convert_opts opts = co.opts;
+    int want_advice = co.want_advice;
+    char *const *inputs = operands;
     char *owned = NULL;
     if (!output) {
         owned =
             default_output(inputs, n, opts.format == GT_CONVERT_JSON ? ".json" : ".perfetto-trace");
-        if (!owned)
+        if (!owned) {
+            free(operands);
             return 2;
+        }
         output = owned;
     }
     advice_ctx adv = {{0}};
@@ -175,40 +191,28 @@ int cmd_convert(int argc, char **argv)
     }
     opts.progress = isatty(STDERR_FILENO);
 
-    /* Write beside the target and rename at the end: never leave half a trace under its name. */
-    size_t tlen = strlen(output) + 16;
-    char *tmp = malloc(tlen);
-    FILE *out = NULL;
-    if (tmp) {
-        snprintf(tmp, tlen, "%s.tmp%d", output, (int)getpid());
-        out = fopen(tmp, "wb");
-    }
-    if (!out) {
-        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
+    /* Through a temporary file renamed at the end: never half a trace under its name, never
+     * over a device, FIFO or link (outfile.h). */
+    gt_outfile out;
+    if (gt_outfile_open(&out, output, "convert") != 0) {
         gt_advice_list_free(&adv.list);
-        free(tmp);
         free(owned);
+        free(operands);
         return 2;
     }
     gt_convert_stats st;
-    int rc = gt_convert_run((const char *const *)inputs, n, out, &opts, &st);
-    if (fclose(out) != 0 && rc != 2) {
-        fprintf(stderr, "gputrace convert: cannot write %s: %s\n", output, strerror(errno));
-        rc = 2;
-    }
-    if (st.files == 0 || (rc == 2 && st.files == 0)) {
-        unlink(tmp);
-    } else if (rename(tmp, output) != 0) {
-        fprintf(stderr, "gputrace convert: cannot create %s: %s\n", output, strerror(errno));
-        unlink(tmp);
+    int rc = gt_convert_run((const char *const *)inputs, n, out.f, &opts, &st);
+    if (st.files == 0) {
+        gt_outfile_discard(&out);
+    } else if (gt_outfile_commit(&out, "convert") != 0) {
         rc = 2;
     } else if (!opts.quiet) {
         fprintf(stderr,
                 "gputrace convert: wrote %s (%" PRIu64 " bytes) from %" PRIu64 " file%s, %" PRIu64
                 " records: %" PRIu64 " slices, %" PRIu64 " GPU ops, %" PRIu64 " flows, %" PRIu64
                 " counter values",
-                output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
-                st.gpu_ops, st.flows, st.counters);
+                gt_outfile_name(&out), st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records,
+                st.slices, st.gpu_ops, st.flows, st.counters);
         if (st.linked_by_order)
             fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
                     st.linked_by_order);
@@ -226,7 +230,7 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "\n");
     }
     gt_advice_list_free(&adv.list);
-    free(tmp);
     free(owned);
+    free(operands);
     return rc;
 }

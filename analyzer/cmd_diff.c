@@ -1,16 +1,18 @@
 /* cmd_diff.c — `gputrace diff A B [--json]`: compare two runs operation by operation.
  * A and B are trace files or run folders; processes are paired by rank when both runs have ranks,
  * else in file order. Exit status: 0; 1 when an input is damaged; 2 when one is not a trace. */
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "advice.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "outfile.h"
 #include "report_out.h"
 
 static void usage(FILE *out)
@@ -358,7 +360,8 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     gt_table_row(&t, "cuDNN", ver(ra->cudnn_version, 1), ver(rb->cudnn_version, 1));
     gt_table_row(&t, "cuDNN built for", ver(ra->cudnn_cudart_version, 0),
                  ver(rb->cudnn_cudart_version, 0));
-    gt_table_row(&t, "rank", gt_fmt("%d", a->hdr.rank), gt_fmt("%d", b->hdr.rank));
+    gt_table_row(&t, "rank", a->hdr.rank >= 0 ? gt_fmt("%d", a->hdr.rank) : "-",
+                 b->hdr.rank >= 0 ? gt_fmt("%d", b->hdr.rank) : "-");
     gt_table_print(&t, out, "  ");
     gt_table_free(&t);
 
@@ -367,16 +370,21 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     struct {
         const char *name;
         double x, y;
-    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms},
+    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms}, /* row 0: "-" without steps */
                 {"GPU busy ms", ta.gpu_busy_ms, tb.gpu_busy_ms},
                 {"GPU busy %", ta.busy_pct, tb.busy_pct},
                 {"GPU idle ms", ta.idle_ms, tb.idle_ms},
                 {"copy ms", ta.copy_ms, tb.copy_ms},
                 {"sync stall ms", ta.sync_ms, tb.sync_ms},
                 {"autotuning ms", ta.autotune_ms, tb.autotune_ms}};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        fprintf(out, "  %-22s %12.3f %12.3f %8s\n", rows[i].name, rows[i].x, rows[i].y,
-                rows[i].x > 0 || rows[i].y > 0 ? ratio_text(rows[i].x, rows[i].y) : "-");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int no_x = i == 0 && a->n_steps < 2, no_y = i == 0 && b->n_steps < 2;
+        fprintf(out, "  %-22s %12s %12s %8s\n", rows[i].name,
+                no_x ? "-" : gt_fmt("%.3f", rows[i].x), no_y ? "-" : gt_fmt("%.3f", rows[i].y),
+                !no_x && !no_y && (rows[i].x > 0 || rows[i].y > 0)
+                    ? ratio_text(rows[i].x, rows[i].y)
+                    : "-");
+    }
 
     const char *sigs[512];
     size_t ns = op_union(a, b, sigs, 512);
@@ -513,35 +521,56 @@ static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)
 
 /* ------------------------------------------------------------------ command */
 
+typedef struct diff_options {
+    int json, top_n;
+} diff_options;
+
+static int diff_option(void *ctx, int c, const char *arg)
+{
+    diff_options *o = ctx;
+    long top;
+    switch (c) {
+    case 'j':
+        o->json = 1;
+        return GT_CLI_OK;
+    case 't':
+        if (gt_cli_int("diff", "--top", arg, 0, INT_MAX, &top) != 0)
+            return GT_CLI_USAGE;
+        o->top_n = (int)top;
+        return GT_CLI_OK;
+    default: /* 'h' */
+        usage(stdout);
+        return GT_CLI_HELP;
+    }
+}
+
 int cmd_diff(int argc, char **argv)
 {
-    int json = 0, top_n = 15;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"top", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 't')
-            top_n = atoi(optarg);
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (argc - optind != 2) {
-        fprintf(stderr, "gputrace diff: give exactly two runs (files or folders)\n\n");
-        usage(stderr);
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"top", required_argument, NULL, 't'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    diff_options o = {.json = 0, .top_n = 15};
+    const gt_cli cli = {.command = "diff",
+                        .shortopts = "h",
+                        .longopts = longopts,
+                        .on_option = diff_option,
+                        .ctx = &o};
+    char **runs;
+    int n_runs;
+    int parsed = gt_cli_parse(&cli, argc, argv, &runs, &n_runs);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
+    if (n_runs != 2) {
+        gt_cli_usage_error("diff", "give exactly two runs (files or folders), not %d", n_runs);
+        free(runs);
         return 2;
     }
+    int json = o.json, top_n = o.top_n;
+    const char *path_a = runs[0], *path_b = runs[1];
+    free(runs);
     gt_run ra, rb;
-    const char *pa_path[] = {argv[optind]}, *pb_path[] = {argv[optind + 1]};
+    const char *pa_path[] = {path_a}, *pb_path[] = {path_b};
     int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
     if (la != 0 || lb != 0) {
         gt_run_free(&ra);
@@ -558,9 +587,9 @@ int cmd_diff(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             json_array_append_new(pairs, pair_json(pa[i], pb[i]));
         json_t *root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "schema", "gputrace-diff",
-                                 "schema_version", GT_DIFF_SCHEMA_VERSION, "a", argv[optind], "b",
-                                 argv[optind + 1], "pairs", pairs, "advice_only_a",
-                                 only_json(&aa, &ab), "advice_only_b", only_json(&ab, &aa));
+                                 "schema_version", GT_DIFF_SCHEMA_VERSION, "a", path_a, "b", path_b,
+                                 "pairs", pairs, "advice_only_a", only_json(&aa, &ab),
+                                 "advice_only_b", only_json(&ab, &aa));
         if (root) {
             json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
             fputc('\n', stdout);
@@ -569,7 +598,7 @@ int cmd_diff(int argc, char **argv)
     } else {
         int color = gt_use_color(stdout);
         fprintf(stdout, "%sgputrace diff%s  A = %s  B = %s\n", gt_bold(color),
-                gt_color_reset(color), argv[optind], argv[optind + 1]);
+                gt_color_reset(color), path_a, path_b);
         if (!n)
             fprintf(stdout, "  no processes with CUDA activity to compare\n");
         for (size_t i = 0; i < n; i++)
@@ -579,6 +608,8 @@ int cmd_diff(int argc, char **argv)
         text_advice_only(&ab, &aa, "B", stdout, color);
     }
     int rc = ra.any_not_trace || rb.any_not_trace ? 2 : ra.any_damaged || rb.any_damaged ? 1 : 0;
+    if (gt_stdout_finish("diff") != 0)
+        rc = 2;
     gt_advice_list_free(&aa);
     gt_advice_list_free(&ab);
     gt_run_free(&ra);

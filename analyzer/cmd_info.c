@@ -2,11 +2,14 @@
  * Exit 0: every file whole; 1: some file truncated or damaged (what was readable is shown);
  * 2: some file is not a trace, unreadable, or of a newer format version. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "gt_reader.h"
+#include "outfile.h"
 
 static void print_help(FILE *out)
 {
@@ -117,28 +120,39 @@ static int info_one(const char *path)
     return status;
 }
 
+static int info_option(void *ctx, int c, const char *arg)
+{
+    (void)ctx, (void)c, (void)arg; /* 'h' is the only option */
+    print_help(stdout);
+    return GT_CLI_HELP;
+}
+
 int cmd_info(int argc, char **argv)
 {
-    if (argc < 2) {
-        print_help(stderr);
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const gt_cli cli = {
+        .command = "info", .shortopts = "h", .longopts = longopts, .on_option = info_option};
+    char **files;
+    int n_files;
+    int parsed = gt_cli_parse(&cli, argc, argv, &files, &n_files);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
+    if (n_files < 1) {
+        gt_cli_usage_error("info", "no trace given");
+        free(files);
         return 2;
     }
-    int worst = 0, files = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            print_help(stdout);
-            return 0;
-        }
-    }
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            continue;
-        if (files++)
+    int worst = 0;
+    for (int i = 0; i < n_files; i++) {
+        if (i)
             printf("\n");
-        int s = info_one(argv[i]);
+        int s = info_one(files[i]);
         if (s > worst)
             worst = s;
         fflush(stdout);
     }
+    free(files);
+    if (gt_stdout_finish("info") != 0)
+        worst = 2;
     return worst;
 }

@@ -10,7 +10,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -23,8 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "doctor.h"
+#include "outfile.h"
 #include "symarchive.h"
 
 #define LIB_NAME "libgputrace.so"
@@ -75,10 +76,43 @@ static void print_record_help(FILE *out)
         "  gputrace record -o resnet -- torchrun --nproc_per_node=2 train.py\n");
 }
 
-/* Returns 0, 2 for usage errors (message printed), or -1 for --help (printed). */
-static int parse_record_options(int argc, char **argv, record_options *opt)
+enum { OPT_LIB = 256, OPT_NO_REPORT, OPT_PEAKS };
+
+static int record_option(void *ctx, int c, const char *arg)
 {
-    enum { OPT_LIB = 256, OPT_NO_REPORT, OPT_PEAKS };
+    record_options *opt = ctx;
+    switch (c) {
+    case 'o':
+        opt->name = arg;
+        if (arg[0])
+            return GT_CLI_OK;
+        gt_cli_usage_error("record", "-o needs a non-empty name");
+        return GT_CLI_USAGE;
+    case 'f':
+        opt->force = true;
+        return GT_CLI_OK;
+    case 'q':
+        opt->quiet = true;
+        return GT_CLI_OK;
+    case OPT_LIB:
+        opt->lib = arg;
+        return GT_CLI_OK;
+    case OPT_NO_REPORT:
+        opt->no_report = true;
+        return GT_CLI_OK;
+    case OPT_PEAKS:
+        opt->peaks = true;
+        return GT_CLI_OK;
+    default: /* 'h' */
+        print_record_help(stdout);
+        return GT_CLI_HELP;
+    }
+}
+
+/* Returns 0, 2 for usage errors (message printed), or -1 for --help (printed). The options end at
+ * COMMAND, so its own options are left alone. */
+static int parse_record_options(int argc, char **argv, record_options *opt, char ***owned)
+{
     static const struct option LONG_OPTIONS[] = {
         {"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
         {"lib", required_argument, NULL, OPT_LIB}, {"no-report", no_argument, NULL, OPT_NO_REPORT},
@@ -86,50 +120,23 @@ static int parse_record_options(int argc, char **argv, record_options *opt)
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     memset(opt, 0, sizeof *opt);
-    optind = 1;
-    opterr = 0;
-    int c;
-    /* "+": stop at the first non-option, so COMMAND's own options are left alone. */
-    while ((c = getopt_long(argc, argv, "+o:fqh", LONG_OPTIONS, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            opt->name = optarg;
-            break;
-        case 'f':
-            opt->force = true;
-            break;
-        case 'q':
-            opt->quiet = true;
-            break;
-        case OPT_LIB:
-            opt->lib = optarg;
-            break;
-        case OPT_NO_REPORT:
-            opt->no_report = true;
-            break;
-        case OPT_PEAKS:
-            opt->peaks = true;
-            break;
-        case 'h':
-            print_record_help(stdout);
-            return -1;
-        default:
-            fprintf(stderr, "gputrace record: unknown or incomplete option '%s'\n",
-                    argv[optind - 1]);
-            fprintf(stderr, "'gputrace record --help' lists the options.\n");
-            return 2;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "gputrace record: no command given\n"
-                        "usage: gputrace record [-o NAME] [--] COMMAND [ARGS...]\n");
+    const gt_cli cli = {.command = "record",
+                        .shortopts = "o:fqh",
+                        .longopts = LONG_OPTIONS,
+                        .stop_at_operand = 1,
+                        .on_option = record_option,
+                        .ctx = opt};
+    int n;
+    int parsed = gt_cli_parse(&cli, argc, argv, owned, &n);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? -1 : 2;
+    if (n < 1) {
+        gt_cli_usage_error("record", "no command given (gputrace record [-o NAME] [--] COMMAND "
+                                     "[ARGS...])");
+        free(*owned);
         return 2;
     }
-    if (opt->name && !opt->name[0]) {
-        fprintf(stderr, "gputrace record: -o needs a non-empty name\n");
-        return 2;
-    }
-    opt->command = argv + optind;
+    opt->command = *owned;
     return 0;
 }
 
@@ -335,6 +342,7 @@ static pid_t start_child(char **command, const char *lib, const char *dir,
     if (pid != 0)
         return pid;
     restore_signals(saved);
+    gt_restore_sigxfsz(); /* the program gets the SIGXFSZ action gputrace was started with */
     set_child_environment(lib, dir);
     execvp(command[0], command);
     int err = errno;
@@ -457,15 +465,14 @@ static int run_subcommand(int (*fn)(int, char **), char **argv)
 
 static void convert_and_report(const record_options *opt, run_paths *paths)
 {
-    char *convert_argv[] = {"convert", "-o", paths->perfetto, paths->dir, NULL};
+    char *convert_argv[] = {"convert", "-o", paths->perfetto, "--", paths->dir, NULL};
     int rc = run_subcommand(cmd_convert, convert_argv);
     /* Status 1 means "damaged input, what was readable is converted": still worth opening. */
-    struct stat st;
-    bool converted = rc <= 1 && stat(paths->perfetto, &st) == 0 && st.st_size > 0;
+    bool converted = rc <= 1; /* a failed write is status 2 and leaves no file behind */
     if (!converted)
         fprintf(stderr, "gputrace record: converting %s failed (status %d)\n", paths->dir, rc);
     if (!opt->no_report) {
-        char *report_argv[] = {"report", paths->dir, NULL};
+        char *report_argv[] = {"report", "--", paths->dir, NULL};
         rc = run_subcommand(cmd_report, report_argv);
         if (rc != 0)
             fprintf(stderr, "gputrace record: the report failed (status %d)\n", rc);
@@ -475,12 +482,23 @@ static void convert_and_report(const record_options *opt, run_paths *paths)
         fprintf(stderr, "gputrace: open         %s  in https://ui.perfetto.dev\n", paths->perfetto);
 }
 
+static int record(const record_options *opt_in);
+
 int cmd_record(int argc, char **argv)
 {
     record_options opt;
-    int rc = parse_record_options(argc, argv, &opt);
+    char **command;
+    int rc = parse_record_options(argc, argv, &opt, &command);
     if (rc)
         return rc < 0 ? 0 : rc;
+    rc = record(&opt);
+    free(command);
+    return rc;
+}
+
+static int record(const record_options *opt_in)
+{
+    record_options opt = *opt_in;
     if (!opt.lib)
         opt.lib = getenv("GPUTRACE_LIB");
     char lib[PATH_MAX];
@@ -508,14 +526,18 @@ int cmd_record(int argc, char **argv)
     int child_rc = exit_code_of(status);
 
     if (WIFSIGNALED(status))
-        fprintf(stderr, "gputrace: '%s' was killed by signal %d (%s)\n", opt.command[0],
+        fprintf(stderr, "gputrace record: '%s' was killed by signal %d (%s)\n", opt.command[0],
                 WTERMSIG(status), strsignal(WTERMSIG(status)));
     if (count_traces(paths.dir) == 0) {
+        /* An empty run folder only gets in the way of the next try; rmdir keeps anything else. */
+        bool removed = rmdir(paths.dir) == 0;
+        if (child_rc == 126 || child_rc == 127) /* the child said why it could not run */
+            return child_rc;
         fprintf(stderr,
-                "gputrace record: no .gtrace file was written in %s.\n"
+                "gputrace record: no .gtrace file was written%s%s.\n"
                 "Was '%s' started (status %d)? Is it dynamically linked (LD_PRELOAD does not reach "
                 "static programs)? GPUTRACE_VERBOSE=1 shows what libgputrace.so did.\n",
-                paths.dir, opt.command[0], child_rc);
+                removed ? "" : " in ", removed ? "" : paths.dir, opt.command[0], child_rc);
         return child_rc;
     }
     keep_symbols(paths.dir);

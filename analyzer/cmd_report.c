@@ -1,15 +1,17 @@
 /* cmd_report.c — `gputrace report TRACE... [--json] [--fail-on=SEVERITY]`: a run summary and
  * advice. Exit status: 0; 3 with --fail-on when advice at that severity or above exists; 1 when an
  * input is damaged (the report is still printed); 2 when an input is not a trace or bad usage. */
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "advice.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "outfile.h"
 #include "peaks.h"
 #include "report_out.h"
 
@@ -70,10 +72,10 @@ static void print_run(const gt_proc *p, FILE *out)
         fprintf(out, "  GPU %-5d %s (cc %d.%d, %d SMs, %.0f GiB)\n", rt->devices[i].ordinal,
                 rt->devices[i].name, rt->devices[i].cc_major, rt->devices[i].cc_minor,
                 rt->devices[i].sm_count, (double)rt->devices[i].total_mem_bytes / (1 << 30));
-    fprintf(out, "  versions  driver %s, runtime %s, cuDNN %s (built for CUDA %s), cuBLAS %d\n",
+    fprintf(out, "  versions  driver %s, runtime %s, cuDNN %s (built for CUDA %s), cuBLAS %s\n",
             version_text(rt->driver_version, 0), version_text(rt->runtime_version, 0),
             version_text(rt->cudnn_version, 1), version_text(rt->cudnn_cudart_version, 0),
-            rt->cublas_version);
+            version_text(rt->cublas_version, 1)); /* cuBLAS counts as cuDNN: 130100 = 13.1.0 */
     fprintf(out, "  duration  %.1f ms, %llu records, %llu lost%s, CUPTI %s", gt_proc_duration_ms(p),
             (unsigned long long)p->records,
             (unsigned long long)(p->records_lost + p->cupti_dropped),
@@ -113,7 +115,7 @@ static void print_steps(const gt_proc *p, FILE *out)
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
-    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, allocations %.1f\n",
+    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, %.1f allocation calls\n",
             p->steady_sync_ms_per_step, p->steady_copy_ms_per_step, p->steady_nccl_ms_per_step,
             p->steady_alloc_per_step);
 }
@@ -453,49 +455,63 @@ static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, i
     return rc;
 }
 
+typedef struct report_options {
+    int json, fail_on, top_n;
+} report_options;
+
+static int report_option(void *ctx, int c, const char *arg)
+{
+    report_options *o = ctx;
+    long top;
+    switch (c) {
+    case 'j':
+        o->json = 1;
+        return GT_CLI_OK;
+    case 'f':
+        o->fail_on = gt_severity_parse(arg);
+        if (o->fail_on >= 0)
+            return GT_CLI_OK;
+        gt_cli_usage_error("report", "--fail-on takes info, warning or critical, not '%s'", arg);
+        return GT_CLI_USAGE;
+    case 't':
+        if (gt_cli_int("report", "--top", arg, 0, INT_MAX, &top) != 0)
+            return GT_CLI_USAGE;
+        o->top_n = (int)top;
+        return GT_CLI_OK;
+    default: /* 'h' */
+        usage(stdout);
+        return GT_CLI_HELP;
+    }
+}
+
 int cmd_report(int argc, char **argv)
 {
-    int json = 0, fail_on = -1, top_n = 15;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"fail-on", required_argument, NULL, 'f'},
-                                         {"top", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'f':
-            fail_on = gt_severity_parse(optarg);
-            if (fail_on < 0) {
-                fprintf(stderr,
-                        "gputrace report: --fail-on takes info, warning or critical, "
-                        "not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 't':
-            top_n = atoi(optarg);
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "gputrace report: no trace given\n\n");
-        usage(stderr);
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"fail-on", required_argument, NULL, 'f'},
+                                             {"top", required_argument, NULL, 't'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    report_options o = {.json = 0, .fail_on = -1, .top_n = 15};
+    const gt_cli cli = {.command = "report",
+                        .shortopts = "h",
+                        .longopts = longopts,
+                        .on_option = report_option,
+                        .ctx = &o};
+    char **inputs;
+    int n_inputs;
+    int parsed = gt_cli_parse(&cli, argc, argv, &inputs, &n_inputs);
+    if (parsed != GT_CLI_OK)
+        return parsed == GT_CLI_HELP ? 0 : 2;
+    if (n_inputs < 1) {
+        gt_cli_usage_error("report", "no trace given");
+        free(inputs);
         return 2;
     }
+    int json = o.json, fail_on = o.fail_on, top_n = o.top_n;
     gt_run run;
-    if (gt_run_load(&run, (const char *const *)argv + optind, argc - optind, 1) != 0) {
+    int loaded = gt_run_load(&run, (const char *const *)inputs, n_inputs, 1);
+    free(inputs);
+    if (loaded != 0) {
         gt_run_free(&run);
         return 2;
     }
@@ -516,6 +532,8 @@ int cmd_report(int argc, char **argv)
         for (size_t i = 0; i < adv.n; i++)
             if (adv.items[i].severity >= fail_on)
                 rc = 3;
+    if (gt_stdout_finish("report") != 0)
+        rc = 2;
     gt_advice_list_free(&adv);
     gt_run_free(&run);
     return rc;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "outfile.h"
 
 typedef struct subcommand {
     const char *name;
@@ -28,12 +29,14 @@ static void print_usage(FILE *out)
                  "and what the GPU did, then explains why the GPU is underused.\n\ncommands:\n");
     for (size_t i = 0; i < N_SUBCOMMANDS; i++)
         fprintf(out, "  %-8s  %s\n", SUBCOMMANDS[i].name, SUBCOMMANDS[i].summary);
-    fprintf(out, "\n'gputrace COMMAND --help' describes each command.\n"
+    fprintf(out, "\n'gputrace COMMAND --help' describes each command. Options may come before or\n"
+                 "after the files; '--' ends them. Exit status 2 means bad usage.\n"
                  "Quick start: gputrace record -- python train.py\n");
 }
 
 int main(int argc, char **argv)
 {
+    gt_ignore_sigxfsz(); /* a write past `ulimit -f` fails with EFBIG and is handled (outfile.h) */
     if (argc < 2) {
         print_usage(stderr);
         return 2;
@@ -49,7 +52,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < N_SUBCOMMANDS; i++)
         if (!strcmp(argv[1], SUBCOMMANDS[i].name))
             return SUBCOMMANDS[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gputrace: unknown command '%s'\n\n", argv[1]);
+    fprintf(stderr, "gputrace: unknown command '%s'\n\n", argv[1]); /* no command to name */
     print_usage(stderr);
     return 2;
 }

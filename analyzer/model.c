@@ -1,6 +1,7 @@
 /* model.c — read .gtrace files into per-process aggregates (see model.h for the passes). */
 #include "model.h"
 
+#include "cli_args.h"
 #include "cudnn_json.h"
 
 #include <ctype.h>
@@ -1864,7 +1865,7 @@ int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose)
         if (p->open_status != GT_OPEN_OK) {
             run->any_not_trace = 1;
             if (verbose)
-                fprintf(stderr, "gputrace: %s\n", p->open_error);
+                fprintf(stderr, "%s: %s\n", gt_cli_prefix(), p->open_error);
             continue;
         }
         ok++;
@@ -1872,16 +1873,16 @@ int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose)
             run->any_damaged = 1;
             if (verbose)
                 fprintf(stderr,
-                        "gputrace: %s is damaged (%llu bad chunks, %llu missing, %s); reporting "
-                        "what could be read\n",
-                        p->path, (unsigned long long)p->chunks_damaged,
+                        "%s: %s is damaged (%llu bad chunks, %llu missing, %s); "
+                        "reporting what could be read\n",
+                        gt_cli_prefix(), p->path, (unsigned long long)p->chunks_damaged,
                         (unsigned long long)p->chunk_seq_gaps,
                         p->truncated ? "truncated" : "not truncated");
         }
     }
     free(list);
     if (!cnt && verbose)
-        fprintf(stderr, "gputrace: no .gtrace files found\n");
+        fprintf(stderr, "%s: no .gtrace files found\n", gt_cli_prefix());
     return ok ? 0 : -1;
 }
 

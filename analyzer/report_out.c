@@ -1,6 +1,7 @@
 /* report_out.c — text tables, colour and JSON shared by `report` and `diff`. */
 #include "report_out.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,25 @@ const char *gt_fmt(const char *fmt, ...)
     vsnprintf(b, sizeof bufs[0], fmt, ap);
     va_end(ap);
     return b;
+}
+
+/* Evidence as people write numbers: 14640, 0.35, 12.5 -- never 1.464e+04 (%g's choice). */
+static const char *evidence_number(double v)
+{
+    double mag = fabs(v);
+    if (!isfinite(v))
+        return gt_fmt("%f", v);
+    if (v == floor(v) && mag < 1e15)
+        return gt_fmt("%.0f", v);
+    char *text = (char *)gt_fmt(mag >= 100     ? "%.1f"
+                                : mag >= 1     ? "%.2f"
+                                : mag >= 0.001 ? "%.4f"
+                                               : "%.6f",
+                                v);
+    size_t len = strlen(text);
+    while (len > 1 && text[len - 1] == '0' && text[len - 2] != '.')
+        text[--len] = 0; /* 0.1000 -> 0.1 */
+    return text;
 }
 
 /* ------------------------------------------------------------------ tables */
@@ -172,7 +192,8 @@ void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *
             fprintf(out, "%s    at %s\n", indent, a->call_site);
         fprintf(out, "%s    evidence:", indent);
         for (int e = 0; e < a->n_evidence; e++)
-            fprintf(out, "%s %s=%.4g%s", e ? "," : "", a->evidence[e].key, a->evidence[e].value,
+            fprintf(out, "%s %s=%s%s", e ? "," : "", a->evidence[e].key,
+                    evidence_number(a->evidence[e].value),
                     a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count")
                         ? a->evidence[e].unit
                         : "");

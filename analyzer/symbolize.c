@@ -409,11 +409,13 @@ static void find_debug_file(module *m)
 static void load_module(module *m)
 {
     m->loaded = true;
-    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    /* The path comes from the trace: O_NONBLOCK so a FIFO there cannot block us, and only a
+     * regular file is read (a device or FIFO is no module). */
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
         close(fd);
         return;
     }

@@ -198,7 +198,9 @@ int gt_reader_open(const char *path, gt_reader **out, char *err, size_t errlen)
         set_err(err, errlen, "%s: out of memory", path, 0, 0, 0, 0);
         return GT_OPEN_IO_ERROR;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (a *.gtrace in a run folder can be anything) must not wait for
+     * a writer; it is refused below, and regular files ignore the flag. */
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat sb;
     if (r->fd < 0 || fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
         int e = r->fd < 0 ? errno : (errno ? errno : EISDIR);
@@ -356,7 +358,10 @@ static int load_chunk(gt_reader *r, uint64_t off, gt_chunk_header *ch)
         return -1;
     if ((uint32_t)crc32(0L, r->payload, ch->payload_len) != ch->crc32)
         return 0;
-    if (gt_payload_count_records(r->payload, ch->payload_len) != ch->record_count)
+    /* UINT32_MAX is the count's error value: a chunk claiming that many records is damaged even
+     * when the broken payload "matches" it (a size-0 record would then never be stepped over). */
+    uint32_t records = gt_payload_count_records(r->payload, ch->payload_len);
+    if (records == UINT32_MAX || records != ch->record_count)
         return 0;
     return 1;
 }
@@ -441,6 +446,10 @@ int gt_reader_next(gt_reader *r, gt_record *rec)
             return 0;
         gt_record_header rh;
         memcpy(&rh, r->payload + r->pos, sizeof rh); /* sizes were validated by load_chunk */
+        if (rh.size < sizeof rh || rh.size > r->payload_len - r->pos) {
+            r->pos = r->payload_len; /* cannot happen after load_chunk; never loop in place */
+            continue;
+        }
         const unsigned char *body = r->payload + r->pos + sizeof rh;
         uint64_t file_offset = r->off - r->payload_len + r->pos;
         r->pos += rh.size;

@@ -15,7 +15,9 @@ source tools/lib.sh
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 OUTDIR=${DEMO_OUT:-$ROOT/out/demo}
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only: piped into a file or CI log, raw escape codes are noise.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD='' PLAIN=''; fi
+say() { printf '\n%s== %s%s\n' "$BOLD" "$*" "$PLAIN"; }
 
 say "dependencies"
 ensure_packages cmake make gcc g++ pkg-config libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
