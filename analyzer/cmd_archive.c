@@ -41,7 +41,7 @@ int cmd_archive(int argc, char **argv)
     if (parsed != GT_CLI_OK)
         return parsed == GT_CLI_HELP ? 0 : 2;
     if (n_folders < 1) {
-        gt_cli_usage_error("archive", "no run folder given");
+        gt_cli_usage_error("archive", "no run folder given (usage: gputrace archive FOLDER...)");
         free(folders);
         return 2;
     }
