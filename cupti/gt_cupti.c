@@ -132,7 +132,7 @@ static CUptiResult enable_kinds(void)
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN)
             return r;
     }
-    if (gt_core_config()->api_mode == 1)
+    if (gt_core_config()->api_mode == GT_API_FULL)
         return enable_api_kinds();
     return CUPTI_SUCCESS;
 }
@@ -282,7 +282,7 @@ static bool static_cudart_suspected(void)
  * from inside a CUPTI callback. */
 static void maybe_switch_api_records(void)
 {
-    if (gt_core_config()->api_mode != 0 || atomic_load(&api_records_on) ||
+    if (gt_core_config()->api_mode != GT_API_AUTO || atomic_load(&api_records_on) ||
         !static_cudart_suspected())
         return;
     gt_core_set_header_flag(GT_HDR_STATIC_CUDART);

@@ -106,6 +106,20 @@ enum gt_cupti_cb_mode {
                               * only with GPUTRACE_CUPTI_LINK=callbacks or queued times missing */
 };
 
+/* GPUTRACE_API: which calls get CUPTI's runtime/driver API records. */
+enum gt_api_mode {
+    GT_API_AUTO = 0, /* default: only when no wrapper sees the calls (static cudart) */
+    GT_API_FULL = 1, /* always */
+    GT_API_OFF = 2,  /* never */
+};
+/* GPUTRACE_STACKS: 0 off, else the highest gt_stack_reason captured (gt_stacks.h). */
+enum gt_stacks_mode { GT_STACKS_OFF = 0, GT_STACKS_ADVICE = 1, GT_STACKS_ALL = 2 };
+/* GPUTRACE_CAPTURE: when recording runs. */
+enum gt_capture_mode {
+    GT_CAPTURE_ALL = 0,          /* default: from load to exit */
+    GT_CAPTURE_PROFILER_API = 1, /* between cudaProfilerStart and cudaProfilerStop */
+};
+
 typedef struct gt_config {
     char dir[512];        /* GPUTRACE_DIR, default "." */
     bool quiet;           /* GPUTRACE_QUIET=1 */
@@ -115,8 +129,8 @@ typedef struct gt_config {
     uint32_t flush_ms;    /* GPUTRACE_FLUSH_MS, default 200 */
     uint32_t cupti_mb;    /* GPUTRACE_CUPTI_MB cap on CUPTI buffers, default 256 */
     bool cupti;           /* GPUTRACE_CUPTI=0 disables CUPTI, default on */
-    int api_mode;         /* GPUTRACE_API: 0 auto (default), 1 full, 2 off */
-    int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
+    int api_mode;         /* GPUTRACE_API: gt_api_mode */
+    int stacks_mode;      /* GPUTRACE_STACKS: gt_stacks_mode, default advice */
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: gt_cupti_cb_mode */
@@ -126,7 +140,7 @@ typedef struct gt_config {
     bool cupti_latency; /* queued */
     bool cupti_anchors; /* order */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
-    int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
+    int capture_mode; /* GPUTRACE_CAPTURE: gt_capture_mode */
 } gt_config;
 const gt_config *gt_core_config(void);
 

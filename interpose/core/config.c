@@ -143,18 +143,19 @@ void gt_config_load(void)
     static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe", "auto"};
     g_cfg.cupti_callbacks =
         parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 5, GT_CUPTI_CB_AUTO);
+    enum { LINK_ORDER, LINK_QUEUED, LINK_CALLBACKS };
     static const char *const LINK[] = {"order", "queued", "callbacks"};
-    int link = parse_choice("GPUTRACE_CUPTI_LINK", LINK, 3, 0);
-    g_cfg.cupti_latency = link == 1;
-    g_cfg.cupti_anchors = link == 0;
+    int link = parse_choice("GPUTRACE_CUPTI_LINK", LINK, 3, LINK_ORDER);
+    g_cfg.cupti_latency = link == LINK_QUEUED;
+    g_cfg.cupti_anchors = link == LINK_ORDER;
     static const char *const API[] = {"auto", "full", "off"};
-    g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
+    g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, GT_API_AUTO);
     static const char *const STACKS[] = {"off", "advice", "all"};
-    g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, 1);
+    g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, GT_STACKS_ADVICE);
     g_cfg.stack_depth = parse_u32("GPUTRACE_STACK_DEPTH", 24, 1, 256);
     parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, "");
     static const char *const CLOCK[] = {"auto", "tsc", "realtime"};
     g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
     static const char *const CAPTURE[] = {"all", "profiler-api"};
-    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, 0);
+    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, GT_CAPTURE_ALL);
 }

@@ -298,9 +298,9 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
-    atomic_store(&g_recording, g_cfg.capture_mode == 1 ? 2 : 1);
-    gt_debug("recording to %s%s", path,
-             g_cfg.capture_mode == 1 ? " (paused until cudaProfilerStart)" : "");
+    bool paused = g_cfg.capture_mode == GT_CAPTURE_PROFILER_API;
+    atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
+    gt_debug("recording to %s%s", path, paused ? " (paused until cudaProfilerStart)" : "");
     return true;
 }
 
@@ -322,7 +322,7 @@ static void finish(void)
     run_before_exit_once();
     if (atomic_exchange(&g_finished, 1))
         return;
-    atomic_store(&g_recording, 0);
+    atomic_store(&g_recording, GT_RECORDING_STOPPED);
     gt_writer_stop();
     print_summary();
 }
@@ -436,7 +436,7 @@ static void fork_child(void)
     pthread_mutex_init(&g_intern_lock, NULL);
     atomic_store(&g_forked_child, 1);
     bool was_started = atomic_load(&g_started);
-    atomic_store(&g_recording, 0);
+    atomic_store(&g_recording, GT_RECORDING_STOPPED);
     atomic_store(&g_started, 0);
     atomic_store(&g_finished, 0);
     atomic_store(&g_exit_hooks_ran, 0);

@@ -36,9 +36,16 @@ typedef struct gt_ring {
     _Atomic uint64_t lost_t_first, lost_t_last;
 } gt_ring;
 
+/* g_recording: whether records are accepted. */
+enum gt_recording_state {
+    GT_RECORDING_STOPPED = 0, /* not started, finished, or a write failed */
+    GT_RECORDING_ON = 1,
+    GT_RECORDING_PAUSED = 2, /* capture range paused: only CUPTI's and the library's own records
+                              * are accepted (the wrappers' guard sees "not on") */
+};
+
 extern gt_config g_cfg;
-extern _Atomic int g_recording;     /* 0 stopped; 1 recording; 2 capture paused: only CUPTI's
-                                     * and the library's own records are accepted */
+extern _Atomic int g_recording;     /* enum gt_recording_state */
 extern _Atomic int g_writer_failed; /* a write failed: recording stopped for good */
 extern gt_ring *g_rings[GT_MAX_RINGS];
 extern _Atomic uint32_t g_nrings;

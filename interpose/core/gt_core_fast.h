@@ -84,8 +84,9 @@ GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
 
 GT_FAST_INLINE bool gt_fast_guard_enter(void)
 {
-    /* 1: recording (0 stopped, 2 capture paused: the application's calls are not recorded) */
-    if (gt_core_tls.guard || atomic_load_explicit(&g_recording, memory_order_relaxed) != 1)
+    /* A paused capture records none of the application's calls. */
+    if (gt_core_tls.guard ||
+        atomic_load_explicit(&g_recording, memory_order_relaxed) != GT_RECORDING_ON)
         return false;
     gt_core_tls.guard = 1;
     return true;

@@ -36,7 +36,7 @@ uint64_t gt_now_ns(void)
 
 bool gt_core_recording(void)
 {
-    return atomic_load_explicit(&g_recording, memory_order_relaxed);
+    return atomic_load_explicit(&g_recording, memory_order_relaxed) != GT_RECORDING_STOPPED;
 }
 
 bool gt_guard_enter(void)
@@ -183,13 +183,13 @@ static void *record_begin(uint16_t kind, uint16_t flags, uint32_t body_size, boo
 {
     gt_ring *r = gt_core_tls_ring;
     if (unlikely(!r)) {
-        if (!atomic_load_explicit(&g_recording, memory_order_relaxed))
+        if (!gt_core_recording())
             return NULL;
         r = ring_register();
         if (!r)
             return NULL;
     }
-    if (unlikely(!atomic_load_explicit(&g_recording, memory_order_relaxed)))
+    if (unlikely(!gt_core_recording()))
         return NULL;
     uint32_t size = gt_record_size(body_size);
     if (unlikely(body_size > (1u << 30) || size > (r->mask + 1) / 2 || size > GT_CHUNK_LIMIT)) {

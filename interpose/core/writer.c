@@ -72,7 +72,7 @@ static void write_failed(int err)
 {
     if (atomic_exchange(&g_writer_failed, 1))
         return;
-    atomic_store(&g_recording, 0);
+    atomic_store(&g_recording, GT_RECORDING_STOPPED);
     gt_warn("cannot write %s: %s; recording stopped (the application continues)", g_path,
             strerror(err));
 }

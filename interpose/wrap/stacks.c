@@ -381,7 +381,7 @@ static void forget_after_fork(void)
 static void init_stacks(void)
 {
     const gt_config *cfg = gt_core_config();
-    g_mode = cfg ? cfg->stacks_mode : 1;
+    g_mode = cfg ? cfg->stacks_mode : GT_STACKS_ADVICE;
     g_depth = cfg ? (int)cfg->stack_depth : 24;
     if (g_depth > GT_STACK_MAX_DEPTH) {
         gt_warn("GPUTRACE_STACK_DEPTH=%d: stacks keep at most %d frames; using %d", g_depth,

@@ -249,7 +249,7 @@ static const gt_wrap_entry entry_proc_address GT_WRAP_SECTION = {
     "cuGetProcAddress_v2", &sym_proc_address, (void *)dl_proc_address, 0};
 
 /* GPUTRACE_STACKS as the hot path reads it (gt_wrap.h); the core's config is final at load. */
-int gt_wrap_stacks_mode = 1;
+int gt_wrap_stacks_mode = GT_STACKS_ADVICE;
 
 /* Called by the core's constructor: resolve the C library's dlsym before anyone needs it. */
 void gt_interpose_init(void)
