@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gt_reader.h"
 #include "symbolize.h"
 #include "../gt_check.h"
