@@ -1,5 +1,6 @@
 /* gt_cupti_internal.h — shared between the files of the CUPTI module (never outside cupti/).
  *
+ * gt_cupti.h is the module's public face (for the wrappers); this header is its inside.
  * Files: gt_cupti_load.c finds and dlopens libcupti and resolves its functions;
  * gt_cupti.c is the lifecycle (start, flush, exit, fork, external correlation, API auto-switch);
  * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records;

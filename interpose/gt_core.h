@@ -78,15 +78,34 @@ void gt_core_flush_self(void);
 /* Write everything recorded so far by all threads (cold). */
 void gt_core_flush_all(void);
 
-/* Hooks for other modules of libgputrace.so, called without gputrace locks held:
+/* The one way the core reaches the other modules of libgputrace.so (the wrappers in wrap/, CUPTI in
+ * cupti/): they depend on the core, never the reverse. Each module defines one GT_MODULE entry;
+ * the core's constructor finds the entries in the "gt_modules" section and calls their init in
+ * order (lowest first) once recording started, so the core names no module and needs no weak
+ * symbols (a binary without a module, such as tests/core's, just has no entry). An init hangs the
+ * module's work on the hooks below. */
+typedef struct gt_module {
+    const char *name;
+    int order; /* GT_MODULE_ORDER_*: init order */
+    void (*init)(void);
+} gt_module;
+enum { GT_MODULE_ORDER_WRAP = 1, GT_MODULE_ORDER_CUPTI = 2, GT_MODULE_ORDER_MAX = 8 };
+#define GT_MODULE(ident)                                                                           \
+    static const gt_module ident                                                                   \
+        __attribute__((used, section("gt_modules"), aligned(sizeof(void *))))
+
+/* Hooks for the modules, called without gputrace locks held:
  *  - before_exit: at process exit before the CUDA runtime tears down, and on the fatal signals, to
  *    flush CUPTI. May be called from a signal handler: keep it to async-signal-safe work there.
  *  - fork_child: in the child right after fork (only the forking thread exists).
- *  - periodic: on the writer thread every flush period (GPUTRACE_FLUSH_MS). */
+ *  - periodic: on the writer thread every flush period (GPUTRACE_FLUSH_MS).
+ *  - capture: the capture range paused (false) or resumed (true) (GPUTRACE_CAPTURE). */
 typedef void (*gt_core_hook)(void);
+typedef void (*gt_core_capture_hook)(bool on);
 void gt_core_on_before_exit(gt_core_hook fn);
 void gt_core_on_fork_child(gt_core_hook fn);
 void gt_core_on_periodic(gt_core_hook fn);
+void gt_core_on_capture(gt_core_capture_hook fn);
 /* Arrange for the before_exit hooks to run before atexit handlers registered so far (call it after
  * the CUDA runtime initialised: atexit runs handlers in reverse order of registration). */
 void gt_core_register_late_atexit(void);
@@ -149,29 +168,12 @@ const gt_config *gt_core_config(void);
 void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Module entry points, called by the core's constructor in this order (weak: a module that is not
- * linked is skipped). */
-void gt_interpose_init(void);
-void gt_cupti_init(void);
-
-/* CUPTI external correlation (cupti/): push our call id around a wrapped call that may launch GPU
- * work; no-ops when CUPTI is not active. */
-void gt_cupti_push_correlation(uint64_t corr_id);
-void gt_cupti_pop_correlation(void);
-/* GPUTRACE_CUPTI_LINK=order: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
- * correlation ids (begin before the real call, end after it) by calling runtime_get_version, the
- * real cudaRuntimeGetVersion (NULL: none). Returns whether it anchored. */
-bool gt_cupti_anchor(bool begin, void *runtime_get_version);
-/* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */
-void gt_cupti_note_wrapper_fired(void);
-
 /* Capture range (GPUTRACE_CAPTURE=profiler-api, like nsys --capture-range=cudaProfilerApi):
  * recording starts paused; cudaProfilerStart resumes it, cudaProfilerStop pauses it. While paused
- * the wrappers record nothing and CUPTI is asked for no records; records CUPTI already holds still
- * arrive. No effect in the default mode. Called by the cudaProfilerStart/Stop wrappers. */
+ * the wrappers record nothing and the capture hooks tell CUPTI to produce no records; records
+ * CUPTI already holds still arrive. No effect in the default mode. Called by the
+ * cudaProfilerStart/Stop wrappers. */
 void gt_core_capture_set(bool on);
 bool gt_core_capture_paused(void);
-/* cupti/: stop or restart CUPTI's activity kinds and callbacks (weak: absent without CUPTI). */
-void gt_cupti_set_capture(bool on);
 
 #endif

@@ -1,13 +1,11 @@
 /* capture.c — capture range: GPUTRACE_CAPTURE=profiler-api records only between
  * cudaProfilerStart and cudaProfilerStop, the convention of nsys --capture-range=cudaProfilerApi
  * (torch.cuda.profiler.start()/stop() call them). Pausing is a state of g_recording (PAUSED), so
- * the wrappers' fast path keeps its single load; CUPTI is told to stop producing records, and what
- * it produced before the pause is still accepted and written. */
+ * the wrappers' fast path keeps its single load; the capture hooks tell CUPTI to stop producing
+ * records, and what it produced before the pause is still accepted and written. */
 #include <stdatomic.h>
 
 #include "core_internal.h"
-
-__attribute__((weak)) void gt_cupti_set_capture(bool on);
 
 void gt_core_capture_set(bool on)
 {
@@ -19,8 +17,7 @@ void gt_core_capture_set(bool on)
     if (!atomic_compare_exchange_strong(&g_recording, &from, to))
         return;
     gt_debug("capture %s (cudaProfiler%s)", on ? "resumed" : "paused", on ? "Start" : "Stop");
-    if (gt_cupti_set_capture)
-        gt_cupti_set_capture(on);
+    gt_run_hooks_capture(on); /* CUPTI stops or restarts its records */
 }
 
 bool gt_core_capture_paused(void)

@@ -42,6 +42,8 @@ typedef struct hook_list {
     _Atomic int n;
 } hook_list;
 static hook_list g_before_exit, g_fork_child, g_periodic;
+static gt_core_capture_hook g_capture_hooks[MAX_HOOKS];
+static _Atomic int g_n_capture_hooks;
 
 /* ---------------------------------------------------------------- hooks */
 
@@ -79,6 +81,22 @@ void gt_core_on_periodic(gt_core_hook fn)
 void gt_run_hooks_periodic(void)
 {
     hooks_run(&g_periodic);
+}
+
+void gt_core_on_capture(gt_core_capture_hook fn)
+{
+    int i = atomic_load(&g_n_capture_hooks);
+    if (!fn || i >= MAX_HOOKS)
+        return;
+    g_capture_hooks[i] = fn;
+    atomic_store(&g_n_capture_hooks, i + 1);
+}
+
+void gt_run_hooks_capture(bool on)
+{
+    int n = atomic_load(&g_n_capture_hooks);
+    for (int i = 0; i < n; i++)
+        g_capture_hooks[i](on);
 }
 
 static void run_before_exit_once(void)
@@ -458,8 +476,20 @@ static void fork_child(void)
 
 /* ---------------------------------------------------------------- start */
 
-__attribute__((weak)) void gt_interpose_init(void);
-__attribute__((weak)) void gt_cupti_init(void);
+/* The modules' GT_MODULE entries (gt_core.h); the linker defines the bounds of the section, absent
+ * (NULL) where no module is linked in. */
+extern const gt_module __start_gt_modules[] __attribute__((weak, visibility("hidden")));
+extern const gt_module __stop_gt_modules[] __attribute__((weak, visibility("hidden")));
+
+static void init_modules(void)
+{
+    for (int order = 0; order <= GT_MODULE_ORDER_MAX; order++)
+        for (const gt_module *m = __start_gt_modules; m && m < __stop_gt_modules; m++)
+            if (m->order == order && m->init) {
+                gt_debug("module %s", m->name);
+                m->init();
+            }
+}
 
 __attribute__((constructor)) static void core_init(void)
 {
@@ -474,8 +504,5 @@ __attribute__((constructor)) static void core_init(void)
         return;
     atexit(at_exit);
     install_signal_handlers();
-    if (gt_interpose_init)
-        gt_interpose_init();
-    if (gt_cupti_init)
-        gt_cupti_init();
+    init_modules();
 }

@@ -119,5 +119,6 @@ extern pthread_mutex_t g_hdr_lock;
 extern gt_file_header g_hdr;
 size_t gt_header_snapshot(void *buf, size_t cap); /* encoded, sealed header */
 void gt_run_hooks_periodic(void);
+void gt_run_hooks_capture(bool on);
 
 #endif

@@ -80,8 +80,7 @@ void gt_wrap_runtime_first_use(void)
         driver = 0;
     gt_core_set_versions(driver, runtime, 0, 0, 0, 0);
     collect_devices();
-    if (gt_cupti_note_wrapper_fired)
-        gt_cupti_note_wrapper_fired();
+    gt_cupti_note_wrapper_fired();
 }
 
 __thread __attribute__((tls_model("initial-exec"))) int gt_wrap_tls_device_plus1;
