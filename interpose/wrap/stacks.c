@@ -101,6 +101,8 @@ static _Atomic uint64_t g_seen_subs;
 
 /* ---------------------------------------------------------------- hashing */
 
+/* Combines one more word into a running hash. Not the analyzer's mix64 (a one-word finalizer,
+ * analyzer/): the injected library links nothing of analyzer/ and keeps its few helpers here. */
 static uint64_t mix64(uint64_t h, uint64_t w)
 {
     h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
