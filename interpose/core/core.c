@@ -16,7 +16,8 @@
 #include "gt_encode.h"
 
 #define MAX_HOOKS 16
-#define SIGNAL_FLUSH_MS 2000
+/* A fatal signal ends the process within this time (the flush; CUPTI's own flush comes first). */
+#define SIGNAL_FLUSH_MS 700
 #define EXE_MAX 2048
 #define CMDLINE_MAX 8192
 
@@ -134,12 +135,12 @@ bool gt_core_is_forked_child(void)
 
 void gt_core_flush_self(void)
 {
-    gt_writer_flush_wait(10000, false);
+    gt_writer_flush_wait(10000);
 }
 
 void gt_core_flush_all(void)
 {
-    gt_writer_flush_wait(10000, false);
+    gt_writer_flush_wait(10000);
 }
 
 /* ---------------------------------------------------------------- header */
@@ -263,6 +264,7 @@ static void fill_header(void)
     g_hdr.rank = env_int(RANK);
     g_hdr.local_rank = env_int(LOCAL);
     g_hdr.world_size = env_int(WORLD);
+    g_hdr.flags = GT_HDR_END_RECORD; /* this recorder ends its files with GT_REC_END */
     gethostname(g_hdr.host, sizeof g_hdr.host - 1);
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
@@ -324,15 +326,23 @@ static bool start_recording(void)
 
 /* ---------------------------------------------------------------- exit */
 
+/* "lost" is what the file's end chunk counts, so the line and the file agree. */
 static void print_summary(void)
 {
-    if (!g_cfg.quiet)
-        gt_warn("wrote %s (%llu records, %llu lost)", gt_writer_path(),
-                (unsigned long long)gt_writer_records_written(),
-                (unsigned long long)atomic_load(&g_lost_total));
+    if (g_cfg.quiet)
+        return;
+    uint64_t after = gt_writer_after_end();
+    char late[96] = "";
+    if (after)
+        snprintf(late, sizeof late, "; %llu calls after the end, not recorded",
+                 (unsigned long long)after);
+    gt_warn("wrote %s (%llu records, %llu lost)%s", gt_writer_path(),
+            (unsigned long long)gt_writer_records_written(),
+            (unsigned long long)gt_writer_end_lost(), late);
 }
 
-/* Everything recorded so far reaches the file; the file is closed. Runs once per process. */
+/* Everything recorded so far reaches the file, which ends with its end chunk; later calls are
+ * counted there. Runs once per process. */
 static void finish(void)
 {
     if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
@@ -340,7 +350,7 @@ static void finish(void)
     run_before_exit_once();
     if (atomic_exchange(&g_finished, 1))
         return;
-    atomic_store(&g_recording, GT_RECORDING_STOPPED);
+    atomic_store(&g_recording, GT_RECORDING_ENDED);
     gt_writer_stop();
     print_summary();
 }
@@ -371,49 +381,79 @@ GT_EXPORT void _Exit(int status)
 
 /* ---------------------------------------------------------------- signals */
 
-static const int FATAL_SIGNALS[] = {SIGTERM, SIGINT, SIGHUP};
-static struct sigaction g_old_action[3];
+/* Signals whose default action ends the process: the trace is flushed and ended first (bounded by
+ * SIGNAL_FLUSH_MS), then what was there before decides. The crash signals are included: what was
+ * recorded up to a crash is what explains it. */
+static const int FATAL_SIGNALS[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+#define N_FATAL (int)(sizeof FATAL_SIGNALS / sizeof FATAL_SIGNALS[0])
+static struct sigaction g_old_action[N_FATAL];
 
 static int signal_slot(int sig)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_FATAL; i++)
         if (FATAL_SIGNALS[i] == sig)
             return i;
     return -1;
 }
 
-/* Flush, then let what was there before decide: the application's handler, or the default
- * action (re-raised so the exit status says "killed by signal"). */
+static bool has_handler(const struct sigaction *old)
+{
+    return (old->sa_flags & SA_SIGINFO) ? old->sa_sigaction != NULL
+                                        : old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN;
+}
+
+/* A fault the kernel raised at an instruction (not kill/raise): returning re-runs the instruction,
+ * which faults again under the default action, so the core dump shows the real place. */
+static bool is_synchronous_fault(int sig, const siginfo_t *info)
+{
+    return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) && info && info->si_code > 0;
+}
+
+static void die_by_default(int sig, const siginfo_t *info)
+{
+    signal(sig, SIG_DFL);
+    if (is_synchronous_fault(sig, info))
+        return;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+/* The application's handler may let the process live on (Python turns SIGINT into an exception):
+ * then the trace goes on too, after a bounded flush. Under the default action the process ends:
+ * the trace is ended (recording stops, the end chunk counts what could not be written), then the
+ * signal is delivered again. Async-signal-safe apart from the exit line (as at exit). */
 static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
     int slot = signal_slot(sig);
+    struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
+    bool app_handles = old && has_handler(old);
     if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
         !atomic_load(&g_finished)) {
         run_before_exit_once();
-        gt_writer_flush_wait(SIGNAL_FLUSH_MS, true);
-    }
-    struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
-    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
-        old->sa_sigaction(sig, info, ctx);
-    } else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-    } else if (!old || old->sa_handler == SIG_DFL) {
-        if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_exchange(&g_finished, 1))
+        if (app_handles) {
+            gt_writer_flush_wait(SIGNAL_FLUSH_MS);
+        } else if (!atomic_exchange(&g_finished, 1)) {
+            atomic_store(&g_recording, GT_RECORDING_ENDED);
+            gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
             print_summary();
-        signal(sig, SIG_DFL);
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        raise(sig);
+        }
     }
+    if (app_handles && (old->sa_flags & SA_SIGINFO))
+        old->sa_sigaction(sig, info, ctx);
+    else if (app_handles)
+        old->sa_handler(sig);
+    else if (!old || old->sa_handler == SIG_DFL)
+        die_by_default(sig, info);
     errno = saved;
 }
 
 static void install_signal_handlers(void)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_FATAL; i++) {
         struct sigaction sa, old;
         if (sigaction(FATAL_SIGNALS[i], NULL, &old) < 0)
             continue;
@@ -422,7 +462,8 @@ static void install_signal_handlers(void)
         g_old_action[i] = old;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
         sigfillset(&sa.sa_mask);
         sigaction(FATAL_SIGNALS[i], &sa, NULL);
     }

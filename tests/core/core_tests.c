@@ -512,7 +512,7 @@ static void test_roundtrip(void)
               h->runtime.devices[0].cc_major == 9 && h->runtime.devices[0].sm_count == 132,
           "device not in the header");
     CHECK(h->runtime.cupti_state == GT_CUPTI_ACTIVE, "cupti state %u", h->runtime.cupti_state);
-    CHECK(h->flags == GT_HDR_STATIC_CUDART, "flags %u", h->flags);
+    CHECK(h->flags == (GT_HDR_STATIC_CUDART | GT_HDR_END_RECORD), "flags %u", h->flags);
     CHECK(h->rank == -1 && h->world_size == -1, "rank %d", h->rank);
     CHECK(strstr(gt_reader_exe(r), "core_tests") != NULL, "exe %s", gt_reader_exe(r));
     CHECK(strstr(gt_reader_cmdline(r), "child every-kind") != NULL, "cmdline '%s'",
@@ -741,6 +741,7 @@ static void test_sigkill(void)
         api += rec.kind == GT_REC_API;
     CHECK(api >= 20000, "only %llu records survived", (unsigned long long)api);
     CHECK(gt_reader_get_stats(r)->chunks_damaged == 0, "damaged chunks");
+    CHECK(gt_reader_end_state(r) == GT_ENDED_ABNORMALLY, "a killed process's file must say so");
     gt_reader_close(r);
 }
 
@@ -764,6 +765,10 @@ static void test_sigterm(void)
     const gt_reader_stats *st = gt_reader_get_stats(r);
     CHECK(api > 20000 && !st->truncated && !st->chunks_damaged, "api %llu truncated %d",
           (unsigned long long)api, st->truncated);
+    CHECK(gt_reader_end_state(r) == GT_ENDED_NORMALLY && st->end.reason == GT_END_SIGNAL &&
+              st->end.signal == SIGTERM,
+          "end state %d reason %u signal %d", gt_reader_end_state(r), st->end.reason,
+          st->end.signal);
     gt_reader_close(r);
 
     /* An ignored SIGTERM (nohup) stays ignored. */
@@ -801,6 +806,10 @@ static void test_full_disk(void)
     CHECK(st->bytes_total <= 100000 && api > 0 && st->chunks_damaged == 0,
           "size %llu api %llu damaged %llu", (unsigned long long)st->bytes_total,
           (unsigned long long)api, (unsigned long long)st->chunks_damaged);
+    /* 20 rounds of 20000 calls: each one written or counted (the end chunk says so). */
+    CHECK(api + st->lost_records == 400000 && st->end.reason == GT_END_WRITE_FAILED,
+          "%llu written + %llu lost, end reason %u", (unsigned long long)api,
+          (unsigned long long)st->lost_records, st->end.reason);
     gt_reader_close(r);
 }
 

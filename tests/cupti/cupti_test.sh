@@ -112,7 +112,7 @@ decode)
     dump_trace d
     same_as_untraced d "$EMIT_APP" decode
     D=$T/d.dump
-    expect_line "header state=1 flags=6 cupti_version=130001" "$D"
+    expect_line "header state=1 flags=14 cupti_version=130001" "$D" # 8: GT_HDR_END_RECORD
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1000 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelBv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1001 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1002 dur=5000" "$D"
