@@ -139,6 +139,13 @@ enum gt_capture_mode {
     GT_CAPTURE_PROFILER_API = 1, /* between cudaProfilerStart and cudaProfilerStop */
 };
 
+/* GPUTRACE_STACK_PYTHON: Python frames in stacks. */
+enum gt_stack_python_mode {
+    GT_STACK_PYTHON_OFF = 0,
+    GT_STACK_PYTHON_ON = 1,  /* default: with or without the GIL */
+    GT_STACK_PYTHON_GIL = 2, /* only while the thread holds the GIL */
+};
+
 typedef struct gt_config {
     char dir[512];        /* GPUTRACE_DIR, default "." */
     bool quiet;           /* GPUTRACE_QUIET=1 */
@@ -159,9 +166,15 @@ typedef struct gt_config {
     bool cupti_latency; /* queued */
     bool cupti_anchors; /* order */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
+    bool nvtx;        /* GPUTRACE_NVTX, default on (nvtx.c reads it before this is loaded) */
+    int stack_python; /* GPUTRACE_STACK_PYTHON: gt_stack_python_mode */
+    bool stack_cache; /* GPUTRACE_STACK_CACHE, default on */
     int capture_mode; /* GPUTRACE_CAPTURE: gt_capture_mode */
 } gt_config;
 const gt_config *gt_core_config(void);
+/* 1 for 1/true/yes/on, 0 for 0/false/no/off (any case), -1 for anything else: how every boolean
+ * GPUTRACE_* variable reads. */
+int gt_parse_bool_value(const char *v);
 
 /* Diagnostics to stderr with the "gputrace: " prefix, via write(2) (no stdio). Cold path only.
  * gt_warn always prints unless GPUTRACE_QUIET=1; gt_debug only with GPUTRACE_VERBOSE=1. */

@@ -271,6 +271,25 @@ static void fill_header(void)
     g_cmdline_len = read_small_file("/proc/self/cmdline", g_cmdline, sizeof g_cmdline);
 }
 
+/* GPUTRACE_DIR=run1 is created when missing, as a user expects: with its missing parents, 0700
+ * (traces hold command lines and file paths). */
+static bool make_dirs(const char *dir)
+{
+    char p[sizeof g_cfg.dir];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *c = p + 1;; c++) {
+        if (*c != '/' && *c)
+            continue;
+        char saved = *c;
+        *c = 0;
+        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+            return false;
+        *c = saved;
+        if (!saved)
+            return true;
+    }
+}
+
 /* gputrace-<host>-<pid>[-rank<R>].gtrace in GPUTRACE_DIR; never follows or reuses a file (an
  * exec'ed image has the same pid: it gets a .1, .2... name). */
 static int open_output(char *path, size_t cap)
@@ -295,6 +314,10 @@ static int open_output(char *path, size_t cap)
             break;
         }
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ENOENT && n == 0 && make_dirs(g_cfg.dir)) {
+            gt_debug("created %s", g_cfg.dir);
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        }
         if (fd >= 0)
             return fd;
         err = errno;

@@ -394,11 +394,9 @@ static void init_stacks(void)
         return;
     choose_unwinder();
     find_own_text();
-    const char *py = getenv("GPUTRACE_STACK_PYTHON"); /* 1 (default), gil, 0 */
-    g_python = !(py && strcmp(py, "0") == 0);
-    gt_py_allow_without_gil(!(py && strcmp(py, "gil") == 0));
-    const char *cache = getenv("GPUTRACE_STACK_CACHE"); /* 1 (default), 0 */
-    g_site_cache = !(cache && strcmp(cache, "0") == 0);
+    g_python = !cfg || cfg->stack_python != GT_STACK_PYTHON_OFF;
+    gt_py_allow_without_gil(!cfg || cfg->stack_python != GT_STACK_PYTHON_GIL);
+    g_site_cache = !cfg || cfg->stack_cache;
     if (g_python)
         gt_py_resolve();
     gt_core_on_fork_child(forget_after_fork);

@@ -329,6 +329,78 @@ static void test_exit_busy(void)
     gt_reader_close(r);
 }
 
+static int count_traces(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".gtrace") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Run "one" (or mode) traced with the variables set (NAME=VALUE strings, NULL-terminated). */
+static void run_with(const char *mode, const char *dir, const char *const *vars, run *rn)
+{
+    for (const char *const *v = vars; *v; v++)
+        putenv((char *)*v);
+    char *argv[] = {"ti_signal_app", (char *)mode, NULL};
+    rn->pid = spawn(true, dir, argv);
+    finish_run(rn, now_s());
+    for (const char *const *v = vars; *v; v++) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(strchr(*v, '=') - *v), *v);
+        unsetenv(name);
+    }
+}
+
+/* Issue 22 item 7: a missing GPUTRACE_DIR is created (0700, with its parents); a GPUTRACE_DIR too
+ * long to use records nothing, with a warning, rather than writing elsewhere; off/false turn
+ * GPUTRACE_NVTX off; values that mean nothing get a warning naming the variable. */
+static void test_settings(void)
+{
+    run rn;
+    char dir[512];
+    tmp_path(dir, sizeof dir, "new/run1");
+    const char *none[] = {NULL};
+    run_with("one", dir, none, &rn);
+    struct stat st;
+    CHECK(WIFEXITED(rn.status) && WEXITSTATUS(rn.status) == 0, "status %d", rn.status);
+    CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700, "%s not created 0700", dir);
+    CHECK(count_traces(dir) == 1, "no trace in the created folder: %s", rn.err);
+
+    char longdir[1024];
+    snprintf(longdir, sizeof longdir, "%s/%0600d", g_tmp, 0);
+    run_with("one", longdir, none, &rn);
+    CHECK(WIFEXITED(rn.status) && WEXITSTATUS(rn.status) == 0, "status %d", rn.status);
+    CHECK(strstr(rn.err, "GPUTRACE_DIR is longer than 511 bytes; not recording"), "stderr: %s",
+          rn.err);
+    CHECK(count_traces(g_tmp) == 0, "a trace went elsewhere (the current folder)");
+
+    for (int i = 0; i < 3; i++) {
+        static const char *const OFF[] = {"GPUTRACE_NVTX=off", "GPUTRACE_NVTX=false",
+                                          "GPUTRACE_NVTX=0"};
+        const char *vars[] = {OFF[i], NULL};
+        tmp_path(dir, sizeof dir, "nvtx");
+        run_with("one", dir, vars, &rn);
+        CHECK(strstr(rn.out, "nvtx -"), "%s: NVTX still injected: %s", OFF[i], rn.out);
+    }
+    const char *on[] = {"GPUTRACE_NVTX=on", NULL};
+    run_with("one", dir, on, &rn);
+    CHECK(strstr(rn.out, "libgputrace"), "GPUTRACE_NVTX=on: not injected: %s", rn.out);
+
+    const char *bad[] = {"GPUTRACE_NVTX=sometimes", "GPUTRACE_STACK_PYTHON=perhaps",
+                         "GPUTRACE_STACK_CACHE=big", NULL};
+    tmp_path(dir, sizeof dir, "bad");
+    run_with("one", dir, bad, &rn);
+    CHECK(strstr(rn.err, "GPUTRACE_NVTX=sometimes") &&
+              strstr(rn.err, "GPUTRACE_STACK_PYTHON=perhaps") &&
+              strstr(rn.err, "GPUTRACE_STACK_CACHE=big"),
+          "warnings: %s", rn.err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 || !getenv("APP") || !getenv("GT_LIB")) {
@@ -341,6 +413,11 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 2;
     }
+    unsetenv("NVTX_INJECTION64_PATH");
+    if (chdir(g_tmp) < 0) { /* where a trace would go if GPUTRACE_DIR were ignored */
+        perror(g_tmp);
+        return 2;
+    }
     const char *t = argv[1];
     static const struct {
         const char *name;
@@ -350,6 +427,8 @@ int main(int argc, char **argv)
     bool known = true;
     if (!strcmp(t, "fsize"))
         test_fsize();
+    else if (!strcmp(t, "settings"))
+        test_settings();
     else if (!strcmp(t, "exit_busy"))
         test_exit_busy();
     else {

@@ -15,7 +15,7 @@
  *                                      "calls N"
  *   ti_signal_app exit_busy COUNTS     a thread calls in a loop while main returns from main
  *   ti_signal_app none                 no CUDA call at all
- *   ti_signal_app one                  one call */
+ *   ti_signal_app one                  one call; prints "nvtx <NVTX_INJECTION64_PATH or ->" */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -139,8 +139,11 @@ int main(int argc, char **argv)
         return run_exit_busy(argv[2]);
     if (!strcmp(mode, "none"))
         return 0;
-    if (!strcmp(mode, "one"))
+    if (!strcmp(mode, "one")) {
+        const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+        printf("nvtx %s\n", nvtx ? nvtx : "-");
         return cudaStreamQuery(0) == cudaSuccess ? 0 : 1;
+    }
     fprintf(stderr, "usage: see the comment at the top of ti_signal_app.c\n");
     return 2;
 }
