@@ -138,8 +138,10 @@ static void *thread_body(void *arg)
 
 /* Drain order: a gputrace thread (as CUPTI's worker) whose ring exists before an application
  * thread's writes record 201 first, the application thread then writes 200, and both threads are
- * alive when the next writer pass takes both records. The file must hold 200 (the call) before
- * 201 (the GPU work it explains). */
+ * alive when one writer pass takes both records. The file must hold 200 (the call) before 201
+ * (the GPU work it explains). No pass can come between the two writes, however the machine
+ * schedules the writer: the child holds the writer's pass lock (as fork does) while they are made.
+ */
 static _Atomic int drain_step;
 static void *internal_writer(void *arg)
 {
@@ -148,7 +150,7 @@ static void *internal_writer(void *arg)
     gt_rec_api a = {.c = {.func = 201, .corr_id = 1}};
     gt_record_write(GT_REC_API, 0, &a, sizeof a);
     atomic_store(&drain_step, 1);
-    while (atomic_load(&drain_step) != 2) /* alive until the application thread wrote */
+    while (atomic_load(&drain_step) != 3) /* alive until the pass took both */
         sched_yield();
     return NULL;
 }
@@ -157,24 +159,27 @@ static void *app_writer(void *arg)
     (void)arg;
     gt_rec_api a = {.c = {.func = 200, .corr_id = 2}};
     gt_record_write(GT_REC_API, 0, &a, sizeof a);
-    gt_core_flush_all(); /* one pass over both live rings */
+    atomic_store(&drain_step, 2);
+    while (atomic_load(&drain_step) != 3)
+        sched_yield();
     return NULL;
 }
 static int child_drain_order(void)
 {
-    /* Past the clock's first re-anchors (2, 4, 8... ms), each a writer pass: from here on a pass
-     * comes every 200 ms, so the two writes below, microseconds apart, share one. */
-    struct timespec settle = {0, 300 * 1000000L};
-    nanosleep(&settle, NULL);
     pthread_t ti, ta;
+    gt_writer_fork_prepare(); /* no writer pass from here... */
     if (pthread_create(&ti, NULL, internal_writer, NULL))
         return 10;
     while (atomic_load(&drain_step) != 1)
         sched_yield();
-    if (pthread_create(&ta, NULL, app_writer, NULL) || pthread_join(ta, NULL))
+    if (pthread_create(&ta, NULL, app_writer, NULL))
         return 11;
-    atomic_store(&drain_step, 2);
-    return pthread_join(ti, NULL) ? 12 : 0;
+    while (atomic_load(&drain_step) != 2)
+        sched_yield();
+    gt_writer_fork_parent(); /* ...to here: the next one takes both records */
+    gt_core_flush_all();
+    atomic_store(&drain_step, 3);
+    return pthread_join(ta, NULL) || pthread_join(ti, NULL) ? 12 : 0;
 }
 
 static int child_threads(void)
@@ -264,15 +269,26 @@ static uint64_t realtime_ns(void)
  * how far outside the bracket it fell (ahead/behind, ns), and its largest step backwards. */
 typedef struct clock_stats {
     double seconds;
+    uint64_t until_anchors; /* and on until the clock has made this many anchors (at most 60 s) */
     uint64_t samples;
     int64_t ahead, behind, backwards;
 } clock_stats;
+
+static bool clock_anchors_below(uint64_t want)
+{
+    gt_clock_info ci;
+    gt_clock_get_info(&ci);
+    return ci.anchors < want;
+}
 
 static void *clock_sampler(void *arg)
 {
     clock_stats *st = arg;
     uint64_t end = realtime_ns() + (uint64_t)(st->seconds * 1e9), prev = 0;
-    for (uint64_t r1 = realtime_ns(); r1 < end; r1 = realtime_ns()) {
+    uint64_t limit = realtime_ns() + 60000000000ull;
+    bool more_anchors = st->until_anchors && clock_anchors_below(st->until_anchors);
+    for (uint64_t r1 = realtime_ns(); r1 < end || (more_anchors && r1 < limit);
+         r1 = realtime_ns()) {
         uint64_t t = gt_now_ns(), r2 = realtime_ns();
         if ((int64_t)(t - r2) > st->ahead)
             st->ahead = (int64_t)(t - r2);
@@ -283,17 +299,21 @@ static void *clock_sampler(void *arg)
         prev = t;
         /* Leave the writer thread a core on a small machine, except in short windows that must
          * see every re-anchor (a step back is not seen by a sampler that sleeps across it). */
-        if (++st->samples % 4096 == 0 && st->seconds > 0.1) {
+        if (++st->samples % 4096 == 0 && (st->seconds > 0.1 || st->until_anchors)) {
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
+            if (more_anchors)
+                more_anchors = clock_anchors_below(st->until_anchors);
         }
     }
     return NULL;
 }
 
-static void clock_print(const char *who, double seconds)
+/* Samples for seconds, and on until the clock made until_anchors anchors (0: no wait). */
+static void clock_print_until(const char *who, double seconds, uint64_t until_anchors)
 {
-    clock_stats st[2] = {{.seconds = seconds}, {.seconds = seconds}};
+    clock_stats st[2] = {{.seconds = seconds, .until_anchors = until_anchors},
+                         {.seconds = seconds, .until_anchors = until_anchors}};
     pthread_t t;
     pthread_create(&t, NULL, clock_sampler, &st[1]);
     clock_sampler(&st[0]);
@@ -313,6 +333,11 @@ static void clock_print(const char *who, double seconds)
     fflush(stdout);
 }
 
+static void clock_print(const char *who, double seconds)
+{
+    clock_print_until(who, seconds, 0);
+}
+
 static int child_clock(void)
 {
     const char *s = getenv("TEST_CLOCK_SECONDS");
@@ -321,16 +346,27 @@ static int child_clock(void)
 }
 
 /* A line off by TEST_CLOCK_SHIFT_NS (as if the TSC had drifted): the next re-anchor slews it back
- * to CLOCK_REALTIME within a period (or steps, past GT_CLOCK_STEP_NS). Prints the stats of the
- * first 50 ms after the shift ("shifted") and of the 0.5 s after two periods ("settled"). */
+ * to CLOCK_REALTIME within a period (or steps, past GT_CLOCK_STEP_NS). Prints the stats of 50 ms
+ * of the moved line before any re-anchor ("shifted": the writer's pass lock is held, as fork
+ * holds it, so no re-anchor can come however the machine schedules the writer), of the time
+ * through the first re-anchor ("slewing"), and of 0.5 s after the next one ("settled"). Events,
+ * not sleeps, mark the phases: on a loaded machine the writer re-anchors late. */
 static int child_clock_slew(void)
 {
     clock_print("calibrated", 0.5);
     gt_clock_test_shift(atoll(getenv("TEST_CLOCK_SHIFT_NS")));
-    gt_core_flush_all(); /* a writer pass now: it moves the line, the re-anchor follows in 1 ms */
+    gt_core_flush_all(); /* a writer pass now: it moves the line, the re-anchor is due 20 ms later
+                          */
+    gt_writer_fork_prepare();
     clock_print("shifted", 0.05);
-    struct timespec ts = {0, 2 * (long)gt_core_config()->flush_ms * 1000000L};
-    nanosleep(&ts, NULL);
+    gt_clock_info ci;
+    gt_clock_get_info(&ci);
+    gt_writer_fork_parent();
+    clock_print_until("slewing", 0.05, ci.anchors + 1);
+    for (int i = 0; i < 12000 && clock_anchors_below(ci.anchors + 3); i++) {
+        struct timespec ts = {0, 5000000}; /* the slewed line's period is over: at most 60 s */
+        nanosleep(&ts, NULL);
+    }
     clock_print("settled", 0.5);
     return 0;
 }
@@ -1197,12 +1233,16 @@ static void test_clock_slew(void)
     CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
     check_clock_line(cr.out, "calibrated", true);
     check_clock_line(cr.out, "settled", true);
+    clock_line slewing;
     if (parse_clock(cr.out, "shifted", &shifted)) {
         printf("shifted: %s", strstr(cr.out, "shifted"));
-        CHECK(shifted.ahead > 5000, "the 20 us shift never showed: %lld ns ahead", shifted.ahead);
-        CHECK(shifted.backwards <= CLOCK_BOUND_NS, "went %lld ns back while slewing",
-              shifted.backwards);
-        CHECK(shifted.steps == 0, "a 20 us error was stepped");
+        CHECK(shifted.ahead > 15000, "the 20 us shift never showed: %lld ns ahead", shifted.ahead);
+    }
+    if (parse_clock(cr.out, "slewing", &slewing)) {
+        printf("slewing: %s", strstr(cr.out, "slewing"));
+        CHECK(slewing.backwards <= CLOCK_BOUND_NS, "went %lld ns back while slewing",
+              slewing.backwards);
+        CHECK(slewing.steps == 0, "a 20 us error was stepped");
     }
     if (parse_clock(cr.out, "settled", &settled))
         CHECK(settled.max_error >= 15000, "the re-anchor saw %lld ns of error, not the shift",
@@ -1218,10 +1258,10 @@ static void test_clock_slew(void)
                   settled.backwards <= CLOCK_BOUND_NS,
               "after a step: %lld ahead, %lld behind, %lld back", settled.ahead, settled.behind,
               settled.backwards);
-    if (parse_clock(cr.out, "shifted", &shifted)) {
+    if (parse_clock(cr.out, "shifted", &shifted) && parse_clock(cr.out, "slewing", &slewing)) {
         printf("shifted: %s", strstr(cr.out, "shifted"));
-        CHECK(shifted.steps == 1 && shifted.ahead > 150000,
-              "a 200 us error: %llu steps, %lld ns ahead", shifted.steps, shifted.ahead);
+        CHECK(slewing.steps == 1 && shifted.ahead > 150000,
+              "a 200 us error: %llu steps, %lld ns ahead", slewing.steps, shifted.ahead);
     }
 #endif
 }
