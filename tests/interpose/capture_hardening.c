@@ -401,6 +401,33 @@ static void test_settings(void)
           "warnings: %s", rn.err);
 }
 
+/* Issue 22 item 10: a thread that ends before the writer's next pass is still named. */
+static void test_thread_name(void)
+{
+    run rn;
+    char dir[512];
+    tmp_path(dir, sizeof dir, "thread_name");
+    /* No writer pass while the thread lives: no flush period, no clock re-anchors. */
+    const char *slow[] = {"GPUTRACE_FLUSH_MS=60000", "GPUTRACE_CLOCK=realtime", NULL};
+    run_with("short_thread", dir, slow, &rn);
+    int tid = 0;
+    CHECK(sscanf(rn.out, "tid %d", &tid) == 1 && tid > 0, "stdout: %s", rn.out);
+    gt_reader *r = open_trace(dir);
+    if (!r)
+        return;
+    gt_record rec;
+    bool named = false;
+    while (gt_reader_next(r, &rec))
+        if (rec.kind == GT_REC_THREAD) {
+            const gt_rec_thread *th = rec.body;
+            const char *name = gt_reader_string(r, th->name_id);
+            if ((int)th->tid == tid)
+                named = name && !strcmp(name, "short-lived");
+        }
+    CHECK(named, "the short-lived thread %d has no name in the trace", tid);
+    gt_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 || !getenv("APP") || !getenv("GT_LIB")) {
@@ -429,6 +456,8 @@ int main(int argc, char **argv)
         test_fsize();
     else if (!strcmp(t, "settings"))
         test_settings();
+    else if (!strcmp(t, "thread_name"))
+        test_thread_name();
     else if (!strcmp(t, "exit_busy"))
         test_exit_busy();
     else {

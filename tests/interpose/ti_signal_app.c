@@ -14,8 +14,9 @@
  *   ti_signal_app fsize BYTES CALLS    RLIMIT_FSIZE=BYTES, SIGXFSZ ignored, CALLS calls; prints
  *                                      "calls N"
  *   ti_signal_app exit_busy COUNTS     a thread calls in a loop while main returns from main
- *   ti_signal_app none                 no CUDA call at all
- *   ti_signal_app one                  one call; prints "nvtx <NVTX_INJECTION64_PATH or ->" */
+ *   ti_signal_app short_thread         a thread named "short-lived" makes one call and ends at
+ * once; prints "tid N" ti_signal_app none                 no CUDA call at all ti_signal_app one one
+ * call; prints "nvtx <NVTX_INJECTION64_PATH or ->" */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -117,6 +118,26 @@ static int run_fsize(long bytes, long calls)
     return 0;
 }
 
+static _Atomic int g_short_tid;
+
+static void *short_lived(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "short-lived");
+    atomic_store(&g_short_tid, (int)gettid());
+    cudaStreamQuery(0);
+    return NULL;
+}
+
+static int run_short_thread(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, short_lived, NULL) || pthread_join(t, NULL))
+        return 2;
+    printf("tid %d\n", atomic_load(&g_short_tid));
+    return 0;
+}
+
 static int run_exit_busy(const char *counts)
 {
     g_counts = map_counts(counts, 1);
@@ -139,6 +160,8 @@ int main(int argc, char **argv)
         return run_exit_busy(argv[2]);
     if (!strcmp(mode, "none"))
         return 0;
+    if (!strcmp(mode, "short_thread"))
+        return run_short_thread();
     if (!strcmp(mode, "one")) {
         const char *nvtx = getenv("NVTX_INJECTION64_PATH");
         printf("nvtx %s\n", nvtx ? nvtx : "-");
