@@ -183,6 +183,7 @@ static void start(const char *why)
         atomic_store(&state, ST_OFF);
         return;
     }
+    gt_core_start_on_activity(); /* CUDA is in the process: the trace file now */
     char path[PATH_MAX + 32];
     if (!gt_cupti_load(path, sizeof path)) {
         gt_debug("libcupti not found: no GPU activity recorded (set GPUTRACE_CUPTI_LIB)");

@@ -110,6 +110,12 @@ void gt_core_on_capture(gt_core_capture_hook fn);
  * the CUDA runtime initialised: atexit runs handlers in reverse order of registration). */
 void gt_core_register_late_atexit(void);
 
+/* The process uses CUDA: the trace file is created and the writer started now if that has not
+ * happened yet (gputrace loads without a file, so a process that never uses CUDA leaves none). The
+ * core calls it at the first wrapped call and the first record; cupti/ when CUPTI starts (CUDA
+ * libraries mapped, device code in the program). Cold; other threads arriving meanwhile wait. */
+void gt_core_start_on_activity(void);
+
 /* True in a child created by fork (without exec) of a traced process. */
 bool gt_core_is_forked_child(void);
 

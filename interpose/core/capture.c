@@ -22,5 +22,7 @@ void gt_core_capture_set(bool on)
 
 bool gt_core_capture_paused(void)
 {
-    return atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_PAUSED;
+    int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
+    return st == GT_RECORDING_PAUSED ||
+           (st == GT_RECORDING_LAZY && g_cfg.capture_mode == GT_CAPTURE_PROFILER_API);
 }

@@ -2,6 +2,7 @@
  * exit paths (exit, _exit, fatal signals), fork, and the hooks other modules hang on them. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static _Atomic int g_started;  /* a file is open and the writer runs */
 static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
-_Atomic uint64_t gt_core_corr; /* ids handed out in blocks so far; see gt_core_fast.h */
+static _Atomic int g_lazy_claimed; /* a thread is creating the file (gt_core_start_on_activity) */
+_Atomic uint64_t gt_core_corr;     /* ids handed out in blocks so far; see gt_core_fast.h */
 
 typedef struct hook_list {
     gt_core_hook fn[MAX_HOOKS];
@@ -347,6 +349,23 @@ static bool start_recording(void)
     return true;
 }
 
+/* Issue 21: a process that never uses CUDA (a shell, ptxas, a DataLoader helper) leaves no file.
+ * The file is created at the first CUDA activity instead of at load: the first wrapped call, the
+ * first record (CUPTI's buffers, NVTX). A failure to create it stops recording for good. */
+void gt_core_start_on_activity(void)
+{
+    if (atomic_load(&g_recording) != GT_RECORDING_LAZY)
+        return;
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&g_lazy_claimed, &none, 1)) {
+        while (atomic_load(&g_recording) == GT_RECORDING_LAZY) /* another thread opens it */
+            sched_yield();
+        return;
+    }
+    if (!start_recording())
+        atomic_store(&g_recording, GT_RECORDING_STOPPED);
+}
+
 /* ---------------------------------------------------------------- exit */
 
 /* "lost" is what the file's end chunk counts, so the line and the file agree. */
@@ -518,7 +537,9 @@ static void fork_child(void)
     pthread_mutex_init(&g_intern_lock, NULL);
     atomic_store(&g_forked_child, 1);
     bool was_started = atomic_load(&g_started);
+    bool was_lazy = atomic_load(&g_recording) == GT_RECORDING_LAZY;
     atomic_store(&g_recording, GT_RECORDING_STOPPED);
+    atomic_store(&g_lazy_claimed, 0);
     atomic_store(&g_started, 0);
     atomic_store(&g_finished, 0);
     atomic_store(&g_exit_hooks_ran, 0);
@@ -527,8 +548,11 @@ static void fork_child(void)
     gt_ring_fork_child();      /* also re-initialises g_reg_lock */
     gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);
-    if (!was_started)
+    if (!was_started) { /* the parent had no file yet: neither has the child, until it uses CUDA */
+        if (was_lazy)
+            atomic_store(&g_recording, GT_RECORDING_LAZY);
         return;
+    }
     g_hdr.pid = (int32_t)getpid();
     g_hdr.ppid = (int32_t)getppid();
     g_hdr.start_realtime_ns = clock_ns(CLOCK_REALTIME);
@@ -564,8 +588,7 @@ __attribute__((constructor)) static void core_init(void)
     gt_clock_init();
     fill_header();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    if (!start_recording())
-        return;
+    atomic_store(&g_recording, GT_RECORDING_LAZY); /* the file comes with the first CUDA activity */
     atexit(at_exit);
     install_signal_handlers();
     init_modules();

@@ -47,6 +47,8 @@ enum gt_recording_state {
                               * are accepted (the wrappers' guard sees "not on") */
     GT_RECORDING_ENDED = 3,  /* the trace ended (exit, fatal signal, write failure): every call
                               * and record from now on is counted, not recorded (writer.c) */
+    GT_RECORDING_LAZY = 4,   /* loaded, no file yet: the first wrapped call or record creates it
+                              * (core.c), so a process that never uses CUDA leaves none */
 };
 
 extern gt_config g_cfg;

@@ -93,6 +93,13 @@ GT_FAST_INLINE bool gt_fast_guard_enter(void)
     }
     if (__builtin_expect(st == GT_RECORDING_ENDED, 0) && !gt_core_tls.guard)
         gt_core_note_after_end();
+    if (__builtin_expect(st == GT_RECORDING_LAZY, 0) && !gt_core_tls.guard) {
+        gt_core_start_on_activity(); /* the first call: the file is created now */
+        if (atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_ON) {
+            gt_core_tls.guard = 1;
+            return true;
+        }
+    }
     return false;
 }
 

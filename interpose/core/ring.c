@@ -38,7 +38,7 @@ uint64_t gt_now_ns(void)
 bool gt_core_recording(void)
 {
     int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
-    return st == GT_RECORDING_ON || st == GT_RECORDING_PAUSED;
+    return st == GT_RECORDING_ON || st == GT_RECORDING_PAUSED || st == GT_RECORDING_LAZY;
 }
 
 bool gt_guard_enter(void)
@@ -194,6 +194,8 @@ static inline gt_record_header *ring_reserve(gt_ring *r, uint32_t size)
 
 static void *record_begin(uint16_t kind, uint16_t flags, uint32_t body_size, bool count_loss)
 {
+    if (unlikely(atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_LAZY))
+        gt_core_start_on_activity(); /* the first record (CUPTI's, NVTX's...): the file now */
     if (unlikely(atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_ENDED)) {
         if (count_loss)
             gt_core_note_after_end(); /* a call in flight when the trace ended, or CUPTI's */

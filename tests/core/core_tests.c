@@ -388,6 +388,8 @@ static int child_clock_fork(void)
 
 static int child_main(const char *mode)
 {
+    gt_core_start_on_activity(); /* a CUDA program's file and writer, as its first call makes them
+                                  */
     if (!strcmp(mode, "every-kind"))
         return child_every_kind();
     if (!strcmp(mode, "threads"))
@@ -1082,37 +1084,12 @@ static void test_preload(const char *so, const char *app)
     collect(&cr, pid);
     CHECK(exited_with(&cr, 5), "app status %d, stderr: %s", cr.status, cr.err);
     CHECK(!strcmp(cr.out, "hello from the app\n"), "app stdout '%s'", cr.out);
+    /* No CUDA, no file (issue 21): the file comes with the first CUDA activity
+     * (capture.lazy_file checks that one call makes one). */
     char files[4][512];
     int n = list_traces(dir, files, 4);
-    CHECK(n == 2, "expected parent and child traces, found %d; stderr: %s", n, cr.err);
-    CHECK(count_lines_with(cr.err, "gputrace: wrote") == 2, "stderr: %s", cr.err);
-    int forked = 0;
-    for (int i = 0; i < n; i++) {
-        gt_reader *r;
-        char err[512];
-        if (gt_reader_open(files[i], &r, err, sizeof err)) {
-            CHECK(0, "%s", err);
-            continue;
-        }
-        const gt_file_header *h = gt_reader_header(r);
-        gt_record rec;
-        uint64_t syncs = 0;
-        while (gt_reader_next(r, &rec))
-            syncs += rec.kind == GT_REC_CLOCK_SYNC;
-        const gt_reader_stats *st = gt_reader_get_stats(r);
-        CHECK(syncs >= 1 && !st->truncated && !st->chunks_damaged, "%s: syncs %llu", files[i],
-              (unsigned long long)syncs);
-        if (h->flags & GT_HDR_FORKED_CHILD) {
-            forked++;
-            CHECK(h->ppid == pid, "child's ppid %d", h->ppid);
-        } else {
-            CHECK(h->pid == pid, "pid %d", h->pid);
-            CHECK(strstr(gt_reader_cmdline(r), "arg1 two words") != NULL, "cmdline '%s'",
-                  gt_reader_cmdline(r));
-        }
-        gt_reader_close(r);
-    }
-    CHECK(forked == 1, "forked child files: %d", forked);
+    CHECK(n == 0, "a process without CUDA left %d traces; stderr: %s", n, cr.err);
+    CHECK(count_lines_with(cr.err, "gputrace:") == 0, "stderr: %s", cr.err);
 }
 
 /* ---------------------------------------------------------------- clock */

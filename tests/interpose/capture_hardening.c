@@ -401,6 +401,36 @@ static void test_settings(void)
           "warnings: %s", rn.err);
 }
 
+/* Issue 21 item 4: the file comes with the first CUDA activity: a process that loads gputrace and
+ * never touches CUDA (a shell, a tool a build runs) leaves none; one call makes one. */
+static void test_lazy_file(void)
+{
+    run rn;
+    char dir[512], app[1024];
+    tmp_path(dir, sizeof dir, "lazy_none");
+    mkdir(dir, 0700);
+    snprintf(app, sizeof app, "%s", getenv("APP"));
+    setenv("APP", "/bin/sh", 1); /* a shell child of a traced program: no CUDA library in it */
+    char *sh[] = {"sh", "-c", "echo shell", NULL};
+    rn.pid = spawn(true, dir, sh);
+    finish_run(&rn, now_s());
+    setenv("APP", app, 1);
+    CHECK(WIFEXITED(rn.status) && WEXITSTATUS(rn.status) == 0 && !strcmp(rn.out, "shell\n"),
+          "status %d, stdout %s", rn.status, rn.out);
+    CHECK(count_traces(dir) == 0 && !strstr(rn.err, "gputrace:"),
+          "a process without CUDA left %d traces: %s", count_traces(dir), rn.err);
+    const char *none[] = {NULL};
+    tmp_path(dir, sizeof dir, "lazy_one");
+    run_with("one", dir, none, &rn);
+    trace_sum s;
+    gt_reader *r = read_trace(dir, &s);
+    if (!r)
+        return;
+    CHECK(s.queries == 1 && s.end_state == GT_ENDED_NORMALLY, "%llu calls recorded, end %d",
+          (unsigned long long)s.queries, s.end_state);
+    gt_reader_close(r);
+}
+
 /* Issue 22 item 10: a thread that ends before the writer's next pass is still named. */
 static void test_thread_name(void)
 {
@@ -458,6 +488,8 @@ int main(int argc, char **argv)
         test_settings();
     else if (!strcmp(t, "thread_name"))
         test_thread_name();
+    else if (!strcmp(t, "lazy_file"))
+        test_lazy_file();
     else if (!strcmp(t, "exit_busy"))
         test_exit_busy();
     else {

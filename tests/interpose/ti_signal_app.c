@@ -1,7 +1,7 @@
 /* ti_signal_app — a program on the fake libcudart for the capture hardening tests
  * (capture_hardening.c), which run it under LD_PRELOAD=libgputrace.so and end it in the ways a
  * real program ends: a fatal signal while many threads are inside wrapped calls, a crash, a file
- * size limit, threads still calling while the process exits, or no CUDA at all.
+ * size limit, threads still calling while the process exits.
  *
  * Every wrapped call is cudaStreamQuery (one GT_REC_API_SYNC record each). Calls completed are
  * counted per thread in COUNTS (a file the test reads after the process is gone), so the test can
@@ -14,9 +14,10 @@
  *   ti_signal_app fsize BYTES CALLS    RLIMIT_FSIZE=BYTES, SIGXFSZ ignored, CALLS calls; prints
  *                                      "calls N"
  *   ti_signal_app exit_busy COUNTS     a thread calls in a loop while main returns from main
- *   ti_signal_app short_thread         a thread named "short-lived" makes one call and ends at
- * once; prints "tid N" ti_signal_app none                 no CUDA call at all ti_signal_app one one
- * call; prints "nvtx <NVTX_INJECTION64_PATH or ->" */
+ *   ti_signal_app short_thread         a thread named "short-lived" makes one call and ends;
+ *                                      prints "tid N"
+ *   ti_signal_app one                  one call; prints "nvtx <NVTX_INJECTION64_PATH or ->"
+ */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -158,8 +159,6 @@ int main(int argc, char **argv)
         return run_fsize(atol(argv[2]), atol(argv[3]));
     if (!strcmp(mode, "exit_busy") && argc == 3)
         return run_exit_busy(argv[2]);
-    if (!strcmp(mode, "none"))
-        return 0;
     if (!strcmp(mode, "short_thread"))
         return run_short_thread();
     if (!strcmp(mode, "one")) {
