@@ -3,8 +3,10 @@
  * (a fatal signal with 64 threads inside wrapped calls, a crash, a file size limit, threads still
  * calling at exit) and checks the file: whole, ended by an end record that names the cause, and
  * every call either recorded or counted as lost.
+ * Also the settings of issue 22 item 7, short-lived threads' names, and no file without CUDA.
  * Usage: capture_hardening TEST (signal_TERM, signal_INT, signal_HUP, crash_SEGV, crash_BUS,
- * crash_ABRT, crash_FPE, fsize, exit_busy). Environment: GT_LIB, FAKES, APP. */
+ * crash_ABRT, crash_FPE, fsize, exit_busy, settings, thread_name, lazy_file). Environment:
+ * GT_LIB, FAKES, APP. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
