@@ -367,7 +367,7 @@ static void drain_ring(gt_ring *r, uint64_t end)
 }
 
 /* One pass over every ring; see the file comment for the order. */
-static void end_trace(void);
+static void end_trace(bool in_signal_handler);
 
 static void writer_pass(bool final)
 {
@@ -375,7 +375,7 @@ static void writer_pass(bool final)
     if (atomic_load(&g_end_written))
         return;
     if (atomic_load(&g_writer_failed)) {
-        end_trace(); /* what was recorded is counted; the end chunk fits where it can */
+        end_trace(false); /* what was recorded is counted; the end chunk fits where it can */
         return;
     }
     if (atomic_exchange(&g_header_dirty, 0))
@@ -422,7 +422,7 @@ static void locked_pass(bool final, bool end)
     if (atomic_load(&g_file_open)) {
         writer_pass(final);
         if (end)
-            end_trace();
+            end_trace(false);
     }
     pthread_mutex_unlock(&g_pass_lock);
 }
@@ -576,8 +576,9 @@ static void count_unwritten(void)
 
 static void rewrite_end(void);
 
-/* Under g_pass_lock, g_recording already ENDED: the last chunk of the file. */
-static void end_trace(void)
+/* Under g_pass_lock, g_recording already ENDED: the last chunk of the file. In a signal handler
+ * the header is left as the writer last wrote it: its lock may be held by the interrupted thread. */
+static void end_trace(bool in_signal_handler)
 {
     if (atomic_load(&g_end_written))
         return;
@@ -591,7 +592,7 @@ static void end_trace(void)
     }
     count_unwritten();
     write_end_chunk();
-    if (!atomic_load(&g_writer_failed))
+    if (!atomic_load(&g_writer_failed) && !in_signal_handler)
         write_header();
     atomic_store(&g_end_written, 1);
     rewrite_end(); /* calls counted while the end was being written */
@@ -686,7 +687,7 @@ bool gt_writer_end_within(int reason, int sig, int budget_ms)
         if (monotonic_ms() - t0 >= (uint64_t)budget_ms * 7 / 8 &&
             pthread_mutex_trylock(&g_pass_lock) == 0) {
             if (atomic_load(&g_file_open))
-                end_trace();
+                end_trace(true);
             pthread_mutex_unlock(&g_pass_lock);
             break;
         }
