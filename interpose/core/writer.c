@@ -577,7 +577,8 @@ static void count_unwritten(void)
 static void rewrite_end(void);
 
 /* Under g_pass_lock, g_recording already ENDED: the last chunk of the file. In a signal handler
- * the header is left as the writer last wrote it: its lock may be held by the interrupted thread. */
+ * the header is left as the writer last wrote it: its lock may be held by the interrupted thread.
+ */
 static void end_trace(bool in_signal_handler)
 {
     if (atomic_load(&g_end_written))
