@@ -475,10 +475,10 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
     bool app_handles = old && has_handler(old);
     if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
         !atomic_load(&g_finished)) {
-        run_before_exit_once();
-        if (app_handles) {
+        if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
             gt_writer_flush_wait(SIGNAL_FLUSH_MS);
         } else if (!atomic_exchange(&g_finished, 1)) {
+            run_before_exit_once();
             atomic_store(&g_recording, GT_RECORDING_ENDED);
             gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
             print_summary();
