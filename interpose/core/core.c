@@ -478,6 +478,8 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
         if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
             gt_writer_flush_wait(SIGNAL_FLUSH_MS);
         } else if (!atomic_exchange(&g_finished, 1)) {
+            /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
+            atomic_store(&g_recording, GT_RECORDING_ENDING);
             run_before_exit_once();
             atomic_store(&g_recording, GT_RECORDING_ENDED);
             gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);

@@ -49,6 +49,8 @@ enum gt_recording_state {
                               * and record from now on is counted, not recorded (writer.c) */
     GT_RECORDING_LAZY = 4,   /* loaded, no file yet: the first wrapped call or record creates it
                               * (core.c), so a process that never uses CUDA leaves none */
+    GT_RECORDING_ENDING = 5, /* a fatal signal is ending the process: CUPTI's last records are
+                              * still taken; the application's new calls wait (then count) */
 };
 
 extern gt_config g_cfg;
@@ -65,6 +67,9 @@ void gt_ring_fork_child(void);
 /* A call or record that came after the trace ended: counted (writer.c), never recorded. Cold,
  * async-signal-safe. */
 void gt_core_note_after_end(void);
+/* A new call while a fatal signal ends the process: it waits (bounded) until the trace ended,
+ * leaving the CPU to the ending, then is counted like any call after the end. */
+void gt_core_wait_while_ending(void);
 void gt_ring_note_loss(gt_ring *r, int too_large);
 
 /* intern.c */

@@ -91,7 +91,9 @@ GT_FAST_INLINE bool gt_fast_guard_enter(void)
         gt_core_tls.guard = 1;
         return true;
     }
-    if (__builtin_expect(st == GT_RECORDING_ENDED, 0) && !gt_core_tls.guard)
+    if (__builtin_expect(st == GT_RECORDING_ENDING, 0) && !gt_core_tls.guard)
+        gt_core_wait_while_ending();
+    else if (__builtin_expect(st == GT_RECORDING_ENDED, 0) && !gt_core_tls.guard)
         gt_core_note_after_end();
     if (__builtin_expect(st == GT_RECORDING_LAZY, 0) && !gt_core_tls.guard) {
         gt_core_start_on_activity(); /* the first call: the file is created now */

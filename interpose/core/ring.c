@@ -38,7 +38,8 @@ uint64_t gt_now_ns(void)
 bool gt_core_recording(void)
 {
     int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
-    return st == GT_RECORDING_ON || st == GT_RECORDING_PAUSED || st == GT_RECORDING_LAZY;
+    return st == GT_RECORDING_ON || st == GT_RECORDING_PAUSED || st == GT_RECORDING_LAZY ||
+           st == GT_RECORDING_ENDING;
 }
 
 bool gt_guard_enter(void)

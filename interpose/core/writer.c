@@ -639,6 +639,14 @@ static void park_while_signal_ends(void)
         sleep_ms(5);
 }
 
+void gt_core_wait_while_ending(void)
+{
+    uint64_t t0 = monotonic_ms();
+    while (atomic_load(&g_recording) == GT_RECORDING_ENDING && monotonic_ms() - t0 < PARK_MS)
+        sleep_ms(5);
+    gt_core_note_after_end();
+}
+
 void gt_core_note_after_end(void)
 {
     atomic_fetch_add(&g_after_end, 1);
