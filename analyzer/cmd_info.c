@@ -116,6 +116,9 @@ static int info_one(const char *path)
         printf("  state                  whole (%llu bytes)\n",
                (unsigned long long)st->bytes_total);
     }
+    if (gt_reader_end_state(r) == GT_ENDED_ABNORMALLY)
+        printf("  ended                  abnormally: no end record (killed, crashed or hung; the "
+               "last records may be missing, uncounted)\n");
     gt_reader_close(r);
     return status;
 }

@@ -102,6 +102,10 @@ static void print_run(const gt_proc *p, FILE *out)
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
         fprintf(out,
                 "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
+    if (p->hdr.flags & GT_HDR_OTHER_PROFILER)
+        fprintf(out,
+                "  note      another profiler (torch.profiler, nsys...) was refused CUPTI while "
+                "gputrace held it: it recorded no GPU activity (docs/limits.md)\n");
 }
 
 static void print_steps(const gt_proc *p, FILE *out)

@@ -17,13 +17,13 @@
 #include <time.h>
 
 #include "gt_core.h"
+#include "gt_cupti.h"
 #include "gt_cupti_internal.h"
 
 enum { ST_IDLE, ST_PENDING, ST_STARTING, ST_ACTIVE, ST_OFF };
 
 static atomic_int state = ST_IDLE;
-/* The external-correlation fast path: wrappers read it inline (gt_wrap.h) and skip the calls
- * below while it is false. */
+/* The external-correlation fast path (gt_cupti.h). */
 atomic_bool gt_cupti_push_allowed;
 #define push_allowed gt_cupti_push_allowed
 static atomic_bool wrapper_fired;  /* some runtime wrapper saw a call */
@@ -141,7 +141,7 @@ static CUptiResult enable_kinds(void)
              r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || r == CUPTI_ERROR_UNKNOWN))
             return r;
     }
-    if (gt_core_config()->api_mode == 1)
+    if (gt_core_config()->api_mode == GT_API_FULL)
         return enable_api_kinds();
     return CUPTI_SUCCESS;
 }
@@ -180,7 +180,7 @@ static void apply_capture(bool on)
     pthread_mutex_unlock(&capture_lock);
 }
 
-void gt_cupti_set_capture(bool on)
+static void on_capture(bool on)
 {
     if (!gt_core_is_forked_child())
         apply_capture(on);
@@ -196,6 +196,7 @@ static void start(const char *why)
         atomic_store(&state, ST_OFF);
         return;
     }
+    gt_core_start_on_activity(); /* CUDA is in the process: the trace file now */
     char path[PATH_MAX + 32];
     if (!gt_cupti_load(path, sizeof path)) {
         gt_debug("libcupti not found: no GPU activity recorded (set GPUTRACE_CUPTI_LIB)");
@@ -295,7 +296,7 @@ static bool static_cudart_suspected(void)
  * from inside a CUPTI callback. */
 static void maybe_switch_api_records(void)
 {
-    if (gt_core_config()->api_mode != 0 || atomic_load(&api_records_on) ||
+    if (gt_core_config()->api_mode != GT_API_AUTO || atomic_load(&api_records_on) ||
         !static_cudart_suspected())
         return;
     gt_core_set_header_flag(GT_HDR_STATIC_CUDART);
@@ -354,9 +355,10 @@ static void on_fork_child(void)
     gt_cupti_records_reset_after_fork();
 }
 
-void gt_cupti_init(void)
+static void cupti_init(void)
 {
     gt_core_on_fork_child(on_fork_child);
+    gt_core_on_capture(on_capture);
     const gt_config *cfg = gt_core_config();
     if (cfg->disabled || !cfg->cupti) {
         gt_core_set_cupti_state(GT_CUPTI_DISABLED);
@@ -374,6 +376,9 @@ void gt_cupti_init(void)
     else
         atomic_store(&state, ST_PENDING);
 }
+
+/* After the wrappers' module: CUPTI may be started by the first wrapped call. */
+GT_MODULE(cupti_module) = {"cupti", GT_MODULE_ORDER_CUPTI, cupti_init};
 
 void gt_cupti_note_wrapper_fired(void)
 {

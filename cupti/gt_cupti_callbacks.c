@@ -362,6 +362,11 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now)
     return true;
 }
 
+bool gt_cupti_callbacks_held(void)
+{
+    return subscriber && atomic_load(&gt_cupti_cb_active);
+}
+
 void gt_cupti_callbacks_stop(void)
 {
     atomic_store(&gt_cupti_cb_active, false);

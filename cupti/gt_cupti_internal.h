@@ -1,9 +1,11 @@
 /* gt_cupti_internal.h — shared between the files of the CUPTI module (never outside cupti/).
  *
+ * gt_cupti.h is the module's public face (for the wrappers); this header is its inside.
  * Files: gt_cupti_load.c finds and dlopens libcupti and resolves its functions;
  * gt_cupti.c is the lifecycle (start, flush, exit, fork, external correlation, API auto-switch);
  * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records;
- * gt_cupti_callbacks.c links GPU work to wrapped calls through CUPTI's launch/copy/set callbacks.
+ * gt_cupti_callbacks.c links GPU work to wrapped calls through CUPTI's launch/copy/set callbacks;
+ * gt_cupti_other.c notices another profiler refused CUPTI's subscription while gputrace holds it.
  */
 #ifndef GT_CUPTI_INTERNAL_H
 #define GT_CUPTI_INTERNAL_H
@@ -70,6 +72,8 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 #define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020
 /* Unsubscribe after a failed start, so that another tool may have CUPTI. */
 void gt_cupti_callbacks_stop(void);
+/* gputrace is CUPTI's callback subscriber now (another tool's cuptiSubscribe fails). */
+bool gt_cupti_callbacks_held(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */
 void gt_cupti_callbacks_set(bool on);
 

@@ -1,5 +1,6 @@
 /* gt_encode.h — building a .gtrace file piece by piece: header, chunks, records.
- * Used by the recorder's writer thread and by tests/tools that make synthetic traces.
+ * Used by the recorder's writer thread and by gt_test_writer.h (synthetic traces for tests and
+ * tools).
  * Allocation-free: callers pass buffers. */
 #ifndef GT_ENCODE_H
 #define GT_ENCODE_H
@@ -33,25 +34,5 @@ void gt_chunk_header_fill(gt_chunk_header *h, const void *payload, uint32_t payl
                           uint32_t seq, uint32_t tid);
 /* Count records in a payload; returns UINT32_MAX if the payload is not a valid record sequence. */
 uint32_t gt_payload_count_records(const void *payload, uint32_t payload_len);
-
-/* A simple file writer for tests and synthetic traces (stdio-free, uses write(2)). */
-typedef struct gt_test_writer {
-    int fd;
-    uint32_t seq;
-    uint32_t tid;
-    size_t used;
-    unsigned char payload[1 << 16];
-} gt_test_writer;
-int gt_test_writer_open(gt_test_writer *w, const char *path, const gt_file_header *fixed,
-                        const char *exe, const char *cmdline, size_t cmdline_len);
-/* Add a record to the current chunk (flushes a full chunk first). 0 on success. */
-int gt_test_writer_add(gt_test_writer *w, uint16_t kind, uint16_t flags, const void *body,
-                       uint32_t body_size);
-/* Define a string record. */
-int gt_test_writer_string(gt_test_writer *w, uint32_t id, const char *s);
-/* Switch thread id: flushes the current chunk. */
-int gt_test_writer_set_tid(gt_test_writer *w, uint32_t tid);
-int gt_test_writer_flush(gt_test_writer *w);
-int gt_test_writer_close(gt_test_writer *w);
 
 #endif

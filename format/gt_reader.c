@@ -469,6 +469,10 @@ int gt_reader_next(gt_reader *r, gt_record *rec)
             gt_rec_lost l;
             memcpy(&l, body, sizeof l);
             r->st.lost_records += l.count;
+        } else if (rh.kind == GT_REC_END && body_size >= sizeof(gt_rec_end)) {
+            memcpy(&r->st.end, body, sizeof r->st.end);
+            r->st.ended = 1;
+            r->st.lost_records += r->st.end.lost_after_end; /* calls the file has no record of */
         }
         r->st.records++;
         r->st.records_by_kind[rh.kind]++;
@@ -494,4 +498,11 @@ int gt_reader_rewind(gt_reader *r)
     r->have_seq = 0;
     r->ended = 0;
     return 0;
+}
+
+int gt_reader_end_state(const gt_reader *r)
+{
+    if (r->st.ended)
+        return GT_ENDED_NORMALLY;
+    return r->hdr.flags & GT_HDR_END_RECORD ? GT_ENDED_ABNORMALLY : GT_ENDED_UNKNOWN;
 }

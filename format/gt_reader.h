@@ -43,7 +43,14 @@ typedef struct gt_reader_stats {
     uint64_t lost_records;        /* sum of GT_REC_LOST counts seen so far */
     uint64_t first_damage_offset; /* file offset of the first damage, 0 if none */
     int truncated;                /* file ends inside a chunk */
+    int ended;                    /* a GT_REC_END was read (gt_reader_end_state) */
+    gt_rec_end end;               /* its body, when ended */
 } gt_reader_stats;
+
+/* How the recording ended, once every record was read: a file whose recorder writes end records
+ * (GT_HDR_END_RECORD) and that has none ended abnormally (killed, crashed, hung). */
+enum gt_end_state { GT_ENDED_NORMALLY = 0, GT_ENDED_ABNORMALLY = 1, GT_ENDED_UNKNOWN = 2 };
+int gt_reader_end_state(const gt_reader *r);
 
 /* Open a file. On failure returns a non-zero gt_open_status and writes a one-line message
  * (naming the path, and both versions for GT_OPEN_NEWER_VERSION) into err. */

@@ -18,7 +18,7 @@
 
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
-#define GT_VERSION_MINOR 1
+#define GT_VERSION_MINOR 2 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -88,6 +88,14 @@ enum gt_header_flags {
     /* Kernel launches are linked by anchors and launch order (GPUTRACE_CUPTI_LINK=order): no
      * queued time, no callback pair per launch; the analyzer matches them (order_link.h). */
     GT_HDR_ORDER_LINKS = 1u << 2,
+    /* The recorder ends the file with a GT_REC_END when it ends the trace itself (exit, a fatal
+     * signal, a write failure). Set from 1.2 on: a file with the flag and no GT_REC_END ended
+     * abnormally (SIGKILL, a crash that left no time to flush, a hang); a file without the flag
+     * (older recorders) cannot tell. */
+    GT_HDR_END_RECORD = 1u << 3,
+    /* Another tool (torch.profiler, nsys...) asked CUPTI for its callbacks while gputrace held them
+     * and was refused: that tool recorded no GPU activity. */
+    GT_HDR_OTHER_PROFILER = 1u << 4,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -115,6 +123,7 @@ enum gt_record_kind {
     GT_REC_LOST = 2,
     GT_REC_CLOCK_SYNC = 3,
     GT_REC_THREAD = 4,
+    GT_REC_END = 5, /* the end of the trace: the last chunk of a file the recorder ended (1.2) */
     /* CPU side: wrapped calls (interpose/) */
     GT_REC_API = 10,        /* a call with no specific arguments */
     GT_REC_API_MEMCPY = 11, /* copies */
@@ -171,7 +180,8 @@ enum gt_lost_reason {
     GT_LOST_CUPTI_DROPPED = 2, /* CUPTI reported dropped activity records */
     GT_LOST_CUPTI_CAP = 3,     /* GPUTRACE_CUPTI_MB reached: no buffer given to CUPTI */
     GT_LOST_TOO_LARGE = 4,     /* a record larger than a ring */
-    GT_LOST_WRITE_FAILED = 5,  /* written at close: chunks that could not be written */
+    GT_LOST_WRITE_FAILED = 5,  /* records that could not be written (ENOSPC, EFBIG...) */
+    GT_LOST_NOT_FLUSHED = 6,   /* recorded, but the final flush ran out of time (fatal signal) */
 };
 
 typedef struct gt_rec_clock_sync { /* the same instant on several clocks */
@@ -180,6 +190,29 @@ typedef struct gt_rec_clock_sync { /* the same instant on several clocks */
     uint64_t boottime_ns;
     uint64_t cupti_ns; /* cuptiGetTimestamp, 0 when CUPTI is not active */
 } gt_rec_clock_sync;
+
+/* The end of the trace, written once as the last chunk by the recorder. lost is the number of
+ * records the recorder counted as lost up to here, the sum of the file's GT_REC_LOST counts (and
+ * what its exit line said). lost_after_end counts the calls made after the end (by destructors
+ * that run after gputrace's exit handler, or by threads still running while a fatal signal ends
+ * the process): they are not recorded; the recorder rewrites this chunk in place (same size, new
+ * CRC) as they come, so it may still be rewritten when the process dies. */
+typedef struct gt_rec_end {
+    uint64_t
+        t_begin_ns;   /* when the end began: exit began, the signal was handled, a write failed */
+    uint64_t t_ns;    /* when this record was written */
+    uint64_t records; /* records written before this chunk */
+    uint64_t lost;
+    uint64_t lost_after_end;
+    uint32_t reason; /* enum gt_end_reason */
+    int32_t signal;  /* the signal that ended the process (GT_END_SIGNAL), else 0 */
+} gt_rec_end;
+
+enum gt_end_reason {
+    GT_END_EXIT = 1,         /* exit, _exit, return from main, or the library unloaded */
+    GT_END_SIGNAL = 2,       /* a fatal signal whose default action ended the process */
+    GT_END_WRITE_FAILED = 3, /* the file could not be written (full disk, file size limit) */
+};
 
 typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */
     uint32_t tid;

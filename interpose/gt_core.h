@@ -78,18 +78,43 @@ void gt_core_flush_self(void);
 /* Write everything recorded so far by all threads (cold). */
 void gt_core_flush_all(void);
 
-/* Hooks for other modules of libgputrace.so, called without gputrace locks held:
+/* The one way the core reaches the other modules of libgputrace.so (the wrappers in wrap/, CUPTI in
+ * cupti/): they depend on the core, never the reverse. Each module defines one GT_MODULE entry;
+ * the core's constructor finds the entries in the "gt_modules" section and calls their init in
+ * order (lowest first) once recording started, so the core names no module and needs no weak
+ * symbols (a binary without a module, such as tests/core's, just has no entry). An init hangs the
+ * module's work on the hooks below. */
+typedef struct gt_module {
+    const char *name;
+    int order; /* GT_MODULE_ORDER_*: init order */
+    void (*init)(void);
+} gt_module;
+enum { GT_MODULE_ORDER_WRAP = 1, GT_MODULE_ORDER_CUPTI = 2, GT_MODULE_ORDER_MAX = 8 };
+#define GT_MODULE(ident)                                                                           \
+    static const gt_module ident                                                                   \
+        __attribute__((used, section("gt_modules"), aligned(sizeof(void *))))
+
+/* Hooks for the modules, called without gputrace locks held:
  *  - before_exit: at process exit before the CUDA runtime tears down, and on the fatal signals, to
  *    flush CUPTI. May be called from a signal handler: keep it to async-signal-safe work there.
  *  - fork_child: in the child right after fork (only the forking thread exists).
- *  - periodic: on the writer thread every flush period (GPUTRACE_FLUSH_MS). */
+ *  - periodic: on the writer thread every flush period (GPUTRACE_FLUSH_MS).
+ *  - capture: the capture range paused (false) or resumed (true) (GPUTRACE_CAPTURE). */
 typedef void (*gt_core_hook)(void);
+typedef void (*gt_core_capture_hook)(bool on);
 void gt_core_on_before_exit(gt_core_hook fn);
 void gt_core_on_fork_child(gt_core_hook fn);
 void gt_core_on_periodic(gt_core_hook fn);
+void gt_core_on_capture(gt_core_capture_hook fn);
 /* Arrange for the before_exit hooks to run before atexit handlers registered so far (call it after
  * the CUDA runtime initialised: atexit runs handlers in reverse order of registration). */
 void gt_core_register_late_atexit(void);
+
+/* The process uses CUDA: the trace file is created and the writer started now if that has not
+ * happened yet (gputrace loads without a file, so a process that never uses CUDA leaves none). The
+ * core calls it at the first wrapped call and the first record; cupti/ when CUPTI starts (CUDA
+ * libraries mapped, device code in the program). Cold; other threads arriving meanwhile wait. */
+void gt_core_start_on_activity(void);
 
 /* True in a child created by fork (without exec) of a traced process. */
 bool gt_core_is_forked_child(void);
@@ -106,6 +131,27 @@ enum gt_cupti_cb_mode {
                               * only with GPUTRACE_CUPTI_LINK=callbacks or queued times missing */
 };
 
+/* GPUTRACE_API: which calls get CUPTI's runtime/driver API records. */
+enum gt_api_mode {
+    GT_API_AUTO = 0, /* default: only when no wrapper sees the calls (static cudart) */
+    GT_API_FULL = 1, /* always */
+    GT_API_OFF = 2,  /* never */
+};
+/* GPUTRACE_STACKS: 0 off, else the highest gt_stack_reason captured (gt_stacks.h). */
+enum gt_stacks_mode { GT_STACKS_OFF = 0, GT_STACKS_ADVICE = 1, GT_STACKS_ALL = 2 };
+/* GPUTRACE_CAPTURE: when recording runs. */
+enum gt_capture_mode {
+    GT_CAPTURE_ALL = 0,          /* default: from load to exit */
+    GT_CAPTURE_PROFILER_API = 1, /* between cudaProfilerStart and cudaProfilerStop */
+};
+
+/* GPUTRACE_STACK_PYTHON: Python frames in stacks. */
+enum gt_stack_python_mode {
+    GT_STACK_PYTHON_OFF = 0,
+    GT_STACK_PYTHON_ON = 1,  /* default: with or without the GIL */
+    GT_STACK_PYTHON_GIL = 2, /* only while the thread holds the GIL */
+};
+
 typedef struct gt_config {
     char dir[512];        /* GPUTRACE_DIR, default "." */
     bool quiet;           /* GPUTRACE_QUIET=1 */
@@ -115,8 +161,8 @@ typedef struct gt_config {
     uint32_t flush_ms;    /* GPUTRACE_FLUSH_MS, default 200 */
     uint32_t cupti_mb;    /* GPUTRACE_CUPTI_MB cap on CUPTI buffers, default 256 */
     bool cupti;           /* GPUTRACE_CUPTI=0 disables CUPTI, default on */
-    int api_mode;         /* GPUTRACE_API: 0 auto (default), 1 full, 2 off */
-    int stacks_mode;      /* GPUTRACE_STACKS: 0 off, 1 advice (default), 2 all */
+    int api_mode;         /* GPUTRACE_API: gt_api_mode */
+    int stacks_mode;      /* GPUTRACE_STACKS: gt_stacks_mode, default advice */
     uint32_t stack_depth; /* GPUTRACE_STACK_DEPTH, default 24 */
     char cupti_lib[512];  /* GPUTRACE_CUPTI_LIB */
     int cupti_callbacks;  /* GPUTRACE_CUPTI_CALLBACKS: gt_cupti_cb_mode */
@@ -126,7 +172,10 @@ typedef struct gt_config {
     bool cupti_latency; /* queued */
     bool cupti_anchors; /* order */
     int clock_mode;   /* GPUTRACE_CLOCK: 0 auto (default: TSC when invariant), 1 tsc, 2 realtime */
-    int capture_mode; /* GPUTRACE_CAPTURE: 0 all (default), 1 profiler-api */
+    bool nvtx;        /* GPUTRACE_NVTX, default on (nvtx.c reads it before this is loaded) */
+    int stack_python; /* GPUTRACE_STACK_PYTHON: gt_stack_python_mode */
+    bool stack_cache; /* GPUTRACE_STACK_CACHE, default on */
+    int capture_mode; /* GPUTRACE_CAPTURE: gt_capture_mode */
     /* GPUTRACE_CUPTI_KINDS: which activity kinds CUPTI records (GT_KIND_* bits; default all). A
      * knob for measuring what each kind costs (tools/bench/whole_process.py), not for users. */
     uint32_t cupti_kinds;
@@ -140,35 +189,21 @@ enum gt_cupti_kind_bits {
     GT_KIND_ALL = (1u << 4) - 1,
 };
 const gt_config *gt_core_config(void);
+/* 1 for 1/true/yes/on, 0 for 0/false/no/off (any case), -1 for anything else: how every boolean
+ * GPUTRACE_* variable reads. */
+int gt_parse_bool_value(const char *v);
 
 /* Diagnostics to stderr with the "gputrace: " prefix, via write(2) (no stdio). Cold path only.
  * gt_warn always prints unless GPUTRACE_QUIET=1; gt_debug only with GPUTRACE_VERBOSE=1. */
 void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Module entry points, called by the core's constructor in this order (weak: a module that is not
- * linked is skipped). */
-void gt_interpose_init(void);
-void gt_cupti_init(void);
-
-/* CUPTI external correlation (cupti/): push our call id around a wrapped call that may launch GPU
- * work; no-ops when CUPTI is not active. */
-void gt_cupti_push_correlation(uint64_t corr_id);
-void gt_cupti_pop_correlation(void);
-/* GPUTRACE_CUPTI_LINK=order: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
- * correlation ids (begin before the real call, end after it) by calling runtime_get_version, the
- * real cudaRuntimeGetVersion (NULL: none). Returns whether it anchored. */
-bool gt_cupti_anchor(bool begin, void *runtime_get_version);
-/* Called by wrappers the first time any runtime wrapper fires (to keep CUPTI API records off). */
-void gt_cupti_note_wrapper_fired(void);
-
 /* Capture range (GPUTRACE_CAPTURE=profiler-api, like nsys --capture-range=cudaProfilerApi):
  * recording starts paused; cudaProfilerStart resumes it, cudaProfilerStop pauses it. While paused
- * the wrappers record nothing and CUPTI is asked for no records; records CUPTI already holds still
- * arrive. No effect in the default mode. Called by the cudaProfilerStart/Stop wrappers. */
+ * the wrappers record nothing and the capture hooks tell CUPTI to produce no records; records
+ * CUPTI already holds still arrive. No effect in the default mode. Called by the
+ * cudaProfilerStart/Stop wrappers. */
 void gt_core_capture_set(bool on);
 bool gt_core_capture_paused(void);
-/* cupti/: stop or restart CUPTI's activity kinds and callbacks (weak: absent without CUPTI). */
-void gt_cupti_set_capture(bool on);
 
 #endif

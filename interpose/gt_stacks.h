@@ -16,7 +16,7 @@ enum gt_stack_reason {
 
 /* Capture the caller's stack when GPUTRACE_STACKS allows it for this reason; returns the stack id
  * for gt_api_common.stack_id, or 0 (off, failed, or libunwind missing). Call inside the wrapper,
- * after gt_guard_enter. Weakly linked: wrappers must cope with it returning 0. */
+ * after gt_guard_enter. Wrappers must cope with it returning 0. */
 uint32_t gt_stack_capture(int reason);
 
 /* Called by the core at start and after each dlopen: writes GT_REC_MODULE records for new modules.

@@ -67,19 +67,27 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+int gt_parse_bool_value(const char *v)
+{
+    static const char *const YES[] = {"1", "true", "yes", "on"};
+    static const char *const NO[] = {"0", "false", "no", "off"};
+    for (int i = 0; v && i < 4; i++) {
+        if (!strcasecmp(v, YES[i]))
+            return 1;
+        if (!strcasecmp(v, NO[i]))
+            return 0;
+    }
+    return -1;
+}
+
 static bool parse_bool(const char *name, bool def)
 {
     const char *v = env(name);
     if (!v)
         return def;
-    static const char *const YES[] = {"1", "true", "yes", "on"};
-    static const char *const NO[] = {"0", "false", "no", "off"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(v, YES[i]))
-            return true;
-        if (!strcasecmp(v, NO[i]))
-            return false;
-    }
+    int b = gt_parse_bool_value(v);
+    if (b >= 0)
+        return b;
     gt_warn("%s=%s is not 0 or 1; using %d", name, v, def);
     return def;
 }
@@ -117,14 +125,31 @@ static int parse_choice(const char *name, const char *const *choices, int n, int
     return def;
 }
 
-static void parse_path(const char *name, char *dst, size_t cap, const char *def)
+/* A path longer than cap - 1 is refused (false): never silently cut or replaced by another. */
+static bool parse_path(const char *name, char *dst, size_t cap, const char *def)
 {
     const char *v = env(name);
     if (v && strlen(v) >= cap) {
-        gt_warn("%s is longer than %zu bytes; using %s", name, cap - 1, def[0] ? def : "none");
-        v = NULL;
+        dst[0] = 0;
+        return false;
     }
     snprintf(dst, cap, "%s", v ? v : def);
+    return true;
+}
+
+/* 1 (or any yes), gil, 0 (or any no). */
+static int parse_stack_python(void)
+{
+    const char *v = env("GPUTRACE_STACK_PYTHON");
+    if (!v)
+        return GT_STACK_PYTHON_ON;
+    if (!strcasecmp(v, "gil"))
+        return GT_STACK_PYTHON_GIL;
+    int b = gt_parse_bool_value(v);
+    if (b >= 0)
+        return b ? GT_STACK_PYTHON_ON : GT_STACK_PYTHON_OFF;
+    gt_warn("GPUTRACE_STACK_PYTHON=%s is not 1, gil or 0; using 1", v);
+    return GT_STACK_PYTHON_ON;
 }
 
 /* A comma list of activity kinds ("kernel,memcpy"), "all" or "none". */
@@ -165,7 +190,12 @@ void gt_config_load(void)
     g_cfg.quiet = parse_bool("GPUTRACE_QUIET", false);
     g_cfg.verbose = parse_bool("GPUTRACE_VERBOSE", false);
     g_cfg.disabled = parse_bool("GPUTRACE_DISABLE", false);
-    parse_path("GPUTRACE_DIR", g_cfg.dir, sizeof g_cfg.dir, ".");
+    if (!g_cfg.disabled && !parse_path("GPUTRACE_DIR", g_cfg.dir, sizeof g_cfg.dir, ".")) {
+        /* Not the current folder instead: the files would turn up where nobody looks. */
+        gt_warn("GPUTRACE_DIR is longer than %zu bytes; not recording (the application continues)",
+                sizeof g_cfg.dir - 1);
+        g_cfg.disabled = true;
+    }
     g_cfg.buffer_kb = parse_u32("GPUTRACE_BUFFER_KB", 4096, 64, 1u << 20);
     g_cfg.flush_ms = parse_u32("GPUTRACE_FLUSH_MS", 200, 1, 60000);
     g_cfg.cupti_mb = parse_u32("GPUTRACE_CUPTI_MB", 256, 1, 1u << 16);
@@ -173,19 +203,25 @@ void gt_config_load(void)
     static const char *const CALLBACKS[] = {"0", "1", "runtime", "probe", "auto"};
     g_cfg.cupti_callbacks =
         parse_choice("GPUTRACE_CUPTI_CALLBACKS", CALLBACKS, 5, GT_CUPTI_CB_AUTO);
+    enum { LINK_ORDER, LINK_QUEUED, LINK_CALLBACKS };
     static const char *const LINK[] = {"order", "queued", "callbacks"};
-    int link = parse_choice("GPUTRACE_CUPTI_LINK", LINK, 3, 0);
-    g_cfg.cupti_latency = link == 1;
-    g_cfg.cupti_anchors = link == 0;
+    int link = parse_choice("GPUTRACE_CUPTI_LINK", LINK, 3, LINK_ORDER);
+    g_cfg.cupti_latency = link == LINK_QUEUED;
+    g_cfg.cupti_anchors = link == LINK_ORDER;
     static const char *const API[] = {"auto", "full", "off"};
-    g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, 0);
+    g_cfg.api_mode = parse_choice("GPUTRACE_API", API, 3, GT_API_AUTO);
     static const char *const STACKS[] = {"off", "advice", "all"};
-    g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, 1);
+    g_cfg.stacks_mode = parse_choice("GPUTRACE_STACKS", STACKS, 3, GT_STACKS_ADVICE);
     g_cfg.stack_depth = parse_u32("GPUTRACE_STACK_DEPTH", 24, 1, 256);
-    parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, "");
+    if (!parse_path("GPUTRACE_CUPTI_LIB", g_cfg.cupti_lib, sizeof g_cfg.cupti_lib, ""))
+        gt_warn("GPUTRACE_CUPTI_LIB is longer than %zu bytes; searching the usual places",
+                sizeof g_cfg.cupti_lib - 1);
     static const char *const CLOCK[] = {"auto", "tsc", "realtime"};
     g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
     static const char *const CAPTURE[] = {"all", "profiler-api"};
-    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, 0);
+    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, GT_CAPTURE_ALL);
+    g_cfg.nvtx = parse_bool("GPUTRACE_NVTX", true);
+    g_cfg.stack_cache = parse_bool("GPUTRACE_STACK_CACHE", true);
+    g_cfg.stack_python = parse_stack_python();
     g_cfg.cupti_kinds = parse_kinds("GPUTRACE_CUPTI_KINDS");
 }

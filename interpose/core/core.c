@@ -2,6 +2,7 @@
  * exit paths (exit, _exit, fatal signals), fork, and the hooks other modules hang on them. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@
 #include "gt_encode.h"
 
 #define MAX_HOOKS 16
-#define SIGNAL_FLUSH_MS 2000
+/* A fatal signal ends the process within this time (the flush; CUPTI's own flush comes first). */
+#define SIGNAL_FLUSH_MS 700
 #define EXE_MAX 2048
 #define CMDLINE_MAX 8192
 
@@ -35,13 +37,16 @@ static _Atomic int g_started;  /* a file is open and the writer runs */
 static _Atomic int g_finished; /* finish() ran for g_pid */
 static _Atomic int g_exit_hooks_ran;
 static _Atomic int g_forked_child;
-_Atomic uint64_t gt_core_corr; /* ids handed out in blocks so far; see gt_core_fast.h */
+static _Atomic int g_lazy_claimed; /* a thread is creating the file (gt_core_start_on_activity) */
+_Atomic uint64_t gt_core_corr;     /* ids handed out in blocks so far; see gt_core_fast.h */
 
 typedef struct hook_list {
     gt_core_hook fn[MAX_HOOKS];
     _Atomic int n;
 } hook_list;
 static hook_list g_before_exit, g_fork_child, g_periodic;
+static gt_core_capture_hook g_capture_hooks[MAX_HOOKS];
+static _Atomic int g_n_capture_hooks;
 
 /* ---------------------------------------------------------------- hooks */
 
@@ -81,6 +86,22 @@ void gt_run_hooks_periodic(void)
     hooks_run(&g_periodic);
 }
 
+void gt_core_on_capture(gt_core_capture_hook fn)
+{
+    int i = atomic_load(&g_n_capture_hooks);
+    if (!fn || i >= MAX_HOOKS)
+        return;
+    g_capture_hooks[i] = fn;
+    atomic_store(&g_n_capture_hooks, i + 1);
+}
+
+void gt_run_hooks_capture(bool on)
+{
+    int n = atomic_load(&g_n_capture_hooks);
+    for (int i = 0; i < n; i++)
+        g_capture_hooks[i](on);
+}
+
 static void run_before_exit_once(void)
 {
     if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
@@ -116,12 +137,12 @@ bool gt_core_is_forked_child(void)
 
 void gt_core_flush_self(void)
 {
-    gt_writer_flush_wait(10000, false);
+    gt_writer_flush_wait(10000);
 }
 
 void gt_core_flush_all(void)
 {
-    gt_writer_flush_wait(10000, false);
+    gt_writer_flush_wait(10000);
 }
 
 /* ---------------------------------------------------------------- header */
@@ -245,10 +266,30 @@ static void fill_header(void)
     g_hdr.rank = env_int(RANK);
     g_hdr.local_rank = env_int(LOCAL);
     g_hdr.world_size = env_int(WORLD);
+    g_hdr.flags = GT_HDR_END_RECORD; /* this recorder ends its files with GT_REC_END */
     gethostname(g_hdr.host, sizeof g_hdr.host - 1);
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
     g_cmdline_len = read_small_file("/proc/self/cmdline", g_cmdline, sizeof g_cmdline);
+}
+
+/* GPUTRACE_DIR=run1 is created when missing, as a user expects: with its missing parents, 0700
+ * (traces hold command lines and file paths). */
+static bool make_dirs(const char *dir)
+{
+    char p[sizeof g_cfg.dir];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *c = p + 1;; c++) {
+        if (*c != '/' && *c)
+            continue;
+        char saved = *c;
+        *c = 0;
+        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+            return false;
+        *c = saved;
+        if (!saved)
+            return true;
+    }
 }
 
 /* gputrace-<host>-<pid>[-rank<R>].gtrace in GPUTRACE_DIR; never follows or reuses a file (an
@@ -275,6 +316,10 @@ static int open_output(char *path, size_t cap)
             break;
         }
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ENOENT && n == 0 && make_dirs(g_cfg.dir)) {
+            gt_debug("created %s", g_cfg.dir);
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        }
         if (fd >= 0)
             return fd;
         err = errno;
@@ -298,23 +343,48 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
-    atomic_store(&g_recording, g_cfg.capture_mode == 1 ? 2 : 1);
-    gt_debug("recording to %s%s", path,
-             g_cfg.capture_mode == 1 ? " (paused until cudaProfilerStart)" : "");
+    bool paused = g_cfg.capture_mode == GT_CAPTURE_PROFILER_API;
+    atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
+    gt_debug("recording to %s%s", path, paused ? " (paused until cudaProfilerStart)" : "");
     return true;
+}
+
+/* Issue 21: a process that never uses CUDA (a shell, ptxas, a DataLoader helper) leaves no file.
+ * The file is created at the first CUDA activity instead of at load: the first wrapped call, the
+ * first record (CUPTI's buffers, NVTX). A failure to create it stops recording for good. */
+void gt_core_start_on_activity(void)
+{
+    if (atomic_load(&g_recording) != GT_RECORDING_LAZY)
+        return;
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&g_lazy_claimed, &none, 1)) {
+        while (atomic_load(&g_recording) == GT_RECORDING_LAZY) /* another thread opens it */
+            sched_yield();
+        return;
+    }
+    if (!start_recording())
+        atomic_store(&g_recording, GT_RECORDING_STOPPED);
 }
 
 /* ---------------------------------------------------------------- exit */
 
+/* "lost" is what the file's end chunk counts, so the line and the file agree. */
 static void print_summary(void)
 {
-    if (!g_cfg.quiet)
-        gt_warn("wrote %s (%llu records, %llu lost)", gt_writer_path(),
-                (unsigned long long)gt_writer_records_written(),
-                (unsigned long long)atomic_load(&g_lost_total));
+    if (g_cfg.quiet)
+        return;
+    uint64_t after = gt_writer_after_end();
+    char late[96] = "";
+    if (after)
+        snprintf(late, sizeof late, "; %llu calls after the end, not recorded",
+                 (unsigned long long)after);
+    gt_warn("wrote %s (%llu records, %llu lost)%s", gt_writer_path(),
+            (unsigned long long)gt_writer_records_written(),
+            (unsigned long long)gt_writer_end_lost(), late);
 }
 
-/* Everything recorded so far reaches the file; the file is closed. Runs once per process. */
+/* Everything recorded so far reaches the file, which ends with its end chunk; later calls are
+ * counted there. Runs once per process. */
 static void finish(void)
 {
     if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
@@ -322,7 +392,7 @@ static void finish(void)
     run_before_exit_once();
     if (atomic_exchange(&g_finished, 1))
         return;
-    atomic_store(&g_recording, 0);
+    atomic_store(&g_recording, GT_RECORDING_ENDED);
     gt_writer_stop();
     print_summary();
 }
@@ -353,49 +423,81 @@ GT_EXPORT void _Exit(int status)
 
 /* ---------------------------------------------------------------- signals */
 
-static const int FATAL_SIGNALS[] = {SIGTERM, SIGINT, SIGHUP};
-static struct sigaction g_old_action[3];
+/* Signals whose default action ends the process: the trace is flushed and ended first (bounded by
+ * SIGNAL_FLUSH_MS), then what was there before decides. The crash signals are included: what was
+ * recorded up to a crash is what explains it. */
+static const int FATAL_SIGNALS[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+#define N_FATAL (int)(sizeof FATAL_SIGNALS / sizeof FATAL_SIGNALS[0])
+static struct sigaction g_old_action[N_FATAL];
 
 static int signal_slot(int sig)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_FATAL; i++)
         if (FATAL_SIGNALS[i] == sig)
             return i;
     return -1;
 }
 
-/* Flush, then let what was there before decide: the application's handler, or the default
- * action (re-raised so the exit status says "killed by signal"). */
+static bool has_handler(const struct sigaction *old)
+{
+    return (old->sa_flags & SA_SIGINFO) ? old->sa_sigaction != NULL
+                                        : old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN;
+}
+
+/* A fault the kernel raised at an instruction (not kill/raise): returning re-runs the instruction,
+ * which faults again under the default action, so the core dump shows the real place. */
+static bool is_synchronous_fault(int sig, const siginfo_t *info)
+{
+    return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) && info && info->si_code > 0;
+}
+
+static void die_by_default(int sig, const siginfo_t *info)
+{
+    signal(sig, SIG_DFL);
+    if (is_synchronous_fault(sig, info))
+        return;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+/* The application's handler may let the process live on (Python turns SIGINT into an exception):
+ * then the trace goes on too, after a bounded flush. Under the default action the process ends:
+ * the trace is ended (recording stops, the end chunk counts what could not be written), then the
+ * signal is delivered again. Async-signal-safe apart from the exit line (as at exit). */
 static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
     int slot = signal_slot(sig);
+    struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
+    bool app_handles = old && has_handler(old);
     if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
         !atomic_load(&g_finished)) {
-        run_before_exit_once();
-        gt_writer_flush_wait(SIGNAL_FLUSH_MS, true);
-    }
-    struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
-    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
-        old->sa_sigaction(sig, info, ctx);
-    } else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-    } else if (!old || old->sa_handler == SIG_DFL) {
-        if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_exchange(&g_finished, 1))
+        if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
+            gt_writer_flush_wait(SIGNAL_FLUSH_MS);
+        } else if (!atomic_exchange(&g_finished, 1)) {
+            /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
+            atomic_store(&g_recording, GT_RECORDING_ENDING);
+            run_before_exit_once();
+            atomic_store(&g_recording, GT_RECORDING_ENDED);
+            gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
             print_summary();
-        signal(sig, SIG_DFL);
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        raise(sig);
+        }
     }
+    if (app_handles && (old->sa_flags & SA_SIGINFO))
+        old->sa_sigaction(sig, info, ctx);
+    else if (app_handles)
+        old->sa_handler(sig);
+    else if (!old || old->sa_handler == SIG_DFL)
+        die_by_default(sig, info);
     errno = saved;
 }
 
 static void install_signal_handlers(void)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_FATAL; i++) {
         struct sigaction sa, old;
         if (sigaction(FATAL_SIGNALS[i], NULL, &old) < 0)
             continue;
@@ -404,7 +506,8 @@ static void install_signal_handlers(void)
         g_old_action[i] = old;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
         sigfillset(&sa.sa_mask);
         sigaction(FATAL_SIGNALS[i], &sa, NULL);
     }
@@ -436,7 +539,9 @@ static void fork_child(void)
     pthread_mutex_init(&g_intern_lock, NULL);
     atomic_store(&g_forked_child, 1);
     bool was_started = atomic_load(&g_started);
-    atomic_store(&g_recording, 0);
+    bool was_lazy = atomic_load(&g_recording) == GT_RECORDING_LAZY;
+    atomic_store(&g_recording, GT_RECORDING_STOPPED);
+    atomic_store(&g_lazy_claimed, 0);
     atomic_store(&g_started, 0);
     atomic_store(&g_finished, 0);
     atomic_store(&g_exit_hooks_ran, 0);
@@ -445,8 +550,11 @@ static void fork_child(void)
     gt_ring_fork_child();      /* also re-initialises g_reg_lock */
     gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);
-    if (!was_started)
+    if (!was_started) { /* the parent had no file yet: neither has the child, until it uses CUDA */
+        if (was_lazy)
+            atomic_store(&g_recording, GT_RECORDING_LAZY);
         return;
+    }
     g_hdr.pid = (int32_t)getpid();
     g_hdr.ppid = (int32_t)getppid();
     g_hdr.start_realtime_ns = clock_ns(CLOCK_REALTIME);
@@ -458,8 +566,20 @@ static void fork_child(void)
 
 /* ---------------------------------------------------------------- start */
 
-__attribute__((weak)) void gt_interpose_init(void);
-__attribute__((weak)) void gt_cupti_init(void);
+/* The modules' GT_MODULE entries (gt_core.h); the linker defines the bounds of the section, absent
+ * (NULL) where no module is linked in. */
+extern const gt_module __start_gt_modules[] __attribute__((weak, visibility("hidden")));
+extern const gt_module __stop_gt_modules[] __attribute__((weak, visibility("hidden")));
+
+static void init_modules(void)
+{
+    for (int order = 0; order <= GT_MODULE_ORDER_MAX; order++)
+        for (const gt_module *m = __start_gt_modules; m && m < __stop_gt_modules; m++)
+            if (m->order == order && m->init) {
+                gt_debug("module %s", m->name);
+                m->init();
+            }
+}
 
 __attribute__((constructor)) static void core_init(void)
 {
@@ -470,12 +590,8 @@ __attribute__((constructor)) static void core_init(void)
     gt_clock_init();
     fill_header();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    if (!start_recording())
-        return;
+    atomic_store(&g_recording, GT_RECORDING_LAZY); /* the file comes with the first CUDA activity */
     atexit(at_exit);
     install_signal_handlers();
-    if (gt_interpose_init)
-        gt_interpose_init();
-    if (gt_cupti_init)
-        gt_cupti_init();
+    init_modules();
 }

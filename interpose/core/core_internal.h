@@ -23,6 +23,7 @@ typedef struct gt_ring {
     uint64_t tail_cache; /* producer's last view of tail */
     uint64_t open_end;   /* head after the open record */
     uint64_t mask;
+    _Atomic uint64_t committed; /* records committed (PADs not counted); only the owner stores */
     unsigned char *data;
     uint32_t tid;
     _Atomic uint32_t internal; /* a gputrace thread (CUPTI's worker, the writer): drained last */
@@ -31,14 +32,29 @@ typedef struct gt_ring {
     _Atomic uint32_t state;  /* enum ring_state */
     uint32_t thread_written; /* writer-only: GT_REC_THREAD emitted for this owner */
     char name[16];           /* writer-only: name last written */
+    uint64_t written;        /* writer-only: records of this owner written (or counted lost) */
+    char exit_name[16];      /* the owner's name as it exited (set before state = EXITED) */
     /* losses, exchanged by the writer into GT_REC_LOST records */
     _Atomic uint64_t lost_full, lost_large;
     _Atomic uint64_t lost_t_first, lost_t_last;
 } gt_ring;
 
+/* g_recording: whether records are accepted. */
+enum gt_recording_state {
+    GT_RECORDING_STOPPED = 0, /* not started, finished, or a write failed */
+    GT_RECORDING_ON = 1,
+    GT_RECORDING_PAUSED = 2, /* capture range paused: only CUPTI's and the library's own records
+                              * are accepted (the wrappers' guard sees "not on") */
+    GT_RECORDING_ENDED = 3,  /* the trace ended (exit, fatal signal, write failure): every call
+                              * and record from now on is counted, not recorded (writer.c) */
+    GT_RECORDING_LAZY = 4,   /* loaded, no file yet: the first wrapped call or record creates it
+                              * (core.c), so a process that never uses CUDA leaves none */
+    GT_RECORDING_ENDING = 5, /* a fatal signal is ending the process: CUPTI's last records are
+                              * still taken; the application's new calls wait (then count) */
+};
+
 extern gt_config g_cfg;
-extern _Atomic int g_recording;     /* 0 stopped; 1 recording; 2 capture paused: only CUPTI's
-                                     * and the library's own records are accepted */
+extern _Atomic int g_recording;     /* enum gt_recording_state */
 extern _Atomic int g_writer_failed; /* a write failed: recording stopped for good */
 extern gt_ring *g_rings[GT_MAX_RINGS];
 extern _Atomic uint32_t g_nrings;
@@ -48,6 +64,12 @@ extern _Atomic uint64_t g_lost_no_ring; /* threads that could not get a ring */
 
 /* ring.c */
 void gt_ring_fork_child(void);
+/* A call or record that came after the trace ended: counted (writer.c), never recorded. Cold,
+ * async-signal-safe. */
+void gt_core_note_after_end(void);
+/* A new call while a fatal signal ends the process: it waits (bounded) until the trace ended,
+ * leaving the CPU to the ending, then is counted like any call after the end. */
+void gt_core_wait_while_ending(void);
 void gt_ring_note_loss(gt_ring *r, int too_large);
 
 /* intern.c */
@@ -58,8 +80,19 @@ const char *gt_intern_get_locked(uint32_t id, uint32_t *len);
 /* writer.c */
 int gt_writer_start(int fd, const char *path);
 void gt_writer_kick(void);
-bool gt_writer_flush_wait(int timeout_ms, bool from_signal);
+/* Wait (at most timeout_ms of CLOCK_MONOTONIC time) until everything committed before the call is
+ * written. Async-signal-safe. False on timeout or when no writer runs. */
+bool gt_writer_flush_wait(int timeout_ms);
+/* End the trace: the final pass, then the GT_REC_END chunk (reason: enum gt_end_reason; sig for
+ * GT_END_SIGNAL). The caller set g_recording to ENDED first. gt_writer_stop does it on the writer
+ * thread and joins it; gt_writer_end_within does it from a signal handler: the writer stops
+ * writing ring data at budget_ms * 3/4, counts what it could not write, and ends; the call
+ * returns by budget_ms (async-signal-safe; false when the end could not be written in time). */
 void gt_writer_stop(void);
+bool gt_writer_end_within(int reason, int sig, int budget_ms);
+/* After the end: the losses the END chunk counts (for the exit line). */
+uint64_t gt_writer_end_lost(void);
+uint64_t gt_writer_after_end(void);
 void gt_writer_fork_prepare(void); /* fork handlers: no pass in progress across fork */
 void gt_writer_fork_parent(void);
 void gt_writer_fork_child_reset(void);
@@ -112,5 +145,6 @@ extern pthread_mutex_t g_hdr_lock;
 extern gt_file_header g_hdr;
 size_t gt_header_snapshot(void *buf, size_t cap); /* encoded, sealed header */
 void gt_run_hooks_periodic(void);
+void gt_run_hooks_capture(bool on);
 
 #endif

@@ -84,11 +84,35 @@ GT_FAST_INLINE uint64_t gt_fast_next_corr_id(void)
 
 GT_FAST_INLINE bool gt_fast_guard_enter(void)
 {
-    /* 1: recording (0 stopped, 2 capture paused: the application's calls are not recorded) */
-    if (gt_core_tls.guard || atomic_load_explicit(&g_recording, memory_order_relaxed) != 1)
-        return false;
-    gt_core_tls.guard = 1;
-    return true;
+    /* A paused capture records none of the application's calls; after the end of the trace an
+     * outermost call is counted (not recorded). */
+    int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
+    if (__builtin_expect(!gt_core_tls.guard && st == GT_RECORDING_ON, 1)) {
+        gt_core_tls.guard = 1;
+        return true;
+    }
+    if (__builtin_expect(st == GT_RECORDING_ENDING, 0) && !gt_core_tls.guard)
+        gt_core_wait_while_ending();
+    else if (__builtin_expect(st == GT_RECORDING_ENDED, 0) && !gt_core_tls.guard)
+        gt_core_note_after_end();
+    if (__builtin_expect(st == GT_RECORDING_LAZY, 0) && !gt_core_tls.guard) {
+        gt_core_start_on_activity(); /* the first call: the file is created now */
+        if (atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_ON) {
+            gt_core_tls.guard = 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The ring's count of committed records, for the end of the trace (what was recorded but never
+ * written is counted). Only the owner stores it: a load and a store, no locked instruction. Before
+ * the head's release store, so a writer that saw a record also sees it counted. */
+GT_FAST_INLINE void gt_fast_count_commit(gt_ring *r)
+{
+    atomic_store_explicit(&r->committed,
+                          atomic_load_explicit(&r->committed, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
 }
 
 GT_FAST_INLINE void gt_fast_guard_leave(void)
@@ -133,10 +157,11 @@ GT_FAST_INLINE void *gt_fast_record_begin(uint16_t kind, uint16_t flags, uint32_
     gt_ring *r = gt_core_tls_ring;
     uint32_t size = gt_record_size(body_size);
     /* The smallest ring is 4096 bytes: a record of at most 2048 always passes the size limits.
-     * Recording is not checked again: every caller is a wrapper whose gt_fast_guard_enter saw it
-     * on when the call began (a record committed after the writer stopped is never written,
-     * like any record of a call still in flight then). */
-    if (__builtin_expect(r != NULL && size <= 2048, 1)) {
+     * A call still in flight when the trace ended goes to gt_record_begin, which counts it. */
+    if (__builtin_expect(r != NULL && size <= 2048 &&
+                             atomic_load_explicit(&g_recording, memory_order_relaxed) ==
+                                 GT_RECORDING_ON,
+                         1)) {
         uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
         uint64_t cap = r->mask + 1, pos = head & r->mask;
         if (__builtin_expect(size <= cap - pos && head + size - r->tail_cache <= cap, 1)) {
@@ -157,6 +182,7 @@ GT_FAST_INLINE void gt_fast_record_commit(void *body)
     (void)body;
     gt_ring *r = gt_core_tls_ring;
     uint64_t end = r->open_end;
+    gt_fast_count_commit(r);
     atomic_store_explicit(&r->head, end, memory_order_release);
     /* Past half full of the cached view: let the core look at the real tail and wake the writer. */
     if (__builtin_expect(end - r->tail_cache > (r->mask + 1) / 2, 0))

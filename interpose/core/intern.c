@@ -1,6 +1,8 @@
 /* intern.c — the string table: each distinct string gets an id once; the writer emits
  * GT_REC_STRING for ids it has not written yet, before the ring data that may use them.
- * Cold path (callers cache ids), so a mutex and malloc are fine here. */
+ * Cold path (callers cache ids), so a mutex and malloc are fine here. Its growable array and
+ * string hash stay here rather than in analyzer/'s shared helpers: the injected library links
+ * nothing of the analyzer, and these never run where malloc is not allowed. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +37,9 @@ uint64_t gt_now_ns(void)
 
 bool gt_core_recording(void)
 {
-    return atomic_load_explicit(&g_recording, memory_order_relaxed);
+    int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
+    return st == GT_RECORDING_ON || st == GT_RECORDING_PAUSED || st == GT_RECORDING_LAZY ||
+           st == GT_RECORDING_ENDING;
 }
 
 bool gt_guard_enter(void)
@@ -58,12 +61,18 @@ void gt_guard_mark_internal_thread(void)
 
 /* ---------------------------------------------------------------- registration (cold) */
 
-/* Thread exit: hand the ring to the writer, which drains it and then frees it for reuse. */
+/* Thread exit: hand the ring to the writer, which drains it and then frees it for reuse. The
+ * thread's name is kept for the writer: /proc no longer has it once the thread is gone, and a
+ * thread that lived less than a writer pass would otherwise stay unnamed. */
 static void ring_thread_exit(void *arg)
 {
     gt_ring *r = arg;
     if (gt_core_tls_ring == r)
         gt_core_tls_ring = NULL;
+    char name[16] = "";
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
+        memcpy(r->exit_name, name, sizeof name);
+    r->exit_name[15] = 0;
     atomic_store_explicit(&r->state, RING_EXITED, memory_order_release);
     gt_writer_kick();
 }
@@ -125,6 +134,9 @@ static gt_ring *ring_register(void)
         /* FREE rings are touched by nobody else: reset them before publishing LIVE. */
         atomic_store_explicit(&r->head, 0, memory_order_relaxed);
         atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->committed, 0, memory_order_relaxed);
+        r->written = 0;
+        r->exit_name[0] = 0;
         r->tail_cache = r->open_end = 0;
         r->tid = (uint32_t)syscall(SYS_gettid);
         atomic_store_explicit(&r->internal, gt_core_tls.guard >= 1 << 20, memory_order_relaxed);
@@ -145,14 +157,16 @@ static gt_ring *ring_register(void)
 
 /* ---------------------------------------------------------------- hot path */
 
+/* The total first: the writer's end of trace takes (total - what the file's LOST records hold) as
+ * the rest, so a loss it sees in a ring must already be in the total. */
 void gt_ring_note_loss(gt_ring *r, int too_large)
 {
     uint64_t now = gt_now_ns();
     uint64_t zero = 0;
+    atomic_fetch_add(&g_lost_total, 1);
     atomic_compare_exchange_strong(&r->lost_t_first, &zero, now);
     atomic_store_explicit(&r->lost_t_last, now, memory_order_relaxed);
     atomic_fetch_add(too_large ? &r->lost_large : &r->lost_full, 1);
-    atomic_fetch_add_explicit(&g_lost_total, 1, memory_order_relaxed);
 }
 
 /* Reserve size bytes (plus a PAD to the end of the ring when the record would straddle it).
@@ -181,15 +195,22 @@ static inline gt_record_header *ring_reserve(gt_ring *r, uint32_t size)
 
 static void *record_begin(uint16_t kind, uint16_t flags, uint32_t body_size, bool count_loss)
 {
+    if (unlikely(atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_LAZY))
+        gt_core_start_on_activity(); /* the first record (CUPTI's, NVTX's...): the file now */
+    if (unlikely(atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_ENDED)) {
+        if (count_loss)
+            gt_core_note_after_end(); /* a call in flight when the trace ended, or CUPTI's */
+        return NULL;
+    }
     gt_ring *r = gt_core_tls_ring;
     if (unlikely(!r)) {
-        if (!atomic_load_explicit(&g_recording, memory_order_relaxed))
+        if (!gt_core_recording())
             return NULL;
         r = ring_register();
         if (!r)
             return NULL;
     }
-    if (unlikely(!atomic_load_explicit(&g_recording, memory_order_relaxed)))
+    if (unlikely(!gt_core_recording()))
         return NULL;
     uint32_t size = gt_record_size(body_size);
     if (unlikely(body_size > (1u << 30) || size > (r->mask + 1) / 2 || size > GT_CHUNK_LIMIT)) {
@@ -220,6 +241,7 @@ void gt_record_commit(void *body)
     (void)body;
     gt_ring *r = gt_core_tls_ring;
     uint64_t end = r->open_end;
+    gt_fast_count_commit(r);
     atomic_store_explicit(&r->head, end, memory_order_release);
     if (unlikely(end - r->tail_cache > (r->mask + 1) / 2))
         gt_core_commit_check_fill(r, end);
@@ -259,7 +281,9 @@ void *gt_record_begin_wait(uint16_t kind, uint16_t flags, uint32_t body_size, in
             gt_now_ns() >= deadline || !gt_writer_drain_now())
             break;
     }
-    if (gt_core_tls_ring && gt_core_recording())
+    if (atomic_load(&g_recording) == GT_RECORDING_ENDED)
+        gt_core_note_after_end();
+    else if (gt_core_tls_ring && gt_core_recording())
         gt_ring_note_loss(gt_core_tls_ring,
                           gt_record_size(body_size) > (gt_core_tls_ring->mask + 1) / 2);
     return NULL;
@@ -275,6 +299,8 @@ void gt_ring_fork_child(void)
         gt_ring *r = g_rings[i];
         atomic_store(&r->head, 0);
         atomic_store(&r->tail, 0);
+        atomic_store(&r->committed, 0);
+        r->written = 0;
         r->tail_cache = r->open_end = 0;
         r->thread_written = 0;
         atomic_store(&r->lost_full, 0);

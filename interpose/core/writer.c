@@ -3,7 +3,13 @@
  * written, then the snapshotted records, so a string id is always defined before it is used;
  * the application's rings before gputrace's own threads' (CUPTI records), so a call and its
  * external correlation come before the GPU work they explain. The thread blocks every signal;
- * write(2)/writev(2) with EINTR retry, no stdio. */
+ * write(2)/writev(2) with EINTR retry, no stdio.
+ *
+ * The end of the trace (end.c's half of this file: end_trace and below): one last chunk holds a
+ * GT_LOST record for every loss the file does not show yet and the GT_REC_END record, so the file's
+ * LOST records add up to what the exit line says. After a write failure the file is cut back to
+ * its last whole chunk, and whole chunks are given back (their records counted as lost) until the
+ * end chunk fits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +27,7 @@
 #include "gt_encode.h"
 
 #define OWN_CAP (64u << 10)
+#define PARK_MS 2000         /* longer than a signal's end (SIGNAL_FLUSH_MS, core.c) */
 #define THREAD_NAME_EVERY 10 /* passes between checks for renamed threads */
 #define CLOCK_SYNC_NS 1000000000ull
 
@@ -44,6 +51,35 @@ static _Atomic int g_thread_alive; /* writer_main began: the thread library's st
 static _Atomic uint64_t g_flush_req, g_flush_done;
 static pthread_t g_thread;
 static __thread int tls_is_writer;
+
+/* Where the file stands: the end of the last whole chunk, and the last chunks written (to give
+ * back after a write failure). */
+#define CHUNK_MARKS 16
+typedef struct chunk_mark {
+    uint64_t off;     /* where the chunk starts */
+    uint64_t records; /* real records in it */
+    uint64_t lost;    /* LOST counts in it */
+    bool app;         /* a ring's chunk (the application's records), not gputrace's own */
+    uint32_t seq;
+} chunk_mark;
+static uint64_t g_good_off;
+static chunk_mark g_marks[CHUNK_MARKS];
+static uint32_t g_nmarks; /* marks held, at most CHUNK_MARKS; the newest at g_mark_next - 1 */
+static uint32_t g_mark_next;
+static uint64_t g_lost_in_file; /* sum of the LOST counts in whole chunks */
+static uint64_t g_own_lost;     /* LOST counts waiting in g_own */
+
+/* The end (see the file comment). */
+static _Atomic uint64_t g_deadline_ns; /* nonzero: ring data is written until this gt_now_ns */
+static _Atomic int g_end_req;          /* a signal handler asks the writer thread to end */
+static _Atomic int g_end_reason, g_end_signal;
+static _Atomic uint64_t g_end_begin_ns;
+static _Atomic int g_end_written;
+static _Atomic uint64_t g_after_end; /* calls and records after the end: counted, not recorded */
+static _Atomic int g_end_busy;       /* one thread rewrites the end chunk at a time */
+static uint64_t g_end_off, g_end_after_written, g_end_lost;
+static uint32_t g_end_len;
+static unsigned char g_end_chunk[sizeof(gt_chunk_header) + 256] __attribute__((aligned(8)));
 /* Held around every pass, by the writer or by a thread that drains inline (gt_writer_drain_now),
  * and around closing the file. Never held across a hook or any call into CUDA or CUPTI, so a
  * thread that waits for room can always take it: the writer may be blocked inside CUPTI (its
@@ -68,13 +104,26 @@ static void wait_for_kick(uint32_t ms)
 
 /* ---------------------------------------------------------------- output */
 
+/* The first cause of the end wins. */
+static void note_end_cause(int reason, int sig)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&g_end_reason, &none, reason)) {
+        atomic_store(&g_end_signal, sig);
+        atomic_store(&g_end_begin_ns, gt_now_ns());
+    }
+}
+
+/* From now on every call is counted, none recorded; the next pass ends the trace. */
 static void write_failed(int err)
 {
     if (atomic_exchange(&g_writer_failed, 1))
         return;
-    atomic_store(&g_recording, 0);
-    gt_warn("cannot write %s: %s; recording stopped (the application continues)", g_path,
-            strerror(err));
+    note_end_cause(GT_END_WRITE_FAILED, 0);
+    atomic_store(&g_recording, GT_RECORDING_ENDED);
+    gt_warn("cannot write %s: %s; recording stopped, what could not be written is counted as lost "
+            "(the application continues)",
+            g_path, strerror(err));
 }
 
 static int writev_all(struct iovec *iov, int n)
@@ -100,18 +149,30 @@ static int writev_all(struct iovec *iov, int n)
     return 0;
 }
 
-static int emit_chunk(const void *payload, uint32_t len, uint32_t count, uint32_t tid)
+/* count: records in the payload (PADs too); real: those a reader returns; lost: the LOST counts
+ * in it. */
+static int emit_chunk(const void *payload, uint32_t len, uint32_t count, uint32_t tid,
+                      uint64_t real, uint64_t lost)
 {
     if (!len || atomic_load(&g_writer_failed))
         return -1;
     gt_chunk_header h = {.magic = GT_CHUNK_MAGIC,
                          .payload_len = len,
-                         .seq = g_seq++,
+                         .seq = g_seq,
                          .crc32 = (uint32_t)crc32(0L, payload, len),
                          .record_count = count,
                          .tid = tid};
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
-    return writev_all(iov, 2);
+    if (writev_all(iov, 2) < 0)
+        return -1;
+    g_marks[g_mark_next] = (chunk_mark){g_good_off, real, lost, tid != 0, g_seq};
+    g_mark_next = (g_mark_next + 1) % CHUNK_MARKS;
+    g_nmarks += g_nmarks < CHUNK_MARKS;
+    g_good_off += sizeof h + len;
+    g_seq++;
+    g_lost_in_file += lost;
+    atomic_fetch_add(&g_records, real);
+    return 0;
 }
 
 static void own_flush(void)
@@ -119,9 +180,9 @@ static void own_flush(void)
     if (!g_own_used)
         return;
     uint32_t count = gt_payload_count_records(g_own, (uint32_t)g_own_used);
-    if (emit_chunk(g_own, (uint32_t)g_own_used, count, 0) == 0)
-        atomic_fetch_add(&g_records, count);
+    emit_chunk(g_own, (uint32_t)g_own_used, count, 0, count, g_own_lost);
     g_own_used = 0;
+    g_own_lost = 0;
 }
 
 static void own_add(uint16_t kind, const void *body, uint32_t size)
@@ -216,10 +277,15 @@ static void intern_thread_names(uint32_t n)
     g_n_thread_recs = 0;
     for (uint32_t i = 0; i < n; i++) {
         gt_ring *r = g_rings[i];
-        if (g_snap_state[i] != RING_LIVE || (r->thread_written && !recheck))
+        bool exited = g_snap_state[i] == RING_EXITED;
+        if (g_snap_state[i] == RING_FREE || (r->thread_written && (exited || !recheck)))
             continue;
         char name[16] = "";
-        if (read_thread_name(r->tid, name) < 0)
+        if (exited) /* gone from /proc: the name it left at exit (ring.c) */
+            memcpy(name, r->exit_name, sizeof name);
+        else if (read_thread_name(r->tid, name) < 0)
+            continue;
+        if (!name[0])
             continue;
         if (r->thread_written && !strcmp(name, r->name))
             continue;
@@ -242,7 +308,8 @@ static void emit_lost(uint64_t count, uint32_t reason, uint32_t tid, uint64_t t0
         return;
     gt_rec_lost l = {
         .count = count, .t_first_ns = t0, .t_last_ns = t1, .reason = reason, .lost_tid = tid};
-    own_add(GT_REC_LOST, &l, sizeof l);
+    own_add(GT_REC_LOST, &l, sizeof l); /* may flush what g_own held first */
+    g_own_lost += count;
 }
 
 static void write_ring_losses(gt_ring *r)
@@ -259,13 +326,19 @@ static void write_ring_losses(gt_ring *r)
 
 /* ---------------------------------------------------------------- ring data */
 
+static bool past_deadline(void)
+{
+    uint64_t d = atomic_load_explicit(&g_deadline_ns, memory_order_relaxed);
+    return d && gt_now_ns() >= d;
+}
+
 /* Write ring bytes [tail, end) as chunks of whole records; stop at the ring's wrap point and at
  * GT_CHUNK_LIMIT. The producer does not touch this range until tail moves past it. */
 static void drain_ring(gt_ring *r, uint64_t end)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t cap = r->mask + 1;
-    while (tail < end) {
+    while (tail < end && !past_deadline()) {
         uint64_t start = tail, limit = end;
         uint64_t wrap = tail - (tail & r->mask) + cap;
         if (limit > wrap)
@@ -285,20 +358,24 @@ static void drain_ring(gt_ring *r, uint64_t end)
             count++;
             real += h.kind != GT_REC_PAD;
         }
-        if (count &&
-            emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count, r->tid) == 0)
-            atomic_fetch_add(&g_records, real);
+        if (count && emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count,
+                                r->tid, real, 0) < 0)
+            atomic_fetch_add(&g_lost_total, real); /* the write failed: lost, and counted */
+        r->written += real;
         atomic_store_explicit(&r->tail, tail, memory_order_release);
     }
 }
 
 /* One pass over every ring; see the file comment for the order. */
+static void end_trace(bool in_signal_handler);
+
 static void writer_pass(bool final)
 {
     uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+    if (atomic_load(&g_end_written))
+        return;
     if (atomic_load(&g_writer_failed)) {
-        for (uint32_t i = 0; i < n; i++) /* nothing can be written: release the producers */
-            atomic_store(&g_rings[i]->tail, atomic_load(&g_rings[i]->head));
+        end_trace(false); /* what was recorded is counted; the end chunk fits where it can */
         return;
     }
     if (atomic_exchange(&g_header_dirty, 0))
@@ -337,12 +414,16 @@ static void writer_pass(bool final)
     g_passes++;
 }
 
-static void locked_pass(bool final)
+/* end: the final pass and the end of the trace, without letting go of the lock in between. */
+static void locked_pass(bool final, bool end)
 {
     pthread_mutex_lock(&g_pass_lock);
     gt_clock_tick(); /* under the lock: one re-anchoring thread at a time, none across fork */
-    if (atomic_load(&g_file_open))
+    if (atomic_load(&g_file_open)) {
         writer_pass(final);
+        if (end)
+            end_trace(false);
+    }
     pthread_mutex_unlock(&g_pass_lock);
 }
 
@@ -353,7 +434,7 @@ bool gt_writer_drain_now(void)
 {
     if (!atomic_load(&g_running) || !atomic_load(&g_file_open))
         return false;
-    locked_pass(false);
+    locked_pass(false, false);
     return true;
 }
 
@@ -365,14 +446,16 @@ static void *writer_main(void *arg)
     atomic_store(&g_thread_alive, 1);
     for (;;) {
         bool stop = atomic_load(&g_stop);
+        bool end = stop || atomic_load(&g_end_req);
         uint64_t req = atomic_load(&g_flush_req);
         atomic_store(&g_kick, 0);
         uint64_t now = gt_now_ns();
-        if (!stop && now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
+        if (!end && !atomic_load(&g_end_written) &&
+            now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
             g_last_periodic = now;
             gt_run_hooks_periodic(); /* without g_pass_lock: hooks call CUPTI */
         }
-        locked_pass(stop);
+        locked_pass(end, end);
         atomic_store(&g_flush_done, req);
         if (stop)
             break;
@@ -381,6 +464,246 @@ static void *writer_main(void *arg)
             wait_for_kick(clock_ms < g_cfg.flush_ms ? clock_ms : g_cfg.flush_ms);
     }
     return NULL;
+}
+
+/* ---------------------------------------------------------------- the end of the trace */
+
+static uint64_t lost_not_in_file(void)
+{
+    uint64_t total = atomic_load(&g_lost_total);
+    return total > g_lost_in_file ? total - g_lost_in_file : 0;
+}
+
+/* The end chunk: one LOST record for the losses no LOST record of the file holds yet (reason: the
+ * write failure, else the flush that ran out of time), then the END record. Returns its size. */
+static uint32_t build_end_chunk(void)
+{
+    unsigned char *payload = g_end_chunk + sizeof(gt_chunk_header);
+    size_t cap = sizeof g_end_chunk - sizeof(gt_chunk_header), used = 0;
+    uint64_t rest = lost_not_in_file();
+    bool failed = atomic_load(&g_writer_failed);
+    if (rest) {
+        gt_rec_lost l = {.count = rest,
+                         .reason = failed ? GT_LOST_WRITE_FAILED : GT_LOST_NOT_FLUSHED};
+        used += gt_record_append(payload, cap, used, GT_REC_LOST, 0, &l, sizeof l);
+    }
+    g_end_lost = g_lost_in_file + rest;
+    g_end_after_written = atomic_load(&g_after_end);
+    int reason = atomic_load(&g_end_reason);
+    gt_rec_end e = {.t_begin_ns = atomic_load(&g_end_begin_ns),
+                    .t_ns = gt_now_ns(),
+                    .records = atomic_load(&g_records),
+                    .lost = g_end_lost,
+                    .lost_after_end = g_end_after_written,
+                    .reason = (uint32_t)(reason ? reason : GT_END_EXIT),
+                    .signal = atomic_load(&g_end_signal)};
+    used += gt_record_append(payload, cap, used, GT_REC_END, 0, &e, sizeof e);
+    gt_chunk_header h;
+    gt_chunk_header_fill(&h, payload, (uint32_t)used, g_seq, 0);
+    memcpy(g_end_chunk, &h, sizeof h);
+    return (uint32_t)(sizeof h + used);
+}
+
+static bool pwrite_all(const void *buf, size_t len, uint64_t off)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = pwrite(g_fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return true;
+}
+
+/* After a failed write: cut the file back to its last whole chunk, and give back whole chunks
+ * (their records and losses counted again as lost) until the end chunk fits. */
+static bool give_back_chunk(void)
+{
+    if (!g_nmarks)
+        return false;
+    g_mark_next = (g_mark_next + CHUNK_MARKS - 1) % CHUNK_MARKS;
+    g_nmarks--;
+    chunk_mark m = g_marks[g_mark_next];
+    g_good_off = m.off;
+    g_seq = m.seq;
+    g_lost_in_file -= m.lost;
+    atomic_fetch_sub(&g_records, m.records);
+    if (m.app) /* gputrace's own records (strings, names, clock) are not the application's */
+        atomic_fetch_add(&g_lost_total, m.records);
+    return true;
+}
+
+static void write_end_chunk(void)
+{
+    bool failed = atomic_load(&g_writer_failed);
+    for (;;) {
+        if (failed && ftruncate(g_fd, (off_t)g_good_off) < 0) {
+            /* no room was made; the write below decides */
+        }
+        g_end_len = build_end_chunk();
+        if (pwrite_all(g_end_chunk, g_end_len, g_good_off)) {
+            g_end_off = g_good_off;
+            return;
+        }
+        failed = true;
+        if (!give_back_chunk())
+            return; /* not even the end fits: the file ends abnormally */
+    }
+}
+
+/* Records committed to a ring but not written are counted (a deadline, a write failure, calls in
+ * flight at the end); the producers are released. */
+static void count_unwritten(void)
+{
+    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        gt_ring *r = g_rings[i];
+        if (atomic_load_explicit(&r->state, memory_order_acquire) == RING_FREE)
+            continue;
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+        uint64_t c = atomic_load_explicit(&r->committed, memory_order_relaxed);
+        if (c > r->written)
+            atomic_fetch_add(&g_lost_total, c - r->written);
+        r->written = c;
+        atomic_store_explicit(&r->tail, head, memory_order_release);
+    }
+}
+
+static void rewrite_end(void);
+
+/* Under g_pass_lock, g_recording already ENDED: the last chunk of the file. In a signal handler
+ * the header is left as the writer last wrote it: its lock may be held by the interrupted thread.
+ */
+static void end_trace(bool in_signal_handler)
+{
+    if (atomic_load(&g_end_written))
+        return;
+    if (!atomic_load(&g_writer_failed)) {
+        uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+        for (uint32_t i = 0; i < n; i++)
+            if (atomic_load_explicit(&g_rings[i]->state, memory_order_acquire) != RING_FREE)
+                write_ring_losses(g_rings[i]);
+        emit_lost(atomic_exchange(&g_lost_no_ring, 0), GT_LOST_BUFFER_FULL, 0, 0, 0);
+        own_flush();
+    }
+    count_unwritten();
+    write_end_chunk();
+    if (!atomic_load(&g_writer_failed) && !in_signal_handler)
+        write_header();
+    atomic_store(&g_end_written, 1);
+    rewrite_end(); /* calls counted while the end was being written */
+}
+
+/* Any thread, async-signal-safe: the end chunk in place with the new count of calls after the end
+ * (same size, new CRC). One thread writes at a time; the others' counts are taken by the writer
+ * in its next round, which it makes when the count moved while it wrote. */
+static void rewrite_end(void)
+{
+    for (int round = 0; round < 4; round++) {
+        if (atomic_exchange(&g_end_busy, 1))
+            return;
+        uint64_t n = atomic_load(&g_after_end);
+        if (g_end_off && n != g_end_after_written) {
+            unsigned char *payload = g_end_chunk + sizeof(gt_chunk_header);
+            uint32_t len = g_end_len - (uint32_t)sizeof(gt_chunk_header);
+            size_t at = len - sizeof(gt_rec_end) + offsetof(gt_rec_end, lost_after_end);
+            memcpy(payload + at, &n, sizeof n);
+            gt_chunk_header h;
+            memcpy(&h, g_end_chunk, sizeof h);
+            h.crc32 = (uint32_t)crc32(0L, payload, len);
+            memcpy(g_end_chunk, &h, sizeof h);
+            pwrite_all(g_end_chunk, g_end_len, g_end_off);
+            g_end_after_written = n;
+        }
+        atomic_store(&g_end_busy, 0);
+        if (atomic_load(&g_after_end) == n)
+            return;
+    }
+}
+
+static uint64_t monotonic_ms(void);
+static void sleep_ms(long ms);
+
+/* While a fatal signal ends the process (its default action follows), a calling thread waits here
+ * (bounded) instead of competing for the CPU with the thread that ends the trace: with dozens of
+ * threads calling in a loop, the end would otherwise take seconds. */
+static void park_while_signal_ends(void)
+{
+    uint64_t t0 = monotonic_ms();
+    while (monotonic_ms() - t0 < PARK_MS)
+        sleep_ms(5);
+}
+
+void gt_core_wait_while_ending(void)
+{
+    uint64_t t0 = monotonic_ms();
+    while (atomic_load(&g_recording) == GT_RECORDING_ENDING && monotonic_ms() - t0 < PARK_MS)
+        sleep_ms(5);
+    gt_core_note_after_end();
+}
+
+void gt_core_note_after_end(void)
+{
+    atomic_fetch_add(&g_after_end, 1);
+    if (atomic_load(&g_end_reason) == GT_END_SIGNAL)
+        park_while_signal_ends();
+    if (atomic_load(&g_end_written))
+        rewrite_end();
+}
+
+uint64_t gt_writer_end_lost(void)
+{
+    return atomic_load(&g_end_written) ? g_end_lost : atomic_load(&g_lost_total);
+}
+
+uint64_t gt_writer_after_end(void)
+{
+    return atomic_load(&g_after_end);
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* From a signal handler: the writer thread ends the trace (it writes ring data for 3/4 of the
+ * budget, then counts the rest). If it does not manage in time (blocked inside CUPTI, say), this
+ * thread ends it when the pass lock is free. Elapsed time, not a count of sleeps, bounds the wait:
+ * a loaded machine stretches every sleep. */
+bool gt_writer_end_within(int reason, int sig, int budget_ms)
+{
+    if (!atomic_load(&g_running) || atomic_load(&g_end_written))
+        return atomic_load(&g_end_written);
+    note_end_cause(reason, sig);
+    uint64_t t0 = monotonic_ms();
+    atomic_store(&g_deadline_ns, gt_now_ns() + (uint64_t)budget_ms * 750000u);
+    atomic_store(&g_end_req, 1);
+    gt_writer_kick();
+    while (!atomic_load(&g_end_written) && monotonic_ms() - t0 < (uint64_t)budget_ms) {
+        if (monotonic_ms() - t0 >= (uint64_t)budget_ms * 7 / 8 &&
+            pthread_mutex_trylock(&g_pass_lock) == 0) {
+            if (atomic_load(&g_file_open))
+                end_trace(true);
+            pthread_mutex_unlock(&g_pass_lock);
+            break;
+        }
+        gt_writer_kick();
+        sleep_ms(1);
+    }
+    return atomic_load(&g_end_written);
 }
 
 /* ---------------------------------------------------------------- control */
@@ -429,7 +752,19 @@ static void reset_state(int fd, const char *path)
     atomic_store(&g_records, 0);
     g_strings_written = 0;
     g_own_used = 0;
+    g_own_lost = 0;
     g_last_clock_sync = g_last_periodic = g_passes = 0;
+    g_nmarks = g_mark_next = 0;
+    g_lost_in_file = 0;
+    g_end_off = g_end_after_written = g_end_lost = 0;
+    atomic_store(&g_deadline_ns, 0);
+    atomic_store(&g_end_req, 0);
+    atomic_store(&g_end_reason, 0);
+    atomic_store(&g_end_signal, 0);
+    atomic_store(&g_end_begin_ns, 0);
+    atomic_store(&g_end_written, 0);
+    atomic_store(&g_after_end, 0);
+    atomic_store(&g_end_busy, 0);
     atomic_store(&g_kick, 0);
     atomic_store(&g_stop, 0);
     atomic_store(&g_header_dirty, 0);
@@ -447,14 +782,22 @@ int gt_writer_start(int fd, const char *path)
     size_t n = write_header();
     if (!n || lseek(fd, (off_t)n, SEEK_SET) < 0)
         return -1;
+    g_good_off = n;
     return start_thread();
 }
 
-/* In the child: the forking thread took g_pass_lock in gt_writer_fork_prepare; no writer runs. */
+/* In the child: the forking thread took g_pass_lock in gt_writer_fork_prepare; no writer runs. The
+ * parent's file stays the parent's. */
 void gt_writer_fork_child_reset(void)
 {
     pthread_mutex_init(&g_pass_lock, NULL);
     atomic_store(&g_running, 0);
+    atomic_store(&g_file_open, 0);
+    atomic_store(&g_end_written, 0);
+    g_end_off = 0;
+    if (g_fd >= 0)
+        close(g_fd);
+    g_fd = -1;
 }
 
 void gt_writer_header_changed(void)
@@ -463,18 +806,17 @@ void gt_writer_header_changed(void)
     gt_writer_kick();
 }
 
-bool gt_writer_flush_wait(int timeout_ms, bool from_signal)
+bool gt_writer_flush_wait(int timeout_ms)
 {
-    (void)from_signal; /* the wait below is async-signal-safe either way */
-    if (!atomic_load(&g_running))
+    if (!atomic_load(&g_running) || atomic_load(&g_end_written))
         return false;
     if (tls_is_writer) {
-        locked_pass(false);
+        locked_pass(false, false);
         return true;
     }
-    uint64_t req = atomic_fetch_add(&g_flush_req, 1) + 1;
-    for (int waited_us = 0; atomic_load(&g_flush_done) < req; waited_us += 500) {
-        if (waited_us >= timeout_ms * 1000)
+    uint64_t req = atomic_fetch_add(&g_flush_req, 1) + 1, t0 = monotonic_ms();
+    while (atomic_load(&g_flush_done) < req) {
+        if (monotonic_ms() - t0 >= (uint64_t)timeout_ms)
             return false;
         gt_writer_kick();
         struct timespec ts = {0, 500000};
@@ -483,20 +825,18 @@ bool gt_writer_flush_wait(int timeout_ms, bool from_signal)
     return true;
 }
 
-/* Final pass, then the thread ends. Records committed after this are not written. */
+/* The final pass and the end chunk on the writer thread, then the thread ends. The file stays
+ * open: calls after the end rewrite the end chunk's count (rewrite_end). */
 void gt_writer_stop(void)
 {
     if (!atomic_exchange(&g_running, 0))
         return;
+    note_end_cause(GT_END_EXIT, 0);
     atomic_store(&g_stop, 1);
     gt_writer_kick();
     pthread_join(g_thread, NULL);
     pthread_mutex_lock(&g_pass_lock); /* no inline drain is writing now, or will */
     atomic_store(&g_file_open, 0);
-    if (!atomic_load(&g_writer_failed))
-        write_header();
-    close(g_fd);
-    g_fd = -1;
     pthread_mutex_unlock(&g_pass_lock);
 }
 

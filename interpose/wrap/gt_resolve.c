@@ -135,8 +135,6 @@ void *gt_real_dlvsym(void *handle, const char *name, const char *version)
 }
 
 /* Exposed for the RTLD_NEXT trampolines in wrap_dlsym.c (they jump, keeping the caller). */
-void *gt_real_dlsym_address(void);
-void *gt_real_dlvsym_address(void);
 void *gt_real_dlsym_address(void)
 {
     if (!atomic_load(&real_dlsym_ptr))

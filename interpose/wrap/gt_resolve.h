@@ -68,4 +68,8 @@ bool gt_addr_in_cuda_lib(const void *addr);
 /* True when addr lies inside libgputrace.so itself. */
 bool gt_addr_is_ours(const void *addr);
 
+/* The C library's dlsym and dlvsym (the interposed ones jump to them for RTLD_NEXT lookups). */
+void *gt_real_dlsym_address(void);
+void *gt_real_dlvsym_address(void);
+
 #endif

@@ -13,22 +13,15 @@
 
 #include "gt_core.h"
 #include "gt_core_fast.h"
+#include "gt_cupti.h"
 #include "gt_resolve.h"
 #include "gt_stacks.h"
 
 #define GT_WRAP_INLINE static inline __attribute__((always_inline))
 
-/* Modules that may be absent from a build (cupti/, stacks): weak, checked for NULL. */
-#pragma weak gt_cupti_push_correlation
-#pragma weak gt_cupti_pop_correlation
-#pragma weak gt_cupti_anchor
-#pragma weak gt_cupti_note_wrapper_fired
-#pragma weak gt_stack_capture
-
 /* The hot path reads these directly instead of calling into cupti/ and stacks.c on every call:
- * true while CUPTI takes external correlation ids (cupti/gt_cupti.c; weak like the rest of that
- * module), and GPUTRACE_STACKS read once at load (0 off, 1 advice, 2 all; wrap_runtime.c). */
-extern _Atomic _Bool gt_cupti_push_allowed __attribute__((weak));
+ * gt_cupti_push_allowed (gt_cupti.h), and GPUTRACE_STACKS read once at load (gt_stacks_mode;
+ * wrap_init.c). */
 extern int gt_wrap_stacks_mode;
 /* Current device of this thread plus 1, 0 unknown (wrap_runtime.c). initial-exec: a preloaded
  * library's TLS is in the static block, so this is one %fs-relative load, not __tls_get_addr. */
@@ -82,7 +75,7 @@ typedef struct gt_wrap_entry {
     GT_ENTRY_COMMON(ret, gt_drv_##name, #name, GT_LIB_CUDA, impl, (flags) | GT_RF_DRIVER, params,  \
                     args, static __attribute__((unused)), 1)
 
-/* The loaded table (wrap_dlsym.c). */
+/* The loaded table (wrap_init.c). */
 const gt_wrap_entry *gt_wrap_table_begin(void);
 const gt_wrap_entry *gt_wrap_table_end(void);
 
@@ -113,17 +106,15 @@ static inline int gt_wrap_current_device(void)
 
 static inline uint32_t gt_wrap_stack(int want)
 {
-    return (want && gt_wrap_stacks_mode >= GT_STACK_FOR_ADVICE && gt_stack_capture)
+    return (want && gt_wrap_stacks_mode >= GT_STACK_FOR_ADVICE)
                ? gt_stack_capture(GT_STACK_FOR_ADVICE)
                : 0;
 }
 
-/* CUPTI takes our correlation ids: one relaxed load, no call when it does not. Only cupti/
- * sets the flag, so when it is set gt_cupti_push/pop_correlation (same module) exist. */
+/* CUPTI takes our correlation ids: one relaxed load, no call when it does not. */
 static inline bool gt_wrap_cupti_correlating(void)
 {
-    return &gt_cupti_push_allowed &&
-           atomic_load_explicit(&gt_cupti_push_allowed, memory_order_relaxed);
+    return atomic_load_explicit(&gt_cupti_push_allowed, memory_order_relaxed);
 }
 
 /* Start the call: after gt_guard_enter succeeded, before the real call. launches_work: push the
@@ -151,7 +142,7 @@ void *gt_wrap_runtime_version_fn(void);
  * gt_call_begin, the begin anchor; gt_call_end sets the end anchor. */
 GT_WRAP_INLINE void gt_call_anchor(gt_call *c)
 {
-    if (c->pushed && gt_cupti_anchor)
+    if (c->pushed)
         c->anchored = gt_cupti_anchor(true, gt_wrap_runtime_version_fn());
 }
 
@@ -161,7 +152,7 @@ GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
     uint64_t t = gt_fast_now_ns();
     if (__builtin_expect(c->anchored, 0))
         gt_cupti_anchor(false, gt_wrap_runtime_version_fn());
-    if (__builtin_expect(c->pushed, 0) && gt_cupti_pop_correlation)
+    if (__builtin_expect(c->pushed, 0))
         gt_cupti_pop_correlation();
     return t;
 }

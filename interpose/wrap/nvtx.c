@@ -426,11 +426,12 @@ GT_EXPORT int InitializeInjectionNvtx2Preinject(NvtxGetExportTableFunc_t get_exp
 
 /* Runs before the other constructors of this library: NVTX reads the variable at the first NVTX
  * call, which may come from any later constructor. Never overrides a tool the user chose.
- * GPUTRACE_NVTX=0 leaves NVTX alone. */
+ * GPUTRACE_NVTX=0 (or false, no, off) leaves NVTX alone; the core warns about other values when
+ * it reads its configuration (here it is not loaded yet). */
 __attribute__((constructor(101))) static void set_nvtx_injection_path(void)
 {
-    const char *off = getenv("GPUTRACE_NVTX");
-    if (getenv("NVTX_INJECTION64_PATH") || (off && !strcmp(off, "0")))
+    const char *nvtx = getenv("GPUTRACE_NVTX");
+    if (getenv("NVTX_INJECTION64_PATH") || (nvtx && *nvtx && gt_parse_bool_value(nvtx) == 0))
         return;
     Dl_info info;
     if (!dladdr((void *)(uintptr_t)&InitializeInjectionNvtx2, &info) || !info.dli_fname)

@@ -101,6 +101,8 @@ static _Atomic uint64_t g_seen_subs;
 
 /* ---------------------------------------------------------------- hashing */
 
+/* Combines one more word into a running hash. Not the analyzer's mix64 (a one-word finalizer,
+ * analyzer/): the injected library links nothing of analyzer/ and keeps its few helpers here. */
 static uint64_t mix64(uint64_t h, uint64_t w)
 {
     h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -381,7 +383,7 @@ static void forget_after_fork(void)
 static void init_stacks(void)
 {
     const gt_config *cfg = gt_core_config();
-    g_mode = cfg ? cfg->stacks_mode : 1;
+    g_mode = cfg ? cfg->stacks_mode : GT_STACKS_ADVICE;
     g_depth = cfg ? (int)cfg->stack_depth : 24;
     if (g_depth > GT_STACK_MAX_DEPTH) {
         gt_warn("GPUTRACE_STACK_DEPTH=%d: stacks keep at most %d frames; using %d", g_depth,
@@ -392,11 +394,9 @@ static void init_stacks(void)
         return;
     choose_unwinder();
     find_own_text();
-    const char *py = getenv("GPUTRACE_STACK_PYTHON"); /* 1 (default), gil, 0 */
-    g_python = !(py && strcmp(py, "0") == 0);
-    gt_py_allow_without_gil(!(py && strcmp(py, "gil") == 0));
-    const char *cache = getenv("GPUTRACE_STACK_CACHE"); /* 1 (default), 0 */
-    g_site_cache = !(cache && strcmp(cache, "0") == 0);
+    g_python = !cfg || cfg->stack_python != GT_STACK_PYTHON_OFF;
+    gt_py_allow_without_gil(!cfg || cfg->stack_python != GT_STACK_PYTHON_GIL);
+    g_site_cache = !cfg || cfg->stack_cache;
     if (g_python)
         gt_py_resolve();
     gt_core_on_fork_child(forget_after_fork);

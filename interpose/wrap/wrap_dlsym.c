@@ -15,18 +15,6 @@
 
 #include "gt_wrap.h"
 
-extern const gt_wrap_entry __start_gt_wrap_tab[] __attribute__((weak, visibility("hidden")));
-extern const gt_wrap_entry __stop_gt_wrap_tab[] __attribute__((weak, visibility("hidden")));
-
-const gt_wrap_entry *gt_wrap_table_begin(void)
-{
-    return __start_gt_wrap_tab;
-}
-const gt_wrap_entry *gt_wrap_table_end(void)
-{
-    return __stop_gt_wrap_tab;
-}
-
 static bool may_be_wrapped(const char *name)
 {
     return name && (name[0] == 'c' || name[0] == '_') &&
@@ -87,9 +75,6 @@ void *gt_dlvsym_impl(void *handle, const char *name, const char *version, const 
     in_dlsym = 0;
     return r;
 }
-
-void *gt_real_dlsym_address(void);
-void *gt_real_dlvsym_address(void);
 
 #if defined(__x86_64__)
 /* dlsym(RTLD_NEXT, ...) looks at its return address: jump to the C library's dlsym without a
@@ -247,14 +232,3 @@ static CUresult dl_proc_address(const char *sym, void **fn, int v, cuuint64_t f,
 }
 static const gt_wrap_entry entry_proc_address GT_WRAP_SECTION = {
     "cuGetProcAddress_v2", &sym_proc_address, (void *)dl_proc_address, 0};
-
-/* GPUTRACE_STACKS as the hot path reads it (gt_wrap.h); the core's config is final at load. */
-int gt_wrap_stacks_mode = 1;
-
-/* Called by the core's constructor: resolve the C library's dlsym before anyone needs it. */
-void gt_interpose_init(void)
-{
-    gt_wrap_stacks_mode = gt_core_config()->stacks_mode;
-    (void)gt_real_dlsym_address();
-    (void)gt_real_dlvsym_address();
-}

@@ -147,103 +147,63 @@ static CUresult memset8_impl(gt_sym *s, uint16_t flags, CUdeviceptr p, unsigned 
              gt_record_set(&c, t_end, flags, r, SID(st), (const void *)p, n, v, true))
 }
 static CUresult memset32_impl(gt_sym *s, uint16_t flags, CUdeviceptr p, unsigned v, size_t n,
-                              CUstream st){
-    DRV_REAL(s, CUresult (*)(CUdeviceptr, unsigned, size_t, CUstream))
-        DRV_BODY(GT_FN_cuMemsetD32Async, false, real(p, v, n, st),
-                 gt_record_set(&c, t_end, flags, r, SID(st), (const void *)p, (uint64_t)n * 4,
-                               (int)v, true))}
+                              CUstream st)
+{
+    DRV_REAL(s, CUresult(*)(CUdeviceptr, unsigned, size_t, CUstream))
+    DRV_BODY(
+        GT_FN_cuMemsetD32Async, false, real(p, v, n, st),
+        gt_record_set(&c, t_end, flags, r, SID(st), (const void *)p, (uint64_t)n * 4, (int)v, true))
+}
 
 #define LAUNCH_PARAMS                                                                              \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,   \
      unsigned smem, CUstream st, void **p, void **e)
 #define LAUNCH_ARGS (f, gx, gy, gz, bx, by, bz, smem, st, p, e)
-GT_DRIVER_ENTRY(CUresult, cuLaunchKernel, launch_impl, 0, LAUNCH_PARAMS,
-                LAUNCH_ARGS) GT_DRIVER_ENTRY(CUresult, cuLaunchKernel_ptsz, launch_impl, GT_RF_PTDS,
-                                             LAUNCH_PARAMS, LAUNCH_ARGS)
-    GT_DRIVER_ENTRY(CUresult, cuLaunchKernelEx, launch_ex_impl, 0,
-                    (const CUlaunchConfig *cfg, CUfunction f, void **p, void **e), (cfg, f, p, e))
-        GT_DRIVER_ENTRY(CUresult, cuLaunchKernelEx_ptsz, launch_ex_impl, GT_RF_PTDS,
-                        (const CUlaunchConfig *cfg, CUfunction f, void **p, void **e),
-                        (cfg, f, p, e)) GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoD_v2, htod_impl, 0,
-                                                        (CUdeviceptr d, const void *h, size_t n),
-                                                        (d, h, n))
-            GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoD_v2_ptds, htod_impl, GT_RF_PTDS,
-                            (CUdeviceptr d, const void *h, size_t n),
-                            (d, h, n)) GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoH_v2, dtoh_impl, 0,
-                                                       (void *h, CUdeviceptr d, size_t n),
-                                                       (h, d, n))
-                GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoH_v2_ptds, dtoh_impl, GT_RF_PTDS,
-                                (void *h, CUdeviceptr d, size_t n), (h, d, n))
-                    GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoDAsync_v2, htod_async_impl, 0,
-                                    (CUdeviceptr d, const void *h, size_t n, CUstream st),
-                                    (d, h, n,
-                                     st)) GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoDAsync_v2_ptsz,
-                                                          htod_async_impl, GT_RF_PTDS,
-                                                          (CUdeviceptr d, const void *h,
-                                                           size_t n, CUstream st),
-                                                          (d, h, n, st))
-                        GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoHAsync_v2, dtoh_async_impl, 0,
-                                        (void *h, CUdeviceptr d, size_t n, CUstream st),
-                                        (h, d, n, st))
-                            GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoHAsync_v2_ptsz, dtoh_async_impl,
-                                            GT_RF_PTDS,
-                                            (void *h, CUdeviceptr d, size_t n, CUstream st),
-                                            (h, d, n, st))
-                                GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoDAsync_v2, dtod_async_impl, 0,
-                                                (CUdeviceptr d, CUdeviceptr s, size_t n,
-                                                 CUstream st),
-                                                (d, s, n, st))
-                                    GT_DRIVER_ENTRY(CUresult, cuMemcpyAsync, copy_async_impl, 0,
-                                                    (CUdeviceptr d, CUdeviceptr s, size_t n,
-                                                     CUstream st),
-                                                    (d, s, n, st))
-                                        GT_DRIVER_ENTRY(CUresult, cuMemcpyAsync_ptsz,
-                                                        copy_async_impl, GT_RF_PTDS,
-                                                        (CUdeviceptr d, CUdeviceptr s, size_t n,
-                                                         CUstream st),
-                                                        (d, s, n,
-                                                         st)) GT_DRIVER_ENTRY(CUresult,
-                                                                              cuStreamSynchronize,
-                                                                              stream_sync_impl, 0,
-                                                                              (CUstream st), (st))
-                                            GT_DRIVER_ENTRY(
-                                                CUresult, cuStreamSynchronize_ptsz,
-                                                stream_sync_impl, GT_RF_PTDS, (CUstream st),
-                                                (st)) GT_DRIVER_ENTRY(CUresult, cuEventSynchronize,
-                                                                      event_sync_impl, 0,
-                                                                      (CUevent e), (e))
-                                                GT_DRIVER_ENTRY(
-                                                    CUresult, cuStreamWaitEvent,
-                                                    stream_wait_impl, 0,
-                                                    (CUstream st, CUevent e, unsigned f),
-                                                    (st, e, f))
-                                                    GT_DRIVER_ENTRY(
-                                                        CUresult, cuStreamWaitEvent_ptsz,
-                                                        stream_wait_impl, GT_RF_PTDS,
-                                                        (CUstream st, CUevent e, unsigned f),
-                                                        (st, e, f))
-                                                        GT_DRIVER_ENTRY(CUresult, cuMemAlloc_v2,
-                                                                        mem_alloc_impl, 0,
-                                                                        (CUdeviceptr * p, size_t n),
-                                                                        (p, n))
-                                                            GT_DRIVER_ENTRY(CUresult, cuMemFree_v2,
-                                                                            mem_free_impl, 0,
-                                                                            (CUdeviceptr p), (p))
-                                                                GT_DRIVER_ENTRY(
-                                                                    CUresult, cuMemsetD8Async,
-                                                                    memset8_impl, 0,
-                                                                    (CUdeviceptr p, unsigned char v,
-                                                                     size_t n, CUstream st),
-                                                                    (p, v, n, st))
-                                                                    GT_DRIVER_ENTRY(
-                                                                        CUresult, cuMemsetD32Async,
-                                                                        memset32_impl, 0,
-                                                                        (CUdeviceptr p, unsigned v,
-                                                                         size_t n, CUstream st),
-                                                                        (p, v, n, st))
+GT_DRIVER_ENTRY(CUresult, cuLaunchKernel, launch_impl, 0, LAUNCH_PARAMS, LAUNCH_ARGS)
+GT_DRIVER_ENTRY(CUresult, cuLaunchKernel_ptsz, launch_impl, GT_RF_PTDS, LAUNCH_PARAMS, LAUNCH_ARGS)
+GT_DRIVER_ENTRY(CUresult, cuLaunchKernelEx, launch_ex_impl, 0,
+                (const CUlaunchConfig *cfg, CUfunction f, void **p, void **e), (cfg, f, p, e))
+GT_DRIVER_ENTRY(CUresult, cuLaunchKernelEx_ptsz, launch_ex_impl, GT_RF_PTDS,
+                (const CUlaunchConfig *cfg, CUfunction f, void **p, void **e), (cfg, f, p, e))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoD_v2, htod_impl, 0, (CUdeviceptr d, const void *h, size_t n),
+                (d, h, n))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoD_v2_ptds, htod_impl, GT_RF_PTDS,
+                (CUdeviceptr d, const void *h, size_t n), (d, h, n))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoH_v2, dtoh_impl, 0, (void *h, CUdeviceptr d, size_t n),
+                (h, d, n))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoH_v2_ptds, dtoh_impl, GT_RF_PTDS,
+                (void *h, CUdeviceptr d, size_t n), (h, d, n))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoDAsync_v2, htod_async_impl, 0,
+                (CUdeviceptr d, const void *h, size_t n, CUstream st), (d, h, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyHtoDAsync_v2_ptsz, htod_async_impl, GT_RF_PTDS,
+                (CUdeviceptr d, const void *h, size_t n, CUstream st), (d, h, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoHAsync_v2, dtoh_async_impl, 0,
+                (void *h, CUdeviceptr d, size_t n, CUstream st), (h, d, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoHAsync_v2_ptsz, dtoh_async_impl, GT_RF_PTDS,
+                (void *h, CUdeviceptr d, size_t n, CUstream st), (h, d, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyDtoDAsync_v2, dtod_async_impl, 0,
+                (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyAsync, copy_async_impl, 0,
+                (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemcpyAsync_ptsz, copy_async_impl, GT_RF_PTDS,
+                (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
+GT_DRIVER_ENTRY(CUresult, cuStreamSynchronize, stream_sync_impl, 0, (CUstream st), (st))
+GT_DRIVER_ENTRY(CUresult, cuStreamSynchronize_ptsz, stream_sync_impl, GT_RF_PTDS, (CUstream st),
+                (st))
+GT_DRIVER_ENTRY(CUresult, cuEventSynchronize, event_sync_impl, 0, (CUevent e), (e))
+GT_DRIVER_ENTRY(CUresult, cuStreamWaitEvent, stream_wait_impl, 0,
+                (CUstream st, CUevent e, unsigned f), (st, e, f))
+GT_DRIVER_ENTRY(CUresult, cuStreamWaitEvent_ptsz, stream_wait_impl, GT_RF_PTDS,
+                (CUstream st, CUevent e, unsigned f), (st, e, f))
+GT_DRIVER_ENTRY(CUresult, cuMemAlloc_v2, mem_alloc_impl, 0, (CUdeviceptr * p, size_t n), (p, n))
+GT_DRIVER_ENTRY(CUresult, cuMemFree_v2, mem_free_impl, 0, (CUdeviceptr p), (p))
+GT_DRIVER_ENTRY(CUresult, cuMemsetD8Async, memset8_impl, 0,
+                (CUdeviceptr p, unsigned char v, size_t n, CUstream st), (p, v, n, st))
+GT_DRIVER_ENTRY(CUresult, cuMemsetD32Async, memset32_impl, 0,
+                (CUdeviceptr p, unsigned v, size_t n, CUstream st), (p, v, n, st))
 
-    /* cuCtxSynchronize has no parameters. */
-    static gt_sym gt_sym_cuCtxSynchronize = GT_SYM_INIT("cuCtxSynchronize", GT_LIB_CUDA);
+/* cuCtxSynchronize has no parameters. */
+static gt_sym gt_sym_cuCtxSynchronize = GT_SYM_INIT("cuCtxSynchronize", GT_LIB_CUDA);
 static CUresult gt_dl_cuCtxSynchronize(void)
 {
     return ctx_sync_impl(&gt_sym_cuCtxSynchronize, GT_RF_DRIVER | GT_RF_VIA_DLSYM);

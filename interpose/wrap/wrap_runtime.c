@@ -80,8 +80,7 @@ void gt_wrap_runtime_first_use(void)
         driver = 0;
     gt_core_set_versions(driver, runtime, 0, 0, 0, 0);
     collect_devices();
-    if (gt_cupti_note_wrapper_fired)
-        gt_cupti_note_wrapper_fired();
+    gt_cupti_note_wrapper_fired();
 }
 
 __thread __attribute__((tls_model("initial-exec"))) int gt_wrap_tls_device_plus1;
@@ -570,36 +569,36 @@ static cudaError_t memset2d_impl(gt_sym *s, uint16_t flags, void *p, size_t pitc
     SET_BODY(GT_FN_cudaMemset2D, real(p, pitch, v, w, h), p, (uint64_t)w * h, v, false, 0)
 }
 static cudaError_t memset2d_async_impl(gt_sym *s, uint16_t flags, void *p, size_t pitch, int v,
-                                       size_t w, size_t h, cudaStream_t st){
-    GT_REAL(s, cudaError_t (*)(void *, size_t, int, size_t, size_t, cudaStream_t), NOT_SUPPORTED)
-        SET_BODY(GT_FN_cudaMemset2DAsync, real(p, pitch, v, w, h, st), p, (uint64_t)w *h, v, true,
-                 st)}
+                                       size_t w, size_t h, cudaStream_t st)
+{
+    GT_REAL(s, cudaError_t(*)(void *, size_t, int, size_t, size_t, cudaStream_t), NOT_SUPPORTED)
+    SET_BODY(GT_FN_cudaMemset2DAsync, real(p, pitch, v, w, h, st), p, (uint64_t)w * h, v, true, st)
+}
 
 GT_ENTRY(cudaError_t, cudaMemset, GT_LIB_CUDART, memset_impl, 0, (void *p, int v, size_t n),
-         (p, v, n)) GT_ENTRY(cudaError_t, cudaMemset_ptds, GT_LIB_CUDART, memset_impl, GT_RF_PTDS,
-                             (void *p, int v, size_t n), (p, v, n))
-    GT_ENTRY(cudaError_t, cudaMemsetAsync, GT_LIB_CUDART, memset_async_impl, 0,
-             (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
-        GT_ENTRY(cudaError_t, cudaMemsetAsync_ptsz, GT_LIB_CUDART, memset_async_impl, GT_RF_PTDS,
-                 (void *p, int v, size_t n, cudaStream_t st),
-                 (p, v, n, st)) GT_ENTRY(cudaError_t, cudaMemset2D, GT_LIB_CUDART, memset2d_impl, 0,
-                                         (void *p, size_t pitch, int v, size_t w, size_t h),
-                                         (p, pitch, v, w, h))
-            GT_ENTRY(cudaError_t, cudaMemset2D_ptds, GT_LIB_CUDART, memset2d_impl, GT_RF_PTDS,
-                     (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
-                GT_ENTRY(cudaError_t, cudaMemset2DAsync, GT_LIB_CUDART, memset2d_async_impl, 0,
-                         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
-                         (p, pitch, v, w, h, st))
-                    GT_ENTRY(cudaError_t, cudaMemset2DAsync_ptsz, GT_LIB_CUDART,
-                             memset2d_async_impl, GT_RF_PTDS,
-                             (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
-                             (p, pitch, v, w, h, st))
+         (p, v, n))
+GT_ENTRY(cudaError_t, cudaMemset_ptds, GT_LIB_CUDART, memset_impl, GT_RF_PTDS,
+         (void *p, int v, size_t n), (p, v, n))
+GT_ENTRY(cudaError_t, cudaMemsetAsync, GT_LIB_CUDART, memset_async_impl, 0,
+         (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
+GT_ENTRY(cudaError_t, cudaMemsetAsync_ptsz, GT_LIB_CUDART, memset_async_impl, GT_RF_PTDS,
+         (void *p, int v, size_t n, cudaStream_t st), (p, v, n, st))
+GT_ENTRY(cudaError_t, cudaMemset2D, GT_LIB_CUDART, memset2d_impl, 0,
+         (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
+GT_ENTRY(cudaError_t, cudaMemset2D_ptds, GT_LIB_CUDART, memset2d_impl, GT_RF_PTDS,
+         (void *p, size_t pitch, int v, size_t w, size_t h), (p, pitch, v, w, h))
+GT_ENTRY(cudaError_t, cudaMemset2DAsync, GT_LIB_CUDART, memset2d_async_impl, 0,
+         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
+         (p, pitch, v, w, h, st))
+GT_ENTRY(cudaError_t, cudaMemset2DAsync_ptsz, GT_LIB_CUDART, memset2d_async_impl, GT_RF_PTDS,
+         (void *p, size_t pitch, int v, size_t w, size_t h, cudaStream_t st),
+         (p, pitch, v, w, h, st))
 
-    /* ------------------------------------------------------------------ launches */
+/* ------------------------------------------------------------------ launches */
 
-    GT_WRAP_INLINE void record_launch(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
-                                      uint64_t stream, const void *fn, int name_kind, dim3 g,
-                                      dim3 b, uint64_t smem, uint64_t graph_exec)
+GT_WRAP_INLINE void record_launch(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                                  uint64_t stream, const void *fn, int name_kind, dim3 g, dim3 b,
+                                  uint64_t smem, uint64_t graph_exec)
 {
     gt_rec_api_launch *rec = gt_fast_record_begin(GT_REC_API_LAUNCH, flags, sizeof *rec);
     if (!rec)
@@ -831,18 +830,20 @@ static cudaError_t driver_version_impl(gt_sym *s, uint16_t flags, int *v)
     GT_REAL(s, cudaError_t(*)(int *), NOT_SUPPORTED)
     PLAIN_BODY(GT_FN_cudaDriverGetVersion, real(v))
 }
-static cudaError_t device_props_impl(gt_sym *s, uint16_t flags, struct cudaDeviceProp *p, int d){
-    GT_REAL(s, cudaError_t (*)(struct cudaDeviceProp *, int), NOT_SUPPORTED)
-        PLAIN_BODY(GT_FN_cudaGetDeviceProperties, real(p, d))}
+static cudaError_t device_props_impl(gt_sym *s, uint16_t flags, struct cudaDeviceProp *p, int d)
+{
+    GT_REAL(s, cudaError_t(*)(struct cudaDeviceProp *, int), NOT_SUPPORTED)
+    PLAIN_BODY(GT_FN_cudaGetDeviceProperties, real(p, d))
+}
 
 GT_ENTRY(cudaError_t, cudaRuntimeGetVersion, GT_LIB_CUDART, runtime_version_impl, 0, (int *v), (v))
-    GT_ENTRY(cudaError_t, cudaDriverGetVersion, GT_LIB_CUDART, driver_version_impl, 0, (int *v),
-             (v)) GT_ENTRY(cudaError_t, cudaGetDeviceProperties, GT_LIB_CUDART, device_props_impl,
-                           0, (struct cudaDeviceProp * p, int d), (p, d))
+GT_ENTRY(cudaError_t, cudaDriverGetVersion, GT_LIB_CUDART, driver_version_impl, 0, (int *v), (v))
+GT_ENTRY(cudaError_t, cudaGetDeviceProperties, GT_LIB_CUDART, device_props_impl, 0,
+         (struct cudaDeviceProp * p, int d), (p, d))
 
-        void gt_record_launch_dims(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
-                                   uint64_t stream, const void *fn, int name_kind, gt_launch_dims d,
-                                   uint64_t smem)
+void gt_record_launch_dims(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
+                           uint64_t stream, const void *fn, int name_kind, gt_launch_dims d,
+                           uint64_t smem)
 {
     dim3 g = {d.grid[0], d.grid[1], d.grid[2]}, b = {d.block[0], d.block[1], d.block[2]};
     record_launch(c, t_end, flags, r, stream, fn, name_kind, g, b, smem, 0);

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gtrace_api.h"
 
 #define T0 1700000000000000000ull /* realtime of the recording start */

@@ -18,7 +18,7 @@
 
 #include "commands.h"
 #include "cudnn_json.h"
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gtrace_api.h"
 #include "test_report_util.h"
 #include "../gt_check.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gtrace_api.h"
 
 #define T0 1700000000000000000ull

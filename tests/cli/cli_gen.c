@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gtrace_api.h"
 
 static int write_endless(const char *path)

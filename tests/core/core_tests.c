@@ -23,22 +23,14 @@
 #include <unistd.h>
 
 #include "core_internal.h"
+#include "core_tests.h"
 #include "gt_core.h"
 #include "gt_encode.h"
 #include "gt_reader.h"
 
 extern char **environ;
 
-static int g_failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+int g_failures;
 
 /* ================================================================ child side */
 
@@ -138,8 +130,10 @@ static void *thread_body(void *arg)
 
 /* Drain order: a gputrace thread (as CUPTI's worker) whose ring exists before an application
  * thread's writes record 201 first, the application thread then writes 200, and both threads are
- * alive when the next writer pass takes both records. The file must hold 200 (the call) before
- * 201 (the GPU work it explains). */
+ * alive when one writer pass takes both records. The file must hold 200 (the call) before 201
+ * (the GPU work it explains). No pass can come between the two writes, however the machine
+ * schedules the writer: the child holds the writer's pass lock (as fork does) while they are made.
+ */
 static _Atomic int drain_step;
 static void *internal_writer(void *arg)
 {
@@ -148,7 +142,7 @@ static void *internal_writer(void *arg)
     gt_rec_api a = {.c = {.func = 201, .corr_id = 1}};
     gt_record_write(GT_REC_API, 0, &a, sizeof a);
     atomic_store(&drain_step, 1);
-    while (atomic_load(&drain_step) != 2) /* alive until the application thread wrote */
+    while (atomic_load(&drain_step) != 3) /* alive until the pass took both */
         sched_yield();
     return NULL;
 }
@@ -157,24 +151,27 @@ static void *app_writer(void *arg)
     (void)arg;
     gt_rec_api a = {.c = {.func = 200, .corr_id = 2}};
     gt_record_write(GT_REC_API, 0, &a, sizeof a);
-    gt_core_flush_all(); /* one pass over both live rings */
+    atomic_store(&drain_step, 2);
+    while (atomic_load(&drain_step) != 3)
+        sched_yield();
     return NULL;
 }
 static int child_drain_order(void)
 {
-    /* Past the clock's first re-anchors (2, 4, 8... ms), each a writer pass: from here on a pass
-     * comes every 200 ms, so the two writes below, microseconds apart, share one. */
-    struct timespec settle = {0, 300 * 1000000L};
-    nanosleep(&settle, NULL);
     pthread_t ti, ta;
+    gt_writer_fork_prepare(); /* no writer pass from here... */
     if (pthread_create(&ti, NULL, internal_writer, NULL))
         return 10;
     while (atomic_load(&drain_step) != 1)
         sched_yield();
-    if (pthread_create(&ta, NULL, app_writer, NULL) || pthread_join(ta, NULL))
+    if (pthread_create(&ta, NULL, app_writer, NULL))
         return 11;
-    atomic_store(&drain_step, 2);
-    return pthread_join(ti, NULL) ? 12 : 0;
+    while (atomic_load(&drain_step) != 2)
+        sched_yield();
+    gt_writer_fork_parent(); /* ...to here: the next one takes both records */
+    gt_core_flush_all();
+    atomic_store(&drain_step, 3);
+    return pthread_join(ta, NULL) || pthread_join(ti, NULL) ? 12 : 0;
 }
 
 static int child_threads(void)
@@ -251,107 +248,10 @@ static int child_small(void)
     return 0;
 }
 
-/* ---------------------------------------------------------------- clock (clock.c) */
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* gt_now_ns against CLOCK_REALTIME read just before and after it, for a while, on this thread:
- * how far outside the bracket it fell (ahead/behind, ns), and its largest step backwards. */
-typedef struct clock_stats {
-    double seconds;
-    uint64_t samples;
-    int64_t ahead, behind, backwards;
-} clock_stats;
-
-static void *clock_sampler(void *arg)
-{
-    clock_stats *st = arg;
-    uint64_t end = realtime_ns() + (uint64_t)(st->seconds * 1e9), prev = 0;
-    for (uint64_t r1 = realtime_ns(); r1 < end; r1 = realtime_ns()) {
-        uint64_t t = gt_now_ns(), r2 = realtime_ns();
-        if ((int64_t)(t - r2) > st->ahead)
-            st->ahead = (int64_t)(t - r2);
-        if ((int64_t)(r1 - t) > st->behind)
-            st->behind = (int64_t)(r1 - t);
-        if (prev && (int64_t)(prev - t) > st->backwards)
-            st->backwards = (int64_t)(prev - t);
-        prev = t;
-        /* Leave the writer thread a core on a small machine, except in short windows that must
-         * see every re-anchor (a step back is not seen by a sampler that sleeps across it). */
-        if (++st->samples % 4096 == 0 && st->seconds > 0.1) {
-            struct timespec ts = {0, 50000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    return NULL;
-}
-
-static void clock_print(const char *who, double seconds)
-{
-    clock_stats st[2] = {{.seconds = seconds}, {.seconds = seconds}};
-    pthread_t t;
-    pthread_create(&t, NULL, clock_sampler, &st[1]);
-    clock_sampler(&st[0]);
-    pthread_join(t, NULL);
-    gt_clock_info ci;
-    gt_clock_get_info(&ci);
-    for (int i = 0; i < 2; i++)
-        st[0].ahead = st[i].ahead > st[0].ahead ? st[i].ahead : st[0].ahead,
-        st[0].behind = st[i].behind > st[0].behind ? st[i].behind : st[0].behind,
-        st[0].backwards = st[i].backwards > st[0].backwards ? st[i].backwards : st[0].backwards;
-    printf("%s mode=%d published=%d invariant=%d anchors=%llu steps=%llu samples=%llu ahead=%lld "
-           "behind=%lld backwards=%lld max_error=%lld mhz=%.3f\n",
-           who, ci.mode, ci.published, ci.invariant, (unsigned long long)ci.anchors,
-           (unsigned long long)ci.steps, (unsigned long long)(st[0].samples + st[1].samples),
-           (long long)st[0].ahead, (long long)st[0].behind, (long long)st[0].backwards,
-           (long long)ci.max_error_ns, ci.ticks_per_us);
-    fflush(stdout);
-}
-
-static int child_clock(void)
-{
-    const char *s = getenv("TEST_CLOCK_SECONDS");
-    clock_print("self", s ? atof(s) : 2.0);
-    return 0;
-}
-
-/* A line off by TEST_CLOCK_SHIFT_NS (as if the TSC had drifted): the next re-anchor slews it back
- * to CLOCK_REALTIME within a period (or steps, past GT_CLOCK_STEP_NS). Prints the stats of the
- * first 50 ms after the shift ("shifted") and of the 0.5 s after two periods ("settled"). */
-static int child_clock_slew(void)
-{
-    clock_print("calibrated", 0.5);
-    gt_clock_test_shift(atoll(getenv("TEST_CLOCK_SHIFT_NS")));
-    gt_core_flush_all(); /* a writer pass now: it moves the line, the re-anchor follows in 1 ms */
-    clock_print("shifted", 0.05);
-    struct timespec ts = {0, 2 * (long)gt_core_config()->flush_ms * 1000000L};
-    nanosleep(&ts, NULL);
-    clock_print("settled", 0.5);
-    return 0;
-}
-
-/* The clock across fork: the child keeps the parent's line until its own writer re-anchors. */
-static int child_clock_fork(void)
-{
-    clock_print("parent-before", 0.3);
-    pid_t pid = fork();
-    if (pid == 0) {
-        clock_print("forked", 0.8);
-        _exit(0);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    clock_print("parent-after", 0.3);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 12;
-}
-
 static int child_main(const char *mode)
 {
+    gt_core_start_on_activity(); /* a CUDA program's file and writer, as its first call makes them
+                                  */
     if (!strcmp(mode, "every-kind"))
         return child_every_kind();
     if (!strcmp(mode, "threads"))
@@ -378,15 +278,8 @@ static int child_main(const char *mode)
 
 /* ================================================================ test side */
 
-static char g_tmp[256];
+char g_tmp[256];
 static char g_self[1024];
-
-typedef struct child_result {
-    int status;
-    pid_t pid;
-    char out[4096];
-    char err[16384];
-} child_result;
 
 static void slurp(const char *path, char *buf, size_t cap)
 {
@@ -432,18 +325,17 @@ static void collect(child_result *r, pid_t pid)
     slurp(p, r->err, sizeof r->err);
 }
 
-static void run_child(const char *mode, const char *const *env_extra, const char *dir,
-                      child_result *r)
+void run_child(const char *mode, const char *const *env_extra, const char *dir, child_result *r)
 {
     collect(r, spawn_child(mode, env_extra, dir));
 }
 
-static int exited_with(const child_result *r, int code)
+int exited_with(const child_result *r, int code)
 {
     return WIFEXITED(r->status) && WEXITSTATUS(r->status) == code;
 }
 
-static char *make_dir(const char *name)
+char *make_dir(const char *name)
 {
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", g_tmp, name);
@@ -452,7 +344,7 @@ static char *make_dir(const char *name)
 }
 
 /* Paths of the .gtrace files in dir (sorted by name); returns how many. */
-static int list_traces(const char *dir, char out[][512], int max)
+int list_traces(const char *dir, char out[][512], int max)
 {
     DIR *d = opendir(dir);
     int n = 0;
@@ -512,7 +404,7 @@ static void test_roundtrip(void)
               h->runtime.devices[0].cc_major == 9 && h->runtime.devices[0].sm_count == 132,
           "device not in the header");
     CHECK(h->runtime.cupti_state == GT_CUPTI_ACTIVE, "cupti state %u", h->runtime.cupti_state);
-    CHECK(h->flags == GT_HDR_STATIC_CUDART, "flags %u", h->flags);
+    CHECK(h->flags == (GT_HDR_STATIC_CUDART | GT_HDR_END_RECORD), "flags %u", h->flags);
     CHECK(h->rank == -1 && h->world_size == -1, "rank %d", h->rank);
     CHECK(strstr(gt_reader_exe(r), "core_tests") != NULL, "exe %s", gt_reader_exe(r));
     CHECK(strstr(gt_reader_cmdline(r), "child every-kind") != NULL, "cmdline '%s'",
@@ -741,6 +633,7 @@ static void test_sigkill(void)
         api += rec.kind == GT_REC_API;
     CHECK(api >= 20000, "only %llu records survived", (unsigned long long)api);
     CHECK(gt_reader_get_stats(r)->chunks_damaged == 0, "damaged chunks");
+    CHECK(gt_reader_end_state(r) == GT_ENDED_ABNORMALLY, "a killed process's file must say so");
     gt_reader_close(r);
 }
 
@@ -764,6 +657,10 @@ static void test_sigterm(void)
     const gt_reader_stats *st = gt_reader_get_stats(r);
     CHECK(api > 20000 && !st->truncated && !st->chunks_damaged, "api %llu truncated %d",
           (unsigned long long)api, st->truncated);
+    CHECK(gt_reader_end_state(r) == GT_ENDED_NORMALLY && st->end.reason == GT_END_SIGNAL &&
+              st->end.signal == SIGTERM,
+          "end state %d reason %u signal %d", gt_reader_end_state(r), st->end.reason,
+          st->end.signal);
     gt_reader_close(r);
 
     /* An ignored SIGTERM (nohup) stays ignored. */
@@ -801,6 +698,10 @@ static void test_full_disk(void)
     CHECK(st->bytes_total <= 100000 && api > 0 && st->chunks_damaged == 0,
           "size %llu api %llu damaged %llu", (unsigned long long)st->bytes_total,
           (unsigned long long)api, (unsigned long long)st->chunks_damaged);
+    /* 20 rounds of 20000 calls: each one written or counted (the end chunk says so). */
+    CHECK(api + st->lost_records == 400000 && st->end.reason == GT_END_WRITE_FAILED,
+          "%llu written + %llu lost, end reason %u", (unsigned long long)api,
+          (unsigned long long)st->lost_records, st->end.reason);
     gt_reader_close(r);
 }
 
@@ -877,141 +778,6 @@ static void test_settings(void)
     }
 }
 
-/* ---------------------------------------------------------------- reader robustness */
-
-static unsigned char *load_small_trace(size_t *len)
-{
-    char *dir = make_dir("small");
-    child_result cr;
-    run_child("small", NULL, dir, &cr);
-    char files[4][512];
-    if (list_traces(dir, files, 4) != 1)
-        return NULL;
-    FILE *f = fopen(files[0], "rb");
-    unsigned char *buf = malloc(1 << 20);
-    *len = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
-}
-
-typedef struct read_result {
-    int rc;
-    uint64_t records, api, nvtx;
-    gt_reader_stats st;
-} read_result;
-
-static read_result read_mem(const unsigned char *data, size_t len)
-{
-    read_result rr = {0};
-    gt_reader *r;
-    char err[512];
-    rr.rc = gt_reader_open_mem(data, len, &r, err, sizeof err);
-    if (rr.rc)
-        return rr;
-    gt_record rec;
-    while (gt_reader_next(r, &rec)) {
-        rr.records++;
-        rr.api += rec.kind == GT_REC_API;
-        if (rec.kind == GT_REC_NVTX) {
-            const gt_rec_nvtx *n = rec.body;
-            const char *s = gt_reader_string(r, n->name_id);
-            rr.nvtx += s && !strcmp(s, "small");
-        }
-    }
-    rr.st = *gt_reader_get_stats(r);
-    gt_reader_close(r);
-    return rr;
-}
-
-static void test_truncation(void)
-{
-    size_t len;
-    unsigned char *data = load_small_trace(&len);
-    CHECK(data != NULL, "no small trace");
-    if (!data)
-        return;
-    read_result whole = read_mem(data, len);
-    CHECK(whole.rc == 0 && whole.api == 300 && whole.nvtx == 1 && !whole.st.truncated &&
-              whole.st.chunks_ok >= 3,
-          "whole file: rc %d api %llu chunks %llu", whole.rc, (unsigned long long)whole.api,
-          (unsigned long long)whole.st.chunks_ok);
-    const gt_file_header *h = (const gt_file_header *)data;
-    uint64_t prev_records = 0;
-    for (size_t cut = 0; cut < len; cut++) {
-        read_result rr = read_mem(data, cut);
-        if (cut < h->header_size) {
-            CHECK(rr.rc != 0, "cut %zu inside the header opened", cut);
-            continue;
-        }
-        CHECK(rr.rc == 0, "cut %zu: rc %d", cut, rr.rc);
-        CHECK(rr.records <= whole.records && rr.records >= prev_records, "cut %zu: %llu records",
-              cut, (unsigned long long)rr.records);
-        CHECK(rr.st.bytes_read_ok <= cut, "cut %zu: read %llu", cut,
-              (unsigned long long)rr.st.bytes_read_ok);
-        /* A cut between chunks is a whole (shorter) file; anywhere else it is truncation. */
-        bool on_boundary = rr.st.bytes_read_ok == cut;
-        CHECK(on_boundary ? !rr.st.truncated : rr.st.truncated, "cut %zu: truncated %d", cut,
-              rr.st.truncated);
-        CHECK(rr.st.chunks_damaged == 0, "cut %zu: damage reported", cut);
-        prev_records = rr.records;
-    }
-    free(data);
-}
-
-static void test_corruption(void)
-{
-    size_t len;
-    unsigned char *data = load_small_trace(&len);
-    if (!data)
-        return;
-    read_result whole = read_mem(data, len);
-    unsigned char *copy = malloc(len);
-    uint32_t hsize = ((const gt_file_header *)data)->header_size;
-    /* The chunk header's seq and tid fields are outside the CRC (it covers the payload): a flip
-     * there can go unnoticed, so those bytes are left alone. */
-    static unsigned char unprotected[1 << 20];
-    memset(unprotected, 0, len);
-    for (size_t off = hsize; off + sizeof(gt_chunk_header) <= len;) {
-        gt_chunk_header ch;
-        memcpy(&ch, data + off, sizeof ch);
-        memset(unprotected + off + offsetof(gt_chunk_header, seq), 1, 4);
-        memset(unprotected + off + offsetof(gt_chunk_header, tid), 1, 4);
-        off += sizeof ch + ch.payload_len;
-    }
-    srand(12345);
-    int damaged_seen = 0;
-    for (int iter = 0; iter < 3000; iter++) {
-        memcpy(copy, data, len);
-        int flips = 1 + rand() % 4;
-        size_t first = len;
-        for (int f = 0; f < flips; f++) {
-            size_t at;
-            do
-                at = (size_t)rand() % len;
-            while (unprotected[at]);
-            copy[at] ^= (unsigned char)(1 + rand() % 255);
-            if (at < first)
-                first = at;
-        }
-        read_result rr = read_mem(copy, len);
-        if (first < hsize) {
-            continue; /* header damage: any status, no crash */
-        }
-        CHECK(rr.rc == 0, "iter %d: rc %d", iter, rr.rc);
-        CHECK(rr.records <= whole.records + 0, "iter %d: %llu records", iter,
-              (unsigned long long)rr.records);
-        if (rr.st.chunks_damaged)
-            damaged_seen++;
-        /* Every flip lands in some chunk, so something must be reported. */
-        CHECK(rr.st.chunks_damaged || rr.st.truncated || rr.st.chunk_seq_gaps ||
-                  rr.records < whole.records,
-              "iter %d: damage at %zu went unnoticed", iter, first);
-    }
-    CHECK(damaged_seen > 100, "only %d damaged reads", damaged_seen);
-    free(copy);
-    free(data);
-}
-
 /* ---------------------------------------------------------------- the real libgputrace.so */
 
 static void test_preload(const char *so, const char *app)
@@ -1037,202 +803,12 @@ static void test_preload(const char *so, const char *app)
     collect(&cr, pid);
     CHECK(exited_with(&cr, 5), "app status %d, stderr: %s", cr.status, cr.err);
     CHECK(!strcmp(cr.out, "hello from the app\n"), "app stdout '%s'", cr.out);
+    /* No CUDA, no file (issue 21): the file comes with the first CUDA activity
+     * (capture.lazy_file checks that one call makes one). */
     char files[4][512];
     int n = list_traces(dir, files, 4);
-    CHECK(n == 2, "expected parent and child traces, found %d; stderr: %s", n, cr.err);
-    CHECK(count_lines_with(cr.err, "gputrace: wrote") == 2, "stderr: %s", cr.err);
-    int forked = 0;
-    for (int i = 0; i < n; i++) {
-        gt_reader *r;
-        char err[512];
-        if (gt_reader_open(files[i], &r, err, sizeof err)) {
-            CHECK(0, "%s", err);
-            continue;
-        }
-        const gt_file_header *h = gt_reader_header(r);
-        gt_record rec;
-        uint64_t syncs = 0;
-        while (gt_reader_next(r, &rec))
-            syncs += rec.kind == GT_REC_CLOCK_SYNC;
-        const gt_reader_stats *st = gt_reader_get_stats(r);
-        CHECK(syncs >= 1 && !st->truncated && !st->chunks_damaged, "%s: syncs %llu", files[i],
-              (unsigned long long)syncs);
-        if (h->flags & GT_HDR_FORKED_CHILD) {
-            forked++;
-            CHECK(h->ppid == pid, "child's ppid %d", h->ppid);
-        } else {
-            CHECK(h->pid == pid, "pid %d", h->pid);
-            CHECK(strstr(gt_reader_cmdline(r), "arg1 two words") != NULL, "cmdline '%s'",
-                  gt_reader_cmdline(r));
-        }
-        gt_reader_close(r);
-    }
-    CHECK(forked == 1, "forked child files: %d", forked);
-}
-
-/* ---------------------------------------------------------------- clock */
-
-typedef struct clock_line {
-    int mode, published, invariant;
-    unsigned long long anchors, steps, samples;
-    long long ahead, behind, backwards, max_error;
-    double mhz;
-} clock_line;
-
-static bool parse_clock(const char *out, const char *who, clock_line *c)
-{
-    char key[64];
-    snprintf(key, sizeof key, "%s mode=", who);
-    const char *p = strstr(out, key);
-    memset(c, 0, sizeof *c);
-    return p && sscanf(p + strlen(who),
-                       " mode=%d published=%d invariant=%d anchors=%llu steps=%llu samples=%llu "
-                       "ahead=%lld behind=%lld backwards=%lld max_error=%lld mhz=%lf",
-                       &c->mode, &c->published, &c->invariant, &c->anchors, &c->steps, &c->samples,
-                       &c->ahead, &c->behind, &c->backwards, &c->max_error, &c->mhz) == 11;
-}
-
-/* The documented bound (docs/configuration.md, GPUTRACE_CLOCK): within 1 us of CLOCK_REALTIME
- * read around it, and never more than 1 us backwards on a thread. */
-#define CLOCK_BOUND_NS 1000
-
-static void check_clock_line(const char *out, const char *who, bool want_tsc)
-{
-    clock_line c;
-    bool ok = parse_clock(out, who, &c);
-    CHECK(ok, "no '%s' line in: %s", who, out);
-    if (!ok)
-        return;
-    printf("%s: %s", who, strstr(out, who));
-    CHECK(c.samples > 1000, "%s: %llu samples", who, c.samples);
-    CHECK(c.ahead <= CLOCK_BOUND_NS && c.behind <= CLOCK_BOUND_NS,
-          "%s: %lld ns ahead of, %lld ns behind CLOCK_REALTIME", who, c.ahead, c.behind);
-    CHECK(c.backwards <= CLOCK_BOUND_NS, "%s: went %lld ns backwards", who, c.backwards);
-    if (!want_tsc) {
-        CHECK(c.mode == GT_CLOCK_REALTIME && !c.published, "%s: mode %d published %d", who, c.mode,
-              c.published);
-        /* clock_gettime itself, between two clock_gettime calls. */
-        CHECK(c.ahead <= 0 && c.behind <= 0, "%s: realtime outside its bracket", who);
-        return;
-    }
-    CHECK(c.mode == GT_CLOCK_TSC && c.published, "%s: mode %d published %d", who, c.mode,
-          c.published);
-    CHECK(c.steps == 0, "%s: %llu steps", who, c.steps);
-    CHECK(c.mhz > 100 && c.mhz < 20000, "%s: TSC at %.3f MHz", who, c.mhz);
-}
-
-static void test_clock(void)
-{
-#if defined(__x86_64__)
-    /* Many re-anchors (every 50 ms) and two sampling threads for 2 s. */
-    child_result cr;
-    char *dir = make_dir("clock-tsc");
-    const char *tsc[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=50", NULL};
-    run_child("clock", tsc, dir, &cr);
-    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
-    check_clock_line(cr.out, "self", true);
-    clock_line c;
-    if (parse_clock(cr.out, "self", &c))
-        CHECK(c.anchors >= 20, "%llu re-anchors in 2 s at 50 ms", c.anchors);
-    /* The default period (200 ms, slowly doubled up to it). */
-    dir = make_dir("clock-default");
-    const char *dflt[] = {"GPUTRACE_CLOCK=tsc", "TEST_CLOCK_SECONDS=1.5", NULL};
-    run_child("clock", dflt, dir, &cr);
-    check_clock_line(cr.out, "self", true);
-    if (parse_clock(cr.out, "self", &c))
-        CHECK(c.anchors >= 8, "%llu re-anchors in 1.5 s", c.anchors);
-#endif
-}
-
-static void test_clock_settings(void)
-{
-    child_result cr;
-    clock_line c;
-    char *dir = make_dir("clock-realtime");
-    const char *rt[] = {"GPUTRACE_CLOCK=realtime", "TEST_CLOCK_SECONDS=0.5", NULL};
-    run_child("clock", rt, dir, &cr);
-    CHECK(exited_with(&cr, 0) && !strstr(cr.err, "GPUTRACE_CLOCK"), "status %d, stderr: %s",
-          cr.status, cr.err);
-    check_clock_line(cr.out, "self", false);
-
-    /* auto: the TSC exactly when the CPU reports it invariant. */
-    dir = make_dir("clock-auto");
-    const char *aut[] = {"GPUTRACE_CLOCK=auto", "TEST_CLOCK_SECONDS=0.5", NULL};
-    run_child("clock", aut, dir, &cr);
-    CHECK(exited_with(&cr, 0) && !strstr(cr.err, "GPUTRACE_CLOCK"), "status %d, stderr: %s",
-          cr.status, cr.err);
-    bool auto_tsc = parse_clock(cr.out, "self", &c) && c.invariant;
-    check_clock_line(cr.out, "self", auto_tsc);
-
-    /* A bad value: one warning naming it, then the default (auto). */
-    dir = make_dir("clock-bad");
-    const char *bad[] = {"GPUTRACE_CLOCK=sundial", "TEST_CLOCK_SECONDS=0.5", NULL};
-    run_child("clock", bad, dir, &cr);
-    CHECK(exited_with(&cr, 0), "status %d", cr.status);
-    CHECK(strstr(cr.err, "GPUTRACE_CLOCK=sundial") && strstr(cr.err, "using auto"), "warning: %s",
-          cr.err);
-    check_clock_line(cr.out, "self", auto_tsc);
-}
-
-/* The slew and the step, on a line moved on purpose: readers never go back at a slewed
- * re-anchor, and are back within the bound two periods later. */
-static void test_clock_slew(void)
-{
-#if defined(__x86_64__)
-    child_result cr;
-    clock_line shifted, settled;
-    char *dir = make_dir("clock-slew");
-    const char *slew[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=100",
-                          "TEST_CLOCK_SHIFT_NS=20000", NULL};
-    run_child("clock-slew", slew, dir, &cr);
-    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
-    check_clock_line(cr.out, "calibrated", true);
-    check_clock_line(cr.out, "settled", true);
-    if (parse_clock(cr.out, "shifted", &shifted)) {
-        printf("shifted: %s", strstr(cr.out, "shifted"));
-        CHECK(shifted.ahead > 5000, "the 20 us shift never showed: %lld ns ahead", shifted.ahead);
-        CHECK(shifted.backwards <= CLOCK_BOUND_NS, "went %lld ns back while slewing",
-              shifted.backwards);
-        CHECK(shifted.steps == 0, "a 20 us error was stepped");
-    }
-    if (parse_clock(cr.out, "settled", &settled))
-        CHECK(settled.max_error >= 15000, "the re-anchor saw %lld ns of error, not the shift",
-              settled.max_error);
-
-    dir = make_dir("clock-step");
-    const char *step[] = {"GPUTRACE_CLOCK=tsc", "GPUTRACE_FLUSH_MS=100",
-                          "TEST_CLOCK_SHIFT_NS=200000", NULL};
-    run_child("clock-slew", step, dir, &cr);
-    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
-    if (parse_clock(cr.out, "settled", &settled))
-        CHECK(settled.ahead <= CLOCK_BOUND_NS && settled.behind <= CLOCK_BOUND_NS &&
-                  settled.backwards <= CLOCK_BOUND_NS,
-              "after a step: %lld ahead, %lld behind, %lld back", settled.ahead, settled.behind,
-              settled.backwards);
-    if (parse_clock(cr.out, "shifted", &shifted)) {
-        printf("shifted: %s", strstr(cr.out, "shifted"));
-        CHECK(shifted.steps == 1 && shifted.ahead > 150000,
-              "a 200 us error: %llu steps, %lld ns ahead", shifted.steps, shifted.ahead);
-    }
-#endif
-}
-
-static void test_clock_fork(void)
-{
-#if defined(__x86_64__)
-    child_result cr;
-    char *dir = make_dir("clock-fork");
-    const char *tsc[] = {"GPUTRACE_CLOCK=tsc", NULL};
-    run_child("clock-fork", tsc, dir, &cr);
-    CHECK(exited_with(&cr, 0), "status %d, stderr: %s", cr.status, cr.err);
-    check_clock_line(cr.out, "parent-before", true);
-    check_clock_line(cr.out, "forked", true);
-    check_clock_line(cr.out, "parent-after", true);
-    clock_line before, forked;
-    if (parse_clock(cr.out, "parent-before", &before) && parse_clock(cr.out, "forked", &forked))
-        CHECK(forked.anchors > before.anchors, "the child's writer never re-anchored (%llu, %llu)",
-              before.anchors, forked.anchors);
-#endif
+    CHECK(n == 0, "a process without CUDA left %d traces; stderr: %s", n, cr.err);
+    CHECK(count_lines_with(cr.err, "gputrace:") == 0, "stderr: %s", cr.err);
 }
 
 /* ================================================================ main */

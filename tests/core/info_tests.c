@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gt_reader.h"
 
 static int g_failures;

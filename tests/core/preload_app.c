@@ -1,6 +1,6 @@
 /* preload_app.c — a program with no CUDA at all, run under LD_PRELOAD=libgputrace.so: prints a
  * line, forks a child that ends with _exit (like a DataLoader worker), and exits 5. gputrace must
- * leave its output and exit status alone and write one trace per process. */
+ * leave its output and exit status alone, and leave no trace (no CUDA was used). */
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>

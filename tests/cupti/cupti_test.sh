@@ -112,7 +112,7 @@ decode)
     dump_trace d
     same_as_untraced d "$EMIT_APP" decode
     D=$T/d.dump
-    expect_line "header state=1 flags=6 cupti_version=130001" "$D"
+    expect_line "header state=1 flags=14 cupti_version=130001" "$D" # 8: GT_HDR_END_RECORD
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1000 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelBv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1001 dur=5000" "$D"
     expect_line "kernel name=_Z7kernelAv grid=2,3,4 block=32,1,1 regs=40 ssmem=1024 dsmem=0 stream=7 corr=1002 dur=5000" "$D"
@@ -223,6 +223,25 @@ other_subscriber)
     [ "$n" = 1 ] || fail "expected one warning, got $n: $(cat "$T/o.err")"
     grep -q "^header state=3 " "$T/o.dump" || fail "cupti_state is not OTHER_SUBSCRIBER"
     [ "$(count_of 50 "$T/o.dump")" = 0 ] || fail "kernels recorded despite another subscriber"
+    ;;
+second_profiler)
+    # A profiler the program starts itself (torch.profiler) after gputrace took CUPTI's subscription:
+    # it is refused, as CUPTI does (MULTIPLE_SUBSCRIBERS); gputrace says so once, and the header
+    # tells the report. Without gputrace's CUPTI the program's profiler gets CUPTI, and no word.
+    run_traced s -- "$SECOND_APP"
+    dump_trace s
+    # 39: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+    grep -qxF "subscribe 39" "$T/s.out" || fail "the second subscriber was not refused: $(cat "$T/s.out")"
+    n=$(grep -c "another profiler .* was refused" "$T/s.err")
+    [ "$n" = 1 ] || fail "expected one warning, got $n: $(cat "$T/s.err")"
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/s.dump")
+    [ $((flags & 16)) -ne 0 ] || fail "GT_HDR_OTHER_PROFILER not set (flags=$flags)"
+    run_traced s0 GPUTRACE_CUPTI=0 -- "$SECOND_APP"
+    dump_trace s0
+    grep -qxF "subscribe 0" "$T/s0.out" || fail "without gputrace's CUPTI: $(cat "$T/s0.out")"
+    if grep -q "another profiler" "$T/s0.err"; then fail "warned without holding CUPTI"; fi
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/s0.dump")
+    [ $((flags & 16)) -eq 0 ] || fail "GT_HDR_OTHER_PROFILER set without holding CUPTI"
     ;;
 no_driver)
     # No driver: silent, no GPU records, the app unchanged; GPUTRACE_VERBOSE=1 explains.

@@ -22,6 +22,7 @@
 
 #include "callsite.h"
 #include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gt_reader.h"
 #include "symarchive.h"
 #include "symbolize.h"

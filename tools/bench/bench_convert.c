@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "convert.h"
-#include "gt_encode.h"
+#include "gt_test_writer.h"
 #include "gtrace_api.h"
 
 #define T0 1700000000000000000ull
