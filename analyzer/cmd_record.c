@@ -535,8 +535,9 @@ static int record(const record_options *opt_in)
             return child_rc;
         fprintf(stderr,
                 "gputrace record: no .gtrace file was written%s%s.\n"
-                "Was '%s' started (status %d)? Is it dynamically linked (LD_PRELOAD does not reach "
-                "static programs)? GPUTRACE_VERBOSE=1 shows what libgputrace.so did.\n",
+                "Did '%s' (status %d) use CUDA? A process leaves a trace at its first CUDA call. "
+                "Is it dynamically linked (LD_PRELOAD does not reach static programs)? "
+                "GPUTRACE_VERBOSE=1 shows what libgputrace.so did.\n",
                 removed ? "" : " in ", removed ? "" : paths.dir, opt.command[0], child_rc);
         return child_rc;
     }

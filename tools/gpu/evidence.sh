@@ -20,36 +20,10 @@ if has smoke; then
       --steps 15 --warmup 3 --batch-size 16 --workers 2 >record.log 2>&1; echo "rc=$?" >>record.log )
   tail -40 "$E/record.log"; ls -la "$E/smoke.gputrace" | tee "$E/smoke_ls.txt"
 
-  step "a process tree that never touches CUDA"
-  mkdir -p "$E/tree"
-  GPUTRACE_DIR=$E/tree LD_PRELOAD=$L bash -c 'ls / >/dev/null; python3 -c "print(1)"; sh -c true'
-  echo "files left: $(ls "$E/tree" | wc -l)" | tee "$E/tree.txt"
-
-  step "torch.profiler inside a traced program (a second CUPTI subscriber)"
-  mkdir -p "$E/prof"
-  cat >"$E/prof.py" <<'PY'
-import torch
-from torch.profiler import profile, ProfilerActivity
-x = torch.randn(256, 256, device="cuda")
-with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-    for _ in range(20):
-        x = x @ x
-        x = x / x.norm()
-    torch.cuda.synchronize()
-kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-print("torch.profiler saw", len(kernels), "GPU events")
-PY
-  GPUTRACE_DIR=$E/prof LD_PRELOAD=$L timeout 120 python3 "$E/prof.py" >"$E/prof.out" 2>"$E/prof.err"
-  echo "rc=$?"; cat "$E/prof.out"; grep -i "gputrace" "$E/prof.err" | head -5
-  "$G" report "$E/prof" >"$E/prof_report.txt" 2>&1; grep -i -B1 -A2 "profiler\|subscriber" "$E/prof_report.txt" | head -12
-
-  step "SIGTERM while traced (time to exit, file whole)"
-  mkdir -p "$E/term"
-  GPUTRACE_DIR=$E/term LD_PRELOAD=$L python3 sample_apps/train.py --steps 100000 --batch-size 4 \
-    >"$E/term.out" 2>"$E/term.err" &
-  pid=$!; sleep 12; t0=$(date +%s.%N); kill -TERM $pid; wait $pid; rc=$?; t1=$(date +%s.%N)
-  echo "exit status $rc, $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s after SIGTERM" | tee "$E/term.txt"
-  "$G" info "$E/term" 2>&1 | tee -a "$E/term.txt" | head -20
+  step "hardening (tools/gpu/hardening.sh: SIGTERM with 64 threads, torch.profiler inside, a shell child)"
+  mkdir -p /tmp/pybin; ln -sf "$(command -v python3)" /tmp/pybin/python
+  PATH=/tmp/pybin:$PATH GT_LIB=$L OUT=$E timeout 240 bash tools/gpu/hardening.sh >"$E/hardening.log" 2>&1
+  echo "rc=$?"; cat "$E/hardening/summary.txt"
 fi
 
 if has doctor && [ -f tools/gpu/doctor.sh ]; then
