@@ -29,7 +29,7 @@
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "kernel_link.h"
-#include "order_link.h"
+#include "op_link.h"
 #include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
@@ -38,8 +38,6 @@
 #define MAX_NVTX 64           /* open NVTX push ranges per thread */
 #define LANES 4               /* a stream's track + 3 overlap tracks */
 #define SMALL_OVERLAP_NS 2000 /* CUPTI overlap up to this is clamped on the stream's own track */
-#define EXT_BITS 18
-#define EXT_SLOTS (1u << EXT_BITS) /* CUPTI corr id -> our corr id */
 #define API_BITS 16
 #define LATE_BITS 16
 #define LATE_SLOTS (1u << LATE_BITS) /* CUPTI corr id -> a GPU op written before its link */
@@ -76,6 +74,7 @@
 #define IID_LOST 2002ull
 #define IID_FOLD 2003ull
 #define IID_LATE 2004ull
+#define IID_WAITED 2005ull
 #define IID_KERNEL(id) ((1ull << 32) | (id))
 #define IID_CAT(c) ((uint64_t)(c))
 
@@ -158,7 +157,9 @@ _Static_assert(MAX_SYNCS <= 64, "syncs_active is a 64-bit mask");
 _Static_assert(IID_API(GT_FN_MAX) <= IID_STALL(0) && IID_STALL(GT_FN_MAX) <= 1000,
                "name keys overlap");
 
-enum flow_kind { FLOW_API = 1, FLOW_ANCHOR = 2, FLOW_SYNC = 3, FLOW_LATE = 4 };
+/* One flow id per arrow: a GPU op's link to its call (by the op's CUPTI correlation id), or a
+ * sync stall's link to the GPU op it waited for (by the call's id). */
+enum flow_kind { FLOW_OP = 2, FLOW_SYNC = 3 };
 
 /* ------------------------------------------------------------------ state */
 
@@ -238,10 +239,6 @@ typedef struct cv_api_slot {
     uint64_t stream;
 } cv_api_slot;
 
-typedef struct cv_ext_slot {
-    uint64_t corr, external;
-} cv_ext_slot;
-
 /* A GPU op written without a link because the pair that explains it came later in the file
  * (traces recorded before the writer drained the application's rings first): where its begin is,
  * so that the link can still be drawn when the pair, and then the call, arrive. */
@@ -288,6 +285,9 @@ typedef struct cv_sync {
     uint64_t api_stream;
     uint64_t end_real;
     uint64_t flow;
+    uint64_t track; /* the stall's slice: its end receives the arrow once the op is known */
+    uint32_t seq;
+    int64_t end_ts;
 } cv_sync;
 
 typedef struct cv_alloc {
@@ -320,31 +320,10 @@ typedef struct cv_source {
     size_t len;
 } cv_source;
 
-/* Kernels reach the file within a flush or two of their launch; calls older than this before the
- * newest kernel's queued time are forgotten (bounded memory, kernel_link.h). */
-#define LINK_WINDOW_NS (10ull * 1000000000ull)
-/* A kernel can reach the file before its call when the call's thread ring was drained later: it
- * waits (up to PENDING_LINKS of them) for calls of threads active within PENDING_RECENT_NS. */
-#define PENDING_LINKS 256
-#define PENDING_RECENT_NS (1000000000ull)
-
-/* Kernels linked by anchors and launch order are decided this far behind the newest time read
- * (order_link.h), then drawn as late links: the late-op ring (LATE_BITS) and the call cache
- * (API_BITS) must hold what a launch-bound run writes in about three times this. */
-#define ORDER_WINDOW_NS (500ull * 1000000ull)
-
-typedef struct cv_pending_link {
-    uint64_t corr, queued;
-    uint32_t name_id;
-} cv_pending_link;
-
 typedef struct cv_file {
     int index;
     gt_reader *r;
-    gt_linker linker;   /* kernels without a callback pair: by queued time */
-    gt_olinker olinker; /* ... or by anchors and launch order, ORDER_WINDOW_NS behind */
-    cv_pending_link pending[PENDING_LINKS];
-    uint32_t n_pending;
+    gt_op_links links; /* which call caused each GPU op (op_link.h): drawn as arrows */
     cv_source src;
     const gt_file_header *hdr;
     int32_t pid_out;
@@ -366,7 +345,6 @@ typedef struct cv_file {
     cv_lanes ranges; /* NVTX start/end ranges of the process */
 
     cv_api_slot *api;
-    cv_ext_slot *ext;
     cv_late_slot *late;
     cv_wait_slot *wait;
     cv_plan_slot *plans;
@@ -501,7 +479,6 @@ static void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t 
         end.term_flows[end.n_term_flows++] = end_term[i];
     cv_emit(c, &end);
     c->st->slices++;
-    c->st->flows += (uint64_t)begin->n_flows;
 }
 
 static void cv_set_cat(cv_event *e, int cat)
@@ -830,21 +807,10 @@ static cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
     return &f->api[cv_corr_slot(corr, API_BITS)];
 }
 
-static cv_ext_slot *cv_ext_slot_of(cv_file *f, uint64_t corr)
-{
-    return &f->ext[cv_corr_slot(corr, EXT_BITS)];
-}
-
 static cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
 {
     cv_api_slot *s = cv_api_slot_of(f, corr);
     return corr && s->corr == corr ? s : NULL;
-}
-
-static uint64_t cv_ext_find(cv_file *f, uint64_t corr)
-{
-    cv_ext_slot *s = cv_ext_slot_of(f, corr);
-    return corr && s->corr == corr ? s->external : 0;
 }
 
 static cv_plan_slot *cv_plan_find(cv_file *f, uint32_t id)
@@ -1324,14 +1290,6 @@ static void cv_syncs_update_min(cv_file *f)
     }
 }
 
-static int cv_makes_gpu_work(enum gt_api_category cat, uint32_t func)
-{
-    return cat == GT_CAT_LAUNCH || cat == GT_CAT_COPY || cat == GT_CAT_SET ||
-           cat == GT_CAT_CUBLAS || func == GT_FN_cudnnBackendExecute ||
-           (func >= GT_FN_cudnnConvolutionForward &&
-            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
-}
-
 static int cv_blocking_sync(uint32_t kind)
 {
     return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
@@ -1351,8 +1309,9 @@ static cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
     return &f->wait[mix64(call) & (WAIT_SLOTS - 1)];
 }
 
-/* An instant inside the call's slice, 1 ns after its begin, that starts flow id: a call's further
- * GPU ops (a cuDNN call launches several kernels), and late links. Not at the slice's middle: a
+/* An instant inside the call's slice, 1 ns after its begin, that starts flow id: every arrow from
+ * a call starts at one, so that an arrow is written only once its other end is known (a flow id
+ * on the call's own slice would start arrows that nothing may end). Not at the slice's middle: a
  * long call (a plan's first execute, an autotuning sweep) has kernels running before its middle,
  * and a flow must not end before it starts. */
 static void cv_anchor(cv_ctx *c, const cv_api_slot *api, uint64_t id)
@@ -1367,18 +1326,24 @@ static void cv_anchor(cv_ctx *c, const cv_api_slot *api, uint64_t id)
     a.flows[a.n_flows++] = id;
     cv_emit(c, &a);
     c->st->instants++;
-    c->st->flows++;
 }
 
-/* The link of an op written before its pair: an instant at the op's begin, on the op's GPU track,
- * ends the flow the call's slice started (its first op) or one from an anchor in that slice. */
+/* One arrow is drawn: count it by how the link was found. */
+static void cv_count_arrow(cv_ctx *c, int how)
+{
+    c->st->flows++;
+    if (how == GT_LINK_TIME)
+        c->st->linked_by_time++;
+    else if (how == GT_LINK_ORDER)
+        c->st->linked_by_order++;
+}
+
+/* The link of an op written before its link was decided (or before its call's slice): an
+ * instant at the op's begin, on the op's GPU track, ends the flow from an anchor in the call. */
 static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
 {
-    uint64_t id = cv_flow_id(f, FLOW_API, api->corr);
-    if (api->n_gpu) {
-        id = cv_flow_id(f, FLOW_LATE, late->corr);
-        cv_anchor(c, api, id);
-    }
+    uint64_t id = cv_flow_id(f, FLOW_OP, late->corr);
+    cv_anchor(c, api, id);
     cv_event g = {.type = CV_INSTANT,
                   .track = late->track,
                   .seq = late->seq,
@@ -1389,6 +1354,9 @@ static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *
     g.term_flows[g.n_term_flows++] = id;
     cv_emit(c, &g);
     c->st->instants++;
+    int how = GT_LINK_NONE;
+    gt_op_links_call(&f->links, late->corr, &how);
+    cv_count_arrow(c, how);
     api->n_gpu++;
     late->corr = 0;
 }
@@ -1469,8 +1437,7 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
     ev.name_iid = a->func < GT_FN_MAX ? IID_API(a->func) : 0;
     cv_args x;
     x.n = 0;
-    uint64_t end_term[1];
-    int n_end_term = 0;
+    cv_sync *sync = NULL;
     cv_set_cat(&ev, CAT_CUDA);
     switch (rec->kind) {
     case GT_REC_API_MEMCPY:
@@ -1511,18 +1478,8 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
             ev.name_iid = a->func < GT_FN_MAX ? IID_STALL(a->func) : 0;
             arg_u(&x, AN_STALL_NS, (uint64_t)(e - b));
             /* The GPU op it waited for links here when it arrives (see cv_resolve_syncs). */
-            if (u.sy.sync_kind != GT_SYNC_EVENT) {
-                cv_sync *s = &f->syncs[f->sync_next++ % MAX_SYNCS];
-                s->active = 1;
-                f->syncs_active |= 1ull << (s - f->syncs);
-                cv_syncs_update_min(f);
-                s->device = a->device < 0 ? 0 : (uint32_t)a->device;
-                s->device_wide = u.sy.sync_kind == GT_SYNC_DEVICE;
-                s->api_stream = a->stream;
-                s->end_real = a->t_end_ns;
-                s->flow = cv_flow_id(f, FLOW_SYNC, a->corr_id ? a->corr_id : rec->file_offset);
-                end_term[n_end_term++] = s->flow;
-            }
+            if (u.sy.sync_kind != GT_SYNC_EVENT)
+                sync = &f->syncs[f->sync_next++ % MAX_SYNCS];
         }
         if (u.sy.event)
             arg_p(&x, AN_EVENT, u.sy.event);
@@ -1549,7 +1506,7 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
     /* Only what is not the default: a real step has thousands of calls, and their output bytes
      * are what issue 5 counts. Device 0 and success (result 0) go without an argument; the
      * correlation id only on calls that make GPU work (it names what the flow arrows link). */
-    int makes_work = cv_makes_gpu_work(cat, a->func);
+    int makes_work = gt_op_link_makes_work(cat, a->func);
     if (rec->kind != GT_REC_API_ALLOC || a->stream)
         arg_p(&x, AN_STREAM, a->stream);
     if (a->device > 0)
@@ -1562,9 +1519,22 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
         cv_stack_args(f, a->stack_id, &x);
     ev.args = x.a;
     ev.n_args = x.n;
-    if (a->corr_id && makes_work)
-        ev.flows[ev.n_flows++] = cv_flow_id(f, FLOW_API, a->corr_id);
-    cv_slice(c, &ev, e, end_term, n_end_term);
+    cv_slice(c, &ev, e, NULL, 0);
+    if (sync)
+        *sync =
+            (cv_sync){.active = 1,
+                      .device = a->device < 0 ? 0 : (uint32_t)a->device,
+                      .device_wide = u.sy.sync_kind == GT_SYNC_DEVICE,
+                      .api_stream = a->stream,
+                      .end_real = a->t_end_ns,
+                      .flow = cv_flow_id(f, FLOW_SYNC, a->corr_id ? a->corr_id : rec->file_offset),
+                      .track = t->uuid,
+                      .seq = t->seq,
+                      .end_ts = e > b ? e - 1 : e};
+    if (sync) {
+        f->syncs_active |= 1ull << (sync - f->syncs);
+        cv_syncs_update_min(f);
+    }
 
     if (a->corr_id) {
         cv_api_slot *s = cv_api_slot_of(f, a->corr_id);
@@ -1885,24 +1855,22 @@ static void cv_lane_describe(cv_ctx *c, cv_file *f, cv_stream *s, int lane)
     s->lanes.described[lane] = 1;
 }
 
-/* A flow from the API call that caused this GPU op. The first op of a call continues the flow
- * the call's slice started; further ops get their own flow from an anchor (cv_anchor). */
-static uint64_t cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
+/* The arrow from the call that caused this GPU op, when its link is decided and the call's slice
+ * is written: from an anchor in the call's slice to the op's slice. Returns 0 when it cannot be
+ * drawn yet (the op is then remembered as a late one). */
+static int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 {
-    uint64_t ext = cv_ext_find(f, op->corr);
-    if (!ext)
+    int how = GT_LINK_NONE;
+    uint64_t call = gt_op_links_call(&f->links, op->corr, &how);
+    cv_api_slot *api = call ? cv_api_find(f, call) : NULL;
+    if (!api)
         return 0;
-    cv_api_slot *api = cv_api_find(f, ext);
-    if (api && api->n_gpu > 0 && op->corr) {
-        uint64_t id = cv_flow_id(f, FLOW_ANCHOR, op->corr);
-        cv_anchor(c, api, id);
-        ev->term_flows[ev->n_term_flows++] = id;
-    } else {
-        ev->term_flows[ev->n_term_flows++] = cv_flow_id(f, FLOW_API, ext);
-    }
-    if (api)
-        api->n_gpu++;
-    return ext;
+    uint64_t id = cv_flow_id(f, FLOW_OP, op->corr);
+    cv_anchor(c, api, id);
+    ev->term_flows[ev->n_term_flows++] = id;
+    api->n_gpu++;
+    cv_count_arrow(c, how);
+    return 1;
 }
 
 static const char *cv_copy_kind_name(uint8_t k)
@@ -1981,12 +1949,16 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     }
     /* Device and stream are in the track's name ("GPU 0 · stream 7"); the correlation id only
      * when no flow arrow links the op to its call. */
-    uint64_t ext = cv_gpu_flow(c, f, op, &ev);
-    if (!ev.n_term_flows)
+    int drawn = cv_gpu_flow(c, f, op, &ev);
+    if (!drawn)
         arg_u(&x, AN_CORRELATION, op->corr);
-    if (!ext && op->corr) /* its pair may come later in the file: remember where the op is */
+    if (!drawn && op->corr) { /* its link or its call may come later: remember where it is */
         *cv_late_slot_of(f, op->corr) = (cv_late_slot){
             .corr = op->corr, .track = ev.track, .seq = ev.seq, .ts = e > b + 1 ? b + 1 : b};
+        uint64_t call = gt_op_links_call(&f->links, op->corr, NULL);
+        if (call)
+            cv_late_pair(c, f, op->corr, call);
+    }
     ev.args = x.a;
     ev.n_args = x.n;
     for (int i = 0; i < op->n_sync_flows && ev.n_flows < CV_MAX_FLOWS; i++)
@@ -1998,7 +1970,8 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
 
 /* held is the op before next on its stream (next = NULL at the end of the file): it is what a
  * sync returning between held's end and next's end waited for. */
-static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next)
+static void cv_resolve_syncs(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *held,
+                             const cv_gpu_op *next)
 {
     /* A sync resolves only when next ends after it returned: skip the scan while next ends
      * before every pending sync (the common case: syncs of later steps are queued). */
@@ -2015,6 +1988,17 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
         if (held->end <= y->end_real && (!next || next->end > y->end_real) &&
             held->n_sync_flows < CV_MAX_FLOWS) {
             held->sync_flows[held->n_sync_flows++] = y->flow;
+            cv_event w = {.type = CV_INSTANT,
+                          .track = y->track,
+                          .seq = y->seq,
+                          .ts = y->end_ts,
+                          .name = "waited for",
+                          .name_iid = IID_WAITED};
+            cv_set_cat(&w, CAT_SYNC);
+            w.term_flows[w.n_term_flows++] = y->flow;
+            cv_emit(c, &w);
+            c->st->instants++;
+            c->st->flows++;
             y->active = 0;
             f->syncs_active &= ~(1ull << i);
             resolved = 1;
@@ -2024,59 +2008,12 @@ static void cv_resolve_syncs(cv_file *f, cv_stream *s, cv_gpu_op *held, const cv
         cv_syncs_update_min(f);
 }
 
-/* A kernel without a callback pair gets one from its queued time, as if the pair had been read. */
-static void cv_link_by_time(cv_file *f, const gt_rec_gpu_kernel *k)
-{
-    if (!k->queued_ns || !k->corr_id || cv_ext_find(f, k->corr_id))
-        return;
-    uint64_t call = gt_linker_find(&f->linker, k->queued_ns, k->name_id);
-    if (call) {
-        *cv_ext_slot_of(f, k->corr_id) = (cv_ext_slot){.corr = k->corr_id, .external = call};
-        return;
-    }
-    if (!gt_linker_call_may_follow(&f->linker, k->queued_ns, PENDING_RECENT_NS))
-        return;
-    if (f->n_pending == PENDING_LINKS) /* the oldest gives up: it stays counted as unlinked */
-        memmove(f->pending, f->pending + 1, (PENDING_LINKS - 1) * sizeof *f->pending);
-    else
-        f->n_pending++;
-    f->pending[f->n_pending - 1] =
-        (cv_pending_link){.corr = k->corr_id, .queued = k->queued_ns, .name_id = k->name_id};
-}
-
-/* Anchors and launch order (order_link.h): a kernel with a pair is left to it; a link found is
- * drawn late, the kernel having been written already. */
-static bool cv_order_paired(void *ctx, uint64_t corr)
-{
-    return cv_ext_find(((cv_ctx *)ctx)->f, corr) != 0;
-}
-
-static void cv_order_emit(void *ctx, uint64_t corr, uint64_t call)
+/* A link decided (op_link.h): drawn now if its op was written already, else when the op is. */
+static void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     cv_ctx *c = ctx;
-    *cv_ext_slot_of(c->f, corr) = (cv_ext_slot){.corr = corr, .external = call};
+    (void)how;
     cv_late_pair(c, c->f, corr, call);
-}
-
-/* A call arrived: the kernels waiting for it are linked now (drawn late if already written). */
-static void cv_link_pending(cv_ctx *c, cv_file *f, const gt_record *rec)
-{
-    gt_link_call call;
-    if (!f->n_pending || !gt_link_call_of_record(rec, &call))
-        return;
-    for (uint32_t i = 0; i < f->n_pending;) {
-        cv_pending_link *p = &f->pending[i];
-        if (gt_link_call_holds(&call, p->queued, p->name_id)) {
-            *cv_ext_slot_of(f, p->corr) = (cv_ext_slot){.corr = p->corr, .external = call.call_id};
-            cv_late_pair(c, f, p->corr, call.call_id);
-            f->linker.st.linked++;
-            f->linker.st.no_call--;
-        } else if (call.t_end <= p->queued + PENDING_RECENT_NS) {
-            i++;
-            continue;
-        }
-        *p = f->pending[--f->n_pending]; /* linked, or no call can hold it any more */
-    }
 }
 
 static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
@@ -2089,7 +2026,6 @@ static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_KERNEL:
         op.start = op.r.k.start_ns, op.end = op.r.k.end_ns, op.corr = op.r.k.corr_id;
         op.device = op.r.k.device, op.stream = op.r.k.stream;
-        cv_link_by_time(f, &op.r.k);
         break;
     case GT_REC_GPU_MEMCPY:
         op.start = op.r.m.start_ns, op.end = op.r.m.end_ns, op.corr = op.r.m.corr_id;
@@ -2104,14 +2040,14 @@ static void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
     if (!s)
         return;
     if (!s->has_api_stream) {
-        cv_api_slot *api = cv_api_find(f, cv_ext_find(f, op.corr));
+        cv_api_slot *api = cv_api_find(f, gt_op_links_call(&f->links, op.corr, NULL));
         if (api) {
             s->has_api_stream = 1;
             s->api_stream = api->stream;
         }
     }
     if (s->held.kind) {
-        cv_resolve_syncs(f, s, &s->held, &op);
+        cv_resolve_syncs(c, f, s, &s->held, &op);
         cv_emit_gpu(c, f, s, &s->held);
     }
     s->held = op;
@@ -2122,7 +2058,7 @@ static void cv_flush_streams(cv_ctx *c, cv_file *f)
     for (size_t i = 0; i < f->n_streams; i++) {
         cv_stream *s = &f->streams[i];
         if (s->held.kind) {
-            cv_resolve_syncs(f, s, &s->held, NULL);
+            cv_resolve_syncs(c, f, s, &s->held, NULL);
             cv_emit_gpu(c, f, s, &s->held);
             s->held.kind = 0;
         }
@@ -2246,13 +2182,8 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_API_SYNC:
     case GT_REC_API_CUDNN:
     case GT_REC_API_CUBLAS:
-        if (!(f->hdr->flags & GT_HDR_ORDER_LINKS)) /* one way of linking per file */
-            gt_linker_on_record(&f->linker, rec);  /* out of memory: the call links no kernel */
         cv_on_api(c, f, rec);
-        if (f->hdr->flags & GT_HDR_ORDER_LINKS)
-            gt_olink_on_record(&f->olinker, rec);
-        else
-            cv_link_pending(c, f, rec);
+        gt_op_links_on_record(&f->links, rec); /* after the slice: a link may name it at once */
         break;
     case GT_REC_CUDNN_PLAN:
         cv_on_plan(f, rec);
@@ -2263,35 +2194,15 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_NVTX:
         cv_on_nvtx(c, f, rec);
         break;
-    case GT_REC_GPU_KERNEL: {
-        cv_on_gpu(c, f, rec);
-        gt_rec_gpu_kernel k;
-        cv_body(&k, sizeof k, rec);
-        if ((f->hdr->flags & GT_HDR_ORDER_LINKS) && !cv_ext_find(f, k.corr_id))
-            gt_olink_on_record(&f->olinker, rec); /* no pair (yet): anchors and launch order */
-        break;
-    }
+    case GT_REC_GPU_KERNEL:
     case GT_REC_GPU_MEMCPY:
     case GT_REC_GPU_MEMSET:
+        gt_op_links_on_record(&f->links, rec);
         cv_on_gpu(c, f, rec);
         break;
-    case GT_REC_GPU_EXT_CORR: {
-        gt_rec_gpu_ext_corr x;
-        cv_body(&x, sizeof x, rec);
-        if (x.ext_kind == GT_EXT_CORR_KIND_ANCHOR_BEGIN ||
-            x.ext_kind == GT_EXT_CORR_KIND_ANCHOR_END) {
-            if (f->hdr->flags & GT_HDR_ORDER_LINKS)
-                gt_olink_on_record(&f->olinker, rec); /* not a pair: no GPU op has that id */
-        } else if (x.corr_id) {
-            *cv_ext_slot_of(f, x.corr_id) =
-                (cv_ext_slot){.corr = x.corr_id, .external = x.external_id};
-            cv_late_pair(c, f, x.corr_id, x.external_id);
-            if (f->hdr->flags & GT_HDR_ORDER_LINKS)
-                gt_olink_on_record(&f->olinker,
-                                   rec); /* a copy's pair bounds its thread's launches */
-        }
+    case GT_REC_GPU_EXT_CORR:
+        gt_op_links_on_record(&f->links, rec);
         break;
-    }
     case GT_REC_STRING:
     case GT_REC_CLOCK_SYNC: /* one mapping per file: the header's snapshot */
     case GT_REC_CUDNN_PERF:
@@ -2364,17 +2275,14 @@ static int32_t cv_pick_pid(cv_ctx *c, int32_t pid)
 static int cv_file_alloc(cv_file *f)
 {
     f->api = calloc(API_SLOTS, sizeof *f->api);
-    f->ext = calloc(EXT_SLOTS, sizeof *f->ext);
     f->late = calloc(LATE_SLOTS, sizeof *f->late);
     f->wait = calloc(WAIT_SLOTS, sizeof *f->wait);
     f->plans = calloc(PLAN_SLOTS, sizeof *f->plans);
     f->sigs = calloc(PLAN_SLOTS, sizeof *f->sigs);
     f->names = calloc(NAME_SLOTS, sizeof *f->names);
     f->open_ranges = calloc(RANGE_SLOTS, sizeof *f->open_ranges);
-    return f->api && f->ext && f->late && f->wait && f->plans && f->sigs && f->names &&
-                   f->open_ranges
-               ? 0
-               : -1;
+    return f->api && f->late && f->wait && f->plans && f->sigs && f->names && f->open_ranges ? 0
+                                                                                             : -1;
 }
 
 static void cv_file_free(cv_file *f)
@@ -2383,7 +2291,6 @@ static void cv_file_free(cv_file *f)
         for (size_t i = 0; i < NAME_SLOTS; i++)
             free(f->names[i].name);
     free(f->api);
-    free(f->ext);
     free(f->late);
     free(f->wait);
     free(f->plans);
@@ -2391,8 +2298,7 @@ static void cv_file_free(cv_file *f)
     free(f->names);
     free(f->open_ranges);
     free(f->allocs);
-    gt_linker_free(&f->linker);
-    gt_olink_free(&f->olinker);
+    gt_op_links_free(&f->links);
     free(f->threads);
     free(f->streams);
     cv_stack_texts_free(f);
@@ -2430,11 +2336,10 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     f.r = r;
     f.src = src;
     f.hdr = gt_reader_header(r);
-    gt_linker_init(&f.linker, LINK_WINDOW_NS);
-    gt_olink_init(&f.olinker, ORDER_WINDOW_NS, cv_order_paired, cv_order_emit, c);
     const char *path = gt_reader_path(r);
     c->f = &f;
-    if (cv_file_alloc(&f) != 0) {
+    if (gt_op_links_init(&f.links, f.hdr->flags, cv_link_decided, c) != 0 ||
+        cv_file_alloc(&f) != 0) {
         fprintf(stderr, "gputrace convert: out of memory for %s\n", path);
         cv_file_free(&f);
         c->st->damaged = 1;
@@ -2473,7 +2378,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
             cv_progress(c, path, &rec);
     }
-    gt_olink_finish(&f.olinker);
+    gt_op_links_finish(&f.links);
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
     cv_close_ranges(c, &f);
@@ -2495,9 +2400,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
                 path, f.allocs_untracked);
     cv_warn_damage(c, path, rs);
     c->st->unknown_records += rs->unknown_kinds;
-    c->st->linked_by_time += f.linker.st.linked;
-    c->st->link_ambiguous += f.linker.st.ambiguous + f.olinker.st.ambiguous;
-    c->st->linked_by_order += f.olinker.st.by_anchor + f.olinker.st.by_order;
+    c->st->link_ambiguous += f.links.ambiguous;
 
     c->sink->seq_end(c->sink, f.proc_seq);
     for (size_t i = 0; i < f.n_threads; i++)

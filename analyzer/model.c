@@ -12,10 +12,9 @@
 #include <sys/stat.h>
 
 #include "demangle.h"
-#include "order_link.h"
+#include "op_link.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
-#include "kernel_link.h"
 #include "symbolize.h"
 
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
@@ -297,10 +296,9 @@ typedef struct stack_py {
 
 typedef struct pass_state {
     gt_reader *reader;
-    gt_linker linker;   /* kernels without a callback pair: by queued time (all calls kept) */
-    gt_olinker olinker; /* ... or by anchors and launch order (decided after pass 1) */
+    gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_symtab *symtab;
-    u64map kern_by_name, site_by_key, ext_corr, order_corr, call_by_corr, raw_by_key, plan_by_id,
+    u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
         sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
     raw_cudnn *raw;
     size_t n_raw, cap_raw;
@@ -820,23 +818,17 @@ static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
         pi->rec.op_kind = d.sig.op_kind;
 }
 
-static bool order_paired(void *ctx, uint64_t corr)
+/* A link decided (op_link.h), kept for pass 2: which cuDNN call or GEMM a kernel's time is. */
+static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
-    return map_get(&((pass_state *)ctx)->ext_corr, corr) != UINT32_MAX;
-}
-
-static void order_emit(void *ctx, uint64_t corr, uint64_t call)
-{
-    map_put(&((pass_state *)ctx)->order_corr, corr, (uint32_t)call);
+    pass_state *s = ctx;
+    map_put(&s->link_call, corr, (uint32_t)call);
+    map_put(&s->link_how, corr, (uint32_t)how);
 }
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
-    /* One way of linking per file: its kernels carry queued times, or it has order links. */
-    if (p->hdr.flags & GT_HDR_ORDER_LINKS)
-        gt_olink_on_record(&s->olinker, r);
-    else
-        gt_linker_on_record(&s->linker, r); /* out of memory: that call links no kernel */
+    gt_op_links_on_record(&s->links, r);
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;
@@ -934,15 +926,6 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
             s->cupti_sync_count++;
             s->cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
         }
-        break;
-    }
-    case GT_REC_GPU_EXT_CORR: {
-        gt_rec_gpu_ext_corr e;
-        body_copy(&e, sizeof e, r);
-        /* Only our ids matter: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 (5), which gputrace
-         * pushes (CUSTOM0/1 belong to the PyTorch profiler). 0 = written without a kind. */
-        if (e.ext_kind == GT_EXT_CORR_KIND_OURS || e.ext_kind == 0)
-            map_put(&s->ext_corr, e.corr_id, (uint32_t)e.external_id);
         break;
     }
     case GT_REC_GPU_API: {
@@ -1161,24 +1144,17 @@ static void attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
     }
 }
 
-/* The wrapped call that launched a kernel (its callback pair, else anchors and launch order, else
- * its queued time), counted by how it was found; 0 when none did. */
+/* The wrapped call that launched a kernel as op_link.h decided in pass 1, counted by how it was
+ * found; 0 when none was. */
 static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    uint32_t ext = map_get(&s->ext_corr, k->corr_id);
-    if (ext != UINT32_MAX) {
-        p->kernels_by_pair++;
-        return ext;
-    }
-    ext = map_get(&s->order_corr, k->corr_id);
-    if (ext != UINT32_MAX) {
-        p->kernels_by_order++;
-        return ext;
-    }
-    uint64_t id = gt_linker_find(&s->linker, k->queued_ns, k->name_id);
-    if (id) {
-        p->kernels_by_time++;
-        return id;
+    uint32_t call = map_get(&s->link_call, k->corr_id);
+    if (call != UINT32_MAX) {
+        uint32_t how = map_get(&s->link_how, k->corr_id);
+        p->kernels_by_pair += how == GT_LINK_PAIR;
+        p->kernels_by_order += how == GT_LINK_ORDER;
+        p->kernels_by_time += how == GT_LINK_TIME;
+        return call;
     }
     uint32_t agg = map_get(&s->kern_by_name, k->name_id);
     if (agg < p->n_kernels)
@@ -1668,14 +1644,13 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
 
 static void free_pass(pass_state *s)
 {
-    u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->ext_corr,     &s->order_corr,
+    u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->link_call,    &s->link_how,
                       &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
                       &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
                       &s->stack_by_id};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         map_free(maps[i]);
-    gt_linker_free(&s->linker);
-    gt_olink_free(&s->olinker);
+    gt_op_links_free(&s->links);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
         free(s->plans[i].knobs);
@@ -1715,9 +1690,9 @@ static void load_one(gt_proc *p, gt_reader *r)
     s.reader = r;
     s.tids = xrealloc(NULL, MAX_TIDS * sizeof *s.tids);
     s.symtab = gt_symtab_new();
-    gt_olink_init(&s.olinker, 0, order_paired, order_emit, &s);
+    gt_op_links_init(&s.links, p->hdr.flags, link_decided, &s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, &s);
-    gt_olink_finish(&s.olinker); /* the whole file read: every order link is known */
+    gt_op_links_finish(&s.links);
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;
     p->chunk_seq_gaps = st->chunk_seq_gaps;

@@ -39,6 +39,19 @@ assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c
 k=p["kernels"]; assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (5, 0, 3), k' "$DIR/report.json" ||
         fail "cuDNN GPU time by queued time"
     ;;
+foreign)
+    # Pairs of other tools' kinds link nothing, in the converter and the report alike: one arrow
+    # (the pair of ours), drawn with both ends; the report counts one kernel linked by its pair.
+    "$DRIVER" convert -o "$DIR/f.pftrace" "$DIR/foreign.gtrace" 2>"$DIR/err.txt" || fail "exit $?"
+    cat "$DIR/err.txt"
+    grep -q " 1 flows" "$DIR/err.txt" || fail "summary: $(cat "$DIR/err.txt")"
+    python3 "$CHECK" "$PROTO" "$DIR/f.pftrace" >"$DIR/check.txt" || fail "invalid: $(cat "$DIR/check.txt")"
+    grep -q " 1 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    "$DRIVER" report --json "$DIR/foreign.gtrace" >"$DIR/report.json" 2>/dev/null
+    python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
+assert (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"]) == (3, 1, 0, 0), k' \
+        "$DIR/report.json" || fail "report links"
+    ;;
 default_name)
     "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
     [ -s "$DIR/basic.perfetto-trace" ] || fail "basic.perfetto-trace not written"
@@ -117,7 +130,7 @@ assert got == sys.argv[2], (got, sys.argv[2])' "$DIR/$name.json" "$3" || fail "r
     # (PyTorch's own launches), 6,098 of 6,898, by the converter (drawn late, streaming) and the
     # report alike; the _ref trace has a callback pair on every launch as well, and pairs win.
     links_of "$DATA/resnet18_anchors.gtrace" \
-        "6707 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
+        "6708 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
     links_of "$DATA/resnet18_anchors_ref.gtrace" "6708 flows" "6898 6098 0 0"
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
