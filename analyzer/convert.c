@@ -30,6 +30,7 @@
 #include "gtrace_api.h"
 #include "kernel_link.h"
 #include "op_link.h"
+#include "util.h"
 #include "symbolize.h"
 
 /* ------------------------------------------------------------------ sizes and ids */
@@ -323,6 +324,7 @@ typedef struct cv_source {
 typedef struct cv_file {
     int index;
     gt_reader *r;
+    const gt_convert_opts *ctx_opts;
     gt_op_links links; /* which call caused each GPU op (op_link.h): drawn as arrows */
     cv_source src;
     const gt_file_header *hdr;
@@ -363,9 +365,21 @@ typedef struct cv_file {
     /* Call sites: loaded on the first record that has a stack (0 not yet, 1 ready, -1 none). */
     int syms_state;
     gt_symtab *syms;
+    int syms_borrowed; /* the reader-along's (the model's): not ours to free */
     cv_stack_text *stack_texts;
     uint32_t stack_text_cap, stack_text_used;
 } cv_file;
+
+/* What is left of a converted file for its advice, written once every file was read (advice is
+ * decided over the whole run) on the file's process sequence, kept open until then. */
+typedef struct cv_done {
+    int index;
+    char *path;
+    int32_t pid, pid_out;
+    uint64_t proc_uuid, advice_uuid;
+    uint32_t proc_seq;
+    int64_t first_ts;
+} cv_done;
 
 typedef struct cv_ctx {
     const gt_convert_opts *opts;
@@ -377,7 +391,9 @@ typedef struct cv_ctx {
     uint64_t next_uuid;
     int32_t *pids_used;
     size_t n_pids, cap_pids;
-    cv_file *f;     /* the file being converted */
+    cv_file *f;    /* the file being converted */
+    cv_done *done; /* files converted, waiting for their advice */
+    size_t n_done, cap_done;
     int64_t max_ts; /* latest timestamp written for the file being converted */
 } cv_ctx;
 
@@ -1075,6 +1091,14 @@ static int cv_syms_ready(cv_file *f)
     if (f->syms_state)
         return f->syms_state > 0;
     f->syms_state = -1;
+    if (f->ctx_opts->symtab) { /* read already by whoever reads along: no third read */
+        f->syms = f->ctx_opts->symtab(f->ctx_opts->record_ctx, f->index, f->src.path);
+        if (f->syms) {
+            f->syms_borrowed = 1;
+            f->syms_state = 1;
+            return 1;
+        }
+    }
     gt_reader *r = NULL;
     char err[512];
     int rc = f->src.path ? gt_reader_open(f->src.path, &r, err, sizeof err)
@@ -1209,7 +1233,8 @@ static void cv_stack_texts_free(cv_file *f)
     for (uint32_t i = 0; i < f->stack_text_cap; i++)
         free(f->stack_texts[i].text);
     free(f->stack_texts);
-    gt_symtab_free(f->syms);
+    if (!f->syms_borrowed)
+        gt_symtab_free(f->syms);
 }
 
 static const char *cv_op_name(uint32_t op)
@@ -2334,6 +2359,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     memset(&f, 0, sizeof f);
     f.index = index;
     f.r = r;
+    f.ctx_opts = c->opts;
     f.src = src;
     f.hdr = gt_reader_header(r);
     const char *path = gt_reader_path(r);
@@ -2374,6 +2400,8 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     gt_record rec;
     while (gt_reader_next(r, &rec) == 1) {
         c->st->records++;
+        if (c->opts->on_record)
+            c->opts->on_record(c->opts->record_ctx, index, path, &rec);
         cv_on_record(c, &f, &rec);
         if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
             cv_progress(c, path, &rec);
@@ -2384,8 +2412,17 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     cv_close_ranges(c, &f);
     for (int i = 0; i < f.n_devices; i++)
         cv_busy_finish(c, &f, &f.devices[i]);
-    if (c->opts->advice)
-        c->opts->advice(c->opts->advice_ctx, index, path, f.hdr->pid, cv_advice_emit, c);
+    if (c->opts->on_file_end)
+        c->opts->on_file_end(c->opts->record_ctx, index, path, 1);
+    gt_grow((void **)&c->done, &c->cap_done, c->n_done, sizeof *c->done);
+    c->done[c->n_done++] = (cv_done){.index = index,
+                                     .path = gt_xstrdup(path),
+                                     .pid = f.hdr->pid,
+                                     .pid_out = f.pid_out,
+                                     .proc_uuid = f.proc_uuid,
+                                     .advice_uuid = f.advice_uuid,
+                                     .proc_seq = f.proc_seq,
+                                     .first_ts = f.first_ts};
 
     const gt_reader_stats *rs = gt_reader_get_stats(r);
     if (rs->lost_records && !c->opts->quiet)
@@ -2402,7 +2439,6 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     c->st->unknown_records += rs->unknown_kinds;
     c->st->link_ambiguous += f.links.ambiguous;
 
-    c->sink->seq_end(c->sink, f.proc_seq);
     for (size_t i = 0; i < f.n_threads; i++)
         c->sink->seq_end(c->sink, f.threads[i].seq);
     for (int i = 0; i < f.n_devices; i++)
@@ -2415,64 +2451,34 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
 
 /* ------------------------------------------------------------------ inputs */
 
-typedef struct cv_inputs {
-    char **paths;
-    size_t n, cap;
-} cv_inputs;
-
-static int cv_inputs_add(cv_inputs *in, const char *p)
+/* Advice of every file, then the end of their process sequences. */
+static void cv_advice_all(cv_ctx *c)
 {
-    if (in->n == in->cap) {
-        size_t n = in->cap ? in->cap * 2 : 16;
-        char **np = realloc(in->paths, n * sizeof *np);
-        if (!np)
-            return -1;
-        in->paths = np;
-        in->cap = n;
+    for (size_t i = 0; i < c->n_done; i++) {
+        cv_done *d = &c->done[i];
+        cv_file f;
+        memset(&f, 0, sizeof f);
+        f.index = d->index;
+        f.pid_out = d->pid_out;
+        f.proc_uuid = d->proc_uuid;
+        f.advice_uuid = d->advice_uuid;
+        f.proc_seq = d->proc_seq;
+        f.first_ts = d->first_ts;
+        c->f = &f;
+        if (c->opts->advice)
+            c->opts->advice(c->opts->advice_ctx, d->index, d->path, d->pid, cv_advice_emit, c);
+        c->f = NULL;
+        c->sink->seq_end(c->sink, d->proc_seq);
+        free(d->path);
     }
-    in->paths[in->n] = strdup(p);
-    return in->paths[in->n] ? (int)(in->n++, 0) : -1;
-}
-
-static int cv_cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Folders contribute their *.gtrace files, sorted; anything else is taken as a file. */
-static int cv_expand(cv_inputs *in, const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return cv_inputs_add(in, path);
-    DIR *d = opendir(path);
-    if (!d)
-        return cv_inputs_add(in, path);
-    size_t first = in->n;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len > 7 && !strcmp(de->d_name + len - 7, ".gtrace")) {
-            size_t plen = strlen(path) + len + 2;
-            char *full = malloc(plen);
-            if (!full)
-                break;
-            snprintf(full, plen, "%s/%s", path, de->d_name);
-            int rc = cv_inputs_add(in, full);
-            free(full);
-            if (rc)
-                break;
-        }
-    }
-    closedir(d);
-    qsort(in->paths + first, in->n - first, sizeof *in->paths, cv_cmp_str);
-    if (in->n == first)
-        fprintf(stderr, "gputrace convert: %s: no .gtrace files in this folder\n", path);
-    return 0;
+    free(c->done);
+    c->done = NULL;
+    c->n_done = c->cap_done = 0;
 }
 
 static int cv_finish(cv_ctx *c, int opened)
 {
+    cv_advice_all(c);
     if (c->opts->progress)
         fprintf(stderr, "\r\033[K");
     int io = c->sink->finish(c->sink);
@@ -2513,27 +2519,23 @@ int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_co
     cv_ctx c;
     if (cv_begin(&c, out, opts, st) != 0)
         return 2;
-    cv_inputs in = {0};
-    for (int i = 0; i < n_paths; i++)
-        if (cv_expand(&in, paths[i]) != 0)
-            break;
+    size_t n_in = 0;
+    char **in = gt_expand_paths(paths, n_paths, &n_in, "convert");
     int opened = 0;
-    for (size_t i = 0; i < in.n; i++) {
+    for (size_t i = 0; i < n_in; i++) {
         gt_reader *r = NULL;
         char err[512];
-        int rc = gt_reader_open(in.paths[i], &r, err, sizeof err);
+        int rc = gt_reader_open(in[i], &r, err, sizeof err);
         if (rc != GT_OPEN_OK) {
             fprintf(stderr, "gputrace convert: %s\n", err);
             st->not_trace = 1;
             continue;
         }
-        cv_convert_file(&c, r, opened++, (cv_source){.path = in.paths[i]});
+        cv_convert_file(&c, r, opened++, (cv_source){.path = in[i]});
         st->files++;
         gt_reader_close(r);
     }
-    for (size_t i = 0; i < in.n; i++)
-        free(in.paths[i]);
-    free(in.paths);
+    gt_paths_free(in, n_in);
     if (!opened && !c.opts->quiet)
         fprintf(stderr, "gputrace convert: no readable trace among the inputs\n");
     return cv_finish(&c, opened);

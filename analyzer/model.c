@@ -13,6 +13,7 @@
 
 #include "demangle.h"
 #include "op_link.h"
+#include "util.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "symbolize.h"
@@ -294,8 +295,20 @@ typedef struct stack_py {
     uint64_t pc0;
 } stack_py;
 
+/* What the steady-window figures need of one record, logged in pass 2 (the window is known only
+ * after it): kept in file order so that sums come out as a third pass over the file gave them. */
+enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC };
+typedef struct steady_ev {
+    uint64_t t, d;
+    uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
+    uint8_t kind;
+} steady_ev;
+
 typedef struct pass_state {
     gt_reader *reader;
+    steady_ev *sev;
+    size_t n_sev, cap_sev;
+    int nvtx_steps;    /* steps came from an NVTX range (else maybe from a marker kernel) */
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_symtab *symtab;
     u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
@@ -1169,8 +1182,11 @@ static uint32_t kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *
     return id ? map_get(&s->call_by_corr, id) : UINT32_MAX;
 }
 
+static void steady_record(gt_proc *p, pass_state *s, const gt_record *r);
+
 static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 {
+    steady_record(p, s, r);
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
         union {
             gt_api_common c;
@@ -1208,17 +1224,20 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 
 /* ------------------------------------------------------------------ pass 3: steady window */
 
-/* Count a blocking call in the steady window on its call site (sites were made in pass 1). */
-static void steady_site(gt_proc *p, pass_state *s, const gt_api_common *c)
+static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
 {
-    uint32_t i = map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
-    if (i >= p->n_sync_sites)
-        return;
-    p->sync_sites[i].steady_count++;
-    p->sync_sites[i].steady_ns += c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0;
+    grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
+    s->sev[s->n_sev++] = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
 }
 
-static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint64_t lo, uint64_t hi)
+/* The call site of a blocking call (sites were made in pass 1). */
+static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
+{
+    return map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
+}
+
+/* Pass 2 logs what the steady window will count (see steady_count). */
+static void steady_record(gt_proc *p, pass_state *s, const gt_record *r)
 {
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
         union {
@@ -1227,44 +1246,75 @@ static void on_record_pass3(gt_proc *p, pass_state *s, const gt_record *r, uint6
             gt_rec_api_sync sync;
         } u;
         body_copy(&u, sizeof u, r);
-        if (u.c.t_begin_ns < lo || u.c.t_begin_ns >= hi)
-            return;
-        double ms = (double)(u.c.t_end_ns - u.c.t_begin_ns) / 1e6;
-        if (u.c.t_end_ns < u.c.t_begin_ns)
-            ms = 0;
+        uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
         if (r->kind == GT_REC_API_ALLOC) {
-            p->steady_alloc_calls++;
-            p->steady_alloc_ns += (uint64_t)(ms * 1e6);
+            steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_SYNC && sync_blocks(u.sync.sync_kind)) {
-            p->steady_sync_ms_per_step += ms;
-            steady_site(p, s, &u.c);
+            steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
         } else if (r->kind == GT_REC_API_MEMCPY) {
             uint8_t hk = host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
-            p->steady_copy_ms_per_step += ms;
-            if (copy_is_item_like(&u.m, hk)) {
-                p->steady_sync_ms_per_step += ms;
-                steady_site(p, s, &u.c);
-            }
+            steady_log(s, copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns, d,
+                       steady_site(s, &u.c));
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
         body_copy(&k, sizeof k, r);
-        if (k.start_ns < lo || k.start_ns >= hi)
-            return;
-        p->steady_kernels++;
-        if (k.end_ns - k.start_ns < GT_SHORT_KERNEL_NS)
-            p->steady_short_kernels++;
         uint32_t ki = map_get(&s->kern_by_name, k.name_id);
-        if (ki < p->n_kernels && p->kernels[ki].is_nccl && k.end_ns > k.start_ns)
-            p->steady_nccl_ms_per_step += (double)(k.end_ns - k.start_ns) / 1e6;
+        steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
+                   ki < p->n_kernels && p->kernels[ki].is_nccl);
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
         gt_rec_gpu_sync g;
         body_copy(&g, sizeof g, r);
-        if (g.start_ns >= lo && g.start_ns < hi &&
-            (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)) {
-            p->steady_sync_ms_per_step += (double)(g.end_ns - g.start_ns) / 1e6;
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
+            steady_log(s, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
+    }
+}
+
+static void steady_on_site(gt_proc *p, uint32_t site, uint64_t d)
+{
+    if (site >= p->n_sync_sites)
+        return;
+    p->sync_sites[site].steady_count++;
+    p->sync_sites[site].steady_ns += d;
+}
+
+/* The steady window's figures from the log (what a third pass over the file counted). */
+static void steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if (e->t < lo || e->t >= hi)
+            continue;
+        double ms = (double)e->d / 1e6;
+        switch (e->kind) {
+        case SE_ALLOC:
+            p->steady_alloc_calls++;
+            p->steady_alloc_ns += (uint64_t)(ms * 1e6);
+            break;
+        case SE_SYNC:
+            p->steady_sync_ms_per_step += ms;
+            steady_on_site(p, e->site, e->d);
+            break;
+        case SE_COPY:
+        case SE_COPY_ITEM:
+            p->steady_copy_ms_per_step += ms;
+            if (e->kind == SE_COPY_ITEM) {
+                p->steady_sync_ms_per_step += ms;
+                steady_on_site(p, e->site, e->d);
+            }
+            break;
+        case SE_KERNEL:
+            p->steady_kernels++;
+            if (e->d < GT_SHORT_KERNEL_NS)
+                p->steady_short_kernels++;
+            if (e->site && (int64_t)e->d > 0)
+                p->steady_nccl_ms_per_step += ms;
+            break;
+        default: /* SE_CUPTI_SYNC */
+            p->steady_sync_ms_per_step += ms;
             p->steady_cupti_sync_count++;
-            p->steady_cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+            p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
+            break;
         }
     }
 }
@@ -1604,11 +1654,6 @@ static int read_all(gt_reader *r, void (*fn)(gt_proc *, pass_state *, const gt_r
     return 0;
 }
 
-static void pass3_adapter(gt_proc *p, pass_state *s, const gt_record *r)
-{
-    on_record_pass3(p, s, r, p->steady_start_ns, p->steady_end_ns);
-}
-
 static void resolve_stacks(gt_proc *p, pass_state *s)
 {
     p->stacks = xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
@@ -1666,6 +1711,7 @@ static void free_pass(pass_state *s)
     free(s->ranges_open);
     free(s->stacks);
     free(s->marker_t);
+    free(s->sev);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }
@@ -1683,16 +1729,19 @@ static void copies_finish(gt_proc *p, pass_state *s)
         }
 }
 
-static void load_one(gt_proc *p, gt_reader *r)
+/* Pass 1 and what it decides (kernel names, stacks, busy intervals and gaps, NVTX steps or the
+ * kernel that marks steps); the pass state stays in p->priv for pass 2. */
+static void load_pass1(gt_proc *p, gt_reader *r)
 {
-    pass_state s;
-    memset(&s, 0, sizeof s);
-    s.reader = r;
-    s.tids = xrealloc(NULL, MAX_TIDS * sizeof *s.tids);
-    s.symtab = gt_symtab_new();
-    gt_op_links_init(&s.links, p->hdr.flags, link_decided, &s); /* out of memory: no links */
-    read_all(r, on_record_pass1, p, &s);
-    gt_op_links_finish(&s.links);
+    pass_state *s = xrealloc(NULL, sizeof *s);
+    memset(s, 0, sizeof *s);
+    p->priv = s;
+    s->reader = r;
+    s->tids = xrealloc(NULL, MAX_TIDS * sizeof *s->tids);
+    s->symtab = gt_symtab_new();
+    gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
+    read_all(r, on_record_pass1, p, s);
+    gt_op_links_finish(&s->links);
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;
     p->chunk_seq_gaps = st->chunk_seq_gaps;
@@ -1701,39 +1750,51 @@ static void load_one(gt_proc *p, gt_reader *r)
     p->records = st->records;
     p->damaged = st->chunks_damaged || st->chunk_seq_gaps || st->truncated;
 
-    resolve_kernel_names(p, &s);
-    resolve_stacks(p, &s);
-    busy_and_gaps(p, &s);
-    copies_finish(p, &s);
-    if (!p->sync_count && s.cupti_sync_count) { /* no wrapper saw syncs (static cudart, JAX) */
+    resolve_kernel_names(p, s);
+    resolve_stacks(p, s);
+    busy_and_gaps(p, s);
+    copies_finish(p, s);
+    if (!p->sync_count && s->cupti_sync_count) { /* no wrapper saw syncs (static cudart, JAX) */
         p->syncs_from_cupti = 1;
-        p->sync_count = s.cupti_sync_count;
-        p->sync_total_ns = s.cupti_sync_ns;
+        p->sync_count = s->cupti_sync_count;
+        p->sync_total_ns = s->cupti_sync_ns;
     }
-    int nvtx_steps = steps_from_nvtx(p, &s);
-    if (!nvtx_steps)
-        choose_step_marker(p, &s);
+    s->nvtx_steps = steps_from_nvtx(p, s);
+    if (!s->nvtx_steps)
+        choose_step_marker(p, s);
+}
 
-    if (gt_reader_rewind(r) == 0)
-        read_all(r, on_record_pass2, p, &s);
-    if (!nvtx_steps && s.n_marker >= 3)
-        qsort(s.marker_t, s.n_marker, sizeof *s.marker_t, cmp_u64);
+void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
+{
+    if (p->priv)
+        on_record_pass2(p, p->priv, r);
+}
+
+/* After pass 2: steps from the marker kernel, cuDNN ops, the steady window. complete: pass 2
+ * read the whole file (else the steady window's figures stay 0, as when a rewind failed). */
+static void load_finish(gt_proc *p, int complete)
+{
+    pass_state *s = p->priv;
+    if (!s)
+        return;
+    if (!s->nvtx_steps && s->n_marker >= 3)
+        qsort(s->marker_t, s->n_marker, sizeof *s->marker_t, cmp_u64);
     /* A kernel pattern marks training steps only when the steps span most of the GPU's active
      * time; a pattern inside one of several loops (one conv layer's iterations, autotuning trials)
      * is not the program's step. */
-    if (!nvtx_steps && s.n_marker >= 3 &&
-        (double)(s.marker_t[s.n_marker - 1] - s.marker_t[0]) <
+    if (!s->nvtx_steps && s->n_marker >= 3 &&
+        (double)(s->marker_t[s->n_marker - 1] - s->marker_t[0]) <
             GT_STEP_MIN_COVER * (double)(p->gpu_last_ns - p->gpu_first_ns))
-        s.n_marker = 0;
-    if (!nvtx_steps && s.n_marker >= 3) {
-        p->n_steps = s.n_marker - 1;
+        s->n_marker = 0;
+    if (!s->nvtx_steps && s->n_marker >= 3) {
+        p->n_steps = s->n_marker - 1;
         p->steps = xrealloc(NULL, p->n_steps * sizeof *p->steps);
         for (size_t i = 0; i < p->n_steps; i++)
-            p->steps[i] = (gt_step){s.marker_t[i], s.marker_t[i + 1]};
-    } else if (!nvtx_steps) {
+            p->steps[i] = (gt_step){s->marker_t[i], s->marker_t[i + 1]};
+    } else if (!s->nvtx_steps) {
         p->step_source[0] = 0;
     }
-    build_cudnn_ops(p, &s);
+    build_cudnn_ops(p, s);
     if (!p->cudnn_calls_seen)
         build_inferred_ops(p);
     analyse_steps(p);
@@ -1748,62 +1809,21 @@ static void load_one(gt_proc *p, gt_reader *r)
         p->steady_end_ns = hi;
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
-    gap_totals(p, &s, lo, hi);
-    if (hi > lo && gt_reader_rewind(r) == 0)
-        read_all(r, pass3_adapter, p, &s);
+    gap_totals(p, s, lo, hi);
+    if (hi > lo && complete)
+        steady_count(p, s, lo, hi);
     double steps = p->steady_steps;
     p->steady_nccl_ms_per_step /= steps;
     p->steady_sync_ms_per_step /= steps;
     p->steady_copy_ms_per_step /= steps;
     p->steady_alloc_per_step = (double)p->steady_alloc_calls / steps;
-    free_pass(&s);
+    free_pass(s);
+    free(s);
+    p->priv = NULL;
 }
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Expand folders into their *.gtrace files (sorted); other paths are kept as given. */
-static char **expand_paths(const char *const *paths, int n, size_t *out_n)
-{
-    char **list = NULL;
-    size_t cnt = 0, cap = 0;
-    for (int i = 0; i < n; i++) {
-        if (!is_dir(paths[i])) {
-            grow((void **)&list, &cap, cnt, sizeof *list);
-            list[cnt++] = xstrdup(paths[i]);
-            continue;
-        }
-        DIR *d = opendir(paths[i]);
-        if (!d)
-            continue;
-        size_t first = cnt;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t len = strlen(e->d_name);
-            if (len < 7 || strcmp(e->d_name + len - 7, ".gtrace"))
-                continue;
-            size_t plen = strlen(paths[i]) + len + 2;
-            char *full = xrealloc(NULL, plen);
-            snprintf(full, plen, "%s/%s", paths[i], e->d_name);
-            grow((void **)&list, &cap, cnt, sizeof *list);
-            list[cnt++] = full;
-        }
-        closedir(d);
-        qsort(list + first, cnt - first, sizeof *list, cmp_str);
-    }
-    *out_n = cnt;
-    return list;
-}
-
-static void proc_open_and_load(gt_proc *p, const char *path)
+/* Open a file and read its pass 1; returns the reader (NULL when it is no readable trace). */
+static gt_reader *proc_open(gt_proc *p, const char *path)
 {
     gt_reader *r = NULL;
     p->path = xstrdup(path);
@@ -1811,7 +1831,7 @@ static void proc_open_and_load(gt_proc *p, const char *path)
     if (p->open_status != GT_OPEN_OK) {
         if (!p->open_error[0])
             snprintf(p->open_error, sizeof p->open_error, "%s: cannot read", path);
-        return;
+        return NULL;
     }
     p->hdr = *gt_reader_header(r);
     p->hdr.host[sizeof p->hdr.host - 1] = 0;
@@ -1820,50 +1840,88 @@ static void proc_open_and_load(gt_proc *p, const char *path)
     p->exe = xstrdup(gt_reader_exe(r));
     p->cmdline = xstrdup(gt_reader_cmdline(r));
     p->host = xstrdup(p->hdr.host);
-    load_one(p, r);
-    gt_reader_close(r);
+    load_pass1(p, r);
+    return r;
+}
+
+static void run_note(gt_run *run, gt_proc *p, int verbose)
+{
+    if (p->open_status != GT_OPEN_OK) {
+        run->any_not_trace = 1;
+        if (verbose)
+            fprintf(stderr, "gputrace: %s\n", p->open_error);
+        return;
+    }
+    if (p->damaged) {
+        run->any_damaged = 1;
+        if (verbose)
+            fprintf(stderr,
+                    "gputrace: %s is damaged (%llu bad chunks, %llu missing, %s); reporting "
+                    "what could be read\n",
+                    p->path, (unsigned long long)p->chunks_damaged,
+                    (unsigned long long)p->chunk_seq_gaps,
+                    p->truncated ? "truncated" : "not truncated");
+    }
+}
+
+/* pass2: 1 = read pass 2 here (a second read of each file); 0 = the caller feeds it. */
+static int run_load(gt_run *run, const char *const *paths, int n, int verbose, int pass2)
+{
+    memset(run, 0, sizeof *run);
+    size_t cnt = 0;
+    char **list = gt_expand_paths(paths, n, &cnt, verbose ? "" : NULL);
+    run->procs = gt_xcalloc(cnt + 1, sizeof *run->procs);
+    int ok = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        gt_proc *p = &run->procs[run->n++];
+        gt_reader *r = proc_open(p, list[i]);
+        if (r) {
+            ((pass_state *)p->priv)->reader = NULL; /* pass 2 reads no strings */
+            if (pass2) {
+                int rewound = gt_reader_rewind(r) == 0;
+                if (rewound)
+                    read_all(r, on_record_pass2, p, p->priv);
+                load_finish(p, rewound);
+            }
+            gt_reader_close(r);
+            ok++;
+        }
+        run_note(run, p, verbose);
+    }
+    gt_paths_free(list, cnt);
+    if (!cnt && verbose)
+        fprintf(stderr, "gputrace: no .gtrace files found\n");
+    return ok ? 0 : -1;
 }
 
 int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose)
 {
-    memset(run, 0, sizeof *run);
-    size_t cnt = 0;
-    char **list = expand_paths(paths, n, &cnt);
-    run->procs = xrealloc(NULL, (cnt + 1) * sizeof *run->procs);
-    memset(run->procs, 0, (cnt + 1) * sizeof *run->procs);
-    int ok = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        gt_proc *p = &run->procs[run->n++];
-        proc_open_and_load(p, list[i]);
-        free(list[i]);
-        if (p->open_status != GT_OPEN_OK) {
-            run->any_not_trace = 1;
-            if (verbose)
-                fprintf(stderr, "gputrace: %s\n", p->open_error);
-            continue;
-        }
-        ok++;
-        if (p->damaged) {
-            run->any_damaged = 1;
-            if (verbose)
-                fprintf(stderr,
-                        "gputrace: %s is damaged (%llu bad chunks, %llu missing, %s); reporting "
-                        "what could be read\n",
-                        p->path, (unsigned long long)p->chunks_damaged,
-                        (unsigned long long)p->chunk_seq_gaps,
-                        p->truncated ? "truncated" : "not truncated");
-        }
-    }
-    free(list);
-    if (!cnt && verbose)
-        fprintf(stderr, "gputrace: no .gtrace files found\n");
-    return ok ? 0 : -1;
+    return run_load(run, paths, n, verbose, 1);
+}
+
+int gt_run_open(gt_run *run, const char *const *paths, int n, int verbose)
+{
+    return run_load(run, paths, n, verbose, 0);
+}
+
+struct gt_symtab *gt_proc_symtab(gt_proc *p)
+{
+    return p->priv ? ((pass_state *)p->priv)->symtab : NULL;
+}
+
+void gt_proc_finish(gt_proc *p, int pass2_complete)
+{
+    load_finish(p, pass2_complete);
 }
 
 void gt_run_free(gt_run *run)
 {
     for (size_t i = 0; i < run->n; i++) {
         gt_proc *p = &run->procs[i];
+        if (p->priv) { /* opened, never finished */
+            free_pass(p->priv);
+            free(p->priv);
+        }
         free(p->path);
         free(p->exe);
         free(p->cmdline);

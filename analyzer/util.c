@@ -165,8 +165,9 @@ char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const cha
         closedir(d);
         if (cnt > first) /* (never qsort an empty, possibly NULL, list: UBSan) */
             qsort(list + first, cnt - first, sizeof *list, cmp_str);
-        else
-            fprintf(stderr, "gputrace %s: %s: no .gtrace files in this folder\n", who, paths[i]);
+        else if (who)
+            fprintf(stderr, "gputrace%s%s: %s: no .gtrace files in this folder\n", *who ? " " : "",
+                    who, paths[i]);
     }
     *out_n = cnt;
     return list;

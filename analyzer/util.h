@@ -38,8 +38,9 @@ void gt_map_free(gt_u64map *m);
 /* Copy a record body into a struct: short (older) bodies leave the later fields zero. */
 void gt_body_copy(void *dst, size_t dst_size, const gt_record *r);
 
-/* Folders become their *.gtrace files (sorted; a message names a folder without any), anything
- * else is kept as given. Returns the list (free with gt_paths_free) and its length in *out_n. */
+/* Folders become their *.gtrace files (sorted; unless who is NULL a message, "gputrace WHO: ...",
+ * names a folder without any), anything else is kept as given. Returns the list (free with
+ * gt_paths_free) and its length in *out_n. */
 char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const char *who);
 void gt_paths_free(char **list, size_t n);
 

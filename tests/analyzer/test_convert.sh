@@ -133,6 +133,16 @@ assert got == sys.argv[2], (got, sys.argv[2])' "$DIR/$name.json" "$3" || fail "r
         "6708 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
     links_of "$DATA/resnet18_anchors_ref.gtrace" "6708 flows" "6898 6098 0 0"
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
+    # convert with advice reads each file twice: the model's first pass, then the conversion with
+    # the model's second pass reading along (and its call-site table borrowed).
+    if command -v strace >/dev/null 2>&1; then
+        f=$DATA/train_item_every_step.gtrace
+        strace -f -e trace=open,openat -o "$DIR/strace.txt" "$DRIVER" convert -q -o "$DIR/s.pftrace" "$f" ||
+            fail "convert under strace"
+        opens=$(grep -c "train_item_every_step.gtrace\"" "$DIR/strace.txt")
+        [ "$opens" -le 2 ] || fail "convert opened $f $opens times (at most twice)"
+        echo "convert opened the trace $opens times"
+    fi
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.
     f=$DATA/train_item_every_step.gtrace

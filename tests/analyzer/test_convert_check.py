@@ -348,7 +348,10 @@ def check_basic(tracks, events, slices, linked):
     expect('Memcpy HtoD (pageable)' in snames, 'pageable copy on the GPU track')
     stall = [s for s in slices if s[3] == 'cudaStreamSynchronize (stall)']
     expect(stall and 'sync' in stall[0][4], 'a sync stall slice in category sync')
-    expect(stall and stall[0][6].get('terminating_flow_ids'), 'the stall ends a flow')
+    waited = [e for e in events if e[6] == 'TYPE_INSTANT' and e[3] == 'waited for' and
+              e[2].get('terminating_flow_ids')]
+    expect(stall and waited and stall[0][1] <= waited[0][1] <= stall[0][2],
+           'the stall ends a flow (at a "waited for" instant inside it)')
     sargs = args_of(stall[0]) if stall else {}
     expect(one(sargs.get('call_site', {}), 'string_value') == 'train.py:57 in main',
            'the stall names its call site train.py:57 (the user frame, not torch\'s item)')
