@@ -2,6 +2,7 @@
  * signatures (their records), memory kinds, kernel names. */
 #include "convert_internal.h"
 
+#include "cudnn_names.h"
 #include "demangle.h"
 
 /* Hot-path text without snprintf (its format parsing was a tenth of the conversion time). */
@@ -102,38 +103,6 @@ const char *cv_kernel_name(cv_file *f, uint32_t id)
     return d;
 }
 
-static const char *cv_op_name(uint32_t op)
-{
-    static const char *const names[] = {
-        "unknown",       "conv_fwd", "conv_bwd_data", "conv_bwd_filter",
-        "conv_bias_act", "matmul",   "other"};
-    return op < sizeof names / sizeof names[0] ? names[op] : "unknown";
-}
-
-static void cv_notes_text(uint64_t notes, char *buf, size_t cap)
-{
-    static const char *const names[] = {"tensor_core",
-                                        "down_convert_inputs",
-                                        "reduced_precision_reduction",
-                                        "fft",
-                                        "nondeterministic",
-                                        "winograd",
-                                        "winograd_4x4",
-                                        "winograd_6x6",
-                                        "winograd_13x13",
-                                        "strict_nan_prop"};
-    size_t n = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (!(notes & (1ull << i)))
-            continue;
-        int w = snprintf(buf + n, cap - n, "%s%s", n ? "," : "", names[i]);
-        if (w < 0 || (size_t)w >= cap - n)
-            break;
-        n += (size_t)w;
-    }
-}
-
 void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
 {
     cv_plan_slot *plan = cv_plan_find(f, r->plan_id);
@@ -141,13 +110,13 @@ void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
     cv_sig_slot *sig = cv_sig_find(f, sig_id);
     uint32_t op = plan ? plan->op_kind : sig ? sig->op_kind : 0;
     if (plan || sig)
-        arg_s(x, AN_CUDNN_OP, cv_op_name(op));
+        arg_s(x, AN_CUDNN_OP, gt_cudnn_op_name((int)op));
     if (plan && plan->engine >= 0)
         arg_i(x, AN_ENGINE, plan->engine);
     if (r->algo >= 0 && (r->sig_id || !plan))
         arg_i(x, AN_ALGORITHM, r->algo);
     if (plan && plan->numerical_notes) {
-        cv_notes_text(plan->numerical_notes, x->buf[0], sizeof x->buf[0]);
+        gt_cudnn_notes_text(plan->numerical_notes, 0, x->buf[0], sizeof x->buf[0]);
         arg_s(x, AN_NOTES, x->buf[0]);
     }
     if (sig)

@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "cudnn_json.h"
+#include "cudnn_names.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -25,105 +26,6 @@
 
 /* ------------------------------------------------------------------ small utilities */
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "gputrace: out of memory\n");
-        exit(1);
-    }
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s ? s : "");
-    char *d = xrealloc(NULL, n + 1);
-    memcpy(d, s ? s : "", n + 1);
-    return d;
-}
-
-/* Grow *arr (element size es) so that index n fits. */
-static void grow(void **arr, size_t *cap, size_t n, size_t es)
-{
-    if (n < *cap)
-        return;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc <= n)
-        nc *= 2;
-    *arr = xrealloc(*arr, nc * es);
-    memset((char *)*arr + *cap * es, 0, (nc - *cap) * es);
-    *cap = nc;
-}
-
-/* Open-addressing map from u64 to u32 (UINT32_MAX = absent). */
-typedef struct u64map {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;
-} u64map;
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-static uint32_t map_get(const u64map *m, uint64_t key)
-{
-    if (!m->cap)
-        return UINT32_MAX;
-    size_t i = mix64(key) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == key)
-            return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return UINT32_MAX;
-}
-
-static void map_put(u64map *m, uint64_t key, uint32_t val);
-
-static void map_rehash(u64map *m, size_t ncap)
-{
-    u64map nm = {xrealloc(NULL, ncap * sizeof(uint64_t)), xrealloc(NULL, ncap * sizeof(uint32_t)),
-                 ncap, 0};
-    memset(nm.vals, 0xff, ncap * sizeof(uint32_t));
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i] != UINT32_MAX)
-            map_put(&nm, m->keys[i], m->vals[i]);
-    free(m->keys);
-    free(m->vals);
-    *m = nm;
-}
-
-static void map_put(u64map *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap)
-        map_rehash(m, m->cap ? m->cap * 2 : 64);
-    size_t i = mix64(key) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
-            return;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-}
-
-static void map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 static int contains_ci(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
@@ -131,13 +33,6 @@ static int contains_ci(const char *hay, const char *needle)
         if (!strncasecmp(hay, needle, n))
             return 1;
     return 0;
-}
-
-/* Copy a record body into a zeroed struct: older files may have shorter bodies. */
-static void body_copy(void *dst, size_t dst_size, const gt_record *r)
-{
-    memset(dst, 0, dst_size);
-    memcpy(dst, r->body, r->body_size < dst_size ? r->body_size : dst_size);
 }
 
 /* ------------------------------------------------------------------ names */
@@ -189,36 +84,6 @@ int gt_kernel_family_of(const char *name)
     return GT_KF_NONE;
 }
 
-const char *gt_cudnn_op_name(int op_kind)
-{
-    switch (op_kind) {
-    case GT_CUDNN_OP_CONV_FWD:
-        return "conv_fwd";
-    case GT_CUDNN_OP_CONV_BWD_DATA:
-        return "conv_bwd_data";
-    case GT_CUDNN_OP_CONV_BWD_FILTER:
-        return "conv_bwd_filter";
-    case GT_CUDNN_OP_CONV_BIAS_ACT:
-        return "conv_bias_act";
-    case GT_CUDNN_OP_MATMUL:
-        return "matmul";
-    case GT_CUDNN_OP_OTHER:
-        return "other";
-    default:
-        return "op";
-    }
-}
-
-const char *gt_cudnn_dtype_name(int dtype)
-{
-    static const char *const names[] = {"float",  "double", "half",     "int8",    "int32",
-                                        "int8x4", "uint8",  "uint8x4",  "int8x32", "bfloat16",
-                                        "int64",  "bool",   "fp8_e4m3", "fp8_e5m2"};
-    if (dtype >= 0 && dtype < (int)(sizeof names / sizeof names[0]))
-        return names[dtype];
-    return "?";
-}
-
 static const char *legacy_algo_name(int op_kind, int algo)
 {
     static const char *const fwd[] = {
@@ -237,21 +102,6 @@ static const char *legacy_algo_name(int op_kind, int algo)
     if (op_kind == GT_CUDNN_OP_CONV_BWD_FILTER && algo < 7)
         return bwd_filter[algo];
     return "?";
-}
-
-static void notes_text(uint64_t notes, char *out, size_t cap)
-{
-    static const char *const names[] = {
-        "tensor cores", "down-convert inputs", "reduced-precision reduction",
-        "FFT",          "nondeterministic",    "Winograd",
-        "Winograd 4x4", "Winograd 6x6",        "Winograd 13x13",
-        "strict NaN"};
-    out[0] = 0;
-    size_t used = 0;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (notes & (1ull << i))
-            used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
-                                     used ? ", " : "", names[i]);
 }
 
 /* ------------------------------------------------------------------ pass state */
@@ -311,7 +161,7 @@ typedef struct pass_state {
     int nvtx_steps;    /* steps came from an NVTX range (else maybe from a marker kernel) */
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_symtab *symtab;
-    u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
+    gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
         sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
     raw_cudnn *raw;
     size_t n_raw, cap_raw;
@@ -397,7 +247,7 @@ static void iv_add(pass_state *s, uint64_t a, uint64_t b)
             iv_merge(s, s->merge_gap);
         }
     }
-    grow((void **)&s->iv, &s->cap_iv, s->n_iv, sizeof s->iv[0]);
+    gt_grow((void **)&s->iv, &s->cap_iv, s->n_iv, sizeof s->iv[0]);
     s->iv[s->n_iv][0] = a;
     s->iv[s->n_iv][1] = b;
     s->n_iv++;
@@ -408,13 +258,14 @@ static void iv_add(pass_state *s, uint64_t a, uint64_t b)
 static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
 {
     uint64_t key = ((uint64_t)func << 32) | stack_id;
-    uint32_t i = map_get(&s->site_by_key, key);
+    uint32_t i = gt_map_get(&s->site_by_key, key);
     if (i == UINT32_MAX) {
-        grow((void **)&p->sync_sites, &p->cap_sync_sites, p->n_sync_sites, sizeof *p->sync_sites);
+        gt_grow((void **)&p->sync_sites, &p->cap_sync_sites, p->n_sync_sites,
+                sizeof *p->sync_sites);
         i = (uint32_t)p->n_sync_sites++;
         p->sync_sites[i].func = func;
         p->sync_sites[i].stack_id = stack_id;
-        map_put(&s->site_by_key, key, i);
+        gt_map_put(&s->site_by_key, key, i);
     }
     return &p->sync_sites[i];
 }
@@ -481,13 +332,13 @@ static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m,
 static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
 {
     uint32_t autotune = c->cudnn_flags & GT_CUDNN_AUTOTUNE;
-    uint64_t key = mix64(((uint64_t)c->c.func << 48) ^ ((uint64_t)c->plan_id << 24) ^
-                         ((uint64_t)c->sig_id) ^ ((uint64_t)(uint32_t)c->algo << 40) ^
-                         ((uint64_t)(uint32_t)c->math_type << 56) ^ ((uint64_t)autotune << 63));
-    uint32_t i = map_get(&s->raw_by_key, key);
+    uint64_t key = gt_mix64(((uint64_t)c->c.func << 48) ^ ((uint64_t)c->plan_id << 24) ^
+                            ((uint64_t)c->sig_id) ^ ((uint64_t)(uint32_t)c->algo << 40) ^
+                            ((uint64_t)(uint32_t)c->math_type << 56) ^ ((uint64_t)autotune << 63));
+    uint32_t i = gt_map_get(&s->raw_by_key, key);
     if (i != UINT32_MAX)
         return i;
-    grow((void **)&s->raw, &s->cap_raw, s->n_raw, sizeof *s->raw);
+    gt_grow((void **)&s->raw, &s->cap_raw, s->n_raw, sizeof *s->raw);
     i = (uint32_t)s->n_raw++;
     raw_cudnn *r = &s->raw[i];
     r->func = c->c.func;
@@ -497,7 +348,7 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
     r->math_type = c->math_type;
     r->flags = c->cudnn_flags;
     r->stack_id = c->c.stack_id;
-    map_put(&s->raw_by_key, key, i);
+    gt_map_put(&s->raw_by_key, key, i);
     return i;
 }
 
@@ -512,18 +363,18 @@ static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, u
     s->raw[i].count++;
     s->raw[i].api_ns += d;
     s->raw[i].flags |= c->cudnn_flags & GT_CUDNN_HEURISTIC;
-    map_put(&s->call_by_corr, c->c.corr_id, i); /* GPU time joins through external correlation */
+    gt_map_put(&s->call_by_corr, c->c.corr_id, i); /* GPU time joins through external correlation */
 }
 
 static void on_api_cublas(gt_proc *p, pass_state *s, const gt_rec_api_cublas *c, uint64_t d)
 {
-    uint64_t key =
-        mix64((uint64_t)c->c.func ^ mix64((uint64_t)c->m) ^ mix64((uint64_t)c->n << 1) ^
-              mix64((uint64_t)c->k << 2) ^ mix64((uint64_t)c->batch << 3) ^
-              ((uint64_t)(uint32_t)c->atype << 40) ^ ((uint64_t)(uint32_t)c->compute_type << 48));
-    uint32_t i = map_get(&s->gemm_by_key, key);
+    uint64_t key = gt_mix64(
+        (uint64_t)c->c.func ^ gt_mix64((uint64_t)c->m) ^ gt_mix64((uint64_t)c->n << 1) ^
+        gt_mix64((uint64_t)c->k << 2) ^ gt_mix64((uint64_t)c->batch << 3) ^
+        ((uint64_t)(uint32_t)c->atype << 40) ^ ((uint64_t)(uint32_t)c->compute_type << 48));
+    uint32_t i = gt_map_get(&s->gemm_by_key, key);
     if (i == UINT32_MAX) {
-        grow((void **)&p->gemms, &s->cap_gemms, p->n_gemms, sizeof *p->gemms);
+        gt_grow((void **)&p->gemms, &s->cap_gemms, p->n_gemms, sizeof *p->gemms);
         i = (uint32_t)p->n_gemms++;
         gt_gemm_agg *g = &p->gemms[i];
         g->func = c->c.func;
@@ -533,11 +384,11 @@ static void on_api_cublas(gt_proc *p, pass_state *s, const gt_rec_api_cublas *c,
         g->batch = c->batch;
         g->atype = c->atype;
         g->compute_type = c->compute_type;
-        map_put(&s->gemm_by_key, key, i);
+        gt_map_put(&s->gemm_by_key, key, i);
     }
     p->gemms[i].count++;
     p->gemms[i].api_ns += d;
-    map_put(&s->call_by_corr, c->c.corr_id, i | 0x80000000u); /* top bit: a GEMM, not cuDNN */
+    gt_map_put(&s->call_by_corr, c->c.corr_id, i | 0x80000000u); /* top bit: a GEMM, not cuDNN */
 }
 
 static tid_stack *tid_for(pass_state *s, uint32_t tid);
@@ -553,7 +404,7 @@ static void on_api(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_api_cublas cublas;
         gt_rec_api_launch launch;
     } u;
-    body_copy(&u, sizeof u, r);
+    gt_body_copy(&u, sizeof u, r);
     const gt_api_common *c = &u.c;
     uint64_t d = c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0;
     p->cpu_api_records++;
@@ -635,12 +486,12 @@ static void on_api(gt_proc *p, pass_state *s, const gt_record *r)
 static void on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
     uint64_t d = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
-    uint32_t i = map_get(&s->kern_by_name, k->name_id);
+    uint32_t i = gt_map_get(&s->kern_by_name, k->name_id);
     if (i == UINT32_MAX) {
-        grow((void **)&p->kernels, &p->cap_kernels, p->n_kernels, sizeof *p->kernels);
+        gt_grow((void **)&p->kernels, &p->cap_kernels, p->n_kernels, sizeof *p->kernels);
         i = (uint32_t)p->n_kernels++;
         p->kernels[i].first_ns = k->start_ns;
-        map_put(&s->kern_by_name, k->name_id, i);
+        gt_map_put(&s->kern_by_name, k->name_id, i);
         /* name_id kept in the mangled pointer slot until strings are resolved */
         p->kernels[i].mangled = (char *)(uintptr_t)k->name_id;
     }
@@ -703,19 +554,19 @@ static void nvtx_complete(pass_state *s, uint32_t name_id, uint32_t depth, uint6
 {
     if (!name_id || s->nvtx_total >= NVTX_RANGES_MAX || b < a)
         return;
-    uint32_t i = map_get(&s->nvtx_by_name, name_id);
+    uint32_t i = gt_map_get(&s->nvtx_by_name, name_id);
     if (i == UINT32_MAX) {
         size_t cap = s->cap_names;
-        grow((void **)&s->names, &cap, s->n_names, sizeof *s->names);
+        gt_grow((void **)&s->names, &cap, s->n_names, sizeof *s->names);
         s->cap_names = cap;
         i = (uint32_t)s->n_names++;
         s->names[i].name_id = name_id;
-        map_put(&s->nvtx_by_name, name_id, i);
+        gt_map_put(&s->nvtx_by_name, name_id, i);
     }
     nvtx_name *n = &s->names[i];
     if (depth == 0)
         n->top_level = 1;
-    grow((void **)&n->ranges, &n->cap, n->n, sizeof *n->ranges);
+    gt_grow((void **)&n->ranges, &n->cap, n->n, sizeof *n->ranges);
     n->ranges[n->n].start_ns = a;
     n->ranges[n->n].end_ns = b;
     n->n++;
@@ -741,14 +592,14 @@ static void on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t ti
         }
         break;
     case GT_NVTX_RANGE_START: {
-        grow((void **)&s->ranges_open, &s->cap_ranges_open, s->n_ranges_open,
-             sizeof *s->ranges_open);
+        gt_grow((void **)&s->ranges_open, &s->cap_ranges_open, s->n_ranges_open,
+                sizeof *s->ranges_open);
         s->ranges_open[s->n_ranges_open] = (nvtx_open){v->name_id, 0, v->t_ns};
-        map_put(&s->range_open, v->range_id, (uint32_t)s->n_ranges_open++);
+        gt_map_put(&s->range_open, v->range_id, (uint32_t)s->n_ranges_open++);
         break;
     }
     case GT_NVTX_RANGE_END: {
-        uint32_t i = map_get(&s->range_open, v->range_id);
+        uint32_t i = gt_map_get(&s->range_open, v->range_id);
         if (i != UINT32_MAX)
             nvtx_complete(s, s->ranges_open[i].name_id, 0, s->ranges_open[i].t, v->t_ns);
         break;
@@ -764,9 +615,9 @@ static void on_stack(pass_state *s, const gt_record *r)
         return;
     const gt_rec_stack *st = r->body;
     size_t need = sizeof *st + (size_t)st->depth * 8 + (size_t)st->py_depth * 16;
-    if (need > r->body_size || map_get(&s->stack_by_id, st->stack_id) != UINT32_MAX)
+    if (need > r->body_size || gt_map_get(&s->stack_by_id, st->stack_id) != UINT32_MAX)
         return;
-    grow((void **)&s->stacks, &s->cap_stacks, s->n_stacks, sizeof *s->stacks);
+    gt_grow((void **)&s->stacks, &s->cap_stacks, s->n_stacks, sizeof *s->stacks);
     stack_py *sp = &s->stacks[s->n_stacks];
     memset(sp, 0, sizeof *sp);
     sp->stack_id = st->stack_id;
@@ -797,7 +648,7 @@ static void on_stack(pass_state *s, const gt_record *r)
             break;
         }
     }
-    map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
+    gt_map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
 }
 
 /* Backend plans carry their JSON after the knobs text; the recorder leaves sig_id 0, so the shape
@@ -813,18 +664,18 @@ static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
     gt_cudnn_plan_desc d;
     if (gt_cudnn_plan_decode(json, pl->json_len, &d, NULL, 0) != 0)
         return;
-    pi->knobs = d.knobs[0] ? xstrdup(d.knobs) : NULL;
+    pi->knobs = d.knobs[0] ? gt_xstrdup(d.knobs) : NULL;
     if (pl->sig_id)
         return;
     if (!d.is_conv) {
-        pi->label = d.label[0] ? xstrdup(d.label) : NULL;
+        pi->label = d.label[0] ? gt_xstrdup(d.label) : NULL;
         return;
     }
     d.sig.sig_id = 0x80000000u | pl->plan_id;
-    if (map_get(&s->sig_by_id, d.sig.sig_id) == UINT32_MAX) {
-        grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+    if (gt_map_get(&s->sig_by_id, d.sig.sig_id) == UINT32_MAX) {
+        gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
         s->sigs[s->n_sigs] = d.sig;
-        map_put(&s->sig_by_id, d.sig.sig_id, (uint32_t)s->n_sigs++);
+        gt_map_put(&s->sig_by_id, d.sig.sig_id, (uint32_t)s->n_sigs++);
     }
     pi->rec.sig_id = d.sig.sig_id;
     if (pi->rec.op_kind == GT_CUDNN_OP_UNKNOWN)
@@ -835,8 +686,8 @@ static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
 static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     pass_state *s = ctx;
-    map_put(&s->link_call, corr, (uint32_t)call);
-    map_put(&s->link_how, corr, (uint32_t)how);
+    gt_map_put(&s->link_call, corr, (uint32_t)call);
+    gt_map_put(&s->link_how, corr, (uint32_t)how);
 }
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
@@ -845,13 +696,13 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;
-        body_copy(&l, sizeof l, r);
+        gt_body_copy(&l, sizeof l, r);
         p->records_lost += l.count;
         break;
     }
     case GT_REC_CUPTI_STATS: {
         gt_rec_cupti_stats cs;
-        body_copy(&cs, sizeof cs, r);
+        gt_body_copy(&cs, sizeof cs, r);
         if (cs.dropped_records > p->cupti_dropped)
             p->cupti_dropped = cs.dropped_records;
         if (cs.overhead_ns > p->cupti_overhead_ns)
@@ -870,33 +721,33 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         break;
     case GT_REC_CUDNN_PLAN: {
         gt_rec_cudnn_plan pl;
-        body_copy(&pl, sizeof pl, r);
-        if (map_get(&s->plan_by_id, pl.plan_id) != UINT32_MAX)
+        gt_body_copy(&pl, sizeof pl, r);
+        if (gt_map_get(&s->plan_by_id, pl.plan_id) != UINT32_MAX)
             break;
-        grow((void **)&s->plans, &s->cap_plans, s->n_plans, sizeof *s->plans);
-        uint32_t g = map_get(&s->graph_ord, pl.op_graph);
+        gt_grow((void **)&s->plans, &s->cap_plans, s->n_plans, sizeof *s->plans);
+        uint32_t g = gt_map_get(&s->graph_ord, pl.op_graph);
         if (g == UINT32_MAX) {
             g = (uint32_t)s->graph_ord.n;
-            map_put(&s->graph_ord, pl.op_graph, g);
+            gt_map_put(&s->graph_ord, pl.op_graph, g);
         }
         s->plans[s->n_plans] = (plan_info){pl, g, NULL, NULL};
         decode_plan_json(s, &s->plans[s->n_plans], r);
-        map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
+        gt_map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
         break;
     }
     case GT_REC_CUDNN_CONV_SIG: {
         gt_rec_cudnn_conv_sig sg;
-        body_copy(&sg, sizeof sg, r);
-        if (map_get(&s->sig_by_id, sg.sig_id) != UINT32_MAX)
+        gt_body_copy(&sg, sizeof sg, r);
+        if (gt_map_get(&s->sig_by_id, sg.sig_id) != UINT32_MAX)
             break;
-        grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+        gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
         s->sigs[s->n_sigs] = sg;
-        map_put(&s->sig_by_id, sg.sig_id, (uint32_t)s->n_sigs++);
+        gt_map_put(&s->sig_by_id, sg.sig_id, (uint32_t)s->n_sigs++);
         break;
     }
     case GT_REC_NVTX: {
         gt_rec_nvtx v;
-        body_copy(&v, sizeof v, r);
+        gt_body_copy(&v, sizeof v, r);
         on_nvtx(p, s, &v, r->tid);
         break;
     }
@@ -909,7 +760,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         break;
     case GT_REC_GPU_KERNEL: {
         gt_rec_gpu_kernel k;
-        body_copy(&k, sizeof k, r);
+        gt_body_copy(&k, sizeof k, r);
         p->gpu_records++;
         note_time(p, k.start_ns, k.end_ns);
         on_kernel(p, s, &k);
@@ -917,7 +768,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     }
     case GT_REC_GPU_MEMCPY: {
         gt_rec_gpu_memcpy m;
-        body_copy(&m, sizeof m, r);
+        gt_body_copy(&m, sizeof m, r);
         p->gpu_records++;
         note_time(p, m.start_ns, m.end_ns);
         on_gpu_memcpy(p, s, &m);
@@ -925,7 +776,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     }
     case GT_REC_GPU_MEMSET: {
         gt_rec_gpu_memset m;
-        body_copy(&m, sizeof m, r);
+        gt_body_copy(&m, sizeof m, r);
         p->gpu_records++;
         note_time(p, m.start_ns, m.end_ns);
         iv_add(s, m.start_ns, m.end_ns);
@@ -933,7 +784,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     }
     case GT_REC_GPU_SYNC: {
         gt_rec_gpu_sync g;
-        body_copy(&g, sizeof g, r);
+        gt_body_copy(&g, sizeof g, r);
         note_time(p, g.start_ns, g.end_ns);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4) { /* CPU-blocking kinds */
             s->cupti_sync_count++;
@@ -943,7 +794,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     }
     case GT_REC_GPU_API: {
         gt_rec_gpu_api a;
-        body_copy(&a, sizeof a, r);
+        gt_body_copy(&a, sizeof a, r);
         p->gpu_api_records++;
         note_time(p, a.start_ns, a.end_ns);
         break;
@@ -958,7 +809,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 static char *demangle_short(const char *mangled)
 {
     char *d = gt_demangle(mangled);
-    return d ? d : xstrdup(mangled);
+    return d ? d : gt_xstrdup(mangled);
 }
 
 static void resolve_kernel_names(gt_proc *p, pass_state *s)
@@ -972,7 +823,7 @@ static void resolve_kernel_names(gt_proc *p, pass_state *s)
             snprintf(buf, sizeof buf, "kernel#%u", id);
             m = buf;
         }
-        k->mangled = xstrdup(m);
+        k->mangled = gt_xstrdup(m);
         k->name = demangle_short(m);
         k->is_nccl = contains_ci(m, "nccl");
         k->family = gt_kernel_family_of(m);
@@ -1001,7 +852,7 @@ static void busy_and_gaps(gt_proc *p, pass_state *s)
             p->small_gap_count++;
             continue;
         }
-        grow((void **)&p->gaps, &cap, p->n_gaps, sizeof *p->gaps);
+        gt_grow((void **)&p->gaps, &cap, p->n_gaps, sizeof *p->gaps);
         memset(&p->gaps[p->n_gaps], 0, sizeof *p->gaps);
         p->gaps[p->n_gaps].start_ns = a;
         p->gaps[p->n_gaps].end_ns = b;
@@ -1050,7 +901,7 @@ static int steps_from_nvtx(gt_proc *p, pass_state *s)
     }
     if (!best)
         return 0;
-    p->steps = xrealloc(NULL, best->n * sizeof *p->steps);
+    p->steps = gt_xrealloc(NULL, best->n * sizeof *p->steps);
     memcpy(p->steps, best->ranges, best->n * sizeof *p->steps);
     p->n_steps = best->n;
     qsort(p->steps, p->n_steps, sizeof *p->steps, cmp_step);
@@ -1075,7 +926,7 @@ static int cmp_u64(const void *a, const void *b)
 static void choose_step_marker(gt_proc *p, pass_state *s)
 {
     size_t n = 0;
-    uint64_t *counts = xrealloc(NULL, (p->n_kernels + 1) * sizeof *counts);
+    uint64_t *counts = gt_xrealloc(NULL, (p->n_kernels + 1) * sizeof *counts);
     for (size_t i = 0; i < p->n_kernels; i++)
         if (p->kernels[i].count >= 3)
             counts[n++] = p->kernels[i].count;
@@ -1161,15 +1012,15 @@ static void attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
  * found; 0 when none was. */
 static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    uint32_t call = map_get(&s->link_call, k->corr_id);
+    uint32_t call = gt_map_get(&s->link_call, k->corr_id);
     if (call != UINT32_MAX) {
-        uint32_t how = map_get(&s->link_how, k->corr_id);
+        uint32_t how = gt_map_get(&s->link_how, k->corr_id);
         p->kernels_by_pair += how == GT_LINK_PAIR;
         p->kernels_by_order += how == GT_LINK_ORDER;
         p->kernels_by_time += how == GT_LINK_TIME;
         return call;
     }
-    uint32_t agg = map_get(&s->kern_by_name, k->name_id);
+    uint32_t agg = gt_map_get(&s->kern_by_name, k->name_id);
     if (agg < p->n_kernels)
         p->kernels[agg].unlinked++;
     return 0;
@@ -1179,7 +1030,7 @@ static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kerne
 static uint32_t kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
     uint64_t id = kernel_call_id(p, s, k);
-    return id ? map_get(&s->call_by_corr, id) : UINT32_MAX;
+    return id ? gt_map_get(&s->call_by_corr, id) : UINT32_MAX;
 }
 
 static void steady_record(gt_proc *p, pass_state *s, const gt_record *r);
@@ -1193,16 +1044,16 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
             gt_rec_api_memcpy m;
             gt_rec_api_sync sync;
         } u;
-        body_copy(&u, sizeof u, r);
+        gt_body_copy(&u, sizeof u, r);
         if (u.c.t_end_ns >= u.c.t_begin_ns && p->n_gaps)
             attribute_to_gaps(p, api_category_for_gap(r, &u.c, u.sync.sync_kind, &u.m),
                               u.c.t_begin_ns, u.c.t_end_ns);
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
-        body_copy(&k, sizeof k, r);
+        gt_body_copy(&k, sizeof k, r);
         uint64_t d = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
         if (s->marker_name_id && k.name_id == s->marker_name_id) {
-            grow((void **)&s->marker_t, &s->cap_marker, s->n_marker, sizeof *s->marker_t);
+            gt_grow((void **)&s->marker_t, &s->cap_marker, s->n_marker, sizeof *s->marker_t);
             s->marker_t[s->n_marker++] = k.start_ns;
         }
         uint32_t call = kernel_call(p, s, &k);
@@ -1216,7 +1067,7 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         }
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti && p->n_gaps) {
         gt_rec_gpu_sync g;
-        body_copy(&g, sizeof g, r);
+        gt_body_copy(&g, sizeof g, r);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
             attribute_to_gaps(p, 0, g.start_ns, g.end_ns);
     }
@@ -1226,14 +1077,14 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
 
 static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
 {
-    grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
+    gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
     s->sev[s->n_sev++] = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
 }
 
 /* The call site of a blocking call (sites were made in pass 1). */
 static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
 {
-    return map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
+    return gt_map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
 }
 
 /* Pass 2 logs what the steady window will count (see steady_count). */
@@ -1245,7 +1096,7 @@ static void steady_record(gt_proc *p, pass_state *s, const gt_record *r)
             gt_rec_api_memcpy m;
             gt_rec_api_sync sync;
         } u;
-        body_copy(&u, sizeof u, r);
+        gt_body_copy(&u, sizeof u, r);
         uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
         if (r->kind == GT_REC_API_ALLOC) {
             steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
@@ -1258,13 +1109,13 @@ static void steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
-        body_copy(&k, sizeof k, r);
-        uint32_t ki = map_get(&s->kern_by_name, k.name_id);
+        gt_body_copy(&k, sizeof k, r);
+        uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
         steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
                    ki < p->n_kernels && p->kernels[ki].is_nccl);
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
         gt_rec_gpu_sync g;
-        body_copy(&g, sizeof g, r);
+        gt_body_copy(&g, sizeof g, r);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
             steady_log(s, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
     }
@@ -1378,10 +1229,10 @@ static gt_cudnn_opstat *op_for(gt_proc *p, size_t *cap, const char *signature, i
     for (size_t i = 0; i < p->n_cudnn; i++)
         if (!strcmp(p->cudnn[i].signature, signature))
             return &p->cudnn[i];
-    grow((void **)&p->cudnn, cap, p->n_cudnn, sizeof *p->cudnn);
+    gt_grow((void **)&p->cudnn, cap, p->n_cudnn, sizeof *p->cudnn);
     gt_cudnn_opstat *op = &p->cudnn[p->n_cudnn++];
     memset(op, 0, sizeof *op);
-    op->signature = xstrdup(signature);
+    op->signature = gt_xstrdup(signature);
     op->op_kind = op_kind;
     op->dtype = -1;
     op->chosen = -1;
@@ -1396,8 +1247,8 @@ static gt_cudnn_choice *choice_for(gt_cudnn_opstat *op, const char *text, const 
     int i = op->n_choices < GT_MAX_CHOICES ? op->n_choices++ : GT_MAX_CHOICES - 1;
     gt_cudnn_choice *c = &op->choices[i];
     if (!c->text) {
-        c->text = xstrdup(text);
-        c->notes = xstrdup(notes);
+        c->text = gt_xstrdup(text);
+        c->notes = gt_xstrdup(notes);
         c->tensor_cores = tc;
     }
     return c;
@@ -1405,7 +1256,7 @@ static gt_cudnn_choice *choice_for(gt_cudnn_opstat *op, const char *text, const 
 
 static const gt_rec_cudnn_conv_sig *sig_get(pass_state *s, uint32_t id)
 {
-    uint32_t i = id ? map_get(&s->sig_by_id, id) : UINT32_MAX;
+    uint32_t i = id ? gt_map_get(&s->sig_by_id, id) : UINT32_MAX;
     return i == UINT32_MAX ? NULL : &s->sigs[i];
 }
 
@@ -1415,7 +1266,7 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
     char sig[256], text[96], notes[320];
     for (size_t i = 0; i < s->n_raw; i++) {
         raw_cudnn *r = &s->raw[i];
-        uint32_t pi = r->plan_id ? map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
+        uint32_t pi = r->plan_id ? gt_map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
         const plan_info *pl = pi == UINT32_MAX ? NULL : &s->plans[pi];
         int op_kind = pl ? (int)pl->rec.op_kind : legacy_op_of(r->func);
         const gt_rec_cudnn_conv_sig *g = sig_get(s, pl ? pl->rec.sig_id : r->sig_id);
@@ -1446,7 +1297,7 @@ static void build_cudnn_ops(gt_proc *p, pass_state *s)
         }
         int tc;
         if (pl) {
-            notes_text(pl->rec.numerical_notes, notes, sizeof notes);
+            gt_cudnn_notes_text(pl->rec.numerical_notes, 1, notes, sizeof notes);
             snprintf(text, sizeof text, "engine %lld", (long long)pl->rec.engine_global_index);
             tc = (int)(pl->rec.numerical_notes & 1u);
             size_t u = strlen(notes);
@@ -1547,7 +1398,7 @@ static void analyse_steps(gt_proc *p)
     size_t n = p->n_steps;
     if (n < 2)
         return;
-    double *d = xrealloc(NULL, n * sizeof *d), *tail = xrealloc(NULL, n * sizeof *tail);
+    double *d = gt_xrealloc(NULL, n * sizeof *d), *tail = gt_xrealloc(NULL, n * sizeof *tail);
     for (size_t i = 0; i < n; i++)
         d[i] = (double)(p->steps[i].end_ns - p->steps[i].start_ns) / 1e6;
     size_t h = n / 2;
@@ -1656,7 +1507,7 @@ static int read_all(gt_reader *r, void (*fn)(gt_proc *, pass_state *, const gt_r
 
 static void resolve_stacks(gt_proc *p, pass_state *s)
 {
-    p->stacks = xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
+    p->stacks = gt_xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
     for (size_t i = 0; i < s->n_stacks; i++) {
         const stack_py *sp = &s->stacks[i];
         char buf[512];
@@ -1672,7 +1523,7 @@ static void resolve_stacks(gt_proc *p, pass_state *s)
                      (unsigned long long)sp->pc0);
         }
         p->stacks[i].id = sp->stack_id;
-        p->stacks[i].where = xstrdup(buf);
+        p->stacks[i].where = gt_xstrdup(buf);
     }
     p->n_stacks = s->n_stacks;
 }
@@ -1689,12 +1540,12 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
 
 static void free_pass(pass_state *s)
 {
-    u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->link_call,    &s->link_how,
-                      &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
-                      &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
-                      &s->stack_by_id};
+    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->link_call,    &s->link_how,
+                         &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
+                         &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
+                         &s->stack_by_id};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
-        map_free(maps[i]);
+        gt_map_free(maps[i]);
     gt_op_links_free(&s->links);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
@@ -1733,11 +1584,11 @@ static void copies_finish(gt_proc *p, pass_state *s)
  * kernel that marks steps); the pass state stays in p->priv for pass 2. */
 static void load_pass1(gt_proc *p, gt_reader *r)
 {
-    pass_state *s = xrealloc(NULL, sizeof *s);
+    pass_state *s = gt_xrealloc(NULL, sizeof *s);
     memset(s, 0, sizeof *s);
     p->priv = s;
     s->reader = r;
-    s->tids = xrealloc(NULL, MAX_TIDS * sizeof *s->tids);
+    s->tids = gt_xrealloc(NULL, MAX_TIDS * sizeof *s->tids);
     s->symtab = gt_symtab_new();
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
@@ -1788,7 +1639,7 @@ static void load_finish(gt_proc *p, int complete)
         s->n_marker = 0;
     if (!s->nvtx_steps && s->n_marker >= 3) {
         p->n_steps = s->n_marker - 1;
-        p->steps = xrealloc(NULL, p->n_steps * sizeof *p->steps);
+        p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
         for (size_t i = 0; i < p->n_steps; i++)
             p->steps[i] = (gt_step){s->marker_t[i], s->marker_t[i + 1]};
     } else if (!s->nvtx_steps) {
@@ -1826,7 +1677,7 @@ static void load_finish(gt_proc *p, int complete)
 static gt_reader *proc_open(gt_proc *p, const char *path)
 {
     gt_reader *r = NULL;
-    p->path = xstrdup(path);
+    p->path = gt_xstrdup(path);
     p->open_status = gt_reader_open(path, &r, p->open_error, sizeof p->open_error);
     if (p->open_status != GT_OPEN_OK) {
         if (!p->open_error[0])
@@ -1837,9 +1688,9 @@ static gt_reader *proc_open(gt_proc *p, const char *path)
     p->hdr.host[sizeof p->hdr.host - 1] = 0;
     for (int i = 0; i < GT_MAX_DEVICES; i++)
         p->hdr.runtime.devices[i].name[sizeof p->hdr.runtime.devices[i].name - 1] = 0;
-    p->exe = xstrdup(gt_reader_exe(r));
-    p->cmdline = xstrdup(gt_reader_cmdline(r));
-    p->host = xstrdup(p->hdr.host);
+    p->exe = gt_xstrdup(gt_reader_exe(r));
+    p->cmdline = gt_xstrdup(gt_reader_cmdline(r));
+    p->host = gt_xstrdup(p->hdr.host);
     load_pass1(p, r);
     return r;
 }

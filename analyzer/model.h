@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudnn_names.h" /* op and dtype names, for the model's readers */
 #include "gt_reader.h"
 #include "gtrace_format.h"
 
@@ -220,8 +221,6 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id); /* NULL when
 double gt_proc_duration_ms(const gt_proc *p);
 double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
 int gt_proc_has_data(const gt_proc *p);
-const char *gt_cudnn_op_name(int op_kind);
-const char *gt_cudnn_dtype_name(int dtype);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
 
 #endif

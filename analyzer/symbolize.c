@@ -1,6 +1,7 @@
 /* symbolize.c — stacks and module maps of a trace turned into function, file and line.
  * Runs in the analyzer only, never in the traced application. See symbolize.h. */
 #include "symbolize.h"
+#include "util.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -80,48 +81,20 @@ struct gt_symtab {
     size_t nstrings, capstrings;
 };
 
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz);
-    if (!p) {
-        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
-        exit(2);
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
-        exit(2);
-    }
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xrealloc(NULL, n);
-    memcpy(d, s, n);
-    return d;
-}
-
 static const char *keep_string(gt_symtab *st, const char *s)
 {
     if (!s)
         return NULL;
     if (st->nstrings == st->capstrings) {
         st->capstrings = st->capstrings ? st->capstrings * 2 : 64;
-        st->strings = xrealloc(st->strings, st->capstrings * sizeof *st->strings);
+        st->strings = gt_xrealloc(st->strings, st->capstrings * sizeof *st->strings);
     }
-    return st->strings[st->nstrings++] = xstrdup(s);
+    return st->strings[st->nstrings++] = gt_xstrdup(s);
 }
 
 gt_symtab *gt_symtab_new(void)
 {
-    return xcalloc(1, sizeof(gt_symtab));
+    return gt_xcalloc(1, sizeof(gt_symtab));
 }
 
 void gt_symtab_free(gt_symtab *st)
@@ -173,13 +146,13 @@ static void add_module(gt_symtab *st, const gt_reader *r, const gt_record *rec)
             return;
     if (st->nmods == st->capmods) {
         st->capmods = st->capmods ? st->capmods * 2 : 32;
-        st->mods = xrealloc(st->mods, st->capmods * sizeof *st->mods);
+        st->mods = gt_xrealloc(st->mods, st->capmods * sizeof *st->mods);
     }
     module *d = &st->mods[st->nmods++];
     memset(d, 0, sizeof *d);
     d->base = m->base;
     d->size = m->size;
-    d->path = xstrdup(path);
+    d->path = gt_xstrdup(path);
     d->build_id_len = m->build_id_len > 32 ? 32 : m->build_id_len;
     memcpy(d->build_id, m->build_id, d->build_id_len);
 }
@@ -196,7 +169,7 @@ static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
         size_t cap = st->capstacks ? st->capstacks : 64;
         while (cap <= s->stack_id)
             cap *= 2;
-        st->stacks = xrealloc(st->stacks, cap * sizeof *st->stacks);
+        st->stacks = gt_xrealloc(st->stacks, cap * sizeof *st->stacks);
         memset(st->stacks + st->capstacks, 0, (cap - st->capstacks) * sizeof *st->stacks);
         st->capstacks = cap;
     }
@@ -207,11 +180,11 @@ static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
     d->truncated = (rec->flags & GT_RF_TRUNCATED) != 0;
     d->depth = s->depth;
     d->py_depth = s->py_depth;
-    d->pcs = xcalloc(s->depth, sizeof *d->pcs);
+    d->pcs = gt_xcalloc(s->depth, sizeof *d->pcs);
     memcpy(d->pcs, s + 1, (size_t)s->depth * 8);
-    d->py_file = xcalloc(s->py_depth, sizeof *d->py_file);
-    d->py_func = xcalloc(s->py_depth, sizeof *d->py_func);
-    d->py_line = xcalloc(s->py_depth, sizeof *d->py_line);
+    d->py_file = gt_xcalloc(s->py_depth, sizeof *d->py_file);
+    d->py_func = gt_xcalloc(s->py_depth, sizeof *d->py_func);
+    d->py_line = gt_xcalloc(s->py_depth, sizeof *d->py_line);
     const unsigned char *py = (const unsigned char *)(s + 1) + (size_t)s->depth * 8;
     for (uint32_t i = 0; i < s->py_depth; i++) {
         py_frame_rec f;
@@ -290,7 +263,7 @@ static void read_symbols(module *m, const Elf64_Ehdr *eh, uint32_t want_type)
             continue;
         size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
         const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)m->map + sh[i].sh_offset);
-        m->syms = xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
+        m->syms = gt_xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
         for (size_t k = 0; k < n; k++) {
             int type = ELF64_ST_TYPE(syms[k].st_info);
             if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[k].st_shndx == SHN_UNDEF ||
@@ -332,7 +305,7 @@ static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
 static void find_debug_file(module *m)
 {
     free(m->debug_path);
-    m->debug_path = xstrdup(m->path);
+    m->debug_path = gt_xstrdup(m->path);
     if (m->build_id_len < 2)
         return;
     char path[600];
@@ -342,7 +315,7 @@ static void find_debug_file(module *m)
     snprintf(path + off, sizeof path - (size_t)off, ".debug");
     if (access(path, R_OK) == 0) {
         free(m->debug_path);
-        m->debug_path = xstrdup(path);
+        m->debug_path = gt_xstrdup(path);
     }
 }
 
@@ -407,7 +380,7 @@ static char *demangle(const char *name)
             return d;
         free(d);
     }
-    return xstrdup(name);
+    return gt_xstrdup(name);
 }
 
 /* ---------------------------------------------------------------- addr2line */
@@ -415,7 +388,7 @@ static char *demangle(const char *name)
 static void apply_addr2line_line(pc_info *p, const char *func, const char *fileline)
 {
     if (!p->function && strcmp(func, "??") != 0)
-        p->function = xstrdup(func);
+        p->function = gt_xstrdup(func);
     if (strncmp(fileline, "??", 2) == 0)
         return;
     char buf[1024];
@@ -431,7 +404,7 @@ static void apply_addr2line_line(pc_info *p, const char *func, const char *filel
     if (line <= 0)
         return;
     free(p->file);
-    p->file = xstrdup(buf);
+    p->file = gt_xstrdup(buf);
     p->line = line;
 }
 
@@ -528,7 +501,7 @@ static void collect_pcs(gt_symtab *st)
         free(st->pcs[i].function);
         free(st->pcs[i].file);
     }
-    st->pcs = xrealloc(st->pcs, (total ? total : 1) * sizeof *st->pcs);
+    st->pcs = gt_xrealloc(st->pcs, (total ? total : 1) * sizeof *st->pcs);
     st->npcs = 0;
     for (size_t i = 0; i < st->capstacks; i++)
         for (uint32_t k = 0; st->stacks[i].present && k < st->stacks[i].depth; k++)
@@ -548,7 +521,7 @@ static void resolve_all(gt_symtab *st)
     if (!tool || !*tool)
         tool = "addr2line";
     bool use_tool = strcmp(tool, "none") != 0;
-    pc_info **batch = xcalloc(ADDR2LINE_BATCH, sizeof *batch);
+    pc_info **batch = gt_xcalloc(ADDR2LINE_BATCH, sizeof *batch);
     for (size_t mi = 0; mi < st->nmods; mi++) {
         module *m = &st->mods[mi];
         int n = 0;
@@ -747,7 +720,7 @@ const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id)
         if (gt_symbolize_innermost_user_frame(st, stack_id, &f)) {
             char buf[1024];
             gt_frame_format(&f, buf, sizeof buf);
-            s->callsite = xstrdup(buf);
+            s->callsite = gt_xstrdup(buf);
         }
     }
     return s->callsite;
