@@ -1,4 +1,4 @@
-/* convert.c — the driver of `gputrace convert`: inputs, one file's record loop and its dispatch
+/* convert_run.c — the driver of `gputrace convert`: inputs, one file's record loop and its dispatch
  * to the parts, advice, the output's end. The parts (convert_internal.h lists what they share):
  * convert_tracks.c (tracks, descriptors, placement), convert_cpu.c (CPU slices), convert_gpu.c
  * (GPU operations), convert_flows.c (arrows), convert_nvtx.c, convert_counters.c,

@@ -1,4 +1,4 @@
-/* model.c — read .gtrace files into per-process aggregates (see model.h for the passes): the
+/* model_load.c — read .gtrace files into per-process aggregates (see model.h for the passes): the
  * driver (opening, the two passes and their record dispatch, what follows each pass, the run).
  * The parts (model_internal.h lists what they share): model_calls.c (CPU calls),
  * model_kernels.c (kernel families and links), model_cudnn.c (cuDNN operations), model_time.c
