@@ -90,6 +90,16 @@ not_trace)
     "$DRIVER" convert -o "$DIR/n.pftrace" "$DIR/missing.gtrace" 2>/dev/null
     [ $? -eq 2 ] || fail "missing file: expected 2"
     ;;
+info_folder)
+    # gputrace info takes run folders like every other command: each trace in it, sorted.
+    mkdir -p "$DIR/run" "$DIR/empty" && cp "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" "$DIR/run/" || exit 1
+    "$DRIVER" info "$DIR/run" >"$DIR/info.txt" || fail "info exit status $?"
+    [ "$(grep -c '^/.*rank[01].gtrace$' "$DIR/info.txt")" = 2 ] || fail "info: $(head -3 "$DIR/info.txt")"
+    grep -n 'rank0.gtrace$' "$DIR/info.txt" | grep -q '^1:' || fail "info: rank0 first"
+    "$DRIVER" info "$DIR/empty" 2>"$DIR/err.txt"
+    [ $? -eq 2 ] || fail "info of an empty folder: expected exit status 2"
+    grep -q "no .gtrace files" "$DIR/err.txt" || fail "info: unclear message $(cat "$DIR/err.txt")"
+    ;;
 json)
     "$DRIVER" convert --format=json -o "$DIR/basic.json" "$DIR/basic.gtrace" || fail "exit $?"
     python3 "$CHECK" --json "$DIR/basic.json" || fail "invalid JSON"
