@@ -149,7 +149,7 @@ const char *cv_copy_kind_name(uint8_t k)
 void cv_on_sig(cv_file *f, const gt_record *rec)
 {
     gt_rec_cudnn_conv_sig g;
-    cv_body(&g, sizeof g, rec);
+    gt_body_copy(&g, sizeof g, rec);
     if (!g.sig_id)
         return;
     cv_sig_slot *s = &f->sigs[g.sig_id & (PLAN_SLOTS - 1)];
@@ -174,7 +174,7 @@ void cv_on_sig(cv_file *f, const gt_record *rec)
 void cv_on_plan(cv_file *f, const gt_record *rec)
 {
     gt_rec_cudnn_plan pl;
-    cv_body(&pl, sizeof pl, rec);
+    gt_body_copy(&pl, sizeof pl, rec);
     if (!pl.plan_id)
         return;
     cv_plan_slot *s = &f->plans[pl.plan_id & (PLAN_SLOTS - 1)];

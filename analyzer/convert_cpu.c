@@ -31,7 +31,7 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
     } u;
     if (rec->body_size < sizeof(gt_api_common))
         return;
-    cv_body(&u, sizeof u, rec);
+    gt_body_copy(&u, sizeof u, rec);
     const gt_api_common *a = &u.api.c;
     int64_t b, e;
     if (!cv_ts(c, a->t_begin_ns, &b))
@@ -187,7 +187,7 @@ static int cv_foldable(const cv_ctx *c, const gt_record *rec, gt_rec_api_cudnn *
 {
     if (rec->kind != GT_REC_API_CUDNN || rec->body_size < sizeof(gt_api_common))
         return 0;
-    cv_body(dn, sizeof *dn, rec);
+    gt_body_copy(dn, sizeof *dn, rec);
     const gt_api_common *a = &dn->c;
     if (a->func != GT_FN_cudnnBackendFinalize && a->func != GT_FN_cudnnBackendDestroyDescriptor)
         return 0;
@@ -324,7 +324,7 @@ void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec)
 void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     gt_rec_lost l;
-    cv_body(&l, sizeof l, rec);
+    gt_body_copy(&l, sizeof l, rec);
     c->st->lost_records += l.count;
     int64_t ts;
     if (!cv_ts(c, l.t_first_ns, &ts)) {

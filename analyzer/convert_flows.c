@@ -6,33 +6,6 @@
 /* Correlation ids count up: folding (not hashing) them keeps consecutive ids in consecutive
  * slots, so the caches are written and read like rings (the oldest id is what gets replaced)
  * instead of by random access, which cost a cache miss per record on large traces. */
-static size_t cv_corr_slot(uint64_t corr, unsigned bits)
-{
-    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
-                    ((1ull << bits) - 1));
-}
-
-cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
-{
-    return &f->api[cv_corr_slot(corr, API_BITS)];
-}
-
-cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
-{
-    cv_api_slot *s = cv_api_slot_of(f, corr);
-    return corr && s->corr == corr ? s : NULL;
-}
-
-cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
-{
-    return &f->late[cv_corr_slot(corr, LATE_BITS)];
-}
-
-static cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
-{
-    return &f->wait[gt_mix64(call) & (WAIT_SLOTS - 1)];
-}
-
 /* An instant inside the call's slice, 1 ns after its begin, that starts flow id: every arrow from
  * a call starts at one, so that an arrow is written only once its other end is known (a flow id
  * on the call's own slice would start arrows that nothing may end). Not at the slice's middle: a
@@ -105,7 +78,7 @@ void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call)
 }
 
 /* The call's slice is written: draw the links of its ops that came before it. */
-void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
+void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call)
 {
     cv_wait_slot *w = cv_wait_slot_of(f, call);
     cv_api_slot *api = cv_api_find(f, call);

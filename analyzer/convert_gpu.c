@@ -134,7 +134,7 @@ void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
     cv_gpu_op op; /* every field is set below; sync_flows is read only up to n_sync_flows */
     op.kind = rec->kind;
     op.n_sync_flows = 0;
-    cv_body(&op.r, sizeof op.r, rec);
+    gt_body_copy(&op.r, sizeof op.r, rec);
     switch (rec->kind) {
     case GT_REC_GPU_KERNEL:
         op.start = op.r.k.start_ns, op.end = op.r.k.end_ns, op.corr = op.r.k.corr_id;

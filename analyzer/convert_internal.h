@@ -413,15 +413,6 @@ static inline const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
     return s ? s : fallback;
 }
 
-/* Copy a record body into a struct: short (older) bodies leave later fields zero. */
-static inline void cv_body(void *dst, size_t dst_size, const gt_record *rec)
-{
-    size_t n = rec->body_size < dst_size ? rec->body_size : dst_size;
-    memcpy(dst, rec->body, n);
-    if (n < dst_size)
-        memset((char *)dst + n, 0, dst_size - n);
-}
-
 /* Hot-path events: set every scalar field, but leave the flow arrays (read only up to n_flows
  * and n_term_flows) alone — zeroing the whole struct twice per slice showed in the profile. */
 static inline void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, int64_t ts)
@@ -512,6 +503,44 @@ static inline void arg_d(cv_args *x, enum cv_arg_name name, double v)
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
 }
 
+/* ------------------------------------------------------------------ caches (convert_flows.c) */
+
+static inline size_t cv_corr_slot(uint64_t corr, unsigned bits)
+{
+    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
+                    ((1ull << bits) - 1));
+}
+
+static inline cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->api[cv_corr_slot(corr, API_BITS)];
+}
+
+static inline cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
+{
+    cv_api_slot *s = cv_api_slot_of(f, corr);
+    return corr && s->corr == corr ? s : NULL;
+}
+
+static inline cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->late[cv_corr_slot(corr, LATE_BITS)];
+}
+
+static inline cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
+{
+    return &f->wait[gt_mix64(call) & (WAIT_SLOTS - 1)];
+}
+
+/* The call's slice is written: draw the links of its ops that came before it (the common case,
+ * nothing waits, is checked here without a call). */
+void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call);
+static inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
+{
+    if (call && cv_wait_slot_of(f, call)->external == call)
+        cv_late_call_waiting(c, f, call);
+}
+
 /* convert_args.c */
 char *cv_put_i64(char *d, int64_t v);
 const char *cv_dims(char *buf, int64_t a, int64_t b, int64_t c);
@@ -560,11 +589,7 @@ void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec);
 
 /* convert_flows.c */
-cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr);
-cv_api_slot *cv_api_find(cv_file *f, uint64_t corr);
-cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr);
 void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call);
-void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call);
 int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev);
 void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how);
 

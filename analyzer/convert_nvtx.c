@@ -24,7 +24,7 @@ void cv_close_ranges(cv_ctx *c, cv_file *f)
 void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     gt_rec_nvtx n;
-    cv_body(&n, sizeof n, rec);
+    gt_body_copy(&n, sizeof n, rec);
     int64_t ts;
     if (!cv_ts(c, n.t_ns, &ts))
         return;

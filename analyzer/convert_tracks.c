@@ -275,7 +275,7 @@ void cv_misc_instant(cv_ctx *c, cv_file *f, int64_t ts, const char *name, uint64
 void cv_on_thread(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     gt_rec_thread th;
-    cv_body(&th, sizeof th, rec);
+    gt_body_copy(&th, sizeof th, rec);
     cv_thread *t = cv_thread_get(c, f, th.tid);
     if (!t || !th.name_id)
         return;

@@ -57,20 +57,6 @@ void gt_grow(void **arr, size_t *cap, size_t n, size_t es)
     *cap = nc;
 }
 
-uint64_t gt_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-size_t gt_hash_slot(uint64_t key, unsigned bits)
-{
-    return (size_t)((key ^ (key >> bits) ^ (key >> 2 * bits) ^ (key >> 3 * bits)) &
-                    ((1ull << bits) - 1));
-}
-
 uint32_t gt_map_get(const gt_u64map *m, uint64_t key)
 {
     if (!m->cap)
@@ -119,14 +105,6 @@ void gt_map_free(gt_u64map *m)
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
-}
-
-void gt_body_copy(void *dst, size_t dst_size, const gt_record *r)
-{
-    size_t n = r->body_size < dst_size ? r->body_size : dst_size;
-    memcpy(dst, r->body, n);
-    if (n < dst_size)
-        memset((char *)dst + n, 0, dst_size - n);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gt_reader.h"
 
@@ -20,10 +21,20 @@ char *gt_xstrdup(const char *s); /* NULL is taken as "" */
 void gt_grow(void **arr, size_t *cap, size_t n, size_t es);
 
 /* A 64-bit mixer (splitmix64's finalizer): hash keys that are counters or pointers. */
-uint64_t gt_mix64(uint64_t x);
+static inline uint64_t gt_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
 /* A slot in a direct-mapped table of 2^bits entries for a correlation id: ids are counters, so
  * folding keeps neighbours in different slots. */
-size_t gt_hash_slot(uint64_t key, unsigned bits);
+static inline size_t gt_hash_slot(uint64_t key, unsigned bits)
+{
+    return (size_t)((key ^ (key >> bits) ^ (key >> 2 * bits) ^ (key >> 3 * bits)) &
+                    ((1ull << bits) - 1));
+}
 
 /* Open-addressing map from u64 to u32 (UINT32_MAX = absent). Zero-initialized is empty. */
 typedef struct gt_u64map {
@@ -36,7 +47,13 @@ void gt_map_put(gt_u64map *m, uint64_t key, uint32_t val);
 void gt_map_free(gt_u64map *m);
 
 /* Copy a record body into a struct: short (older) bodies leave the later fields zero. */
-void gt_body_copy(void *dst, size_t dst_size, const gt_record *r);
+static inline void gt_body_copy(void *dst, size_t dst_size, const gt_record *r)
+{
+    size_t n = r->body_size < dst_size ? r->body_size : dst_size;
+    memcpy(dst, r->body, n);
+    if (n < dst_size)
+        memset((char *)dst + n, 0, dst_size - n);
+}
 
 /* Folders become their *.gtrace files (sorted; unless who is NULL a message, "gputrace WHO: ...",
  * names a folder without any), anything else is kept as given. Returns the list (free with
