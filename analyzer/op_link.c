@@ -18,6 +18,10 @@
 /* Anchors and launch order are decided this far behind the newest time read (order_link.h). */
 #define ORDER_WINDOW_NS (500ull * 1000000ull)
 #define SLOT_BITS 18
+/* Kernels without a queued time before the time linker stops keeping calls: a file recorded
+ * without queued times (callback pairs, format 1.0) would otherwise keep every call it has, for
+ * kernels that can never be linked by time. A kernel with a queued time turns it on again. */
+#define NO_QUEUED_KERNELS 1024
 
 static gt_op_link_slot *slot_of(const gt_op_links *l, uint64_t corr)
 {
@@ -93,6 +97,23 @@ static void link_by_time(gt_op_links *l, const gt_rec_gpu_kernel *k)
         (gt_op_link_pending){.corr = k->corr_id, .queued = k->queued_ns, .name_id = k->name_id};
 }
 
+/* Keep calls for the time linker only while kernels carry queued times (NO_QUEUED_KERNELS). */
+static void time_linker_track(gt_op_links *l, const gt_rec_gpu_kernel *k)
+{
+    if (k->queued_ns) {
+        l->queued_seen = 1;
+        l->time_off = 0;
+        return;
+    }
+    if (l->queued_seen || l->time_off || ++l->kernels_unqueued < NO_QUEUED_KERNELS)
+        return;
+    l->time_off = 1; /* nothing it keeps can be linked: free it (the stats stay) */
+    gt_link_stats st = l->linker.st;
+    gt_linker_free(&l->linker);
+    gt_linker_init(&l->linker, LINK_WINDOW_NS);
+    l->linker.st = st;
+}
+
 /* A call arrived: the kernels waiting for it are linked now. */
 static void link_pending(gt_op_links *l, const gt_record *r)
 {
@@ -120,7 +141,7 @@ void gt_op_links_on_record(gt_op_links *l, const gt_record *r)
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
         if (l->by_order) {
             gt_olink_on_record(&l->olinker, r);
-        } else {
+        } else if (!l->time_off) {
             gt_linker_on_record(&l->linker, r); /* out of memory: the call links no kernel */
             link_pending(l, r);
         }
@@ -134,6 +155,7 @@ void gt_op_links_on_record(gt_op_links *l, const gt_record *r)
             if (!gt_op_links_call(l, k.corr_id, NULL))
                 gt_olink_on_record(&l->olinker, r); /* no pair (yet) */
         } else {
+            time_linker_track(l, &k);
             link_by_time(l, &k);
         }
         break;
