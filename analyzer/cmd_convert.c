@@ -273,6 +273,8 @@ int cmd_convert(int argc, char **argv)
                 " counter values",
                 output, st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records, st.slices,
                 st.gpu_ops, st.flows, st.counters);
+        if (st.linked_by_pair)
+            fprintf(stderr, ", %" PRIu64 " kernels linked by callback pairs", st.linked_by_pair);
         if (st.linked_by_order)
             fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
                     st.linked_by_order);
@@ -280,6 +282,9 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr,
                     ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",
                     st.linked_by_time, st.link_ambiguous);
+        if (st.links_undrawn)
+            fprintf(stderr, ", %" PRIu64 " links not drawn (their call or GPU op was forgotten)",
+                    st.links_undrawn);
         if (st.lost_records)
             fprintf(stderr, ", %" PRIu64 " records lost while recording", st.lost_records);
         if (st.clamped)

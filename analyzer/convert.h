@@ -59,8 +59,11 @@ typedef struct gt_convert_stats {
     uint64_t clamped;        /* slices moved/shortened to keep every track strictly nested */
     uint64_t bad_timestamps; /* events dropped: timestamp outside the representable range */
     uint64_t unknown_records;
-    uint64_t linked_by_time;  /* kernels linked to their call by queued time (kernel_link.h) */
-    uint64_t linked_by_order; /* ... by anchors and launch order (order_link.h) */
+    /* kernels whose arrow to their call was drawn, by how the link was found (op_link.h) */
+    uint64_t linked_by_time;  /* queued time (kernel_link.h) */
+    uint64_t linked_by_order; /* anchors and launch order (order_link.h) */
+    uint64_t linked_by_pair;  /* a callback pair */
+    uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
     uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
     int damaged;   /* some input was truncated or damaged (converted what was readable) */
     int not_trace; /* some input could not be opened as a trace */

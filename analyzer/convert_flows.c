@@ -3,6 +3,8 @@
  * first); the call cache and the late-op ring that let a link be drawn when it comes late. */
 #include "convert_internal.h"
 
+#include <stdint.h>
+
 /* Correlation ids count up: folding (not hashing) them keeps consecutive ids in consecutive
  * slots, so the caches are written and read like rings (the oldest id is what gets replaced)
  * instead of by random access, which cost a cache miss per record on large traces. */
@@ -25,14 +27,19 @@ static void cv_anchor(cv_ctx *c, const cv_api_slot *api, uint64_t id)
     c->st->instants++;
 }
 
-/* One arrow is drawn: count it by how the link was found. */
-static void cv_count_arrow(cv_ctx *c, int how)
+/* One arrow is drawn: count it, and a kernel's by how its link was found (the report counts the
+ * same kernels the same way: convert.real compares them on every trace). */
+static void cv_count_arrow(cv_ctx *c, int how, int kind)
 {
     c->st->flows++;
+    if (kind != GT_REC_GPU_KERNEL)
+        return;
     if (how == GT_LINK_TIME)
         c->st->linked_by_time++;
     else if (how == GT_LINK_ORDER)
         c->st->linked_by_order++;
+    else if (how == GT_LINK_PAIR)
+        c->st->linked_by_pair++;
 }
 
 /* The link of an op written before its link was decided (or before its call's slice): an
@@ -53,13 +60,34 @@ static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *
     c->st->instants++;
     int how = GT_LINK_NONE;
     gt_op_links_call(&f->links, late->corr, &how);
-    cv_count_arrow(c, how);
+    cv_count_arrow(c, how, late->kind);
     api->n_gpu++;
     late->corr = 0;
 }
 
 /* A pair (CUPTI corr -> our call) arrived: draw the link of the op it explains if that op was
  * written already, now or once the call's slice is written. */
+cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create)
+{
+    size_t h = gt_mix64(call), empty = SIZE_MAX;
+    for (size_t i = 0; i < WAIT_PROBES; i++) {
+        cv_wait_slot *w = &f->wait[(h + i) & (WAIT_SLOTS - 1)];
+        if (w->external == call)
+            return w;
+        if (!w->external && empty == SIZE_MAX)
+            empty = (h + i) & (WAIT_SLOTS - 1);
+    }
+    if (!create)
+        return NULL;
+    cv_wait_slot *w = &f->wait[empty != SIZE_MAX ? empty : h & (WAIT_SLOTS - 1)];
+    if (w->external) /* every probe taken: the oldest call there gives up its waiting ops */
+        f->links_undrawn += w->n;
+    else
+        f->n_waiting++;
+    *w = (cv_wait_slot){.external = call};
+    return w;
+}
+
 void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call)
 {
     cv_late_slot *late = cv_late_slot_of(f, corr);
@@ -70,26 +98,27 @@ void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call)
         cv_late_draw(c, f, api, late);
         return;
     }
-    cv_wait_slot *w = cv_wait_slot_of(f, call);
-    if (w->external != call)
-        *w = (cv_wait_slot){.external = call};
+    cv_wait_slot *w = cv_wait_find(f, call, 1);
     if (w->n < WAIT_OPS)
         w->corr[w->n++] = corr;
+    else
+        f->links_undrawn++;
 }
 
 /* The call's slice is written: draw the links of its ops that came before it. */
 void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call)
 {
-    cv_wait_slot *w = cv_wait_slot_of(f, call);
-    cv_api_slot *api = cv_api_find(f, call);
-    if (!call || w->external != call || !api)
+    cv_wait_slot *w = cv_wait_find(f, call, 0);
+    cv_api_slot *api = w ? cv_api_find(f, call) : NULL;
+    if (!api)
         return;
-    for (int i = 0; i < w->n; i++) {
+    for (uint32_t i = 0; i < w->n; i++) {
         cv_late_slot *late = cv_late_slot_of(f, w->corr[i]);
         if (late->corr == w->corr[i])
             cv_late_draw(c, f, api, late);
     }
     *w = (cv_wait_slot){0};
+    f->n_waiting--;
 }
 
 /* The arrow from the call that caused this GPU op, when its link is decided and the call's slice
@@ -106,7 +135,7 @@ int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
     cv_anchor(c, api, id);
     ev->term_flows[ev->n_term_flows++] = id;
     api->n_gpu++;
-    cv_count_arrow(c, how);
+    cv_count_arrow(c, how, op->kind);
     return 1;
 }
 

@@ -75,8 +75,11 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     if (!drawn)
         arg_u(&x, AN_CORRELATION, op->corr);
     if (!drawn && op->corr) { /* its link or its call may come later: remember where it is */
-        *cv_late_slot_of(f, op->corr) = (cv_late_slot){
-            .corr = op->corr, .track = ev.track, .seq = ev.seq, .ts = e > b + 1 ? b + 1 : b};
+        *cv_late_slot_of(f, op->corr) = (cv_late_slot){.kind = op->kind,
+                                                       .corr = op->corr,
+                                                       .track = ev.track,
+                                                       .seq = ev.seq,
+                                                       .ts = e > b + 1 ? b + 1 : b};
         uint64_t call = gt_op_links_call(&f->links, op->corr, NULL);
         if (call)
             cv_late_pair(c, f, op->corr, call);

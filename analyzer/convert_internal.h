@@ -24,8 +24,9 @@
 #define API_BITS 16
 #define LATE_BITS 16
 #define LATE_SLOTS (1u << LATE_BITS) /* CUPTI corr id -> a GPU op written before its link */
-#define WAIT_SLOTS 4096u             /* our call id -> late ops waiting for the call's slice */
-#define WAIT_OPS 4
+#define WAIT_SLOTS 4096u /* our call id -> late ops waiting for the call's slice (2 MB) */
+#define WAIT_OPS 64      /* ops of one call that may wait (a cuDNN call launches dozens) */
+#define WAIT_PROBES 8    /* slots a call may take, so that calls sharing a hash keep theirs */
 #define API_SLOTS (1u << API_BITS) /* our corr id -> where its slice is */
 #define PLAN_SLOTS 4096
 #define NAME_SLOTS 4096       /* demangled kernel names */
@@ -221,13 +222,14 @@ typedef struct cv_late_slot {
     uint64_t corr;
     uint64_t track;
     uint32_t seq;
+    uint16_t kind; /* GT_REC_GPU_KERNEL/MEMCPY/MEMSET */
     int64_t ts;
 } cv_late_slot;
 
 typedef struct cv_wait_slot { /* our call id -> CUPTI corr ids of its late ops */
     uint64_t external;
     uint64_t corr[WAIT_OPS];
-    int n;
+    uint32_t n;
 } cv_wait_slot;
 
 typedef struct cv_plan_slot {
@@ -323,6 +325,8 @@ typedef struct cv_file {
     cv_api_slot *api;
     cv_late_slot *late;
     cv_wait_slot *wait;
+    uint32_t n_waiting;     /* wait slots in use */
+    uint64_t links_undrawn; /* links decided whose arrow could not be drawn (caches full) */
     cv_plan_slot *plans;
     cv_sig_slot *sigs;
     cv_name_slot *names;
@@ -527,17 +531,16 @@ static inline cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
     return &f->late[cv_corr_slot(corr, LATE_BITS)];
 }
 
-static inline cv_wait_slot *cv_wait_slot_of(cv_file *f, uint64_t call)
-{
-    return &f->wait[gt_mix64(call) & (WAIT_SLOTS - 1)];
-}
+/* The wait slot of call (NULL when none); create: take a free one among its probes, else the
+ * first (its ops are then never drawn: counted in links_undrawn). */
+cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create);
 
 /* The call's slice is written: draw the links of its ops that came before it (the common case,
  * nothing waits, is checked here without a call). */
 void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call);
 static inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
 {
-    if (call && cv_wait_slot_of(f, call)->external == call)
+    if (call && f->n_waiting)
         cv_late_call_waiting(c, f, call);
 }
 

@@ -147,6 +147,16 @@ static void cv_file_free(cv_file *f)
     cv_stack_texts_free(f);
 }
 
+/* Ops whose link was decided but whose call's slice never came (or was forgotten) at the end. */
+static void cv_count_undrawn(cv_file *f)
+{
+    for (size_t i = 0; i < LATE_SLOTS; i++) {
+        const cv_late_slot *l = &f->late[i];
+        if (l->corr && gt_op_links_call(&f->links, l->corr, NULL))
+            f->links_undrawn++;
+    }
+}
+
 static void cv_progress(cv_ctx *c, const char *path, const gt_record *rec)
 {
     const gt_reader_stats *rs = gt_reader_get_stats(c->f->r);
@@ -225,6 +235,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
             cv_progress(c, path, &rec);
     }
     gt_op_links_finish(&f.links);
+    cv_count_undrawn(&f);
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
     cv_close_ranges(c, &f);
@@ -256,6 +267,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     cv_warn_damage(c, path, rs);
     c->st->unknown_records += rs->unknown_kinds;
     c->st->link_ambiguous += f.links.ambiguous;
+    c->st->links_undrawn += f.links_undrawn;
 
     for (size_t i = 0; i < f.n_threads; i++)
         c->sink->seq_end(c->sink, f.threads[i].seq);

@@ -116,6 +116,21 @@ real)
         "$DRIVER" convert -q --no-advice --format=json -o "$out.json" "$f"
         [ $? -le 1 ] || fail "$f: json exit status"
         python3 "$CHECK" "$PROTO" "$out" --compare-json "$out.json" || fail "$f: invalid output"
+        # One link rule: the kernels the converter drew an arrow for, by how they were linked,
+        # are the kernels the report counts as linked.
+        "$DRIVER" convert --no-advice -o "$out" "$f" 2>"$out.err"
+        "$DRIVER" report --json "$f" >"$out.report" 2>/dev/null
+        python3 - "$out.err" "$out.report" <<'PY' || fail "$f: converter and report disagree on links"
+import json, re, sys
+err = open(sys.argv[1]).read()
+def drawn(what):
+    m = re.search(r'(\d+) kernels linked by ' + what, err)
+    return int(m.group(1)) if m else 0
+got = (drawn('callback pairs'), drawn('anchors and launch order'), drawn('queued time'))
+k = json.load(open(sys.argv[2]))['processes'][0]['kernels']
+want = (k['linked_by_pair'], k['linked_by_order'], k['linked_by_time'])
+assert got == want, ('convert drew', got, 'report counts', want)
+PY
     done
     echo "checked $n real traces"
     # links_of TRACE SUMMARY COUNTS: the converter's summary line matches SUMMARY (grep) and the
