@@ -1,5 +1,6 @@
 /* advice.c — the advice rules. Every threshold here is listed in docs/advice.md; change both. */
 #include "advice.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,12 +45,7 @@ static gt_advice *add_item(gt_advice_list *l, const gt_proc *p, const char *id, 
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 16;
-        gt_advice *n = realloc(l->items, l->cap * sizeof *n);
-        if (!n) {
-            fprintf(stderr, "gputrace: out of memory\n");
-            exit(1);
-        }
-        l->items = n;
+        l->items = gt_xrealloc(l->items, l->cap * sizeof *l->items);
     }
     gt_advice *a = &l->items[l->n++];
     memset(a, 0, sizeof *a);

@@ -11,6 +11,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "convert.h"
+#include "model.h"
+#include "util.h"
 #include "outfile.h"
 
 static void convert_usage(FILE *out)
@@ -93,15 +95,63 @@ static char *default_output(char *const *inputs, int n, const char *ext)
     return out;
 }
 
+/* The model behind the advice: pass 1 before the conversion, pass 2 along with it. */
 typedef struct advice_ctx {
+    gt_run run;
+    int loaded, decided;
+    gt_proc **by_file; /* converter's file index -> process of the run */
+    size_t n_files;
     gt_advice_list list;
 } advice_ctx;
+
+static gt_proc *proc_of_file(advice_ctx *a, int file_index, const char *path)
+{
+    if ((size_t)file_index >= a->n_files) {
+        size_t n = (size_t)file_index + 1;
+        a->by_file = gt_xrealloc(a->by_file, n * sizeof *a->by_file);
+        for (size_t i = a->n_files; i < n; i++)
+            a->by_file[i] = NULL;
+        a->n_files = n;
+    }
+    if (!a->by_file[file_index]) /* the same expansion of the same inputs: same paths */
+        for (size_t i = 0; i < a->run.n; i++)
+            if (a->run.procs[i].priv && !strcmp(a->run.procs[i].path, path))
+                a->by_file[file_index] = &a->run.procs[i];
+    return a->by_file[file_index];
+}
+
+static void model_record(void *ctx, int file_index, const char *path, const gt_record *r)
+{
+    gt_proc *p = proc_of_file(ctx, file_index, path);
+    if (p)
+        gt_proc_pass2_record(p, r);
+}
+
+static void model_file_end(void *ctx, int file_index, const char *path, int complete)
+{
+    gt_proc *p = proc_of_file(ctx, file_index, path);
+    if (p)
+        gt_proc_finish(p, complete);
+}
+
+static struct gt_symtab *model_symtab(void *ctx, int file_index, const char *path)
+{
+    gt_proc *p = path ? proc_of_file(ctx, file_index, path) : NULL;
+    return p ? gt_proc_symtab(p) : NULL;
+}
 
 static void advice_for_file(void *ctx, int file_index, const char *path, int32_t pid,
                             gt_convert_advice_emit emit, void *emit_ctx)
 {
     advice_ctx *a = ctx;
     (void)path;
+    if (!a->decided) { /* every file was read: the model is complete */
+        for (size_t i = 0; i < a->run.n; i++)
+            if (a->run.procs[i].priv)
+                gt_proc_finish(&a->run.procs[i], 0); /* the converter could not read it */
+        gt_advice_from_run(&a->run, &a->list);
+        a->decided = 1;
+    }
     for (size_t i = 0; i < a->list.n; i++) {
         const gt_advice *ad = &a->list.items[i];
         /* Run-wide items (pid 0) go on the first process. */
@@ -114,6 +164,14 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
         gt_convert_advice item = {.t_ns = ad->t_ns, .title = title, .detail = detail};
         emit(emit_ctx, &item);
     }
+}
+
+static void advice_free(advice_ctx *a)
+{
+    if (a->loaded)
+        gt_run_free(&a->run);
+    gt_advice_list_free(&a->list);
+    free(a->by_file);
 }
 
 typedef struct convert_options {
@@ -184,18 +242,24 @@ int cmd_convert(int argc, char **argv)
         }
         output = owned;
     }
-    advice_ctx adv = {{0}};
-    if (want_advice && gt_advice_compute((const char *const *)inputs, n, &adv.list) == 0) {
+    advice_ctx adv;
+    memset(&adv, 0, sizeof adv);
+    if (want_advice && gt_run_open(&adv.run, (const char *const *)inputs, n, 0) == 0) {
         opts.advice = advice_for_file;
         opts.advice_ctx = &adv;
+        opts.on_record = model_record;
+        opts.on_file_end = model_file_end;
+        opts.symtab = model_symtab;
+        opts.record_ctx = &adv;
     }
+    adv.loaded = want_advice;
     opts.progress = isatty(STDERR_FILENO);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
     gt_outfile out;
     if (gt_outfile_open(&out, output, "convert") != 0) {
-        gt_advice_list_free(&adv.list);
+        advice_free(&adv);
         free(owned);
         free(operands);
         return 2;
@@ -213,6 +277,8 @@ int cmd_convert(int argc, char **argv)
                 " counter values",
                 gt_outfile_name(&out), st.bytes_out, st.files, st.files == 1 ? "" : "s", st.records,
                 st.slices, st.gpu_ops, st.flows, st.counters);
+        if (st.linked_by_pair)
+            fprintf(stderr, ", %" PRIu64 " kernels linked by callback pairs", st.linked_by_pair);
         if (st.linked_by_order)
             fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
                     st.linked_by_order);
@@ -220,6 +286,9 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr,
                     ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",
                     st.linked_by_time, st.link_ambiguous);
+        if (st.links_undrawn)
+            fprintf(stderr, ", %" PRIu64 " links not drawn (their call or GPU op was forgotten)",
+                    st.links_undrawn);
         if (st.lost_records)
             fprintf(stderr, ", %" PRIu64 " records lost while recording", st.lost_records);
         if (st.clamped)
@@ -229,7 +298,7 @@ int cmd_convert(int argc, char **argv)
                     st.bad_timestamps);
         fprintf(stderr, "\n");
     }
-    gt_advice_list_free(&adv.list);
+    advice_free(&adv);
     free(owned);
     free(operands);
     return rc;

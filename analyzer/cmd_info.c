@@ -8,17 +8,19 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "util.h"
 #include "gt_reader.h"
 #include "outfile.h"
 
 static void print_help(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace info FILE.gtrace...\n\n"
+            "usage: gputrace info TRACE... (files or run folders of *.gtrace)\n\n"
             "Shows each trace's header (process, host, rank, versions, devices, CUPTI state),\n"
             "its record counts by kind, chunks and lost records, and whether it is whole.\n\n"
             "exit status: 0 all files whole; 1 a file is truncated or damaged (the readable\n"
-            "part is summarized); 2 a file is not a gputrace trace or has a newer format.\n");
+            "part is summarized); 2 a file is not a gputrace trace or has a newer format, or a\n"
+            "folder holds none.\n");
 }
 
 static void print_version(const char *what, int32_t v)
@@ -145,14 +147,22 @@ int cmd_info(int argc, char **argv)
         free(files);
         return 2;
     }
-    int worst = 0;
+    int worst = 0, shown = 0;
     for (int i = 0; i < n_files; i++) {
-        if (i)
-            printf("\n");
-        int s = info_one(files[i]);
-        if (s > worst)
-            worst = s;
-        fflush(stdout);
+        /* A run folder stands for its traces, as for every other command (util.h). */
+        size_t n = 0;
+        char **list = gt_expand_paths((const char *const *)&files[i], 1, &n, "info");
+        if (!n && worst < 2)
+            worst = 2; /* a folder without any trace */
+        for (size_t k = 0; k < n; k++) {
+            if (shown++)
+                printf("\n");
+            int s = info_one(list[k]);
+            if (s > worst)
+                worst = s;
+            fflush(stdout);
+        }
+        gt_paths_free(list, n);
     }
     free(files);
     if (gt_stdout_finish("info") != 0)

@@ -1,16 +1,18 @@
 /* convert.h — turn one or several .gtrace files into one Perfetto trace (or Chrome JSON).
  *
- * Streaming: each input is read once, record by record, and packets are written as they are
- * produced; per-file state is small and bounded (thread/stream tables, correlation caches that
- * forget the oldest entries). Several files (parent, workers, ranks) land on one timeline: all
- * timestamps are CLOCK_REALTIME in the inputs and are mapped to BOOTTIME with the first file's
- * header snapshot, so files from several hosts are aligned by their (NTP-disciplined) realtime
- * clocks. */
+ * Streaming: each input is read once, record by record (a caller may read along: on_record),
+ * and packets are written as they are produced; per-file state is small and bounded (thread/stream
+ * tables, correlation caches that forget the oldest entries). Several files (parent, workers,
+ * ranks) land on one timeline: all timestamps are CLOCK_REALTIME in the inputs and are mapped to
+ * BOOTTIME with the first file's header snapshot, so files from several hosts are aligned by their
+ * (NTP-disciplined) realtime clocks. */
 #ifndef GT_CONVERT_H
 #define GT_CONVERT_H
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "gt_reader.h"
 
 enum gt_convert_format { GT_CONVERT_PERFETTO = 0, GT_CONVERT_JSON = 1 };
 
@@ -21,19 +23,33 @@ typedef struct gt_convert_advice {
     const char *detail; /* the numbers and the line of code; may be NULL */
 } gt_convert_advice;
 
-/* Called once per input file after its records were converted: report advice items with
+/* Called once per input file after all inputs were converted: report advice items with
  * emit(emit_ctx, &item) (any number). file_index counts readable inputs from 0; pid is the one
  * in the file's header. */
 typedef void (*gt_convert_advice_emit)(void *emit_ctx, const gt_convert_advice *item);
 typedef void (*gt_convert_advice_fn)(void *ctx, int file_index, const char *path, int32_t pid,
                                      gt_convert_advice_emit emit, void *emit_ctx);
 
+/* Every record of input file_index (counted like advice's), in file order, as it is converted:
+ * the model's second pass reads along (model.h gt_run_open), so `convert` reads each file twice
+ * in all. on_file_end says whether the file was read to its end. */
+typedef void (*gt_convert_record_fn)(void *ctx, int file_index, const char *path,
+                                     const gt_record *r);
+typedef void (*gt_convert_file_end_fn)(void *ctx, int file_index, const char *path, int complete);
+
 typedef struct gt_convert_opts {
     int format;   /* gt_convert_format */
     int progress; /* print a progress line on stderr (callers set it when stderr is a TTY) */
     int quiet;    /* no warnings on stderr */
+    /* called for every file once all files were read (advice is decided over the whole run) */
     gt_convert_advice_fn advice;
     void *advice_ctx;
+    gt_convert_record_fn on_record; /* may be NULL */
+    gt_convert_file_end_fn on_file_end;
+    /* the call-site table of file_index if the reader-along has it (valid until on_file_end),
+     * else NULL: the converter then reads the file's stacks itself */
+    struct gt_symtab *(*symtab)(void *ctx, int file_index, const char *path);
+    void *record_ctx;
 } gt_convert_opts;
 
 typedef struct gt_convert_stats {
@@ -43,8 +59,11 @@ typedef struct gt_convert_stats {
     uint64_t clamped;        /* slices moved/shortened to keep every track strictly nested */
     uint64_t bad_timestamps; /* events dropped: timestamp outside the representable range */
     uint64_t unknown_records;
-    uint64_t linked_by_time;  /* kernels linked to their call by queued time (kernel_link.h) */
-    uint64_t linked_by_order; /* ... by anchors and launch order (order_link.h) */
+    /* kernels whose arrow to their call was drawn, by how the link was found (op_link.h) */
+    uint64_t linked_by_time;  /* queued time (kernel_link.h) */
+    uint64_t linked_by_order; /* anchors and launch order (order_link.h) */
+    uint64_t linked_by_pair;  /* a callback pair */
+    uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
     uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
     int damaged;   /* some input was truncated or damaged (converted what was readable) */
     int not_trace; /* some input could not be opened as a trace */

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "convert_sink.h"
+#include "util.h"
 #include "perfetto_trimmed.pb-c.h"
 
 #define OUT_BUF (1u << 20)
@@ -108,14 +109,6 @@ static pf_seq *pf_get_seq(pf_sink *p, uint32_t seq)
     return &p->seqs[seq];
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* 1 when key is now defined on the sequence (the caller must add it to InternedData when
  * *added), 0 when the table is full and the caller must write the name inline. */
 static int pf_intern_large(pf_seq *s, uint64_t key, int *added)
@@ -123,7 +116,7 @@ static int pf_intern_large(pf_seq *s, uint64_t key, int *added)
     *added = 0;
     if (s->used * 2 >= s->cap) {
         if (s->cap >= MAX_INTERNED) {
-            for (uint32_t i = (uint32_t)mix64(key) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+            for (uint32_t i = (uint32_t)gt_mix64(key) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
                 if (s->iids[i] == key)
                     return 1;
                 if (!s->iids[i])
@@ -137,7 +130,7 @@ static int pf_intern_large(pf_seq *s, uint64_t key, int *added)
         for (uint32_t i = 0; i < s->cap; i++) {
             if (!s->iids[i])
                 continue;
-            uint32_t j = (uint32_t)mix64(s->iids[i]) & (ncap - 1);
+            uint32_t j = (uint32_t)gt_mix64(s->iids[i]) & (ncap - 1);
             while (n[j])
                 j = (j + 1) & (ncap - 1);
             n[j] = s->iids[i];
@@ -146,7 +139,7 @@ static int pf_intern_large(pf_seq *s, uint64_t key, int *added)
         s->iids = n;
         s->cap = ncap;
     }
-    uint32_t i = (uint32_t)mix64(key) & (s->cap - 1);
+    uint32_t i = (uint32_t)gt_mix64(key) & (s->cap - 1);
     while (s->iids[i]) {
         if (s->iids[i] == key)
             return 1;
@@ -203,7 +196,7 @@ static uint64_t pf_hash_str(const char *str, size_t n)
     uint64_t tail = 0;
     for (size_t k = 0; i + k < n; k++)
         tail |= (uint64_t)(unsigned char)str[i + k] << (8 * k);
-    h = mix64(h ^ tail ^ mix64(h + n));
+    h = gt_mix64(h ^ tail ^ gt_mix64(h + n));
     return h ? h : 1;
 }
 

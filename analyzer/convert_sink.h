@@ -1,4 +1,5 @@
-/* convert_sink.h — what the conversion core (convert.c) hands to an output format.
+/* convert_sink.h — what the conversion core (convert_run.c and its parts) hands to an output
+ * format.
  *
  * The core decides tracks, nesting, flows and counters; a sink only encodes. Two sinks exist:
  * Perfetto protobuf (convert_perfetto.c) and Chrome trace-event JSON (convert_json.c). Timestamps

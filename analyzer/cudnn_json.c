@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "cudnn_names.h"
 
 static const char *const dtype_names[] = {
     "FLOAT",  "DOUBLE",  "HALF",     "INT8",     "INT32",

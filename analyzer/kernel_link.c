@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gtrace_format.h"
+#include "util.h"
 
 #define EVICT_EVERY 4096u /* finds between two evictions */
 
@@ -95,8 +96,7 @@ bool gt_link_call_of_record(const gt_record *r, gt_link_call *out)
     if (r->kind != GT_REC_API_LAUNCH && r->kind != GT_REC_API_CUDNN && r->kind != GT_REC_API_CUBLAS)
         return false;
     gt_rec_api_launch a;
-    memset(&a, 0, sizeof a);
-    memcpy(&a, r->body, r->body_size < sizeof a ? r->body_size : sizeof a);
+    gt_body_copy(&a, sizeof a, r);
     if (r->body_size < sizeof a.c || a.c.result != 0)
         return false; /* a failed call launched nothing */
     *out = (gt_link_call){.t_begin = a.c.t_begin_ns,

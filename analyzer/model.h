@@ -2,9 +2,11 @@
  *
  * One gt_proc per .gtrace file (a process, a rank). Reading is streaming and memory stays bounded
  * by aggregates: tables keyed by name/function/signature, one array of merged GPU busy intervals
- * (compacted when it grows), the idle gaps, and a fixed number of timeline bins. Each file is read
- * twice: pass 1 aggregates and finds the GPU busy intervals, pass 2 attributes CPU activity to the
- * GPU's idle gaps, GPU time to cuDNN/cuBLAS calls (through external correlation) and finds steps.
+ * (compacted when it grows), the idle gaps, and a fixed number of timeline bins; plus the links of
+ * GPU ops to calls (op_link.h) and a compact log of what the steady window counts. Each file is
+ * read twice: pass 1 aggregates, links and finds the GPU busy intervals, pass 2 attributes CPU
+ * activity to the GPU's idle gaps, GPU time to cuDNN/cuBLAS calls and finds steps; the steady
+ * window's figures then come from the log. `convert` reads pass 2 along with its own reading.
  * All times are ns on CLOCK_REALTIME (the clock of CPU and CUPTI records alike). */
 #ifndef GT_MODEL_H
 #define GT_MODEL_H
@@ -12,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudnn_names.h" /* op and dtype names, for the model's readers */
+#include "gt_reader.h"
 #include "gtrace_format.h"
 
 #define GT_SHORT_KERNEL_NS 10000ull /* kernels shorter than 10 µs count as short */
@@ -202,13 +206,21 @@ typedef struct gt_run {
 int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose);
 void gt_run_free(gt_run *run);
 
+/* The same in steps, for a caller that reads each file once more anyway (convert): gt_run_open
+ * reads pass 1 of every file; the caller then gives each readable file's records, all of them
+ * in file order, to gt_proc_pass2_record, and calls gt_proc_finish (pass2_complete 0 when it
+ * could not read the file to its end: the steady-window figures then stay 0). */
+int gt_run_open(gt_run *run, const char *const *paths, int n, int verbose);
+void gt_proc_pass2_record(gt_proc *p, const gt_record *r);
+void gt_proc_finish(gt_proc *p, int pass2_complete);
+/* The call-site table pass 1 read (valid until gt_proc_finish), NULL when none. */
+struct gt_symtab *gt_proc_symtab(gt_proc *p);
+
 /* Helpers shared by report, diff and advice. */
 const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id); /* NULL when unknown */
 double gt_proc_duration_ms(const gt_proc *p);
 double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
 int gt_proc_has_data(const gt_proc *p);
-const char *gt_cudnn_op_name(int op_kind);
-const char *gt_cudnn_dtype_name(int dtype);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
 
 #endif

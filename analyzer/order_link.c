@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gtrace_format.h"
+#include "util.h"
 
 /* How far past its first possible kernel a launch looks for one of its name when no anchor bounds
  * it: unwrapped libraries' kernels (cuDNN's batch norm) sit in between. */
@@ -77,8 +78,7 @@ static void note_time(gt_olinker *o, uint64_t t)
 static void on_launch(gt_olinker *o, const gt_record *r)
 {
     gt_rec_api_launch a;
-    memset(&a, 0, sizeof a);
-    memcpy(&a, r->body, r->body_size < sizeof a ? r->body_size : sizeof a);
+    gt_body_copy(&a, sizeof a, r);
     if (r->body_size < sizeof a.c || a.c.result != 0 || a.graph_exec)
         return; /* failed launches put nothing on the GPU; graph launches are paired */
     gt_olink_thread *t = thread_of(o, r->tid);
@@ -151,8 +151,7 @@ static void on_pair(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_corr
 static void on_kernel(gt_olinker *o, const gt_record *r)
 {
     gt_rec_gpu_kernel k;
-    memset(&k, 0, sizeof k);
-    memcpy(&k, r->body, r->body_size < sizeof k ? r->body_size : sizeof k);
+    gt_body_copy(&k, sizeof k, r);
     if (k.queued_ns || !k.corr_id)
         return; /* linked by its queued time (kernel_link.h) */
     if (!grow(o, (void **)&o->kernels, o->n_kernels, &o->cap_kernels, sizeof *o->kernels))
@@ -433,8 +432,7 @@ void gt_olink_on_record(gt_olinker *o, const gt_record *r)
         break;
     case GT_REC_GPU_EXT_CORR: {
         gt_rec_gpu_ext_corr e;
-        memset(&e, 0, sizeof e);
-        memcpy(&e, r->body, r->body_size < sizeof e ? r->body_size : sizeof e);
+        gt_body_copy(&e, sizeof e, r);
         if (e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_BEGIN ||
             e.ext_kind == GT_EXT_CORR_KIND_ANCHOR_END)
             on_anchor(o, r, &e);

@@ -1,5 +1,6 @@
 /* report_out.c — text tables, colour and JSON shared by `report` and `diff`. */
 #include "report_out.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -76,9 +77,7 @@ static char *dup_cell(const char *s, int max)
     size_t n = strlen(s ? s : "");
     if (max > 3 && n > (size_t)max)
         n = (size_t)max;
-    char *d = malloc(n + 4);
-    if (!d)
-        exit(1);
+    char *d = gt_xmalloc(n + 4);
     memcpy(d, s ? s : "", n);
     d[n] = 0;
     if (s && max > 3 && strlen(s) > (size_t)max)
@@ -91,7 +90,7 @@ void gt_table_init(gt_table *t, int ncols, const char *const *header)
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
     t->cap = 16;
-    t->cells = calloc(t->cap * (size_t)ncols, sizeof *t->cells);
+    t->cells = gt_xcalloc(t->cap * (size_t)ncols, sizeof *t->cells);
     for (int c = 0; c < ncols; c++)
         t->cells[c] = dup_cell(header[c], 0);
     t->nrows = 1;
@@ -101,9 +100,7 @@ void gt_table_row(gt_table *t, ...)
 {
     if (t->nrows == t->cap) {
         t->cap *= 2;
-        t->cells = realloc(t->cells, t->cap * (size_t)t->ncols * sizeof *t->cells);
-        if (!t->cells)
-            exit(1);
+        t->cells = gt_xrealloc(t->cells, t->cap * (size_t)t->ncols * sizeof *t->cells);
     }
     va_list ap;
     va_start(ap, t);

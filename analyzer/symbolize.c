@@ -1,6 +1,7 @@
 /* symbolize.c — stacks and module maps of a trace turned into function, file and line.
  * Runs in the analyzer only, never in the traced application. See symbolize.h. */
 #include "symbolize.h"
+#include "util.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -93,48 +94,20 @@ struct gt_symtab {
     bool archive_tried;
 };
 
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz);
-    if (!p) {
-        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
-        exit(2);
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "gputrace: out of memory while symbolizing\n");
-        exit(2);
-    }
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xrealloc(NULL, n);
-    memcpy(d, s, n);
-    return d;
-}
-
 static const char *keep_string(gt_symtab *st, const char *s)
 {
     if (!s)
         return NULL;
     if (st->nstrings == st->capstrings) {
         st->capstrings = st->capstrings ? st->capstrings * 2 : 64;
-        st->strings = xrealloc(st->strings, st->capstrings * sizeof *st->strings);
+        st->strings = gt_xrealloc(st->strings, st->capstrings * sizeof *st->strings);
     }
-    return st->strings[st->nstrings++] = xstrdup(s);
+    return st->strings[st->nstrings++] = gt_xstrdup(s);
 }
 
 gt_symtab *gt_symtab_new(void)
 {
-    return xcalloc(1, sizeof(gt_symtab));
+    return gt_xcalloc(1, sizeof(gt_symtab));
 }
 
 void gt_symtab_free(gt_symtab *st)
@@ -190,13 +163,13 @@ static void add_module(gt_symtab *st, const gt_reader *r, const gt_record *rec)
             return;
     if (st->nmods == st->capmods) {
         st->capmods = st->capmods ? st->capmods * 2 : 32;
-        st->mods = xrealloc(st->mods, st->capmods * sizeof *st->mods);
+        st->mods = gt_xrealloc(st->mods, st->capmods * sizeof *st->mods);
     }
     module *d = &st->mods[st->nmods++];
     memset(d, 0, sizeof *d);
     d->base = m->base;
     d->size = m->size;
-    d->path = xstrdup(path);
+    d->path = gt_xstrdup(path);
     d->build_id_len = m->build_id_len > 32 ? 32 : m->build_id_len;
     memcpy(d->build_id, m->build_id, d->build_id_len);
     for (uint32_t i = 0; i < d->build_id_len; i++)
@@ -216,7 +189,7 @@ static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
         size_t cap = st->capstacks ? st->capstacks : 64;
         while (cap <= s->stack_id)
             cap *= 2;
-        st->stacks = xrealloc(st->stacks, cap * sizeof *st->stacks);
+        st->stacks = gt_xrealloc(st->stacks, cap * sizeof *st->stacks);
         memset(st->stacks + st->capstacks, 0, (cap - st->capstacks) * sizeof *st->stacks);
         st->capstacks = cap;
     }
@@ -227,11 +200,11 @@ static void add_stack(gt_symtab *st, const gt_reader *r, const gt_record *rec)
     d->truncated = (rec->flags & GT_RF_TRUNCATED) != 0;
     d->depth = s->depth;
     d->py_depth = s->py_depth;
-    d->pcs = xcalloc(s->depth, sizeof *d->pcs);
+    d->pcs = gt_xcalloc(s->depth, sizeof *d->pcs);
     memcpy(d->pcs, s + 1, (size_t)s->depth * 8);
-    d->py_file = xcalloc(s->py_depth, sizeof *d->py_file);
-    d->py_func = xcalloc(s->py_depth, sizeof *d->py_func);
-    d->py_line = xcalloc(s->py_depth, sizeof *d->py_line);
+    d->py_file = gt_xcalloc(s->py_depth, sizeof *d->py_file);
+    d->py_func = gt_xcalloc(s->py_depth, sizeof *d->py_func);
+    d->py_line = gt_xcalloc(s->py_depth, sizeof *d->py_line);
     const unsigned char *py = (const unsigned char *)(s + 1) + (size_t)s->depth * 8;
     for (uint32_t i = 0; i < s->py_depth; i++) {
         py_frame_rec f;
@@ -251,7 +224,7 @@ static void note_trace_dir(gt_symtab *st, const gt_reader *r)
     if (st->trace_dir || !path || !*path)
         return;
     const char *slash = strrchr(path, '/');
-    st->trace_dir = slash ? xrealloc(NULL, (size_t)(slash - path) + 2) : xstrdup(".");
+    st->trace_dir = slash ? gt_xrealloc(NULL, (size_t)(slash - path) + 2) : gt_xstrdup(".");
     if (slash) {
         size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x.gtrace": the root */
         memcpy(st->trace_dir, path, n);
@@ -341,7 +314,7 @@ static void read_symbols(module *m, const void *map, size_t len, uint32_t want_t
             continue;
         size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
         const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)map + sh[i].sh_offset);
-        m->syms = xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
+        m->syms = gt_xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
         for (size_t k = 0; k < n; k++) {
             int type = ELF64_ST_TYPE(syms[k].st_info);
             if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[k].st_shndx == SHN_UNDEF ||
@@ -389,7 +362,7 @@ static void find_debug_file(module *m)
     m->debug_path =
         gt_elf_find_debug_file(m->path, m->map, m->map_len, m->build_id, m->build_id_len, NULL);
     if (!m->debug_path) {
-        m->debug_path = xstrdup(m->path);
+        m->debug_path = gt_xstrdup(m->path);
         return;
     }
     int fd = open(m->debug_path, O_RDONLY | O_CLOEXEC);
@@ -471,7 +444,7 @@ static char *demangle(const char *name)
             return d;
         free(d);
     }
-    return xstrdup(name);
+    return gt_xstrdup(name);
 }
 
 /* ---------------------------------------------------------------- addr2line */
@@ -479,7 +452,7 @@ static char *demangle(const char *name)
 static void apply_addr2line_line(pc_info *p, const char *func, const char *fileline)
 {
     if (!p->function && strcmp(func, "??") != 0)
-        p->function = xstrdup(func);
+        p->function = gt_xstrdup(func);
     if (strncmp(fileline, "??", 2) == 0)
         return;
     char buf[1024];
@@ -495,7 +468,7 @@ static void apply_addr2line_line(pc_info *p, const char *func, const char *filel
     if (line <= 0)
         return;
     free(p->file);
-    p->file = xstrdup(buf);
+    p->file = gt_xstrdup(buf);
     p->line = line;
 }
 
@@ -592,7 +565,7 @@ static void collect_pcs(gt_symtab *st)
         free(st->pcs[i].function);
         free(st->pcs[i].file);
     }
-    st->pcs = xrealloc(st->pcs, (total ? total : 1) * sizeof *st->pcs);
+    st->pcs = gt_xrealloc(st->pcs, (total ? total : 1) * sizeof *st->pcs);
     st->npcs = 0;
     for (size_t i = 0; i < st->capstacks; i++)
         for (uint32_t k = 0; st->stacks[i].present && k < st->stacks[i].depth; k++)
@@ -634,9 +607,9 @@ static void fill_from_archive(gt_symtab *st)
                                 &line))
             continue;
         if (!p->function && function)
-            p->function = xstrdup(function);
+            p->function = gt_xstrdup(function);
         if (!p->file && file && line > 0) {
-            p->file = xstrdup(file);
+            p->file = gt_xstrdup(file);
             p->line = line;
         }
     }
@@ -649,7 +622,7 @@ static void resolve_all(gt_symtab *st)
     if (!tool || !*tool)
         tool = "addr2line";
     bool use_tool = strcmp(tool, "none") != 0;
-    pc_info **batch = xcalloc(ADDR2LINE_BATCH, sizeof *batch);
+    pc_info **batch = gt_xcalloc(ADDR2LINE_BATCH, sizeof *batch);
     for (size_t mi = 0; mi < st->nmods; mi++) {
         module *m = &st->mods[mi];
         int n = 0;
@@ -827,16 +800,16 @@ const char *gt_symtab_callsite(gt_symtab *st, uint32_t stack_id)
         gt_frame f;
         if (gt_symbolize_innermost_user_frame(st, stack_id, &f)) { /* Python needs no resolving */
             gt_frame_format(&f, buf, sizeof buf);
-            s->callsite = xstrdup(buf);
+            s->callsite = gt_xstrdup(buf);
         } else { /* no user frame: callsite.c picks the library frame nearest to one */
             int max = (int)(s->depth + s->py_depth);
-            gt_frame *fr = xcalloc((size_t)max, sizeof *fr);
+            gt_frame *fr = gt_xcalloc((size_t)max, sizeof *fr);
             int n = gt_symbolize_stack(st, stack_id, fr, max);
             bool user;
             int i = gt_callsite_pick(fr, n, &user);
             if (i >= 0) {
                 gt_frame_format(&fr[i], buf, sizeof buf);
-                s->callsite = xstrdup(buf);
+                s->callsite = gt_xstrdup(buf);
             }
             free(fr);
         }

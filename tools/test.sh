@@ -77,6 +77,15 @@ else
   echo "all C sources formatted"; passed=$((passed + 1))
 fi
 
+# Structure: no C source of the non-test tree over 1,000 lines, no include cycle between source
+# units (tools/check_structure.py); counted as one test.
+echo "== structure"
+if python3 "$ROOT/tools/check_structure.py" "$ROOT"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failed_names+=("structure")
+fi
+
 run_build build ""
 if [ "${GPUTRACE_TEST_SKIP_SANITIZERS:-0}" != 1 ]; then
   # The fuzzer already runs in build/; the sanitized builds skip it.

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gt_check.h"
 #include "advice.h"
 
+/* Checks one line's expectations (failures counted by CHECK); returns 1 when one failed. */
 static int check_line(const char *data_dir, char *line)
 {
     char *colon = strchr(line, ':');
@@ -24,11 +26,11 @@ static int check_line(const char *data_dir, char *line)
     snprintf(path, sizeof path, "%.2000s/%.2000s", data_dir, line);
     const char *paths[] = {path};
     gt_advice_list l = {0};
-    if (gt_advice_compute(paths, 1, &l) != 0) {
-        fprintf(stderr, "FAIL %s: not readable\n", line);
+    int readable = gt_advice_compute(paths, 1, &l) == 0;
+    CHECK(readable, "%s: not readable", line);
+    if (!readable)
         return 1;
-    }
-    int bad = 0;
+    int before = failures;
     for (char *tok = strtok(colon + 1, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
         int negate = tok[0] == '!';
         char id[64];
@@ -39,11 +41,12 @@ static int check_line(const char *data_dir, char *line)
         int found = 0;
         for (size_t i = 0; i < l.n; i++)
             found |= !strcmp(l.items[i].id, id) && (!at || strstr(l.items[i].call_site, at));
-        if (!strcmp(id, "none") ? l.n > 0 : negate ? found : !found) {
-            fprintf(stderr, "FAIL %s: expected %s\n", line, tok);
-            bad = 1;
-        }
+        CHECK(!strcmp(id, "none") ? l.n == 0
+              : negate            ? !found
+                                  : found,
+              "%s: expected %s", line, tok);
     }
+    int bad = failures > before;
     if (bad) {
         fprintf(stderr, "  advice:");
         for (size_t i = 0; i < l.n; i++)
@@ -63,19 +66,19 @@ int main(int argc, char **argv)
     char path[1024];
     snprintf(path, sizeof path, "%s/expect_advice.txt", data_dir);
     FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "FAIL: no %s (the expectations for the committed GPU traces)\n", path);
+    CHECK(f, "no %s (the expectations for the committed GPU traces)", path);
+    if (!f)
         return 1;
-    }
     char line[2048];
-    int failures = 0, cases = 0;
+    int cases = 0, bad_cases = 0;
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#' || !strchr(line, ':'))
             continue;
         cases++;
-        failures += check_line(data_dir, line);
+        bad_cases += check_line(data_dir, line);
     }
     fclose(f);
-    printf("%d case(s), %d failure(s)\n", cases, failures);
-    return failures || !cases ? 1 : 0; /* no case checked is a failure */
+    CHECK(cases > 0, "no case in %s", path); /* no case checked is a failure */
+    printf("%d case(s), %d failing\n", cases, bad_cases);
+    return failures ? 1 : 0;
 }

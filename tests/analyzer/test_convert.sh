@@ -39,6 +39,19 @@ assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c
 k=p["kernels"]; assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (5, 0, 3), k' "$DIR/report.json" ||
         fail "cuDNN GPU time by queued time"
     ;;
+foreign)
+    # Pairs of other tools' kinds link nothing, in the converter and the report alike: one arrow
+    # (the pair of ours), drawn with both ends; the report counts one kernel linked by its pair.
+    "$DRIVER" convert -o "$DIR/f.pftrace" "$DIR/foreign.gtrace" 2>"$DIR/err.txt" || fail "exit $?"
+    cat "$DIR/err.txt"
+    grep -q " 1 flows" "$DIR/err.txt" || fail "summary: $(cat "$DIR/err.txt")"
+    python3 "$CHECK" "$PROTO" "$DIR/f.pftrace" >"$DIR/check.txt" || fail "invalid: $(cat "$DIR/check.txt")"
+    grep -q " 1 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    "$DRIVER" report --json "$DIR/foreign.gtrace" >"$DIR/report.json" 2>/dev/null
+    python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["processes"][0]["kernels"]
+assert (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"]) == (3, 1, 0, 0), k' \
+        "$DIR/report.json" || fail "report links"
+    ;;
 default_name)
     "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
     [ -s "$DIR/basic.perfetto-trace" ] || fail "basic.perfetto-trace not written"
@@ -77,6 +90,16 @@ not_trace)
     "$DRIVER" convert -o "$DIR/n.pftrace" "$DIR/missing.gtrace" 2>/dev/null
     [ $? -eq 2 ] || fail "missing file: expected 2"
     ;;
+info_folder)
+    # gputrace info takes run folders like every other command: each trace in it, sorted.
+    mkdir -p "$DIR/run" "$DIR/empty" && cp "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" "$DIR/run/" || exit 1
+    "$DRIVER" info "$DIR/run" >"$DIR/info.txt" || fail "info exit status $?"
+    [ "$(grep -c '^/.*rank[01].gtrace$' "$DIR/info.txt")" = 2 ] || fail "info: $(head -3 "$DIR/info.txt")"
+    grep -n 'rank0.gtrace$' "$DIR/info.txt" | grep -q '^1:' || fail "info: rank0 first"
+    "$DRIVER" info "$DIR/empty" 2>"$DIR/err.txt"
+    [ $? -eq 2 ] || fail "info of an empty folder: expected exit status 2"
+    grep -q "no .gtrace files" "$DIR/err.txt" || fail "info: unclear message $(cat "$DIR/err.txt")"
+    ;;
 json)
     "$DRIVER" convert --format=json -o "$DIR/basic.json" "$DIR/basic.gtrace" || fail "exit $?"
     python3 "$CHECK" --json "$DIR/basic.json" || fail "invalid JSON"
@@ -93,6 +116,21 @@ real)
         "$DRIVER" convert -q --no-advice --format=json -o "$out.json" "$f"
         [ $? -le 1 ] || fail "$f: json exit status"
         python3 "$CHECK" "$PROTO" "$out" --compare-json "$out.json" || fail "$f: invalid output"
+        # One link rule: the kernels the converter drew an arrow for, by how they were linked,
+        # are the kernels the report counts as linked.
+        "$DRIVER" convert --no-advice -o "$out" "$f" 2>"$out.err"
+        "$DRIVER" report --json "$f" >"$out.report" 2>/dev/null
+        python3 - "$out.err" "$out.report" <<'PY' || fail "$f: converter and report disagree on links"
+import json, re, sys
+err = open(sys.argv[1]).read()
+def drawn(what):
+    m = re.search(r'(\d+) kernels linked by ' + what, err)
+    return int(m.group(1)) if m else 0
+got = (drawn('callback pairs'), drawn('anchors and launch order'), drawn('queued time'))
+k = json.load(open(sys.argv[2]))['processes'][0]['kernels']
+want = (k['linked_by_pair'], k['linked_by_order'], k['linked_by_time'])
+assert got == want, ('convert drew', got, 'report counts', want)
+PY
     done
     echo "checked $n real traces"
     # links_of TRACE SUMMARY COUNTS: the converter's summary line matches SUMMARY (grep) and the
@@ -117,9 +155,21 @@ assert got == sys.argv[2], (got, sys.argv[2])' "$DIR/$name.json" "$3" || fail "r
     # (PyTorch's own launches), 6,098 of 6,898, by the converter (drawn late, streaming) and the
     # report alike; the _ref trace has a callback pair on every launch as well, and pairs win.
     links_of "$DATA/resnet18_anchors.gtrace" \
-        "6707 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
+        "6708 flows.*6098 kernels linked by anchors and launch order" "6898 0 6098 0"
     links_of "$DATA/resnet18_anchors_ref.gtrace" "6708 flows" "6898 6098 0 0"
     [ "$n" -gt 0 ] || fail "no real trace in $DATA: the recorded GPU traces are part of the repo"
+    # convert with advice reads each file twice: the model's first pass, then the conversion with
+    # the model's second pass reading along (and its call-site table borrowed).
+    if command -v strace >/dev/null 2>&1; then
+        f=$DATA/train_item_every_step.gtrace
+        # (LeakSanitizer cannot run under ptrace: leaks are checked by the other cases)
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+            strace -f -e trace=open,openat -o "$DIR/strace.txt" "$DRIVER" convert -q -o "$DIR/s.pftrace" "$f" ||
+            fail "convert under strace"
+        opens=$(grep -c "train_item_every_step.gtrace\"" "$DIR/strace.txt")
+        [ "$opens" -le 2 ] || fail "convert opened $f $opens times (at most twice)"
+        echo "convert opened the trace $opens times"
+    fi
     # A PyTorch run recorded on the GPU with loss.item() every step (train.py line 114 then):
     # each step's stall names that line, from the Python frames of its stack.
     f=$DATA/train_item_every_step.gtrace

@@ -3,7 +3,8 @@
 analyzer/perfetto_trimmed.proto and check what Perfetto's importer relies on but does not
 always report: sequence ids and flags, interning order, tracks described before use (counter
 tracks especially), strict nesting per track (simulated the way the importer pairs BEGIN/END:
-sorted by timestamp, file order at equal timestamps), flows that start and terminate.
+sorted by timestamp, file order at equal timestamps), flows: every id that terminates was
+started and every id that starts terminates (one arrow, both ends).
 
 usage: test_convert_check.py PROTO TRACE [--expect basic|ranks|truncated|any] [--json]
                              [--call-site 'SLICE NAME=CALL SITE']...
@@ -272,7 +273,10 @@ def check_nesting(events):
     return slices
 
 
-def check_flows(events, require_all):
+def check_flows(events):
+    """Perfetto's importer (v2 flows) starts or continues a flow at an id in flow_ids and ends it
+    at an id in terminating_flow_ids; an end whose id never started is dropped silently, and a
+    start nothing ends draws nothing. Every arrow the converter writes must have both ends."""
     starts, terms = {}, {}
     for ev in events:
         te, ts = ev[2], ev[1]
@@ -281,17 +285,21 @@ def check_flows(events, require_all):
                 fail(f'flow {f} started twice')
             starts[f] = ts
         for f in te.get('terminating_flow_ids', []):
+            if f in terms:
+                fail(f'flow {f} terminated twice')
             terms.setdefault(f, ts)
     linked = 0
+    unstarted = [f for f in terms if f not in starts]
+    unended = [f for f in starts if f not in terms]
     for f, ts in terms.items():
         if f in starts:
             if starts[f] > ts:
                 fail(f'flow {f} terminates (ts {ts}) before it starts (ts {starts[f]})')
             linked += 1
-    if require_all:
-        for f in starts:
-            if f not in terms:
-                fail(f'flow {f} starts but never terminates')
+    if unstarted:
+        fail(f'{len(unstarted)} flows terminate but never start (e.g. {unstarted[:3]})')
+    if unended:
+        fail(f'{len(unended)} flows start but never terminate (e.g. {unended[:3]})')
     return linked
 
 
@@ -340,7 +348,10 @@ def check_basic(tracks, events, slices, linked):
     expect('Memcpy HtoD (pageable)' in snames, 'pageable copy on the GPU track')
     stall = [s for s in slices if s[3] == 'cudaStreamSynchronize (stall)']
     expect(stall and 'sync' in stall[0][4], 'a sync stall slice in category sync')
-    expect(stall and stall[0][6].get('terminating_flow_ids'), 'the stall ends a flow')
+    waited = [e for e in events if e[6] == 'TYPE_INSTANT' and e[3] == 'waited for' and
+              e[2].get('terminating_flow_ids')]
+    expect(stall and waited and stall[0][1] <= waited[0][1] <= stall[0][2],
+           'the stall ends a flow (at a "waited for" instant inside it)')
     sargs = args_of(stall[0]) if stall else {}
     expect(one(sargs.get('call_site', {}), 'string_value') == 'train.py:57 in main',
            'the stall names its call site train.py:57 (the user frame, not torch\'s item)')
@@ -540,7 +551,7 @@ def main():
             fail('no packets')
         tracks, events = check(packets)
         slices = check_nesting(events)
-        linked = check_flows(events, require_all=want in ('basic', 'ranks'))
+        linked = check_flows(events)
         sites = check_call_sites(slices)
         if json_ref:
             compare_json(events, json_ref)

@@ -12,5 +12,7 @@ int main(int argc, char **argv)
         return cmd_diff(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "report") == 0)
         return cmd_report(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "info") == 0)
+        return cmd_info(argc - 1, argv + 1);
     return cmd_convert(argc - 1, argv + 1);
 }

@@ -7,6 +7,8 @@
  *   queued.gtrace       kernels without callback pairs, linked by their queued time: to a launch,
  *                       to a cuDNN call, one written before its launch (waits for it), one in no
  *                       call, one held by library calls of two threads (ambiguous)
+ *   foreign.gtrace      callback pairs of other tools' kinds (the PyTorch profiler's CUSTOM0/1)
+ * beside one of ours: only ours link (one names an id that is also one of our calls)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -112,6 +114,12 @@ static void ext(uint64_t cupti, uint64_t ours)
 {
     gt_rec_gpu_ext_corr x = {
         .external_id = ours, .corr_id = cupti, .ext_kind = GT_EXT_CORR_KIND_OURS};
+    add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
+}
+
+static void ext_of_kind(uint64_t cupti, uint64_t external, uint32_t kind)
+{
+    gt_rec_gpu_ext_corr x = {.external_id = external, .corr_id = cupti, .ext_kind = kind};
     add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
 }
 
@@ -337,6 +345,27 @@ static void write_queued(const char *dir)
         die("close");
 }
 
+/* The converter used to take every pair that was not an anchor, the report only gputrace's own:
+ * a PyTorch profiler id equal to one of our call ids drew an arrow to the wrong call, another
+ * drew an end that no arrow started. One rule now (op_link.h): only ours link. */
+static void write_foreign(const char *dir)
+{
+    open_trace(dir, "foreign.gtrace", 4545, -1);
+    gt_test_writer_set_tid(&W, 4545);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    launch(1000, 2000, 10, 1);
+    launch(3000, 4000, 11, 1);
+    gt_test_writer_set_tid(&W, 0);
+    ext_of_kind(100, 10, GT_EXT_CORR_KIND_OURS);
+    kernel(2500, 3500, 100, 1, 7);
+    ext_of_kind(101, 11, 3); /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: PyTorch's id 11 */
+    kernel(4500, 5500, 101, 1, 7);
+    ext_of_kind(102, 999, 4); /* CUSTOM1: an id that is no call of ours */
+    kernel(6500, 7500, 102, 1, 7);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
 static void write_rank(const char *dir, int rank)
 {
     char name[32];
@@ -384,6 +413,7 @@ int main(int argc, char **argv)
     mkdir(argv[1], 0755);
     write_basic(argv[1]);
     write_queued(argv[1]);
+    write_foreign(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     if (copy_truncated(argv[1]) != 0)

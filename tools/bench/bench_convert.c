@@ -95,8 +95,10 @@ static void gen_step_gpu(uint64_t step, uint64_t t)
     uint64_t gpu = t + 3000;
     uint64_t corr = step * 100;
     for (int i = 0; i < 66; i++) {
-        gt_rec_gpu_ext_corr x = {
-            .external_id = ++corr, .corr_id = corr + (1ull << 40), .ext_kind = 2};
+        /* gputrace's own kind, as the recorder writes it (another tool's pairs link nothing) */
+        gt_rec_gpu_ext_corr x = {.external_id = ++corr,
+                                 .corr_id = corr + (1ull << 40),
+                                 .ext_kind = GT_EXT_CORR_KIND_OURS};
         add(GT_REC_GPU_EXT_CORR, &x, sizeof x);
         if (i < 2) {
             gt_rec_gpu_memcpy m = {.start_ns = gpu,

@@ -1,0 +1,243 @@
+/* model_calls.c — CPU calls in pass 1: API tables, copies by direction and memory kind, sync
+ * stalls by call site, cuBLAS GEMM shapes, call-site stacks. */
+#include "model_internal.h"
+
+int md_contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n))
+            return 1;
+    return 0;
+}
+
+static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
+{
+    uint64_t key = ((uint64_t)func << 32) | stack_id;
+    uint32_t i = gt_map_get(&s->site_by_key, key);
+    if (i == UINT32_MAX) {
+        gt_grow((void **)&p->sync_sites, &p->cap_sync_sites, p->n_sync_sites,
+                sizeof *p->sync_sites);
+        i = (uint32_t)p->n_sync_sites++;
+        p->sync_sites[i].func = func;
+        p->sync_sites[i].stack_id = stack_id;
+        gt_map_put(&s->site_by_key, key, i);
+    }
+    return &p->sync_sites[i];
+}
+
+static void add_sync_stall(gt_proc *p, pass_state *s, const gt_api_common *c)
+{
+    uint64_t d = c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0;
+    gt_site_agg *site = site_for(p, s, c->func, c->stack_id);
+    site->count++;
+    site->total_ns += d;
+    if (d > site->max_ns)
+        site->max_ns = d;
+    p->sync_total_ns += d;
+    p->sync_count++;
+}
+
+int md_sync_blocks(uint32_t kind)
+{
+    return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
+}
+
+uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind)
+{
+    if (dir == GT_DIR_H2D || dir == GT_DIR_H2H)
+        return src_kind < 6 ? src_kind : GT_MEM_UNKNOWN;
+    if (dir == GT_DIR_D2H)
+        return dst_kind < 6 ? dst_kind : GT_MEM_UNKNOWN;
+    return GT_MEM_DEVICE;
+}
+
+/* A copy the CPU waits for: synchronous calls, and pageable D2H (staged, returns when done). */
+static int copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk)
+{
+    return !m->is_async || (m->direction == GT_DIR_D2H && hk == GT_MEM_PAGEABLE);
+}
+
+/* A blocking read-back of a small result (loss.item()): a synchronization, not a data copy. */
+int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk)
+{
+    return m->direction == GT_DIR_D2H && copy_blocks(m, hk) && m->bytes <= GT_ITEM_COPY_MAX_BYTES;
+}
+
+static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m, uint64_t d)
+{
+    uint8_t dir = m->direction <= GT_DIR_D2D ? m->direction : GT_DIR_DEFAULT;
+    uint8_t hk = md_host_kind_of(dir, m->src_kind, m->dst_kind);
+    gt_copy_agg *a = &p->copies[dir][hk];
+    a->cpu_count++;
+    a->cpu_ns += d;
+    s->cpu_copy_count[dir][hk]++;
+    s->cpu_copy_bytes[dir][hk] += m->bytes;
+    if (d > a->top_stack_ns && m->c.stack_id) { /* the costliest call site seen */
+        a->top_stack_ns = d;
+        a->top_stack = m->c.stack_id;
+    }
+    if (copy_blocks(m, hk)) {
+        a->blocking_count++;
+        a->blocking_ns += d;
+        if (md_copy_is_item_like(m, hk)) /* waits for all queued GPU work */
+            add_sync_stall(p, s, &m->c);
+    }
+}
+
+static void on_api_cublas(gt_proc *p, pass_state *s, const gt_rec_api_cublas *c, uint64_t d)
+{
+    uint64_t key = gt_mix64(
+        (uint64_t)c->c.func ^ gt_mix64((uint64_t)c->m) ^ gt_mix64((uint64_t)c->n << 1) ^
+        gt_mix64((uint64_t)c->k << 2) ^ gt_mix64((uint64_t)c->batch << 3) ^
+        ((uint64_t)(uint32_t)c->atype << 40) ^ ((uint64_t)(uint32_t)c->compute_type << 48));
+    uint32_t i = gt_map_get(&s->gemm_by_key, key);
+    if (i == UINT32_MAX) {
+        gt_grow((void **)&p->gemms, &s->cap_gemms, p->n_gemms, sizeof *p->gemms);
+        i = (uint32_t)p->n_gemms++;
+        gt_gemm_agg *g = &p->gemms[i];
+        g->func = c->c.func;
+        g->m = c->m;
+        g->n = c->n;
+        g->k = c->k;
+        g->batch = c->batch;
+        g->atype = c->atype;
+        g->compute_type = c->compute_type;
+        gt_map_put(&s->gemm_by_key, key, i);
+    }
+    p->gemms[i].count++;
+    p->gemms[i].api_ns += d;
+    gt_map_put(&s->call_by_corr, c->c.corr_id, i | 0x80000000u); /* top bit: a GEMM, not cuDNN */
+}
+
+void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    union {
+        gt_api_common c;
+        gt_rec_api_memcpy memcpy_;
+        gt_rec_api_sync sync;
+        gt_rec_api_alloc alloc;
+        gt_rec_api_cudnn cudnn;
+        gt_rec_api_cublas cublas;
+        gt_rec_api_launch launch;
+    } u;
+    gt_body_copy(&u, sizeof u, r);
+    const gt_api_common *c = &u.c;
+    uint64_t d = c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0;
+    p->cpu_api_records++;
+    md_note_time(p, c->t_begin_ns, c->t_end_ns);
+    if (c->func < 256) {
+        gt_api_agg *a = &p->api[c->func];
+        a->count++;
+        a->total_ns += d;
+        if (d > a->max_ns)
+            a->max_ns = d;
+        enum gt_api_category cat = gt_api_func_category(c->func);
+        int cuda = cat != GT_CAT_CUDNN && cat != GT_CAT_CUBLAS;
+        int not_ready = cuda && c->result == 600; /* cudaErrorNotReady from Query is normal */
+        if (c->result != 0 && !not_ready) {
+            if (!a->errors)
+                a->first_error = c->result;
+            a->errors++;
+            if (cuda && (c->result == 209 || c->result == 222))
+                p->kernel_image_errors++;
+            else if (cuda && c->result == 35)
+                p->insufficient_driver_errors++;
+            else
+                p->other_errors++;
+        }
+    }
+    if (r->kind != GT_REC_API_SYNC && r->kind != GT_REC_API) {
+        /* copy-then-sync means the sync comes right after the copy: anything queued in between
+         * (a kernel, another copy) makes it an ordinary end-of-work wait */
+        tid_stack *t = md_tid_for(s, r->tid);
+        if (t)
+            t->last_h2d_end = 0;
+    }
+    switch (r->kind) {
+    case GT_REC_API_LAUNCH:
+        p->launches++;
+        p->launch_ns += d;
+        break;
+    case GT_REC_API_MEMCPY: {
+        on_api_memcpy(p, s, &u.memcpy_, d);
+        tid_stack *t = md_tid_for(s, r->tid);
+        if (t && u.memcpy_.is_async && u.memcpy_.direction == GT_DIR_H2D) {
+            t->last_h2d_end = c->t_end_ns;
+            t->last_h2d_stream = c->stream;
+        }
+        break;
+    }
+    case GT_REC_API_SYNC:
+        if (md_sync_blocks(u.sync.sync_kind)) {
+            add_sync_stall(p, s, c);
+            /* PyTorch's .to(device) without non_blocking: an async copy, then a stream sync */
+            tid_stack *t = md_tid_for(s, r->tid);
+            if (t && t->last_h2d_end && c->t_begin_ns >= t->last_h2d_end &&
+                c->t_begin_ns - t->last_h2d_end < 50000 &&
+                (u.sync.sync_kind != GT_SYNC_STREAM || c->stream == t->last_h2d_stream)) {
+                p->copy_then_sync_count++;
+                p->copy_then_sync_ns += d;
+                if (!p->copy_then_sync_stack)
+                    p->copy_then_sync_stack = c->stack_id;
+            }
+            if (t)
+                t->last_h2d_end = 0;
+        }
+        break;
+    case GT_REC_API_ALLOC:
+        p->alloc_calls++;
+        p->alloc_ns += d;
+        break;
+    case GT_REC_API_CUDNN:
+        md_on_api_cudnn(p, s, &u.cudnn, d);
+        break;
+    case GT_REC_API_CUBLAS:
+        on_api_cublas(p, s, &u.cublas, d);
+        break;
+    default:
+        break;
+    }
+}
+
+void md_on_stack(pass_state *s, const gt_record *r)
+{
+    if (r->body_size < sizeof(gt_rec_stack))
+        return;
+    const gt_rec_stack *st = r->body;
+    size_t need = sizeof *st + (size_t)st->depth * 8 + (size_t)st->py_depth * 16;
+    if (need > r->body_size || gt_map_get(&s->stack_by_id, st->stack_id) != UINT32_MAX)
+        return;
+    gt_grow((void **)&s->stacks, &s->cap_stacks, s->n_stacks, sizeof *s->stacks);
+    stack_py *sp = &s->stacks[s->n_stacks];
+    memset(sp, 0, sizeof *sp);
+    sp->stack_id = st->stack_id;
+    const unsigned char *base = (const unsigned char *)(st + 1);
+    if (st->depth)
+        memcpy(&sp->pc0, base, 8);
+    const unsigned char *py = base + (size_t)st->depth * 8;
+    /* Python frames: innermost first; the first one outside the Python library and
+     * site-packages is the user's line. Resolved to text after the pass (strings known). */
+    for (uint32_t i = 0; i < st->py_depth; i++) {
+        uint32_t f[2];
+        int32_t line;
+        memcpy(f, py + i * 16, 8);
+        memcpy(&line, py + i * 16 + 8, 4);
+        if (!sp->have_py) { /* keep the innermost as fallback */
+            sp->file_id = f[0];
+            sp->func_id = f[1];
+            sp->line = line;
+            sp->have_py = 1;
+        }
+        const char *file = gt_reader_string(s->reader, f[0]);
+        if (file && !strstr(file, "site-packages") && !strstr(file, "/lib/python") &&
+            file[0] != '<') {
+            sp->file_id = f[0];
+            sp->func_id = f[1];
+            sp->line = line;
+            sp->have_py = 2;
+            break;
+        }
+    }
+    gt_map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
+}

@@ -1,0 +1,298 @@
+/* model_cudnn.c — cuDNN operations: wrapped calls grouped by what they ran, plans and their JSON,
+ * convolution signatures, the engine or algorithm chosen per op, autotuning. */
+#include "model_internal.h"
+
+static const char *legacy_algo_name(int op_kind, int algo)
+{
+    static const char *const fwd[] = {
+        "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+        "WINOGRAD",      "WINOGRAD_NONFUSED"};
+    static const char *const bwd_data[] = {"ALGO_0",     "ALGO_1",   "FFT",
+                                           "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    static const char *const bwd_filter[] = {
+        "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+    if (algo < 0)
+        return "?";
+    if ((op_kind == GT_CUDNN_OP_CONV_FWD || op_kind == GT_CUDNN_OP_CONV_BIAS_ACT) && algo < 8)
+        return fwd[algo];
+    if (op_kind == GT_CUDNN_OP_CONV_BWD_DATA && algo < 6)
+        return bwd_data[algo];
+    if (op_kind == GT_CUDNN_OP_CONV_BWD_FILTER && algo < 7)
+        return bwd_filter[algo];
+    return "?";
+}
+
+static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
+{
+    uint32_t autotune = c->cudnn_flags & GT_CUDNN_AUTOTUNE;
+    uint64_t key = gt_mix64(((uint64_t)c->c.func << 48) ^ ((uint64_t)c->plan_id << 24) ^
+                            ((uint64_t)c->sig_id) ^ ((uint64_t)(uint32_t)c->algo << 40) ^
+                            ((uint64_t)(uint32_t)c->math_type << 56) ^ ((uint64_t)autotune << 63));
+    uint32_t i = gt_map_get(&s->raw_by_key, key);
+    if (i != UINT32_MAX)
+        return i;
+    gt_grow((void **)&s->raw, &s->cap_raw, s->n_raw, sizeof *s->raw);
+    i = (uint32_t)s->n_raw++;
+    raw_cudnn *r = &s->raw[i];
+    r->func = c->c.func;
+    r->plan_id = c->plan_id;
+    r->sig_id = c->sig_id;
+    r->algo = c->algo;
+    r->math_type = c->math_type;
+    r->flags = c->cudnn_flags;
+    r->stack_id = c->c.stack_id;
+    gt_map_put(&s->raw_by_key, key, i);
+    return i;
+}
+
+void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
+{
+    p->cudnn_calls_seen++;
+    if (c->c.func == GT_FN_cudnnBackendFinalize ||
+        c->c.func == GT_FN_cudnnBackendDestroyDescriptor ||
+        c->c.func == GT_FN_cudnnSetConvolutionMathType)
+        return;
+    uint32_t i = raw_for(s, c);
+    s->raw[i].count++;
+    s->raw[i].api_ns += d;
+    s->raw[i].flags |= c->cudnn_flags & GT_CUDNN_HEURISTIC;
+    gt_map_put(&s->call_by_corr, c->c.corr_id, i); /* GPU time joins through external correlation */
+}
+
+/* Backend plans carry their JSON after the knobs text; the recorder leaves sig_id 0, so the shape
+ * key is decoded here, offline (cudnn_json.c). Convolution plans get a conv signature of their own
+ * (ids with the top bit set never clash with the recorder's legacy ids). */
+void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
+{
+    const gt_rec_cudnn_plan *pl = &pi->rec;
+    size_t tail = r->body_size > sizeof *pl ? r->body_size - sizeof *pl : 0;
+    if (!pl->json_len || (uint64_t)pl->knobs_len + pl->json_len > tail)
+        return;
+    const char *json = (const char *)r->body + sizeof *pl + pl->knobs_len;
+    gt_cudnn_plan_desc d;
+    if (gt_cudnn_plan_decode(json, pl->json_len, &d, NULL, 0) != 0)
+        return;
+    pi->knobs = d.knobs[0] ? gt_xstrdup(d.knobs) : NULL;
+    if (pl->sig_id)
+        return;
+    if (!d.is_conv) {
+        pi->label = d.label[0] ? gt_xstrdup(d.label) : NULL;
+        return;
+    }
+    d.sig.sig_id = 0x80000000u | pl->plan_id;
+    if (gt_map_get(&s->sig_by_id, d.sig.sig_id) == UINT32_MAX) {
+        gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+        s->sigs[s->n_sigs] = d.sig;
+        gt_map_put(&s->sig_by_id, d.sig.sig_id, (uint32_t)s->n_sigs++);
+    }
+    pi->rec.sig_id = d.sig.sig_id;
+    if (pi->rec.op_kind == GT_CUDNN_OP_UNKNOWN)
+        pi->rec.op_kind = d.sig.op_kind;
+}
+
+static void sig_text(const gt_rec_cudnn_conv_sig *g, int op_kind, char *out, size_t cap)
+{
+    gt_cudnn_sig_label(g, op_kind, out, cap); /* shared with the plan JSON decoder */
+}
+
+/* Key of a plan without a conv signature: its JSON label, else its graph's order (one run only). */
+static void plan_fallback_text(const plan_info *pl, int op_kind, char *out, size_t cap)
+{
+    if (pl->label)
+        snprintf(out, cap, "%s", pl->label);
+    else
+        snprintf(out, cap, "%s %s graph#%u", gt_cudnn_op_name(op_kind),
+                 gt_cudnn_dtype_name((int)pl->rec.dtype), pl->graph_ord);
+}
+
+static int legacy_op_of(uint32_t func)
+{
+    switch (func) {
+    case GT_FN_cudnnConvolutionForward:
+    case GT_FN_cudnnFindConvolutionForwardAlgorithm:
+    case GT_FN_cudnnFindConvolutionForwardAlgorithmEx:
+    case GT_FN_cudnnGetConvolutionForwardAlgorithm_v7:
+        return GT_CUDNN_OP_CONV_FWD;
+    case GT_FN_cudnnConvolutionBiasActivationForward:
+        return GT_CUDNN_OP_CONV_BIAS_ACT;
+    case GT_FN_cudnnConvolutionBackwardData:
+    case GT_FN_cudnnFindConvolutionBackwardDataAlgorithm:
+    case GT_FN_cudnnFindConvolutionBackwardDataAlgorithmEx:
+    case GT_FN_cudnnGetConvolutionBackwardDataAlgorithm_v7:
+        return GT_CUDNN_OP_CONV_BWD_DATA;
+    case GT_FN_cudnnConvolutionBackwardFilter:
+    case GT_FN_cudnnFindConvolutionBackwardFilterAlgorithm:
+    case GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx:
+    case GT_FN_cudnnGetConvolutionBackwardFilterAlgorithm_v7:
+        return GT_CUDNN_OP_CONV_BWD_FILTER;
+    default:
+        return GT_CUDNN_OP_UNKNOWN;
+    }
+}
+
+static int is_find(uint32_t f)
+{
+    return f >= GT_FN_cudnnFindConvolutionForwardAlgorithm &&
+           f <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx;
+}
+
+static int is_get(uint32_t f)
+{
+    return f >= GT_FN_cudnnGetConvolutionForwardAlgorithm_v7 &&
+           f <= GT_FN_cudnnGetConvolutionBackwardFilterAlgorithm_v7;
+}
+
+static gt_cudnn_opstat *op_for(gt_proc *p, size_t *cap, const char *signature, int op_kind)
+{
+    for (size_t i = 0; i < p->n_cudnn; i++)
+        if (!strcmp(p->cudnn[i].signature, signature))
+            return &p->cudnn[i];
+    gt_grow((void **)&p->cudnn, cap, p->n_cudnn, sizeof *p->cudnn);
+    gt_cudnn_opstat *op = &p->cudnn[p->n_cudnn++];
+    memset(op, 0, sizeof *op);
+    op->signature = gt_xstrdup(signature);
+    op->op_kind = op_kind;
+    op->dtype = -1;
+    op->chosen = -1;
+    return op;
+}
+
+static gt_cudnn_choice *choice_for(gt_cudnn_opstat *op, const char *text, const char *notes, int tc)
+{
+    for (int i = 0; i < op->n_choices; i++) /* backend notes carry the knobs: a config each */
+        if (!strcmp(op->choices[i].text, text) && !strcmp(op->choices[i].notes, notes))
+            return &op->choices[i];
+    int i = op->n_choices < GT_MAX_CHOICES ? op->n_choices++ : GT_MAX_CHOICES - 1;
+    gt_cudnn_choice *c = &op->choices[i];
+    if (!c->text) {
+        c->text = gt_xstrdup(text);
+        c->notes = gt_xstrdup(notes);
+        c->tensor_cores = tc;
+    }
+    return c;
+}
+
+static const gt_rec_cudnn_conv_sig *sig_get(pass_state *s, uint32_t id)
+{
+    uint32_t i = id ? gt_map_get(&s->sig_by_id, id) : UINT32_MAX;
+    return i == UINT32_MAX ? NULL : &s->sigs[i];
+}
+
+void md_build_cudnn_ops(gt_proc *p, pass_state *s)
+{
+    size_t cap = 0;
+    char sig[256], text[96], notes[320];
+    for (size_t i = 0; i < s->n_raw; i++) {
+        raw_cudnn *r = &s->raw[i];
+        uint32_t pi = r->plan_id ? gt_map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
+        const plan_info *pl = pi == UINT32_MAX ? NULL : &s->plans[pi];
+        int op_kind = pl ? (int)pl->rec.op_kind : legacy_op_of(r->func);
+        const gt_rec_cudnn_conv_sig *g = sig_get(s, pl ? pl->rec.sig_id : r->sig_id);
+        if (g)
+            sig_text(g, op_kind, sig, sizeof sig);
+        else if (pl)
+            plan_fallback_text(pl, op_kind, sig, sizeof sig);
+        else
+            snprintf(sig, sizeof sig, "%s sig#%u", gt_cudnn_op_name(op_kind), r->sig_id);
+        gt_cudnn_opstat *op = op_for(p, &cap, sig, op_kind);
+        op->dtype = g ? g->dtype : pl ? (int)pl->rec.dtype : op->dtype;
+        if (!op->stack_id)
+            op->stack_id = r->stack_id;
+        if (is_find(r->func)) {
+            op->autotuned = 1;
+            op->legacy = 1;
+            op->find_calls += r->count;
+            op->find_ns += r->api_ns + r->gpu_ns;
+            p->autotune_ns += r->api_ns;
+            continue;
+        }
+        if (is_get(r->func)) {
+            op->heuristic = 1;
+            op->legacy = 1;
+            op->get_calls += r->count;
+            op->get_ns += r->api_ns;
+            continue;
+        }
+        int tc;
+        if (pl) {
+            gt_cudnn_notes_text(pl->rec.numerical_notes, 1, notes, sizeof notes);
+            snprintf(text, sizeof text, "engine %lld", (long long)pl->rec.engine_global_index);
+            tc = (int)(pl->rec.numerical_notes & 1u);
+            size_t u = strlen(notes);
+            if (tc && pl->rec.dtype == 0) /* float data on tensor cores runs as TF32 */
+                u += (size_t)snprintf(notes + u, sizeof notes - u, " (TF32)");
+            if (pl->knobs && u < sizeof notes) /* the engine config: same engine, other knobs */
+                snprintf(notes + u, sizeof notes - u, "%s%s", u ? "; " : "", pl->knobs);
+        } else {
+            op->legacy = 1;
+            tc = r->math_type == 1 || r->math_type == 2;
+            const char *an = legacy_algo_name(op_kind, r->algo);
+            const char *family = strstr(an, "WINOGRAD") ? "Winograd"
+                                 : strstr(an, "FFT")    ? "FFT"
+                                                        : "";
+            snprintf(text, sizeof text, "%s", an);
+            snprintf(notes, sizeof notes, "%s%s%s", tc ? "tensor-op math" : "",
+                     tc && family[0] ? ", " : "", family);
+        }
+        gt_cudnn_choice *c = choice_for(op, text, notes, tc);
+        if (r->flags & GT_CUDNN_AUTOTUNE) {
+            op->autotuned = 1;
+            c->autotune_execs += r->count;
+            c->autotune_ns += r->api_ns + r->gpu_ns;
+            p->autotune_ns += r->api_ns;
+        } else {
+            c->execs += r->count;
+            c->gpu_ns += r->gpu_ns;
+            c->api_ns += r->api_ns;
+        }
+        if (r->flags & GT_CUDNN_HEURISTIC)
+            op->heuristic = 1;
+    }
+    /* plans per op (several plans of one op = autotuning candidates) */
+    for (size_t i = 0; i < s->n_plans; i++) {
+        const plan_info *pl = &s->plans[i];
+        const gt_rec_cudnn_conv_sig *g = sig_get(s, pl->rec.sig_id);
+        if (g)
+            sig_text(g, (int)pl->rec.op_kind, sig, sizeof sig);
+        else
+            plan_fallback_text(pl, (int)pl->rec.op_kind, sig, sizeof sig);
+        for (size_t j = 0; j < p->n_cudnn; j++)
+            if (!strcmp(p->cudnn[j].signature, sig))
+                p->cudnn[j].plans++;
+    }
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        gt_cudnn_opstat *op = &p->cudnn[i];
+        uint64_t best = 0;
+        for (int j = 0; j < op->n_choices; j++)
+            if (op->choices[j].execs > best) {
+                best = op->choices[j].execs;
+                op->chosen = j;
+            }
+        if (op->legacy && !op->autotuned && op->n_choices)
+            op->heuristic = 1; /* legacy conv without Find: the app picked an algorithm itself */
+    }
+}
+
+/* When no cuDNN call was seen, list convolution kernels by inferred family (issue 10). */
+void md_build_inferred_ops(gt_proc *p)
+{
+    size_t cap = 0;
+    char sig[160];
+    for (size_t i = 0; i < p->n_kernels; i++) {
+        const gt_kernel_agg *k = &p->kernels[i];
+        if (!k->conv_like || k->is_nccl)
+            continue;
+        snprintf(sig, sizeof sig, "kernel %.140s", k->name);
+        gt_cudnn_opstat *op = op_for(p, &cap, sig, GT_CUDNN_OP_UNKNOWN);
+        op->inferred = 1;
+        const char *fam = gt_kernel_family_name(k->family);
+        if (k->family == GT_KF_TENSOR_CORE && (md_contains_ci(k->mangled, "implicit_gemm") ||
+                                               md_contains_ci(k->mangled, "implicit_precomp")))
+            fam = "implicit GEMM on tensor cores";
+        gt_cudnn_choice *c =
+            choice_for(op, fam, k->tensor_cores ? "tensor cores" : "", k->tensor_cores);
+        c->execs += k->count;
+        c->gpu_ns += k->total_ns;
+        op->chosen = 0;
+    }
+}

@@ -1,0 +1,152 @@
+/* model_internal.h — what the parts of the model share: the pass state and the functions one
+ * part calls in another (listed by the file that defines them). Not for use outside model*.c. */
+#ifndef GT_MODEL_INTERNAL_H
+#define GT_MODEL_INTERNAL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnn_json.h"
+#include "cudnn_names.h"
+#include "gt_reader.h"
+#include "gtrace_api.h"
+#include "model.h"
+#include "op_link.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
+#define NVTX_RANGES_MAX 200000u
+#define MAX_TIDS 256
+#define NVTX_DEPTH 64
+
+typedef struct plan_info {
+    gt_rec_cudnn_plan rec;
+    uint32_t graph_ord; /* order of first appearance of its op graph */
+    char *knobs;        /* "TILE_SIZE=1 STAGES=4" from the plan's JSON, NULL none */
+    char *label;        /* signature of a plan that is not a convolution, NULL none */
+} plan_info;
+
+typedef struct raw_cudnn { /* wrapped cuDNN calls grouped by what they ran */
+    uint32_t func, plan_id, sig_id, flags;
+    int32_t algo, math_type;
+    uint64_t count, api_ns, gpu_ns;
+    uint32_t stack_id;
+} raw_cudnn;
+
+typedef struct nvtx_open {
+    uint32_t name_id, depth;
+    uint64_t t;
+} nvtx_open;
+
+typedef struct tid_stack {
+    uint32_t tid, depth;
+    uint64_t last_h2d_end, last_h2d_stream; /* for copy-then-sync (non_blocking=False) */
+    nvtx_open open[NVTX_DEPTH];
+} tid_stack;
+
+typedef struct nvtx_name {
+    uint32_t name_id;
+    int top_level;
+    size_t n, cap;
+    gt_step *ranges;
+} nvtx_name;
+
+typedef struct stack_py {
+    uint32_t stack_id, file_id, func_id;
+    int32_t line;
+    int have_py;
+    uint64_t pc0;
+} stack_py;
+
+/* What the steady-window figures need of one record, logged in pass 2 (the window is known only
+ * after it): kept in file order so that sums come out as a third pass over the file gave them. */
+enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC };
+typedef struct steady_ev {
+    uint64_t t, d;
+    uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
+    uint8_t kind;
+} steady_ev;
+
+typedef struct pass_state {
+    gt_reader *reader;
+    steady_ev *sev;
+    size_t n_sev, cap_sev;
+    int nvtx_steps;    /* steps came from an NVTX range (else maybe from a marker kernel) */
+    gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
+    gt_symtab *symtab;
+    gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
+        sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
+    raw_cudnn *raw;
+    size_t n_raw, cap_raw;
+    plan_info *plans;
+    size_t n_plans, cap_plans;
+    gt_rec_cudnn_conv_sig *sigs;
+    size_t n_sigs, cap_sigs;
+    size_t cap_gemms;
+    uint64_t (*iv)[2];
+    size_t n_iv, cap_iv;
+    uint64_t merge_gap;
+    tid_stack *tids;
+    size_t n_tids;
+    nvtx_name *names;
+    size_t n_names, cap_names;
+    nvtx_open *ranges_open;
+    size_t n_ranges_open, cap_ranges_open;
+    size_t nvtx_total;
+    stack_py *stacks;
+    size_t n_stacks, cap_stacks;
+    uint64_t cpu_copy_count[5][6], cpu_copy_bytes[5][6];
+    uint64_t cupti_sync_ns, cupti_sync_count;
+    uint64_t gpu_memcpy_records;
+    uint32_t marker_name_id;
+    uint64_t *marker_t;
+    size_t n_marker, cap_marker;
+} pass_state;
+
+struct gt_stack_name {
+    uint32_t id;
+    char *where;
+};
+
+/* model_calls.c */
+int md_contains_ci(const char *hay, const char *needle);
+int md_sync_blocks(uint32_t kind);
+uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind);
+int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk);
+void md_on_api(gt_proc *p, pass_state *s, const gt_record *r);
+void md_on_stack(pass_state *s, const gt_record *r);
+
+/* model_kernels.c */
+const char *gt_kernel_family_name(int family);
+int md_conv_like(const char *name);
+void md_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k);
+void md_on_gpu_memcpy(gt_proc *p, pass_state *s, const gt_rec_gpu_memcpy *m);
+void md_resolve_kernel_names(gt_proc *p, pass_state *s);
+uint32_t md_kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k);
+
+/* model_cudnn.c */
+void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d);
+void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
+void md_build_cudnn_ops(gt_proc *p, pass_state *s);
+void md_build_inferred_ops(gt_proc *p);
+
+/* model_time.c */
+void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
+void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
+tid_stack *md_tid_for(pass_state *s, uint32_t tid);
+void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
+void md_busy_and_gaps(gt_proc *p, pass_state *s);
+int md_steps_from_nvtx(gt_proc *p, pass_state *s);
+int md_cmp_u64(const void *a, const void *b);
+void md_choose_step_marker(gt_proc *p, pass_state *s);
+int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
+                            const gt_rec_api_memcpy *m);
+void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
+void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
+void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
+void md_analyse_steps(gt_proc *p);
+void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+
+#endif

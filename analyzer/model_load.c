@@ -1,0 +1,495 @@
+/* model_load.c — read .gtrace files into per-process aggregates (see model.h for the passes): the
+ * driver (opening, the two passes and their record dispatch, what follows each pass, the run).
+ * The parts (model_internal.h lists what they share): model_calls.c (CPU calls),
+ * model_kernels.c (kernel families and links), model_cudnn.c (cuDNN operations), model_time.c
+ * (busy intervals, gaps, NVTX, steps, the steady window); links come from op_link.c. */
+#include "model_internal.h"
+
+#include "cli_args.h"
+
+/* A link decided (op_link.h), kept for pass 2: which cuDNN call or GEMM a kernel's time is. */
+static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
+{
+    pass_state *s = ctx;
+    gt_map_put(&s->link_call, corr, (uint32_t)call);
+    gt_map_put(&s->link_how, corr, (uint32_t)how);
+}
+
+static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    gt_op_links_on_record(&s->links, r);
+    switch (r->kind) {
+    case GT_REC_LOST: {
+        gt_rec_lost l;
+        gt_body_copy(&l, sizeof l, r);
+        p->records_lost += l.count;
+        break;
+    }
+    case GT_REC_CUPTI_STATS: {
+        gt_rec_cupti_stats cs;
+        gt_body_copy(&cs, sizeof cs, r);
+        if (cs.dropped_records > p->cupti_dropped)
+            p->cupti_dropped = cs.dropped_records;
+        if (cs.overhead_ns > p->cupti_overhead_ns)
+            p->cupti_overhead_ns = cs.overhead_ns;
+        break;
+    }
+    case GT_REC_API:
+    case GT_REC_API_MEMCPY:
+    case GT_REC_API_MEMSET:
+    case GT_REC_API_ALLOC:
+    case GT_REC_API_LAUNCH:
+    case GT_REC_API_SYNC:
+    case GT_REC_API_CUDNN:
+    case GT_REC_API_CUBLAS:
+        md_on_api(p, s, r);
+        break;
+    case GT_REC_CUDNN_PLAN: {
+        gt_rec_cudnn_plan pl;
+        gt_body_copy(&pl, sizeof pl, r);
+        if (gt_map_get(&s->plan_by_id, pl.plan_id) != UINT32_MAX)
+            break;
+        gt_grow((void **)&s->plans, &s->cap_plans, s->n_plans, sizeof *s->plans);
+        uint32_t g = gt_map_get(&s->graph_ord, pl.op_graph);
+        if (g == UINT32_MAX) {
+            g = (uint32_t)s->graph_ord.n;
+            gt_map_put(&s->graph_ord, pl.op_graph, g);
+        }
+        s->plans[s->n_plans] = (plan_info){pl, g, NULL, NULL};
+        md_decode_plan_json(s, &s->plans[s->n_plans], r);
+        gt_map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
+        break;
+    }
+    case GT_REC_CUDNN_CONV_SIG: {
+        gt_rec_cudnn_conv_sig sg;
+        gt_body_copy(&sg, sizeof sg, r);
+        if (gt_map_get(&s->sig_by_id, sg.sig_id) != UINT32_MAX)
+            break;
+        gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+        s->sigs[s->n_sigs] = sg;
+        gt_map_put(&s->sig_by_id, sg.sig_id, (uint32_t)s->n_sigs++);
+        break;
+    }
+    case GT_REC_NVTX: {
+        gt_rec_nvtx v;
+        gt_body_copy(&v, sizeof v, r);
+        md_on_nvtx(p, s, &v, r->tid);
+        break;
+    }
+    case GT_REC_STACK:
+        md_on_stack(s, r);
+        gt_symtab_add_record(s->symtab, s->reader, r);
+        break;
+    case GT_REC_MODULE:
+        gt_symtab_add_record(s->symtab, s->reader, r);
+        break;
+    case GT_REC_GPU_KERNEL: {
+        gt_rec_gpu_kernel k;
+        gt_body_copy(&k, sizeof k, r);
+        p->gpu_records++;
+        md_note_time(p, k.start_ns, k.end_ns);
+        md_on_kernel(p, s, &k);
+        break;
+    }
+    case GT_REC_GPU_MEMCPY: {
+        gt_rec_gpu_memcpy m;
+        gt_body_copy(&m, sizeof m, r);
+        p->gpu_records++;
+        md_note_time(p, m.start_ns, m.end_ns);
+        md_on_gpu_memcpy(p, s, &m);
+        break;
+    }
+    case GT_REC_GPU_MEMSET: {
+        gt_rec_gpu_memset m;
+        gt_body_copy(&m, sizeof m, r);
+        p->gpu_records++;
+        md_note_time(p, m.start_ns, m.end_ns);
+        md_iv_add(s, m.start_ns, m.end_ns);
+        break;
+    }
+    case GT_REC_GPU_SYNC: {
+        gt_rec_gpu_sync g;
+        gt_body_copy(&g, sizeof g, r);
+        md_note_time(p, g.start_ns, g.end_ns);
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4) { /* CPU-blocking kinds */
+            s->cupti_sync_count++;
+            s->cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+        }
+        break;
+    }
+    case GT_REC_GPU_API: {
+        gt_rec_gpu_api a;
+        gt_body_copy(&a, sizeof a, r);
+        p->gpu_api_records++;
+        md_note_time(p, a.start_ns, a.end_ns);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    md_steady_record(p, s, r);
+    if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
+        union {
+            gt_api_common c;
+            gt_rec_api_memcpy m;
+            gt_rec_api_sync sync;
+        } u;
+        gt_body_copy(&u, sizeof u, r);
+        if (u.c.t_end_ns >= u.c.t_begin_ns && p->n_gaps)
+            md_attribute_to_gaps(p, md_api_category_for_gap(r, &u.c, u.sync.sync_kind, &u.m),
+                                 u.c.t_begin_ns, u.c.t_end_ns);
+    } else if (r->kind == GT_REC_GPU_KERNEL) {
+        gt_rec_gpu_kernel k;
+        gt_body_copy(&k, sizeof k, r);
+        uint64_t d = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+        if (s->marker_name_id && k.name_id == s->marker_name_id) {
+            gt_grow((void **)&s->marker_t, &s->cap_marker, s->n_marker, sizeof *s->marker_t);
+            s->marker_t[s->n_marker++] = k.start_ns;
+        }
+        uint32_t call = md_kernel_call(p, s, &k);
+        if (call == UINT32_MAX)
+            return;
+        if (call & 0x80000000u) {
+            if ((call & 0x7fffffffu) < p->n_gemms)
+                p->gemms[call & 0x7fffffffu].gpu_ns += d;
+        } else if (call < s->n_raw) {
+            s->raw[call].gpu_ns += d;
+        }
+    } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti && p->n_gaps) {
+        gt_rec_gpu_sync g;
+        gt_body_copy(&g, sizeof g, r);
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
+            md_attribute_to_gaps(p, 0, g.start_ns, g.end_ns);
+    }
+}
+
+static int read_all(gt_reader *r, void (*fn)(gt_proc *, pass_state *, const gt_record *),
+                    gt_proc *p, pass_state *s)
+{
+    gt_record rec;
+    while (gt_reader_next(r, &rec))
+        fn(p, s, &rec);
+    return 0;
+}
+
+static void resolve_stacks(gt_proc *p, pass_state *s)
+{
+    p->stacks = gt_xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
+    for (size_t i = 0; i < s->n_stacks; i++) {
+        const stack_py *sp = &s->stacks[i];
+        char buf[512];
+        const char *site = gt_symtab_callsite(s->symtab, sp->stack_id);
+        if (site) { /* symbolize.c: innermost user frame, Python or native */
+            snprintf(buf, sizeof buf, "%s", site);
+        } else if (sp->have_py) {
+            const char *file = gt_reader_string(s->reader, sp->file_id);
+            const char *func = gt_reader_string(s->reader, sp->func_id);
+            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line, func ? func : "?");
+        } else {
+            snprintf(buf, sizeof buf, "stack #%u (pc 0x%llx)", sp->stack_id,
+                     (unsigned long long)sp->pc0);
+        }
+        p->stacks[i].id = sp->stack_id;
+        p->stacks[i].where = gt_xstrdup(buf);
+    }
+    p->n_stacks = s->n_stacks;
+}
+
+const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
+{
+    if (!stack_id)
+        return NULL;
+    for (size_t i = 0; i < p->n_stacks; i++)
+        if (p->stacks[i].id == stack_id)
+            return p->stacks[i].where;
+    return NULL;
+}
+
+static void free_pass(pass_state *s)
+{
+    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->link_call,    &s->link_how,
+                         &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
+                         &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
+                         &s->stack_by_id};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        gt_map_free(maps[i]);
+    gt_op_links_free(&s->links);
+    free(s->raw);
+    for (size_t i = 0; i < s->n_plans; i++) {
+        free(s->plans[i].knobs);
+        free(s->plans[i].label);
+    }
+    free(s->plans);
+    free(s->sigs);
+    free(s->iv);
+    free(s->tids);
+    for (size_t i = 0; i < s->n_names; i++)
+        free(s->names[i].ranges);
+    free(s->names);
+    free(s->ranges_open);
+    free(s->stacks);
+    free(s->marker_t);
+    free(s->sev);
+    if (s->symtab)
+        gt_symtab_free(s->symtab);
+}
+
+static void copies_finish(gt_proc *p, pass_state *s)
+{
+    /* Byte counts and GPU times come from CUPTI when it recorded copies, else from the calls. */
+    p->copies_from_gpu = s->gpu_memcpy_records > 0;
+    if (p->copies_from_gpu)
+        return;
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++) {
+            p->copies[d][k].count = s->cpu_copy_count[d][k];
+            p->copies[d][k].bytes = s->cpu_copy_bytes[d][k];
+        }
+}
+
+/* Pass 1 and what it decides (kernel names, stacks, busy intervals and gaps, NVTX steps or the
+ * kernel that marks steps); the pass state stays in p->priv for pass 2. */
+static void load_pass1(gt_proc *p, gt_reader *r)
+{
+    pass_state *s = gt_xrealloc(NULL, sizeof *s);
+    memset(s, 0, sizeof *s);
+    p->priv = s;
+    s->reader = r;
+    s->tids = gt_xrealloc(NULL, MAX_TIDS * sizeof *s->tids);
+    s->symtab = gt_symtab_new();
+    gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
+    read_all(r, on_record_pass1, p, s);
+    gt_op_links_finish(&s->links);
+    const gt_reader_stats *st = gt_reader_get_stats(r);
+    p->chunks_damaged = st->chunks_damaged;
+    p->chunk_seq_gaps = st->chunk_seq_gaps;
+    p->truncated = st->truncated;
+    p->unknown_records = st->unknown_kinds;
+    p->records = st->records;
+    p->damaged = st->chunks_damaged || st->chunk_seq_gaps || st->truncated;
+
+    md_resolve_kernel_names(p, s);
+    resolve_stacks(p, s);
+    md_busy_and_gaps(p, s);
+    copies_finish(p, s);
+    if (!p->sync_count && s->cupti_sync_count) { /* no wrapper saw syncs (static cudart, JAX) */
+        p->syncs_from_cupti = 1;
+        p->sync_count = s->cupti_sync_count;
+        p->sync_total_ns = s->cupti_sync_ns;
+    }
+    s->nvtx_steps = md_steps_from_nvtx(p, s);
+    if (!s->nvtx_steps)
+        md_choose_step_marker(p, s);
+}
+
+void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
+{
+    if (p->priv)
+        on_record_pass2(p, p->priv, r);
+}
+
+/* After pass 2: steps from the marker kernel, cuDNN ops, the steady window. complete: pass 2
+ * read the whole file (else the steady window's figures stay 0, as when a rewind failed). */
+static void load_finish(gt_proc *p, int complete)
+{
+    pass_state *s = p->priv;
+    if (!s)
+        return;
+    if (!s->nvtx_steps && s->n_marker >= 3)
+        qsort(s->marker_t, s->n_marker, sizeof *s->marker_t, md_cmp_u64);
+    /* A kernel pattern marks training steps only when the steps span most of the GPU's active
+     * time; a pattern inside one of several loops (one conv layer's iterations, autotuning trials)
+     * is not the program's step. */
+    if (!s->nvtx_steps && s->n_marker >= 3 &&
+        (double)(s->marker_t[s->n_marker - 1] - s->marker_t[0]) <
+            GT_STEP_MIN_COVER * (double)(p->gpu_last_ns - p->gpu_first_ns))
+        s->n_marker = 0;
+    if (!s->nvtx_steps && s->n_marker >= 3) {
+        p->n_steps = s->n_marker - 1;
+        p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
+        for (size_t i = 0; i < p->n_steps; i++)
+            p->steps[i] = (gt_step){s->marker_t[i], s->marker_t[i + 1]};
+    } else if (!s->nvtx_steps) {
+        p->step_source[0] = 0;
+    }
+    md_build_cudnn_ops(p, s);
+    if (!p->cudnn_calls_seen)
+        md_build_inferred_ops(p);
+    md_analyse_steps(p);
+
+    /* Without steps the second half of the GPU-active span stands for the steady state
+     * (start-up allocations and autotuning are in the first half), counted as one step. */
+    uint64_t lo = p->n_steps >= 2 ? p->steady_start_ns
+                                  : p->gpu_first_ns + (p->gpu_last_ns - p->gpu_first_ns) / 2;
+    uint64_t hi = p->n_steps >= 2 ? p->steady_end_ns : p->gpu_last_ns;
+    if (p->n_steps < 2) {
+        p->steady_start_ns = lo;
+        p->steady_end_ns = hi;
+    }
+    p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
+    md_gap_totals(p, s, lo, hi);
+    if (hi > lo && complete)
+        md_steady_count(p, s, lo, hi);
+    double steps = p->steady_steps;
+    p->steady_nccl_ms_per_step /= steps;
+    p->steady_sync_ms_per_step /= steps;
+    p->steady_copy_ms_per_step /= steps;
+    p->steady_alloc_per_step = (double)p->steady_alloc_calls / steps;
+    free_pass(s);
+    free(s);
+    p->priv = NULL;
+}
+
+/* Open a file and read its pass 1; returns the reader (NULL when it is no readable trace). */
+static gt_reader *proc_open(gt_proc *p, const char *path)
+{
+    gt_reader *r = NULL;
+    p->path = gt_xstrdup(path);
+    p->open_status = gt_reader_open(path, &r, p->open_error, sizeof p->open_error);
+    if (p->open_status != GT_OPEN_OK) {
+        if (!p->open_error[0])
+            snprintf(p->open_error, sizeof p->open_error, "%s: cannot read", path);
+        return NULL;
+    }
+    p->hdr = *gt_reader_header(r);
+    p->hdr.host[sizeof p->hdr.host - 1] = 0;
+    for (int i = 0; i < GT_MAX_DEVICES; i++)
+        p->hdr.runtime.devices[i].name[sizeof p->hdr.runtime.devices[i].name - 1] = 0;
+    p->exe = gt_xstrdup(gt_reader_exe(r));
+    p->cmdline = gt_xstrdup(gt_reader_cmdline(r));
+    p->host = gt_xstrdup(p->hdr.host);
+    load_pass1(p, r);
+    return r;
+}
+
+static void run_note(gt_run *run, gt_proc *p, int verbose)
+{
+    if (p->open_status != GT_OPEN_OK) {
+        run->any_not_trace = 1;
+        if (verbose)
+            fprintf(stderr, "%s: %s\n", gt_cli_prefix(), p->open_error);
+        return;
+    }
+    if (p->damaged) {
+        run->any_damaged = 1;
+        if (verbose)
+            fprintf(stderr,
+                    "%s: %s is damaged (%llu bad chunks, %llu missing, %s); reporting "
+                    "what could be read\n",
+                    gt_cli_prefix(), p->path, (unsigned long long)p->chunks_damaged,
+                    (unsigned long long)p->chunk_seq_gaps,
+                    p->truncated ? "truncated" : "not truncated");
+    }
+}
+
+/* pass2: 1 = read pass 2 here (a second read of each file); 0 = the caller feeds it. */
+static int run_load(gt_run *run, const char *const *paths, int n, int verbose, int pass2)
+{
+    memset(run, 0, sizeof *run);
+    size_t cnt = 0;
+    char **list = gt_expand_paths(paths, n, &cnt, verbose ? "" : NULL);
+    run->procs = gt_xcalloc(cnt + 1, sizeof *run->procs);
+    int ok = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        gt_proc *p = &run->procs[run->n++];
+        gt_reader *r = proc_open(p, list[i]);
+        if (r) {
+            ((pass_state *)p->priv)->reader = NULL; /* pass 2 reads no strings */
+            if (pass2) {
+                int rewound = gt_reader_rewind(r) == 0;
+                if (rewound)
+                    read_all(r, on_record_pass2, p, p->priv);
+                load_finish(p, rewound);
+            }
+            gt_reader_close(r);
+            ok++;
+        }
+        run_note(run, p, verbose);
+    }
+    gt_paths_free(list, cnt);
+    if (!cnt && verbose)
+        fprintf(stderr, "%s: no .gtrace files found\n", gt_cli_prefix());
+    return ok ? 0 : -1;
+}
+
+int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose)
+{
+    return run_load(run, paths, n, verbose, 1);
+}
+
+int gt_run_open(gt_run *run, const char *const *paths, int n, int verbose)
+{
+    return run_load(run, paths, n, verbose, 0);
+}
+
+struct gt_symtab *gt_proc_symtab(gt_proc *p)
+{
+    return p->priv ? ((pass_state *)p->priv)->symtab : NULL;
+}
+
+void gt_proc_finish(gt_proc *p, int pass2_complete)
+{
+    load_finish(p, pass2_complete);
+}
+
+void gt_run_free(gt_run *run)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        gt_proc *p = &run->procs[i];
+        if (p->priv) { /* opened, never finished */
+            free_pass(p->priv);
+            free(p->priv);
+        }
+        free(p->path);
+        free(p->exe);
+        free(p->cmdline);
+        free(p->host);
+        for (size_t k = 0; k < p->n_kernels; k++) {
+            free(p->kernels[k].name);
+            free(p->kernels[k].mangled);
+        }
+        free(p->kernels);
+        free(p->sync_sites);
+        free(p->gaps);
+        for (size_t k = 0; k < p->n_cudnn; k++) {
+            free(p->cudnn[k].signature);
+            for (int c = 0; c < p->cudnn[k].n_choices; c++) {
+                free(p->cudnn[k].choices[c].text);
+                free(p->cudnn[k].choices[c].notes);
+            }
+        }
+        free(p->cudnn);
+        free(p->gemms);
+        free(p->steps);
+        for (size_t k = 0; k < p->n_stacks; k++)
+            free(p->stacks[k].where);
+        free(p->stacks);
+    }
+    free(run->procs);
+    memset(run, 0, sizeof *run);
+}
+
+double gt_proc_duration_ms(const gt_proc *p)
+{
+    return p->t_max > p->t_min ? (double)(p->t_max - p->t_min) / 1e6 : 0;
+}
+
+double gt_proc_busy_pct(const gt_proc *p)
+{
+    uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
+    return span ? 100.0 * (double)p->gpu_busy_ns / (double)span : 0;
+}
+
+int gt_proc_has_data(const gt_proc *p)
+{
+    return p->open_status == GT_OPEN_OK && (p->cpu_api_records || p->gpu_records);
+}
+
+int gt_proc_rank(const gt_proc *p)
+{
+    return p->hdr.rank;
+}

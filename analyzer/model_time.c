@@ -1,0 +1,511 @@
+/* model_time.c — Time and steps: GPU busy intervals and idle gaps (and what the CPU did in
+ * them), NVTX ranges, steps (NVTX or a marker kernel), the steady window and its figures. */
+#include "model_internal.h"
+
+void md_note_time(gt_proc *p, uint64_t a, uint64_t b)
+{
+    if (!a)
+        return;
+    if (!p->t_min || a < p->t_min)
+        p->t_min = a;
+    if (b > p->t_max)
+        p->t_max = b;
+    if (a > p->t_max)
+        p->t_max = a;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sort and merge intervals closer than gap ns. */
+static void iv_merge(pass_state *s, uint64_t gap)
+{
+    if (!s->n_iv)
+        return;
+    qsort(s->iv, s->n_iv, sizeof s->iv[0], cmp_iv);
+    size_t w = 0;
+    for (size_t i = 1; i < s->n_iv; i++) {
+        if (s->iv[i][0] <= s->iv[w][1] + gap) {
+            if (s->iv[i][1] > s->iv[w][1])
+                s->iv[w][1] = s->iv[i][1];
+        } else {
+            s->iv[++w][0] = s->iv[i][0];
+            s->iv[w][1] = s->iv[i][1];
+        }
+    }
+    s->n_iv = w + 1;
+}
+
+void md_iv_add(pass_state *s, uint64_t a, uint64_t b)
+{
+    if (!a || b < a)
+        return;
+    if (s->n_iv >= INTERVALS_MAX) {
+        /* Bound memory: merge overlaps; if that is not enough, also merge ever larger gaps
+         * (they are below GT_GAP_MIN_NS for a long time, so kept gaps stay exact). */
+        iv_merge(s, s->merge_gap);
+        while (s->n_iv > INTERVALS_MAX / 2) {
+            s->merge_gap = s->merge_gap ? s->merge_gap * 2 : 1000;
+            iv_merge(s, s->merge_gap);
+        }
+    }
+    gt_grow((void **)&s->iv, &s->cap_iv, s->n_iv, sizeof s->iv[0]);
+    s->iv[s->n_iv][0] = a;
+    s->iv[s->n_iv][1] = b;
+    s->n_iv++;
+}
+
+tid_stack *md_tid_for(pass_state *s, uint32_t tid)
+{
+    for (size_t i = 0; i < s->n_tids; i++)
+        if (s->tids[i].tid == tid)
+            return &s->tids[i];
+    if (s->n_tids >= MAX_TIDS)
+        return NULL;
+    tid_stack *t = &s->tids[s->n_tids++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    return t;
+}
+
+static void nvtx_complete(pass_state *s, uint32_t name_id, uint32_t depth, uint64_t a, uint64_t b)
+{
+    if (!name_id || s->nvtx_total >= NVTX_RANGES_MAX || b < a)
+        return;
+    uint32_t i = gt_map_get(&s->nvtx_by_name, name_id);
+    if (i == UINT32_MAX) {
+        size_t cap = s->cap_names;
+        gt_grow((void **)&s->names, &cap, s->n_names, sizeof *s->names);
+        s->cap_names = cap;
+        i = (uint32_t)s->n_names++;
+        s->names[i].name_id = name_id;
+        gt_map_put(&s->nvtx_by_name, name_id, i);
+    }
+    nvtx_name *n = &s->names[i];
+    if (depth == 0)
+        n->top_level = 1;
+    gt_grow((void **)&n->ranges, &n->cap, n->n, sizeof *n->ranges);
+    n->ranges[n->n].start_ns = a;
+    n->ranges[n->n].end_ns = b;
+    n->n++;
+    s->nvtx_total++;
+}
+
+void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
+{
+    md_note_time(p, v->t_ns, v->t_ns);
+    tid_stack *t = md_tid_for(s, tid);
+    switch (v->nvtx_kind) {
+    case GT_NVTX_PUSH:
+        if (t && t->depth < NVTX_DEPTH)
+            t->open[t->depth] = (nvtx_open){v->name_id, t->depth, v->t_ns};
+        if (t)
+            t->depth++;
+        break;
+    case GT_NVTX_POP:
+        if (t && t->depth > 0) {
+            t->depth--;
+            if (t->depth < NVTX_DEPTH)
+                nvtx_complete(s, t->open[t->depth].name_id, t->depth, t->open[t->depth].t, v->t_ns);
+        }
+        break;
+    case GT_NVTX_RANGE_START: {
+        gt_grow((void **)&s->ranges_open, &s->cap_ranges_open, s->n_ranges_open,
+                sizeof *s->ranges_open);
+        s->ranges_open[s->n_ranges_open] = (nvtx_open){v->name_id, 0, v->t_ns};
+        gt_map_put(&s->range_open, v->range_id, (uint32_t)s->n_ranges_open++);
+        break;
+    }
+    case GT_NVTX_RANGE_END: {
+        uint32_t i = gt_map_get(&s->range_open, v->range_id);
+        if (i != UINT32_MAX)
+            nvtx_complete(s, s->ranges_open[i].name_id, 0, s->ranges_open[i].t, v->t_ns);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void md_busy_and_gaps(gt_proc *p, pass_state *s)
+{
+    iv_merge(s, 0);
+    if (!s->n_iv)
+        return;
+    p->gpu_first_ns = s->iv[0][0];
+    p->gpu_last_ns = s->iv[s->n_iv - 1][1];
+    size_t cap = 0;
+    for (size_t i = 0; i < s->n_iv; i++) {
+        p->gpu_busy_ns += s->iv[i][1] - s->iv[i][0];
+        if (i == 0)
+            continue;
+        uint64_t a = s->iv[i - 1][1], b = s->iv[i][0];
+        if (b - a < GT_GAP_MIN_NS) {
+            p->small_gap_ns += b - a;
+            p->small_gap_count++;
+            continue;
+        }
+        gt_grow((void **)&p->gaps, &cap, p->n_gaps, sizeof *p->gaps);
+        memset(&p->gaps[p->n_gaps], 0, sizeof *p->gaps);
+        p->gaps[p->n_gaps].start_ns = a;
+        p->gaps[p->n_gaps].end_ns = b;
+        p->n_gaps++;
+    }
+    /* GPU busy % over time */
+    uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
+    p->bin_origin = p->gpu_first_ns;
+    p->bin_ns = span / GT_TIMELINE_BINS + 1;
+    for (size_t i = 0; i < s->n_iv; i++) {
+        uint64_t a = s->iv[i][0], b = s->iv[i][1];
+        while (a < b) {
+            size_t bi = (a - p->bin_origin) / p->bin_ns;
+            if (bi >= GT_TIMELINE_BINS)
+                break;
+            uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns;
+            uint64_t e = b < bend ? b : bend;
+            p->bins[bi].gpu_busy_ns += e - a;
+            a = e;
+        }
+    }
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    const gt_step *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Steps from NVTX: a range named like a step, else the most frequent top-level range. */
+int md_steps_from_nvtx(gt_proc *p, pass_state *s)
+{
+    nvtx_name *best = NULL;
+    int best_named = 0;
+    for (size_t i = 0; i < s->n_names; i++) {
+        nvtx_name *n = &s->names[i];
+        const char *name = gt_reader_string(s->reader, n->name_id);
+        int named = name && (md_contains_ci(name, "step") || md_contains_ci(name, "iter") ||
+                             md_contains_ci(name, "batch"));
+        if (n->n < (named ? 2u : 3u) || (!named && !n->top_level))
+            continue;
+        if (!best || named > best_named || (named == best_named && n->n > best->n)) {
+            best = n;
+            best_named = named;
+        }
+    }
+    if (!best)
+        return 0;
+    p->steps = gt_xrealloc(NULL, best->n * sizeof *p->steps);
+    memcpy(p->steps, best->ranges, best->n * sizeof *p->steps);
+    p->n_steps = best->n;
+    qsort(p->steps, p->n_steps, sizeof *p->steps, cmp_step);
+    /* A step lasts from its range's start to the next one's: what happens between two ranges
+     * (data loading, logging) is part of the step time a user measures. */
+    for (size_t i = 0; i + 1 < p->n_steps; i++)
+        if (p->steps[i + 1].start_ns > p->steps[i].end_ns)
+            p->steps[i].end_ns = p->steps[i + 1].start_ns;
+    const char *name = gt_reader_string(s->reader, best->name_id);
+    snprintf(p->step_source, sizeof p->step_source, "NVTX range '%.60s'", name ? name : "?");
+    return 1;
+}
+
+int md_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Without NVTX: the step count is the commonest kernel count (most kernels run once a step);
+ * the kernel with that count that runs first marks each step's start. */
+void md_choose_step_marker(gt_proc *p, pass_state *s)
+{
+    size_t n = 0;
+    uint64_t *counts = gt_xrealloc(NULL, (p->n_kernels + 1) * sizeof *counts);
+    for (size_t i = 0; i < p->n_kernels; i++)
+        if (p->kernels[i].count >= 3)
+            counts[n++] = p->kernels[i].count;
+    uint64_t best = 0;
+    size_t best_run = 0;
+    qsort(counts, n, sizeof *counts, md_cmp_u64);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && counts[j] == counts[i])
+            j++;
+        if (j - i > best_run) { /* ties keep the smaller count (longer steps) */
+            best_run = j - i;
+            best = counts[i];
+        }
+        i = j;
+    }
+    free(counts);
+    if (!best || best_run < 2)
+        return;
+    const gt_kernel_agg *marker = NULL;
+    for (size_t i = 0; i < p->n_kernels; i++)
+        if (p->kernels[i].count == best && (!marker || p->kernels[i].first_ns < marker->first_ns))
+            marker = &p->kernels[i];
+    if (!marker)
+        return;
+    /* find its name id again */
+    for (size_t i = 0; i < s->kern_by_name.cap; i++)
+        if (s->kern_by_name.vals[i] == (uint32_t)(marker - p->kernels))
+            s->marker_name_id = (uint32_t)s->kern_by_name.keys[i];
+    snprintf(p->step_source, sizeof p->step_source, "kernel pattern (%llu× %.50s)",
+             (unsigned long long)best, marker->name);
+}
+
+int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
+                            const gt_rec_api_memcpy *m)
+{
+    enum gt_api_category cat = gt_api_func_category(c->func);
+    if (r->kind == GT_REC_API_SYNC)
+        return md_sync_blocks(sync_kind) ? 0 : 4;
+    if (r->kind == GT_REC_API_MEMCPY) {
+        uint8_t hk = md_host_kind_of(m->direction, m->src_kind, m->dst_kind);
+        return md_copy_is_item_like(m, hk) ? 0 : 1;
+    }
+    if (cat == GT_CAT_LAUNCH || r->kind == GT_REC_API_LAUNCH)
+        return 2;
+    if (cat == GT_CAT_MEMORY)
+        return 3;
+    return 4;
+}
+
+/* First gap whose end is after t (gaps are sorted and disjoint). */
+static size_t gap_lower(const gt_proc *p, uint64_t t)
+{
+    size_t lo = 0, hi = p->n_gaps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->gaps[mid].end_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
+{
+    for (size_t i = gap_lower(p, a); i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+        gt_gap *g = &p->gaps[i];
+        uint64_t lo = a > g->start_ns ? a : g->start_ns, hi = b < g->end_ns ? b : g->end_ns;
+        if (hi <= lo)
+            continue;
+        uint64_t *slot[] = {&g->in_sync_ns, &g->in_copy_ns, &g->in_launch_ns, &g->in_alloc_ns,
+                            &g->in_other_api_ns};
+        *slot[category] += hi - lo;
+        if (category == 0 && b < g->end_ns)
+            g->after_sync = 1;
+    }
+}
+
+static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
+{
+    gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
+    s->sev[s->n_sev++] = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
+}
+
+/* The call site of a blocking call (sites were made in pass 1). */
+static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
+{
+    return gt_map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
+}
+
+/* Pass 2 logs what the steady window will count (see steady_count). */
+void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
+        union {
+            gt_api_common c;
+            gt_rec_api_memcpy m;
+            gt_rec_api_sync sync;
+        } u;
+        gt_body_copy(&u, sizeof u, r);
+        uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
+        if (r->kind == GT_REC_API_ALLOC) {
+            steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
+        } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
+            steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
+        } else if (r->kind == GT_REC_API_MEMCPY) {
+            uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
+            steady_log(s, md_copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns,
+                       d, steady_site(s, &u.c));
+        }
+    } else if (r->kind == GT_REC_GPU_KERNEL) {
+        gt_rec_gpu_kernel k;
+        gt_body_copy(&k, sizeof k, r);
+        uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
+        steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
+                   ki < p->n_kernels && p->kernels[ki].is_nccl);
+    } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
+        gt_rec_gpu_sync g;
+        gt_body_copy(&g, sizeof g, r);
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
+            steady_log(s, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
+    }
+}
+
+static void steady_on_site(gt_proc *p, uint32_t site, uint64_t d)
+{
+    if (site >= p->n_sync_sites)
+        return;
+    p->sync_sites[site].steady_count++;
+    p->sync_sites[site].steady_ns += d;
+}
+
+/* The steady window's figures from the log (what a third pass over the file counted). */
+void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if (e->t < lo || e->t >= hi)
+            continue;
+        double ms = (double)e->d / 1e6;
+        switch (e->kind) {
+        case SE_ALLOC:
+            p->steady_alloc_calls++;
+            p->steady_alloc_ns += (uint64_t)(ms * 1e6);
+            break;
+        case SE_SYNC:
+            p->steady_sync_ms_per_step += ms;
+            steady_on_site(p, e->site, e->d);
+            break;
+        case SE_COPY:
+        case SE_COPY_ITEM:
+            p->steady_copy_ms_per_step += ms;
+            if (e->kind == SE_COPY_ITEM) {
+                p->steady_sync_ms_per_step += ms;
+                steady_on_site(p, e->site, e->d);
+            }
+            break;
+        case SE_KERNEL:
+            p->steady_kernels++;
+            if (e->d < GT_SHORT_KERNEL_NS)
+                p->steady_short_kernels++;
+            if (e->site && (int64_t)e->d > 0)
+                p->steady_nccl_ms_per_step += ms;
+            break;
+        default: /* SE_CUPTI_SYNC */
+            p->steady_sync_ms_per_step += ms;
+            p->steady_cupti_sync_count++;
+            p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
+            break;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void md_analyse_steps(gt_proc *p)
+{
+    size_t n = p->n_steps;
+    if (n < 2)
+        return;
+    double *d = gt_xrealloc(NULL, n * sizeof *d), *tail = gt_xrealloc(NULL, n * sizeof *tail);
+    for (size_t i = 0; i < n; i++)
+        d[i] = (double)(p->steps[i].end_ns - p->steps[i].start_ns) / 1e6;
+    size_t h = n / 2;
+    memcpy(tail, d + h, (n - h) * sizeof *d);
+    double ref = median(tail, n - h);
+    /* warm-up: leading steps clearly slower than the steady reference */
+    size_t w = 0;
+    while (w < n - 1 && d[w] > ref * 1.5 && w < n / 2 + 1)
+        w++;
+    p->warmup_steps = w;
+    p->warmup_ms_total = 0;
+    for (size_t i = 0; i < w; i++)
+        p->warmup_ms_total += d[i];
+    size_t ns = n - w;
+    memcpy(tail, d + w, ns * sizeof *d);
+    double sum = 0, mn = tail[0];
+    for (size_t i = 0; i < ns; i++) {
+        sum += tail[i];
+        if (tail[i] < mn)
+            mn = tail[i];
+    }
+    p->step_ms_mean_steady = sum / (double)ns;
+    p->step_ms_min = mn;
+    p->step_ms_median = median(tail, ns);
+    p->steady_start_ns = p->steps[w].start_ns;
+    p->steady_end_ns = p->steps[n - 1].end_ns;
+    free(d);
+    free(tail);
+}
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+    return y > x ? y - x : 0;
+}
+
+/* Idle-gap figures for the whole run and for the steady window. */
+void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0, steady_cpu = 0;
+    int cpu_seen = p->cpu_api_records || p->gpu_api_records;
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        gt_gap *g = &p->gaps[i];
+        uint64_t len = g->end_ns - g->start_ns;
+        uint64_t sum =
+            g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t unexpl = sum < len ? len - sum : 0;
+        /* Launch-bound idle: a short gap not after a sync, less the time the CPU spent in calls
+         * that are not launches. Without any CPU record only launch-latency gaps (< 20 us, below)
+         * can be put down to launching. */
+        uint64_t other = g->in_sync_ns + g->in_copy_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t launch_part =
+            (len < GT_BIG_GAP_NS && !g->after_sync && cpu_seen && other < len) ? len - other : 0;
+        p->launch_idle_ns += launch_part;
+        p->idle_sync_ns += g->in_sync_ns;
+        p->idle_copy_ns += g->in_copy_ns;
+        p->idle_launch_ns += g->in_launch_ns;
+        p->idle_alloc_ns += g->in_alloc_ns;
+        p->idle_other_ns += g->in_other_api_ns;
+        p->idle_unexplained_ns += unexpl;
+        if (g->after_sync)
+            p->after_sync_idle_ns += len;
+        uint64_t ov = overlap(g->start_ns, g->end_ns, lo, hi);
+        if (ov && len) {
+            if (len >= GT_BIG_GAP_NS && !g->after_sync) {
+                steady_unexpl += unexpl * ov / len;
+                p->steady_big_gaps++;
+                if (unexpl > p->largest_gap_ns) {
+                    p->largest_gap_ns = unexpl;
+                    p->largest_gap_start_ns = g->start_ns;
+                }
+            }
+            steady_short += launch_part * ov / len;
+            if (g->after_sync)
+                steady_after_sync += ov;
+            steady_cpu += unexpl * ov / len;
+        }
+    }
+    p->steady_idle_unexplained_ns = steady_unexpl;
+    uint64_t busy = 0;
+    for (size_t i = 0; i < s->n_iv; i++) {
+        busy += overlap(s->iv[i][0], s->iv[i][1], lo, hi);
+        /* gaps below GT_GAP_MIN_NS are not kept: count them here */
+        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
+            steady_short += overlap(s->iv[i - 1][1], s->iv[i][0], lo, hi);
+    }
+    p->launch_idle_ns += p->small_gap_ns;
+    double steps = p->steady_steps;
+    p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
+    p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
+    p->steady_busy_pct = hi > lo ? 100.0 * (double)busy / (double)(hi - lo) : 0;
+    p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
+    p->steady_after_sync_idle_ms_per_step = (double)steady_after_sync / 1e6 / steps;
+}
