@@ -8,6 +8,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "symarchive.h"
+#include "symarchive_write.h"
 
 static void print_archive_help(FILE *out)
 {

@@ -14,6 +14,7 @@
 #include "gtrace_api.h"
 #include "outfile.h"
 #include "report_out.h"
+#include "util.h"
 
 static void usage(FILE *out)
 {

@@ -27,6 +27,7 @@
 #include "doctor.h"
 #include "outfile.h"
 #include "symarchive.h"
+#include "symarchive_write.h"
 
 #define LIB_NAME "libgputrace.so"
 #define RUN_SUFFIX ".gputrace"

@@ -14,6 +14,7 @@
 #include "outfile.h"
 #include "peaks.h"
 #include "report_out.h"
+#include "util.h"
 
 static void usage(FILE *out)
 {

@@ -5,7 +5,7 @@
  * about finding, reading and phrasing the peaks lives here. */
 #include "peaks.h"
 #include "gtrace_api.h"
-#include "report_out.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <limits.h>

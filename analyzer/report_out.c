@@ -39,18 +39,6 @@ const char *gt_bold(int color)
     return color ? "\033[1m" : "";
 }
 
-const char *gt_fmt(const char *fmt, ...)
-{
-    static char bufs[8][128];
-    static int slot;
-    char *b = bufs[slot++ & 7];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof bufs[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 /* Evidence as people write numbers: 14640, 0.35, 12.5 -- never 1.464e+04 (%g's choice). */
 static const char *evidence_number(double v)
 {

@@ -33,7 +33,6 @@ void gt_table_print(const gt_table *t, FILE *out, const char *indent);
 void gt_table_free(gt_table *t);
 
 /* Format into a rotating static buffer (8 slots): for table cells. */
-const char *gt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 json_t *gt_advice_to_json(const gt_advice *a);
 json_t *gt_proc_to_json(const gt_proc *p, int top_n);

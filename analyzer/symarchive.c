@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "gt_reader.h"
-#include "symbolize.h"
+#include "util.h"
 
-#define HEADER "# gputrace symbols 1"
 
 typedef struct arch_module {
     char *build_id; /* hex, "" when none */
@@ -34,32 +33,9 @@ struct gt_symarchive {
     size_t nents, capents;
 };
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return p;
-    size_t ncap = *cap ? *cap * 2 : 64;
-    while (ncap < need)
-        ncap *= 2;
-    void *q = realloc(p, ncap * elem);
-    if (!q) {
-        fprintf(stderr, "gputrace: out of memory reading the symbol archive\n");
-        exit(2);
-    }
-    *cap = ncap;
-    return q;
-}
-
 static char *dup_or_null(const char *s)
 {
-    if (!s || !*s)
-        return NULL;
-    char *d = strdup(s);
-    if (!d) {
-        fprintf(stderr, "gputrace: out of memory reading the symbol archive\n");
-        exit(2);
-    }
-    return d;
+    return s && *s ? gt_xstrdup(s) : NULL;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -85,8 +61,8 @@ static void parse_line(gt_symarchive *a, char *line)
     char *f[5];
     int n = split_tabs(line, f, 5);
     if (n == 3 && strcmp(f[0], "M") == 0 && f[2][0]) {
-        a->mods = grow(a->mods, &a->capmods, a->nmods + 1, sizeof *a->mods);
-        a->mods[a->nmods++] = (arch_module){strdup(f[1]), strdup(f[2])};
+        gt_grow((void **)&a->mods, &a->capmods, a->nmods, sizeof *a->mods);
+        a->mods[a->nmods++] = (arch_module){gt_xstrdup(f[1]), gt_xstrdup(f[2])};
         if (!a->mods[a->nmods - 1].build_id || !a->mods[a->nmods - 1].path) {
             fprintf(stderr, "gputrace: out of memory reading the symbol archive\n");
             exit(2);
@@ -105,7 +81,7 @@ static void parse_line(gt_symarchive *a, char *line)
         return;
     if (!f[3][0] && !f[4][0])
         return;
-    a->ents = grow(a->ents, &a->capents, a->nents + 1, sizeof *a->ents);
+    gt_grow((void **)&a->ents, &a->capents, a->nents, sizeof *a->ents);
     a->ents[a->nents++] = (arch_entry){(int)a->nmods - 1, (int)ln, (uint64_t)offset,
                                        dup_or_null(f[3]), dup_or_null(f[4])};
 }
@@ -122,8 +98,8 @@ static gt_symarchive *load_stream(FILE *f, const char *name)
 {
     char *line = NULL;
     size_t cap = 0;
-    size_t hlen = strlen(HEADER);
-    if (getline(&line, &cap, f) < 0 || strncmp(line, HEADER, hlen) != 0 ||
+    size_t hlen = strlen(GT_SYMARCHIVE_HEADER);
+    if (getline(&line, &cap, f) < 0 || strncmp(line, GT_SYMARCHIVE_HEADER, hlen) != 0 ||
         (line[hlen] != '\n' && line[hlen] != '\0')) {
         static bool warned; /* once: every trace of a run folder reads the same archive */
         if (!warned)
@@ -216,156 +192,4 @@ bool gt_symarchive_find(const gt_symarchive *a, int module, uint64_t offset, con
     *file = e->file;
     *line = e->line;
     return true;
-}
-
-/* ---------------------------------------------------------------- writing */
-
-typedef struct out_entry {
-    char *build_id, *path, *file, *function;
-    uint64_t offset;
-    int line;
-} out_entry;
-
-typedef struct out_list {
-    out_entry *v;
-    size_t n, cap;
-} out_list;
-
-/* Tabs and line ends would break the line format: names never hold them, but a path may. */
-static char *clean_copy(const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d) {
-        fprintf(stderr, "gputrace: out of memory writing the symbol archive\n");
-        exit(2);
-    }
-    for (char *p = d; *p; p++)
-        if (*p == '\t' || *p == '\n' || *p == '\r')
-            *p = ' ';
-    return d;
-}
-
-static void collect_frame(void *ctx, const gt_frame *f)
-{
-    out_list *l = ctx;
-    if (!f->module || (!f->function && !f->file))
-        return; /* nothing known here either: nothing to keep */
-    l->v = grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
-    l->v[l->n++] =
-        (out_entry){clean_copy(f->build_id), clean_copy(f->module), clean_copy(f->file),
-                    clean_copy(f->function), f->module_offset,      f->file ? f->line : 0};
-}
-
-static int out_cmp(const void *x, const void *y)
-{
-    const out_entry *a = x, *b = y;
-    int c = strcmp(a->build_id, b->build_id);
-    if (!c)
-        c = strcmp(a->path, b->path);
-    if (!c)
-        c = a->offset < b->offset ? -1 : a->offset > b->offset;
-    return c;
-}
-
-static bool is_trace_name(const char *name)
-{
-    size_t n = strlen(name);
-    return n > 7 && strcmp(name + n - 7, ".gtrace") == 0;
-}
-
-/* Every stack of every .gtrace in dir, symbolized here, into l. Returns the files read. */
-static int collect_dir(const char *dir, out_list *l)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int files = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!is_trace_name(e->d_name))
-            continue;
-        char path[4096], err[512];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        gt_reader *r;
-        if (gt_reader_open(path, &r, err, sizeof err) != 0)
-            continue; /* convert and report say what is wrong with it */
-        gt_symtab *st = gt_symtab_new();
-        gt_symtab_use_archive(st, false); /* names from the modules themselves */
-        if (gt_symtab_load(st, r) > 0)
-            gt_symtab_each_native_frame(st, collect_frame, l);
-        gt_symtab_free(st);
-        gt_reader_close(r);
-        files++;
-    }
-    closedir(d);
-    return files;
-}
-
-static void free_list(out_list *l)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].build_id);
-        free(l->v[i].path);
-        free(l->v[i].file);
-        free(l->v[i].function);
-    }
-    free(l->v);
-}
-
-static bool write_list(FILE *f, out_list *l, size_t *written)
-{
-    qsort(l->v, l->n, sizeof *l->v, out_cmp);
-    fprintf(f,
-            "%s\n# The names of the native frames captured in this run, read from the modules on "
-            "the machine that recorded it.\n",
-            HEADER);
-    const out_entry *prev = NULL;
-    *written = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        const out_entry *e = &l->v[i];
-        bool same_module =
-            prev && !strcmp(prev->build_id, e->build_id) && !strcmp(prev->path, e->path);
-        if (same_module && prev->offset == e->offset)
-            continue; /* the same frame seen by another process */
-        if (!same_module)
-            fprintf(f, "M\t%s\t%s\n", e->build_id, e->path);
-        fprintf(f, "F\t%llx\t%d\t%s\t%s\n", (unsigned long long)e->offset, e->line, e->file,
-                e->function);
-        (*written)++;
-        prev = e;
-    }
-    return fflush(f) == 0 && !ferror(f);
-}
-
-int gt_symarchive_write_dir(const char *dir, char *err, size_t errlen)
-{
-    out_list l = {0};
-    if (collect_dir(dir, &l) < 0) {
-        snprintf(err, errlen, "cannot read the folder '%s': %s", dir, strerror(errno));
-        return -1;
-    }
-    char final[4096], tmp[4200];
-    snprintf(final, sizeof final, "%s/%s", dir, GT_SYMARCHIVE_NAME);
-    if (l.n == 0) {
-        unlink(final); /* an older run's archive (record -f) would describe other stacks */
-        free_list(&l);
-        return 0;
-    }
-    snprintf(tmp, sizeof tmp, "%s/.%s.%d.tmp", dir, GT_SYMARCHIVE_NAME, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
-        free_list(&l);
-        return -1;
-    }
-    size_t written = 0;
-    bool ok = write_list(f, &l, &written);
-    ok = (fclose(f) == 0) && ok;
-    free_list(&l);
-    if (!ok || rename(tmp, final) != 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", final, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        return -1;
-    }
-    return (int)written;
 }

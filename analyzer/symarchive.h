@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define GT_SYMARCHIVE_NAME "gputrace-symbols.txt"
+/* The first line of an archive: the format and its version. */
+#define GT_SYMARCHIVE_HEADER "# gputrace symbols 1"
 
 typedef struct gt_symarchive gt_symarchive;
 
@@ -36,10 +38,5 @@ int gt_symarchive_module(const gt_symarchive *a, const char *build_id_hex, const
 /* Names of module+offset; false when the archive has no entry. Strings live as long as a. */
 bool gt_symarchive_find(const gt_symarchive *a, int module, uint64_t offset, const char **function,
                         const char **file, int *line);
-
-/* Symbolizes every .gtrace file in dir here and writes dir/gputrace-symbols.txt (through a
- * temporary file, so a reader never sees half of it). Returns the number of frames written (0:
- * no stacks, or none with a name; no file then), or -1 with a message in err. */
-int gt_symarchive_write_dir(const char *dir, char *err, size_t errlen);
 
 #endif

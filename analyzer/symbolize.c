@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "callsite.h"
+#include "codekind.h"
 #include "elfdebug.h"
 #include "symarchive.h"
 

@@ -27,20 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frame.h"
 #include "gt_reader.h"
 
 typedef struct gt_symtab gt_symtab;
-
-typedef struct gt_frame {
-    bool python;            /* a Python frame: file, function, line are set */
-    uint64_t pc;            /* native: the return address as recorded */
-    const char *module;     /* native: path of the module, NULL when no module holds pc */
-    const char *build_id;   /* native: the module's GNU build-id in hex, NULL when none recorded */
-    uint64_t module_offset; /* native: pc minus the module's load address (its ELF address) */
-    const char *function;   /* demangled, NULL when unknown (stripped, no symbol) */
-    const char *file;       /* source file, NULL when unknown */
-    int line;               /* 0 when unknown */
-} gt_frame;
 
 gt_symtab *gt_symtab_new(void);
 void gt_symtab_free(gt_symtab *st);

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,4 +157,16 @@ void gt_paths_free(char **list, size_t n)
     for (size_t i = 0; i < n; i++)
         free(list[i]);
     free(list);
+}
+
+const char *gt_fmt(const char *fmt, ...)
+{
+    static char bufs[8][128];
+    static int slot;
+    char *b = bufs[slot++ & 7];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof bufs[0], fmt, ap);
+    va_end(ap);
+    return b;
 }

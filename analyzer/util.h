@@ -61,4 +61,8 @@ static inline void gt_body_copy(void *dst, size_t dst_size, const gt_record *r)
 char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const char *who);
 void gt_paths_free(char **list, size_t n);
 
+/* printf into one of 8 rotating static buffers of 128 bytes: for short texts built inline
+ * (table cells, report lines); the ninth call reuses the first buffer. */
+const char *gt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -21,10 +21,12 @@
 #include <unistd.h>
 
 #include "callsite.h"
+#include "codekind.h"
 #include "gt_encode.h"
 #include "gt_test_writer.h"
 #include "gt_reader.h"
 #include "symarchive.h"
+#include "symarchive_write.h"
 #include "symbolize.h"
 #include "../gt_check.h"
 
