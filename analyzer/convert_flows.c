@@ -46,7 +46,7 @@ static void cv_count_arrow(cv_ctx *c, int how, int kind)
  * instant at the op's begin, on the op's GPU track, ends the flow from an anchor in the call. */
 static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *late)
 {
-    uint64_t id = cv_flow_id(f, FLOW_OP, late->corr);
+    uint64_t id = cv_op_flow_id(f, late->corr, late->track, (uint64_t)late->ts);
     cv_anchor(c, api, id);
     cv_event g = {.type = CV_INSTANT,
                   .track = late->track,
@@ -131,7 +131,7 @@ int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
     cv_api_slot *api = call ? cv_api_find(f, call) : NULL;
     if (!api)
         return 0;
-    uint64_t id = cv_flow_id(f, FLOW_OP, op->corr);
+    uint64_t id = cv_op_flow_id(f, op->corr, ((uint64_t)op->device << 32) | op->stream, op->start);
     cv_anchor(c, api, id);
     ev->term_flows[ev->n_term_flows++] = id;
     api->n_gpu++;

@@ -398,6 +398,14 @@ static inline uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
     return u ? u : 1;
 }
 
+/* The flow id of the arrow to one GPU op. The correlation id alone is not enough: the kernels of
+ * one cudaGraphLaunch share it, and Perfetto drops all but one arrow of a repeated id. Where the
+ * op lies (its track and its time) tells them apart. */
+static inline uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t when)
+{
+    return cv_flow_id(f, FLOW_OP, corr ^ gt_mix64(when ^ gt_mix64(where)));
+}
+
 /* Map a CLOCK_REALTIME time to the output clock; 0 when it cannot be represented. */
 static inline int cv_ts(cv_ctx *c, uint64_t real, int64_t *out)
 {

@@ -4,7 +4,7 @@ apps do not cover (sample_apps/corpus/, tools/gpu/corpus.sh). Each archive in te
 holds one run folder (every process of the tree), the command, and the program's own timing line
 untraced and traced.
 
-    test_corpus.py GPUTRACE WORKDIR CASE
+    test_corpus.py GPUTRACE WORKDIR CASE PROTO
 
 For CASE the analyzer must read the whole run folder (report --json, report, convert) without a
 failure, and the facts that hold whatever the diagnosis says must be there: which processes did
@@ -66,7 +66,7 @@ def corpus_line(path):
 
 
 def main():
-    gputrace, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    gputrace, work, case, proto = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     n_cuda, min_kernels, check = CASES[case]
     dest = os.path.join(work, case)
     shutil.rmtree(dest, ignore_errors=True)
@@ -98,6 +98,11 @@ def main():
     run([gputrace, "convert", "-o", out, run_dir])
     if os.path.getsize(out) < 1000:
         sys.exit(f"FAIL: {out} is {os.path.getsize(out)} bytes")
+    # Every arrow drawn whole, as Perfetto's importer reads flows (each id started once, ended
+    # once): a CUDA graph's kernels share one correlation id, which once gave them one flow id.
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analyzer",
+                           "test_convert_check.py")
+    run([sys.executable, checker, proto, out, "--expect", "any"])
 
     # What the diagnosis says against the program's own clock (issue 21: within 10%).
     own = corpus_line(os.path.join(dest, case, "traced.out"))
