@@ -21,7 +21,9 @@ if has smoke; then
   tail -40 "$E/record.log"; ls -la "$E/smoke.gputrace" | tee "$E/smoke_ls.txt"
 
   step "hardening (tools/gpu/hardening.sh: SIGTERM with 64 threads, torch.profiler inside, a shell child)"
-  mkdir -p /tmp/pybin; ln -sf "$(command -v python3)" /tmp/pybin/python
+  # hardening.sh calls `python`: a wrapper, not a symlink (a symlinked venv python loses the venv)
+  mkdir -p /tmp/pybin; printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >/tmp/pybin/python
+  chmod +x /tmp/pybin/python
   PATH=/tmp/pybin:$PATH GT_LIB=$L OUT=$E timeout 240 bash tools/gpu/hardening.sh >"$E/hardening.log" 2>&1
   echo "rc=$?"; cat "$E/hardening/summary.txt"
 fi
