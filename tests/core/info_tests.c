@@ -17,15 +17,8 @@ static char g_tmp[256];
 static char **g_cmd;
 static int g_ncmd;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#define GT_CHECK_COUNTER g_failures
+#include "../gt_check.h"
 
 static char g_out[65536], g_err[65536];
 

@@ -24,15 +24,8 @@
 #include "gtrace_api.h"
 
 static int g_failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#define GT_CHECK_COUNTER g_failures
+#include "../gt_check.h"
 
 #define THREADS 64
 
