@@ -12,7 +12,6 @@
 #include "gt_reader.h"
 #include "util.h"
 
-
 typedef struct arch_module {
     char *build_id; /* hex, "" when none */
     char *path;
