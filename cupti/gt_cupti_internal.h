@@ -72,6 +72,8 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 #define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020
 /* Unsubscribe after a failed start, so that another tool may have CUPTI. */
 void gt_cupti_callbacks_stop(void);
+/* A symbol of the libcupti already mapped in the process (gt_cupti_load.c), or NULL. */
+void *gt_cupti_mapped_symbol(const char *name);
 /* gputrace is CUPTI's callback subscriber now (another tool's cuptiSubscribe fails). */
 bool gt_cupti_callbacks_held(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */

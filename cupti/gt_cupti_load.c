@@ -82,6 +82,15 @@ static void *open_already_mapped(char *path_out, size_t cap)
     return NULL;
 }
 
+/* A symbol of the libcupti the process has mapped, whoever loaded it: inside Python, torch loads it
+ * RTLD_LOCAL, where dlsym(RTLD_NEXT) does not reach it. NULL when none is mapped. */
+void *gt_cupti_mapped_symbol(const char *name)
+{
+    char path[PATH_MAX + 32];
+    void *h = open_already_mapped(path, sizeof path);
+    return h ? dlsym(h, name) : NULL; /* the NOLOAD reference is kept: the library stays mapped */
+}
+
 static void *open_in_dir(const char *dir, const char *sub, char *path_out, size_t cap)
 {
     for (size_t i = 0; i < 2; i++) { /* .so.13, .so.12 */

@@ -32,6 +32,8 @@ GT_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
     subscribe_fn real = gt_cupti.Subscribe;
     if (!real) /* CUPTI not started by gputrace: the process's own libcupti */
         *(void **)&real = dlsym(RTLD_NEXT, "cuptiSubscribe");
+    if (!real) /* mapped RTLD_LOCAL (torch's): RTLD_NEXT does not see it, the loaded object does */
+        *(void **)&real = gt_cupti_mapped_symbol("cuptiSubscribe");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
     CUptiResult r = real(subscriber, callback, userdata);

@@ -236,6 +236,10 @@ second_profiler)
     [ "$n" = 1 ] || fail "expected one warning, got $n: $(cat "$T/s.err")"
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/s.dump")
     [ $((flags & 16)) -ne 0 ] || fail "GT_HDR_OTHER_PROFILER not set (flags=$flags)"
+    # The documented way to run both (GPUTRACE_CUPTI=0) with the profiler's libcupti loaded
+    # RTLD_LOCAL, as torch's is in Python: the call still reaches libcupti and succeeds.
+    run_traced l GPUTRACE_CUPTI=0 -- "$LOCAL_APP" "$LOCAL_LIB"
+    grep -qxF "subscribe 0" "$T/l.out" || fail "a profiler in an RTLD_LOCAL library: $(cat "$T/l.out" "$T/l.err")"
     run_traced s0 GPUTRACE_CUPTI=0 -- "$SECOND_APP"
     dump_trace s0
     grep -qxF "subscribe 0" "$T/s0.out" || fail "without gputrace's CUPTI: $(cat "$T/s0.out")"
