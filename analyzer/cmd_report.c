@@ -383,21 +383,63 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
     gt_table_free(&t);
 }
 
+/* Processes without CUDA activity (shells, compilers, launchers, DataLoader workers: a JAX run
+ * leaves hundreds) take one line, "3 other processes without CUDA activity: bash x2, ptxas", not a
+ * section each. Names are the executables' file names, most frequent first. */
+static void print_quiet_processes(const gt_run *run, FILE *out)
+{
+    size_t n_quiet = 0, n_names = 0;
+    const char **names = gt_xcalloc(run->n + 1, sizeof *names);
+    size_t *counts = gt_xcalloc(run->n + 1, sizeof *counts);
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->open_status != 0 || gt_proc_has_data(p))
+            continue;
+        n_quiet++;
+        const char *exe = p->exe && *p->exe ? p->exe : "?";
+        const char *slash = strrchr(exe, '/');
+        const char *name = slash ? slash + 1 : exe;
+        size_t k = 0;
+        while (k < n_names && strcmp(names[k], name))
+            k++;
+        if (k == n_names)
+            names[n_names++] = name;
+        counts[k]++;
+    }
+    if (n_quiet) {
+        fprintf(out, "\n%zu %sprocess%s without CUDA activity:", n_quiet,
+                n_quiet == run->n ? "" : "other ", n_quiet == 1 ? "" : "es");
+        for (size_t shown = 0; shown < n_names && shown < 8; shown++) {
+            size_t best = shown; /* selection by count: a few distinct names */
+            for (size_t k = shown + 1; k < n_names; k++)
+                if (counts[k] > counts[best])
+                    best = k;
+            const char *tn = names[shown];
+            size_t tc = counts[shown];
+            names[shown] = names[best], counts[shown] = counts[best];
+            names[best] = tn, counts[best] = tc;
+            fprintf(out, "%s %s", shown ? "," : "", names[shown]);
+            if (counts[shown] > 1)
+                fprintf(out, " x%zu", counts[shown]);
+        }
+        fprintf(out, "%s\n", n_names > 8 ? ", ..." : "");
+    }
+    free(names);
+    free(counts);
+}
+
 static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n)
 {
     int color = gt_use_color(out);
+    size_t shown = 0;
     for (size_t i = 0; i < run->n; i++) {
         const gt_proc *p = &run->procs[i];
-        if (p->open_status != 0)
+        if (p->open_status != 0 || !gt_proc_has_data(p))
             continue;
-        fprintf(out, "%s%sgputrace report: %s%s\n", i ? "\n" : "", gt_bold(color), gt_proc_label(p),
-                gt_color_reset(color));
+        fprintf(out, "%s%sgputrace report: %s%s\n", shown++ ? "\n" : "", gt_bold(color),
+                gt_proc_label(p), gt_color_reset(color));
         section(out, color, "run");
         print_run(p, out);
-        if (!gt_proc_has_data(p)) {
-            fprintf(out, "  (no CUDA activity recorded in this process)\n");
-            continue;
-        }
         section(out, color, "steps");
         print_steps(p, out);
         section(out, color, "GPU time");
@@ -413,9 +455,25 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         section(out, color, "cuDNN");
         print_cudnn(p, out);
     }
+    if (!shown) /* nothing but quiet processes: still say what each file is */
+        for (size_t i = 0; i < run->n; i++)
+            if (run->procs[i].open_status == 0) {
+                fprintf(out, "%s%sgputrace report: %s%s\n", shown++ ? "\n" : "", gt_bold(color),
+                        gt_proc_label(&run->procs[i]), gt_color_reset(color));
+                section(out, color, "run");
+                print_run(&run->procs[i], out);
+            }
+    print_quiet_processes(run, out);
     print_ranks(run, out, color);
     section(out, color, "advice");
-    gt_advice_print(adv, out, color, "  ");
+    int any_cuda = 0;
+    for (size_t i = 0; i < run->n; i++)
+        any_cuda |= gt_proc_has_data(&run->procs[i]);
+    if (any_cuda)
+        gt_advice_print(adv, out, color, "  ");
+    else
+        fprintf(out,
+                "  No advice: no CUDA activity was recorded (did the program use the GPU?).\n");
 }
 
 static json_t *ranks_json(const gt_run *run)
