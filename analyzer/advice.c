@@ -787,7 +787,7 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
 
 int gt_advice_compute(const char *const *paths, int n, gt_advice_list *out)
 {
-    gt_run run;
+    gt_run run = {0};
     if (gt_run_load(&run, paths, n, 0) != 0) {
         gt_run_free(&run);
         return -1;

@@ -570,7 +570,7 @@ int cmd_diff(int argc, char **argv)
     int json = o.json, top_n = o.top_n;
     const char *path_a = runs[0], *path_b = runs[1];
     free(runs);
-    gt_run ra, rb;
+    gt_run ra = {0}, rb = {0};
     const char *pa_path[] = {path_a}, *pb_path[] = {path_b};
     int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
     if (la != 0 || lb != 0) {

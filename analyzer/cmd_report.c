@@ -571,7 +571,7 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     int json = o.json, fail_on = o.fail_on, top_n = o.top_n;
-    gt_run run;
+    gt_run run = {0};
     int loaded = gt_run_load(&run, (const char *const *)inputs, n_inputs, 1);
     free(inputs);
     if (loaded != 0) {

@@ -102,6 +102,8 @@ typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwh
     uint64_t start_ns, end_ns;
     uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
     int after_sync; /* began when a blocking call returned */
+    int cause;      /* enum gt_idle_cause, the one that took most of the gap */
+    int phase;      /* enum gt_phase_kind the gap falls in (by its start) */
 } gt_gap;
 
 typedef struct gt_bin {
@@ -111,6 +113,49 @@ typedef struct gt_bin {
 typedef struct gt_step {
     uint64_t start_ns, end_ns;
 } gt_step;
+
+/* Where the steps came from, best first (issue 21 item 2): the program's own markers before
+ * repeating launch patterns before none. */
+enum gt_step_source_kind {
+    GT_STEPSRC_NONE = 0,
+    GT_STEPSRC_USER,           /* --step-range NAME */
+    GT_STEPSRC_PROFILER_STEP,  /* torch.profiler's ProfilerStep#N ranges */
+    GT_STEPSRC_NVTX,           /* an NVTX range of the default or a user domain */
+    GT_STEPSRC_PROFILER_RANGE, /* cudaProfilerStart/Stop windows */
+    GT_STEPSRC_GRAPH_LAUNCH,   /* repeated CUDA graph launches */
+    GT_STEPSRC_KERNEL_PATTERN, /* a repeating launch pattern (one kernel repeated included) */
+};
+
+/* Phases of a process's timeline (issue 21 item 1). The spans are disjoint, in time order, and
+ * cover [t_min, t_max]; time outside the steady state is reported by phase name, never as idle
+ * blamed on data loading. */
+enum gt_phase_kind {
+    GT_PHASE_STARTUP = 0, /* process start to the first GPU work: context creation, module loads */
+    GT_PHASE_JIT,         /* JIT compilation and module loading (NVRTC, nvJitLink, cuModuleLoad*,
+                             compiler children such as ptxas/nvcc/gcc) after start-up */
+    GT_PHASE_AUTOTUNE,    /* cuDNN autotuning (Find calls, benchmark-mode trials) */
+    GT_PHASE_WARMUP,      /* steps before the steady state */
+    GT_PHASE_STEADY,   /* the steady window (the whole GPU-active run when no steps were found) */
+    GT_PHASE_TEARDOWN, /* after the last step / the last GPU work */
+    GT_PHASE_COUNT
+};
+typedef struct gt_phase_span {
+    int kind; /* enum gt_phase_kind */
+    uint64_t start_ns, end_ns;
+} gt_phase_span;
+const char *gt_phase_name(int kind); /* "start-up", "JIT compilation", "cuDNN autotuning", ... */
+
+/* What the CPU was doing while the GPU sat idle (issue 21 item 3), one cause per gap. */
+enum gt_idle_cause {
+    GT_IDLE_CUDA_CALL = 0, /* inside a CUDA call (sync, copy, allocation, launch...) */
+    GT_IDLE_JIT,           /* JIT compilation or module loading */
+    GT_IDLE_COLLECTIVE,    /* waiting in a collective (NCCL, or a CPU collective such as gloo) */
+    GT_IDLE_DATA_LOADING,  /* Python work with no CUDA call while DataLoader workers exist */
+    GT_IDLE_HOST_WORK,     /* the CPU made no CUDA call, no sign of data loading */
+    GT_IDLE_UNKNOWN,
+    GT_IDLE_CAUSE_COUNT
+};
+const char *gt_idle_cause_name(int cause);
 
 typedef struct gt_proc {
     /* identity and run info */
@@ -164,6 +209,9 @@ typedef struct gt_proc {
     gt_step *steps;
     size_t n_steps;
     char step_source[96]; /* "NVTX range 'train_step'", "kernel pattern: <name>", "" */
+    int step_source_kind; /* enum gt_step_source_kind */
+    char step_why[256];   /* why this marker: "the program's own NVTX range; 'cub::...' is a
+                             library range", or why none was usable */
     size_t warmup_steps;
     double step_ms_median, step_ms_min, step_ms_mean_steady;
     double warmup_ms_total;
@@ -187,6 +235,13 @@ typedef struct gt_proc {
     uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
         idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
 
+    /* phases and idle causes (issue 21 items 1 and 3) */
+    gt_phase_span *phases;
+    size_t n_phases;
+    uint64_t phase_ns[GT_PHASE_COUNT];                  /* total time in each phase */
+    uint64_t idle_cause_ns[GT_IDLE_CAUSE_COUNT];        /* GPU idle time by cause, whole run */
+    uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
+
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;
     size_t n_stacks, cap_stacks;
@@ -194,10 +249,16 @@ typedef struct gt_proc {
     void *priv; /* pass-time state */
 } gt_proc;
 
+/* Choices the user makes for the analysis; set before loading (gt_run_load keeps them). */
+typedef struct gt_model_options {
+    const char *step_range; /* --step-range NAME: the NVTX range that is a step, NULL = choose */
+} gt_model_options;
+
 typedef struct gt_run {
     gt_proc *procs;
     size_t n;
     int any_not_trace, any_damaged;
+    gt_model_options opts;
 } gt_run;
 
 /* Load files (folders are expanded to the *.gtrace files they contain, sorted). Errors per file are

@@ -389,7 +389,9 @@ static void run_note(gt_run *run, gt_proc *p, int verbose)
 /* pass2: 1 = read pass 2 here (a second read of each file); 0 = the caller feeds it. */
 static int run_load(gt_run *run, const char *const *paths, int n, int verbose, int pass2)
 {
+    gt_model_options opts = run->opts; /* the caller's choices survive the reset */
     memset(run, 0, sizeof *run);
+    run->opts = opts;
     size_t cnt = 0;
     char **list = gt_expand_paths(paths, n, &cnt, verbose ? "" : NULL);
     run->procs = gt_xcalloc(cnt + 1, sizeof *run->procs);

@@ -509,3 +509,18 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
     p->steady_after_sync_idle_ms_per_step = (double)steady_after_sync / 1e6 / steps;
 }
+
+const char *gt_phase_name(int kind)
+{
+    static const char *const names[GT_PHASE_COUNT] = {
+        "start-up", "JIT compilation", "cuDNN autotuning", "warm-up", "steady state", "tear-down"};
+    return kind >= 0 && kind < GT_PHASE_COUNT ? names[kind] : "?";
+}
+
+const char *gt_idle_cause_name(int cause)
+{
+    static const char *const names[GT_IDLE_CAUSE_COUNT] = {
+        "in a CUDA call", "JIT compilation or module loading", "waiting in a collective",
+        "data loading",   "host work without CUDA calls",      "unknown"};
+    return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? names[cause] : "?";
+}
