@@ -543,6 +543,27 @@ static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
 
 /* ------------------------------------------------------------------ environment */
 
+/* What to do about the losses, by their main cause: a bigger buffer helps only when a buffer was
+ * full; a write failure needs disk space, a signal's cut-off flush a gentler end. */
+static const char *loss_remedy(const gt_proc *p)
+{
+    const uint64_t *by = p->lost_by_reason;
+    uint64_t ring = by[GT_LOST_BUFFER_FULL] + by[GT_LOST_TOO_LARGE];
+    uint64_t cupti = by[GT_LOST_CUPTI_DROPPED] + by[GT_LOST_CUPTI_CAP] + p->cupti_dropped;
+    uint64_t write = by[GT_LOST_WRITE_FAILED], flush = by[GT_LOST_NOT_FLUSHED];
+    if (write >= ring && write >= cupti && write >= flush && write)
+        return "the trace file could not be written (full disk or a file size limit): free space, "
+               "point GPUTRACE_DIR at a larger file system, or record a shorter run.";
+    if (flush > ring && flush > cupti)
+        return "a fatal signal ended the process before everything was written: end it with "
+               "SIGTERM/SIGINT rather than SIGKILL, or record a shorter run.";
+    if (cupti > ring)
+        return "raise GPUTRACE_CUPTI_MB or record a shorter run.";
+    if (ring)
+        return "raise GPUTRACE_BUFFER_KB or record a shorter run.";
+    return "record again; if it recurs, raise GPUTRACE_BUFFER_KB / GPUTRACE_CUPTI_MB.";
+}
+
 static void rule_environment(const gt_proc *p, gt_advice_list *l)
 {
     const gt_runtime_info *rt = &p->hdr.runtime;
@@ -608,10 +629,9 @@ static void rule_environment(const gt_proc *p, gt_advice_list *l)
         gt_advice *a = add_item(l, p, "environment", GT_SEV_WARNING);
         msg(a,
             "The trace is incomplete: %llu records were lost while recording and %llu chunks are "
-            "damaged or missing%s. Numbers below are lower bounds; raise GPUTRACE_BUFFER_KB / "
-            "GPUTRACE_CUPTI_MB or record a shorter run.",
+            "damaged or missing%s. Numbers below are lower bounds; %s",
             (unsigned long long)lost, (unsigned long long)(p->chunks_damaged + p->chunk_seq_gaps),
-            p->truncated ? " (file truncated)" : "");
+            p->truncated ? " (file truncated)" : "", loss_remedy(p));
         ev(a, "records_lost", (double)lost, "count");
         ev(a, "chunks_damaged", (double)(p->chunks_damaged + p->chunk_seq_gaps), "count");
         a->t_ns = p->t_min;

@@ -84,6 +84,25 @@ static void print_counts(const gt_reader_stats *st)
 }
 
 /* 0 whole, 1 truncated/damaged, 2 unusable. */
+/* How the recording ended, and the calls it counted instead of recording. */
+static void print_end(const gt_rec_end *e)
+{
+    static const char *const how[] = {"?", "exit", "fatal signal", "write failure"};
+    printf("  ended                  by %s", how[e->reason <= GT_END_WRITE_FAILED ? e->reason : 0]);
+    if (e->reason == GT_END_SIGNAL)
+        printf(" %d", e->signal);
+    printf("\n");
+    if (e->lost_after_end || e->calls_interrupted)
+        printf("  calls not recorded     %llu after the end, %llu from signal handlers that "
+               "interrupted gputrace (both counted as lost)\n",
+               (unsigned long long)e->lost_after_end, (unsigned long long)e->calls_interrupted);
+    if (e->calls_nested)
+        printf(
+            "  nested calls           %llu made inside another wrapped call (by its library or a "
+            "signal handler): not recorded, the outer call covers them\n",
+            (unsigned long long)e->calls_nested);
+}
+
 static int info_one(const char *path)
 {
     gt_reader *r;
@@ -121,6 +140,8 @@ static int info_one(const char *path)
     if (gt_reader_end_state(r) == GT_ENDED_ABNORMALLY)
         printf("  ended                  abnormally: no end record (killed, crashed or hung; the "
                "last records may be missing, uncounted)\n");
+    else if (gt_reader_end_state(r) == GT_ENDED_NORMALLY)
+        print_end(&st->end);
     gt_reader_close(r);
     return status;
 }

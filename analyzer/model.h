@@ -166,7 +166,11 @@ typedef struct gt_proc {
     int damaged; /* CRC failures, sequence gaps, truncation */
     uint64_t chunks_damaged, chunk_seq_gaps, unknown_records, records;
     int truncated;
-    uint64_t records_lost; /* GT_REC_LOST counts */
+    uint64_t records_lost;      /* GT_REC_LOST counts */
+    uint64_t lost_by_reason[8]; /* the same by enum gt_lost_reason (0: other) */
+    uint64_t
+        calls_not_recorded; /* counted by the end record: after the end, from signal handlers */
+    uint32_t end_reason;    /* enum gt_end_reason, 0 without an end record */
     uint64_t cupti_dropped, cupti_overhead_ns;
     uint64_t t_min, t_max; /* over all timestamps */
     uint64_t cpu_api_records, gpu_records, gpu_api_records;

@@ -23,6 +23,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_lost l;
         gt_body_copy(&l, sizeof l, r);
         p->records_lost += l.count;
+        p->lost_by_reason[l.reason < 8 ? l.reason : 0] += l.count;
         break;
     }
     case GT_REC_CUPTI_STATS: {
@@ -271,6 +272,8 @@ static void load_pass1(gt_proc *p, gt_reader *r)
     p->unknown_records = st->unknown_kinds;
     p->records = st->records;
     p->damaged = st->chunks_damaged || st->chunk_seq_gaps || st->truncated;
+    p->calls_not_recorded = st->end.lost_after_end + st->end.calls_interrupted;
+    p->end_reason = st->ended ? st->end.reason : 0;
 
     md_resolve_kernel_names(p, s);
     resolve_stacks(p, s);

@@ -469,10 +469,12 @@ int gt_reader_next(gt_reader *r, gt_record *rec)
             gt_rec_lost l;
             memcpy(&l, body, sizeof l);
             r->st.lost_records += l.count;
-        } else if (rh.kind == GT_REC_END && body_size >= sizeof(gt_rec_end)) {
-            memcpy(&r->st.end, body, sizeof r->st.end);
+        } else if (rh.kind == GT_REC_END && body_size >= GT_REC_END_SIZE_1_2) {
+            memset(&r->st.end, 0, sizeof r->st.end); /* a 1.2 record has no call counts: 0 */
+            memcpy(&r->st.end, body, body_size < sizeof r->st.end ? body_size : sizeof r->st.end);
             r->st.ended = 1;
-            r->st.lost_records += r->st.end.lost_after_end; /* calls the file has no record of */
+            /* calls the file has no record of */
+            r->st.lost_records += r->st.end.lost_after_end + r->st.end.calls_interrupted;
         }
         r->st.records++;
         r->st.records_by_kind[rh.kind]++;

@@ -14,11 +14,14 @@
 #ifndef GTRACE_FORMAT_H
 #define GTRACE_FORMAT_H
 
+#include <stddef.h> /* offsetof */
 #include <stdint.h>
 
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
-#define GT_VERSION_MINOR 2 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER */
+#define GT_VERSION_MINOR                                                                           \
+    3 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
+         1.3: gt_rec_end counts interrupted and nested calls */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -206,7 +209,16 @@ typedef struct gt_rec_end {
     uint64_t lost_after_end;
     uint32_t reason; /* enum gt_end_reason */
     int32_t signal;  /* the signal that ended the process (GT_END_SIGNAL), else 0 */
+    /* 1.3: calls a thread made while gputrace was already at work on that thread. Interrupted: a
+     * signal handler called CUDA while the thread was inside gputrace's own bookkeeping (its record
+     * half written): not recorded, counted as lost. Nested: a call made during another wrapped
+     * call's real function (a library calling a wrapped function, or a signal handler that
+     * interrupted it): not recorded, by design; the outer call covers its time. */
+    uint64_t calls_interrupted;
+    uint64_t calls_nested;
 } gt_rec_end;
+/* A 1.2 end record ends before calls_interrupted. */
+#define GT_REC_END_SIZE_1_2 (offsetof(gt_rec_end, calls_interrupted))
 
 enum gt_end_reason {
     GT_END_EXIT = 1,         /* exit, _exit, return from main, or the library unloaded */

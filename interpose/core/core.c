@@ -373,14 +373,17 @@ static void print_summary(void)
 {
     if (g_cfg.quiet)
         return;
-    uint64_t after = gt_writer_after_end();
-    char late[96] = "";
+    uint64_t after = gt_writer_after_end(), interrupted = gt_writer_calls_interrupted();
+    char late[96] = "", handlers[96] = "";
     if (after)
         snprintf(late, sizeof late, "; %llu calls after the end, not recorded",
                  (unsigned long long)after);
-    gt_warn("wrote %s (%llu records, %llu lost)%s", gt_writer_path(),
+    if (interrupted) /* the file counts them with its losses (gt_rec_end.calls_interrupted) */
+        snprintf(handlers, sizeof handlers, "; %llu calls from signal handlers, not recorded",
+                 (unsigned long long)interrupted);
+    gt_warn("wrote %s (%llu records, %llu lost)%s%s", gt_writer_path(),
             (unsigned long long)gt_writer_records_written(),
-            (unsigned long long)gt_writer_end_lost(), late);
+            (unsigned long long)gt_writer_end_lost(), late, handlers);
 }
 
 /* Everything recorded so far reaches the file, which ends with its end chunk; later calls are

@@ -67,6 +67,13 @@ void gt_ring_fork_child(void);
 /* A call or record that came after the trace ended: counted (writer.c), never recorded. Cold,
  * async-signal-safe. */
 void gt_core_note_after_end(void);
+/* A call that found gputrace at work on its thread (gt_fast_guard_enter): interrupted 1 = from a
+ * signal handler inside gputrace's bookkeeping (lost), 0 = nested in a wrapped call's real
+ * function. Async-signal-safe: one atomic add. */
+void gt_core_note_reentry(int interrupted);
+/* Their counts so far, for the end record. */
+uint64_t gt_writer_calls_interrupted(void);
+uint64_t gt_writer_calls_nested(void);
 /* A new call while a fatal signal ends the process: it waits (bounded) until the trace ended,
  * leaving the CPU to the ending, then is counted like any call after the end. */
 void gt_core_wait_while_ending(void);

@@ -29,8 +29,18 @@
 extern __thread gt_ring *gt_core_tls_ring __attribute__((tls_model("initial-exec")));
 /* The guard and the thread's next correlation id share one thread-local block: one address
  * computation for both on the hot path. */
+/* gt_core_thread.guard: what the thread is doing in gputrace. A call that finds it non-zero is not
+ * recorded: in RECORDING it can only come from a signal handler that interrupted the record being
+ * written (counted as lost); in IN_REAL it was made during another wrapped call's real function
+ * (a library calling a wrapped function, or a signal handler then): counted as nested. */
+enum {
+    GT_GUARD_NONE = 0,
+    GT_GUARD_RECORDING = 1,      /* in a wrapper's own bookkeeping */
+    GT_GUARD_IN_REAL = 2,        /* in a wrapper's real function (gt_call_begin .. gt_call_end) */
+    GT_GUARD_INTERNAL = 1 << 20, /* gputrace's own threads */
+};
 typedef struct gt_core_thread {
-    int guard;          /* >0 inside a wrapper or on an internal thread */
+    int guard;          /* enum above: >0 inside a wrapper or on an internal thread */
     uint64_t corr_next; /* next correlation id of this thread's block (see GT_CORR_BLOCK) */
 } gt_core_thread;
 extern __thread gt_core_thread gt_core_tls __attribute__((tls_model("initial-exec")));
@@ -88,8 +98,13 @@ GT_FAST_INLINE bool gt_fast_guard_enter(void)
      * outermost call is counted (not recorded). */
     int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
     if (__builtin_expect(!gt_core_tls.guard && st == GT_RECORDING_ON, 1)) {
-        gt_core_tls.guard = 1;
+        gt_core_tls.guard = GT_GUARD_RECORDING;
         return true;
+    }
+    if (__builtin_expect(gt_core_tls.guard != GT_GUARD_NONE, 0)) {
+        if (st == GT_RECORDING_ON && gt_core_tls.guard < GT_GUARD_INTERNAL)
+            gt_core_note_reentry(gt_core_tls.guard == GT_GUARD_RECORDING);
+        return false;
     }
     if (__builtin_expect(st == GT_RECORDING_ENDING, 0) && !gt_core_tls.guard)
         gt_core_wait_while_ending();
@@ -98,7 +113,7 @@ GT_FAST_INLINE bool gt_fast_guard_enter(void)
     if (__builtin_expect(st == GT_RECORDING_LAZY, 0) && !gt_core_tls.guard) {
         gt_core_start_on_activity(); /* the first call: the file is created now */
         if (atomic_load_explicit(&g_recording, memory_order_relaxed) == GT_RECORDING_ON) {
-            gt_core_tls.guard = 1;
+            gt_core_tls.guard = GT_GUARD_RECORDING;
             return true;
         }
     }
@@ -117,7 +132,7 @@ GT_FAST_INLINE void gt_fast_count_commit(gt_ring *r)
 
 GT_FAST_INLINE void gt_fast_guard_leave(void)
 {
-    gt_core_tls.guard = 0;
+    gt_core_tls.guard = GT_GUARD_NONE;
 }
 
 /* Zero n bytes (a multiple of 8) at 8-byte aligned p. n is a sizeof at every wrapper's call site:

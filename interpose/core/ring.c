@@ -54,7 +54,7 @@ void gt_guard_leave(void)
 
 void gt_guard_mark_internal_thread(void)
 {
-    gt_core_tls.guard = 1 << 20;
+    gt_core_tls.guard = GT_GUARD_INTERNAL;
     if (gt_core_tls_ring)
         atomic_store_explicit(&gt_core_tls_ring->internal, 1, memory_order_relaxed);
 }
@@ -139,7 +139,8 @@ static gt_ring *ring_register(void)
         r->exit_name[0] = 0;
         r->tail_cache = r->open_end = 0;
         r->tid = (uint32_t)syscall(SYS_gettid);
-        atomic_store_explicit(&r->internal, gt_core_tls.guard >= 1 << 20, memory_order_relaxed);
+        atomic_store_explicit(&r->internal, gt_core_tls.guard >= GT_GUARD_INTERNAL,
+                              memory_order_relaxed);
         r->thread_written = 0;
         atomic_store_explicit(&r->state, RING_LIVE, memory_order_release);
     }

@@ -76,7 +76,8 @@ static _Atomic int g_end_reason, g_end_signal;
 static _Atomic uint64_t g_end_begin_ns;
 static _Atomic int g_end_written;
 static _Atomic uint64_t g_after_end; /* calls and records after the end: counted, not recorded */
-static _Atomic int g_end_busy;       /* one thread rewrites the end chunk at a time */
+static _Atomic uint64_t g_calls_interrupted, g_calls_nested; /* gt_core_note_reentry */
+static _Atomic int g_end_busy; /* one thread rewrites the end chunk at a time */
 static uint64_t g_end_off, g_end_after_written, g_end_lost;
 static uint32_t g_end_len;
 static unsigned char g_end_chunk[sizeof(gt_chunk_header) + 256] __attribute__((aligned(8)));
@@ -496,7 +497,9 @@ static uint32_t build_end_chunk(void)
                     .lost = g_end_lost,
                     .lost_after_end = g_end_after_written,
                     .reason = (uint32_t)(reason ? reason : GT_END_EXIT),
-                    .signal = atomic_load(&g_end_signal)};
+                    .signal = atomic_load(&g_end_signal),
+                    .calls_interrupted = atomic_load(&g_calls_interrupted),
+                    .calls_nested = atomic_load(&g_calls_nested)};
     used += gt_record_append(payload, cap, used, GT_REC_END, 0, &e, sizeof e);
     gt_chunk_header h;
     gt_chunk_header_fill(&h, payload, (uint32_t)used, g_seq, 0);
@@ -647,6 +650,22 @@ void gt_core_wait_while_ending(void)
     gt_core_note_after_end();
 }
 
+void gt_core_note_reentry(int interrupted)
+{
+    atomic_fetch_add_explicit(interrupted ? &g_calls_interrupted : &g_calls_nested, 1,
+                              memory_order_relaxed);
+}
+
+uint64_t gt_writer_calls_interrupted(void)
+{
+    return atomic_load(&g_calls_interrupted);
+}
+
+uint64_t gt_writer_calls_nested(void)
+{
+    return atomic_load(&g_calls_nested);
+}
+
 void gt_core_note_after_end(void)
 {
     atomic_fetch_add(&g_after_end, 1);
@@ -764,6 +783,8 @@ static void reset_state(int fd, const char *path)
     atomic_store(&g_end_begin_ns, 0);
     atomic_store(&g_end_written, 0);
     atomic_store(&g_after_end, 0);
+    atomic_store(&g_calls_interrupted, 0);
+    atomic_store(&g_calls_nested, 0);
     atomic_store(&g_end_busy, 0);
     atomic_store(&g_kick, 0);
     atomic_store(&g_stop, 0);

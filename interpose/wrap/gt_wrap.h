@@ -132,6 +132,7 @@ GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work,
     if (c->pushed)
         gt_cupti_push_correlation(c->corr_id);
     c->t_begin = gt_fast_now_ns();
+    gt_core_tls.guard = GT_GUARD_IN_REAL; /* a call arriving now is nested, not interrupting */
 }
 
 /* The real cudaRuntimeGetVersion, the anchors' call (wrap_runtime.c; NULL without a shared
@@ -150,6 +151,7 @@ GT_WRAP_INLINE void gt_call_anchor(gt_call *c)
 GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
 {
     uint64_t t = gt_fast_now_ns();
+    gt_core_tls.guard = GT_GUARD_RECORDING;
     if (__builtin_expect(c->anchored, 0))
         gt_cupti_anchor(false, gt_wrap_runtime_version_fn());
     if (__builtin_expect(c->pushed, 0))

@@ -223,7 +223,13 @@ static void test_environment(void)
         CHECK(a.severity == GT_SEV_CRITICAL, "kernel image error is critical");
     scenario lost = scenario_healthy();
     lost.lost_records = 1234;
-    run_case("env_lost", &lost, "environment", 1, NULL);
+    if (run_case("env_lost", &lost, "environment", 1, &a))
+        CHECK(strstr(a.message, "GPUTRACE_BUFFER_KB") != NULL, "full buffers: %s", a.message);
+    /* a full disk: a bigger buffer would not help (issue 22) */
+    lost.lost_reason = GT_LOST_WRITE_FAILED;
+    if (run_case("env_lost_write", &lost, "environment", 1, &a))
+        CHECK(strstr(a.message, "could not be written") && !strstr(a.message, "BUFFER_KB"),
+              "write failure: %s", a.message);
     scenario ok = scenario_healthy();
     run_case("env_ok", &ok, "environment", 0, NULL);
 }

@@ -340,7 +340,8 @@ int scenario_write(const char *path, const scenario *sc)
     gt_test_writer_set_tid(&s.w, 100);
     strings(&s);
     if (sc->lost_records) {
-        gt_rec_lost l = {sc->lost_records, s.t, s.t + 10, GT_LOST_BUFFER_FULL, 100};
+        gt_rec_lost l = {sc->lost_records, s.t, s.t + 10,
+                         sc->lost_reason ? sc->lost_reason : GT_LOST_BUFFER_FULL, 100};
         add(&s, GT_REC_LOST, &l, sizeof l);
     }
     if (sc->kernel_image_error) {

@@ -34,6 +34,7 @@ typedef struct scenario {
     int cudnn_cudart_version; /* 0 = same as runtime */
     int kernel_image_error;   /* a launch fails with cudaErrorNoKernelImageForDevice */
     uint64_t lost_records;
+    uint32_t lost_reason; /* gt_lost_reason of lost_records, 0 = buffer full */
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -718,6 +719,11 @@ EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s)
 static cudaError_t stream_query(cudaStream_t s)
 {
     API(cudaStreamQuery, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020);
+    /* FAKE_RAISE_IN_QUERY=SIG: a signal arrives while the real function runs (the tests of calls
+     * made from signal handlers, ti_signal_app handler) */
+    const char *raise_sig = getenv("FAKE_RAISE_IN_QUERY");
+    if (raise_sig)
+        raise(atoi(raise_sig));
     RETURN(now_ns() >= atomic_load(&stream_of(s)->tail) ? cudaSuccess : cudaErrorNotReady);
 }
 EXPORT cudaError_t cudaStreamQuery(cudaStream_t s)

@@ -324,6 +324,47 @@ static void test_exit_busy(void)
     gt_reader_close(r);
 }
 
+/* Calls from a signal handler: each one is recorded, or counted as nested (the handler ran during
+ * a wrapped call's real function: 200 of them by construction), or counted as lost (it
+ * interrupted gputrace's own bookkeeping). Before the counts, the last two kinds vanished. */
+static void test_handler(void)
+{
+    run rn;
+    char dir[512];
+    tmp_path(dir, sizeof dir, "handler");
+    mkdir(dir, 0700);
+    char *argv[] = {"ti_signal_app", "handler", "200", "20000", NULL};
+    setenv("GPUTRACE_CUPTI", "0", 1);
+    rn.pid = spawn(true, dir, argv);
+    finish_run(&rn, now_s());
+    unsetenv("GPUTRACE_CUPTI");
+    long calls = -1;
+    sscanf(rn.out, "handler %ld", &calls);
+    CHECK(WIFEXITED(rn.status) && WEXITSTATUS(rn.status) == 0 && calls >= 200, "status %d: %s",
+          rn.status, rn.out);
+    gt_reader *r = open_trace(dir);
+    if (!r)
+        return;
+    uint64_t memsets = 0;
+    gt_record rec;
+    while (gt_reader_next(r, &rec))
+        if (rec.kind == GT_REC_API_MEMSET)
+            memsets++;
+    const gt_reader_stats *st = gt_reader_get_stats(r);
+    uint64_t nested = st->end.calls_nested, interrupted = st->end.calls_interrupted;
+    CHECK(nested >= 200, "%llu nested calls, 200 made inside the real function",
+          (unsigned long long)nested);
+    CHECK(memsets + nested + interrupted == (uint64_t)calls,
+          "%ld handler calls: %llu recorded + %llu nested + %llu interrupted", calls,
+          (unsigned long long)memsets, (unsigned long long)nested, (unsigned long long)interrupted);
+    CHECK(st->lost_records == interrupted, "interrupted calls %llu, the loss count %llu",
+          (unsigned long long)interrupted, (unsigned long long)st->lost_records);
+    printf("handler calls %ld: recorded %llu, nested %llu, interrupted %llu, lost %llu\n", calls,
+           (unsigned long long)memsets, (unsigned long long)nested,
+           (unsigned long long)interrupted, (unsigned long long)st->lost_records);
+    gt_reader_close(r);
+}
+
 static int count_traces(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -487,6 +528,8 @@ int main(int argc, char **argv)
         test_lazy_file();
     else if (!strcmp(t, "exit_busy"))
         test_exit_busy();
+    else if (!strcmp(t, "handler"))
+        test_handler();
     else {
         known = false;
         for (size_t i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++) {

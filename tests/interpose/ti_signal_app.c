@@ -17,6 +17,10 @@
  *   ti_signal_app short_thread         a thread named "short-lived" makes one call and ends;
  *                                      prints "tid N"
  *   ti_signal_app one                  one call; prints "nvtx <NVTX_INJECTION64_PATH or ->"
+ *   ti_signal_app handler N M          a SIGUSR1 handler calls cudaMemsetAsync: first N signals
+ *                                      raised inside the real cudaStreamQuery (the fake's
+ *                                      FAKE_RAISE_IN_QUERY), then M sent by a thread while main
+ *                                      calls in a loop; prints "handler CALLS"
  */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -148,6 +152,56 @@ static int run_exit_busy(const char *counts)
     return 0; /* exit runs while the thread still calls */
 }
 
+static volatile sig_atomic_t g_handler_calls;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    cudaMemsetAsync(NULL, 0, 0, 0); /* a wrapped call from a signal handler */
+    g_handler_calls++;
+}
+
+static _Atomic int g_sender_done;
+
+static void *send_usr1(void *arg)
+{
+    pthread_t main_thread = *(pthread_t *)arg;
+    long m = atol(getenv("TI_SIGNALS"));
+    for (long i = 0; i < m; i++) {
+        pthread_kill(main_thread, SIGUSR1);
+        usleep(20);
+    }
+    atomic_store(&g_sender_done, 1);
+    return NULL;
+}
+
+static int run_handler(long n, const char *m)
+{
+    struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    char sig[16];
+    snprintf(sig, sizeof sig, "%d", SIGUSR1);
+    setenv("FAKE_RAISE_IN_QUERY", sig, 1);
+    for (long i = 0; i < n; i++)
+        cudaStreamQuery(0);
+    unsetenv("FAKE_RAISE_IN_QUERY");
+    setenv("TI_SIGNALS", m, 1);
+    pthread_t self = pthread_self(), t;
+    if (pthread_create(&t, NULL, send_usr1, &self))
+        return 2;
+    while (!atomic_load(&g_sender_done)) { /* paced: no record lost to a full buffer */
+        cudaStreamQuery(0);
+        for (volatile int spin = 0; spin < 3000; spin++)
+            ;
+    }
+    pthread_join(t, NULL);
+    for (int i = 0; i < 1000; i++) /* signals still pending are delivered now */
+        cudaStreamQuery(0);
+    printf("handler %ld\n", (long)g_handler_calls);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -159,6 +213,8 @@ int main(int argc, char **argv)
         return run_fsize(atol(argv[2]), atol(argv[3]));
     if (!strcmp(mode, "exit_busy") && argc == 3)
         return run_exit_busy(argv[2]);
+    if (!strcmp(mode, "handler") && argc == 4)
+        return run_handler(atol(argv[2]), argv[3]);
     if (!strcmp(mode, "short_thread"))
         return run_short_thread();
     if (!strcmp(mode, "one")) {
