@@ -99,6 +99,7 @@ typedef struct gt_cudnn_opstat {
     double timed_winner_ms, timed_heuristic_ms;
     char timed_winner[40], timed_heuristic[40];
     uint64_t autotune_first_ns, autotune_last_ns; /* first trial or Find begins, last ends */
+    int64_t batch; /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
 } gt_cudnn_opstat;
 enum gt_timed_source { GT_TIMED_NONE = 0, GT_TIMED_FIND_TABLE, GT_TIMED_TRIAL_KERNELS };
 

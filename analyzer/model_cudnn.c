@@ -329,6 +329,8 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
         const plan_info *pl = raw_signature(s, r, sig, sizeof sig, &op_kind, &g);
         gt_cudnn_opstat *op = op_for(p, &cap, sig, op_kind);
         op->dtype = g ? g->dtype : pl ? (int)pl->rec.dtype : op->dtype;
+        if (g && g->x_dims[0] > 0)
+            op->batch = g->x_dims[0];
         if (!op->stack_id)
             op->stack_id = r->stack_id;
         if (is_find(r->func)) {

@@ -2,6 +2,7 @@
  * changed ops with both GPU times and their ratio, advice present in one run only is listed, and
  * run folders are compared rank by rank. Usage: test_diff WORKDIR */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,96 @@ static void test_engine_change(void)
           "text diff shows both engines and the ratio");
 }
 
+static double ab(json_t *pair, const char *group, const char *key, const char *side)
+{
+    json_t *v = json_object_get(json_object_get(json_object_get(pair, group), key), side);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static int has_warning(json_t *pair, const char *needle)
+{
+    json_t *w = json_object_get(pair, "warnings");
+    for (size_t i = 0; i < json_array_size(w); i++)
+        if (strstr(json_string_value(json_array_get(w, i)), needle))
+            return 1;
+    return 0;
+}
+
+/* Issue 21 item 7: B autotunes at start, runs twice the steps at twice the batch. Whole-run
+ * totals are dominated by that (GPU busy % falls); the steady per-step and per-sample figures
+ * compare like with like, and the differences in markers, counts and batch are warned about. */
+static void test_like_with_like(void)
+{
+    scenario a = scenario_healthy();
+    a.nvtx = 1;
+    a.sync_every_step = 1; /* the NVTX step ends when its GPU work does, as in train.py */
+    a.cudnn = 1;
+    a.conv_batch = 32;
+    scenario b = a;
+    b.steps = 20;
+    b.conv_batch = 64;
+    b.conv_kernel_ns = 800000; /* twice the samples, twice the convolution time */
+    b.cudnn = 2;
+    b.cudnn_engine = 10;
+    b.autotune_ns = 40000000; /* 12 trials of 40 ms at start */
+    CHECK(scenario_write(at("like_a.gtrace"), &a) == 0 &&
+              scenario_write(at("like_b.gtrace"), &b) == 0,
+          "write");
+    int rc;
+    json_t *root = diff_json(at("like_a.gtrace"), at("like_b.gtrace"), at("like.json"), &rc);
+    if (!root)
+        return;
+    json_t *pair = json_array_get(json_object_get(root, "pairs"), 0);
+    double sa = ab(pair, "steady", "step_ms", "a"), sb = ab(pair, "steady", "step_ms", "b");
+    CHECK(ab(pair, "steady", "batch", "a") == 32 && ab(pair, "steady", "batch", "b") == 64,
+          "batch from the op signatures: %.0f, %.0f", ab(pair, "steady", "batch", "a"),
+          ab(pair, "steady", "batch", "b"));
+    CHECK(fabs(ab(pair, "steady", "ms_per_sample", "a") - sa / 32) < 1e-6 &&
+              fabs(ab(pair, "steady", "ms_per_sample", "b") - sb / 64) < 1e-6 && sb / 64 < sa / 32,
+          "per sample: A %.4f, B %.4f ms", sa / 32, sb / 64);
+    double busy_a = ab(pair, "steady", "busy_pct", "a"),
+           busy_b = ab(pair, "steady", "busy_pct", "b");
+    double run_a = ab(pair, "totals", "busy_pct", "a"), run_b = ab(pair, "totals", "busy_pct", "b");
+    CHECK(busy_b > busy_a - 5 && run_b < run_a - 20,
+          "steady busy %% compares the steps (%.1f -> %.1f) where the whole run's is dominated by "
+          "autotuning (%.1f -> %.1f)",
+          busy_a, busy_b, run_a, run_b);
+    CHECK(has_warning(pair, "A has 10 steps, B 20") &&
+              has_warning(pair, "batch differs (A 32, B 64"),
+          "warnings about step counts and batch");
+    json_t *steps = json_object_get(pair, "steps_aligned");
+    CHECK(json_array_size(steps) == 10 &&
+              json_is_true(json_object_get(json_array_get(steps, 0), "b_warmup")) &&
+              json_is_false(json_object_get(json_array_get(steps, 5), "b_warmup")),
+          "10 steps aligned, B's autotuning step is warm-up");
+    json_t *ph = json_object_get(pair, "phases");
+    CHECK(json_array_size(ph) >= 4, "phases side by side");
+    json_decref(root);
+
+    char *argv[] = {"diff", (char *)at("like_a.gtrace"), (char *)at("like_b.gtrace")};
+    rc = run_captured(cmd_diff, 3, argv, at("like.txt"));
+    FILE *f = fopen(at("like.txt"), "r");
+    static char buf[1 << 17];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    const char *steady = strstr(buf, "steady state, per step"), *whole = strstr(buf, "whole run");
+    CHECK(steady && whole && steady < whole && strstr(buf, " pts") &&
+              strstr(buf, "ms per sample") && strstr(buf, "steps aligned one by one"),
+          "text: the steady state per step first, shares in points, then the whole run");
+
+    scenario c = a; /* no NVTX: steps from the launch pattern, another marker */
+    c.nvtx = 0;
+    CHECK(scenario_write(at("like_c.gtrace"), &c) == 0, "write");
+    root = diff_json(at("like_a.gtrace"), at("like_c.gtrace"), at("like_c.json"), &rc);
+    if (root) {
+        pair = json_array_get(json_object_get(root, "pairs"), 0);
+        CHECK(has_warning(pair, "step markers differ"), "warning about other step markers");
+        json_decref(root);
+    }
+}
+
 static void test_rank_by_rank(void)
 {
     mkdir(at("runA"), 0700);
@@ -140,6 +231,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
     test_engine_change();
     test_rank_by_rank();
+    test_like_with_like();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else

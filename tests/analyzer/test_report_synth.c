@@ -174,7 +174,8 @@ static void conv_sig(sim *s, uint32_t sig_id, int channels)
     g.dtype = s->sc->cudnn_dtype;
     g.format = 0;
     g.groups = 1;
-    int x[4] = {32, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
+    int n = s->sc->conv_batch ? s->sc->conv_batch : 32;
+    int x[4] = {n, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
     memcpy(g.x_dims, x, sizeof x);
     memcpy(g.w_dims, w, sizeof w);
     memcpy(g.y_dims, x, sizeof x);
