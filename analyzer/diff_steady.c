@@ -330,8 +330,8 @@ static void rows_text(const row *r, size_t n, FILE *out)
     gt_table t;
     gt_table_init(&t, 4, h);
     t.right[1] = t.right[2] = t.right[3] = 1;
-    for (size_t i = 0; i < n; i++)
-        if (r[i].a_ok || r[i].b_ok)
+    for (size_t i = 0; i < n; i++) /* the first row always: "-" says there were no steps */
+        if (i == 0 || r[i].a_ok || r[i].b_ok)
             gt_table_row(&t, r[i].name, value_text(&r[i], r[i].a_ok, r[i].a),
                          value_text(&r[i], r[i].b_ok, r[i].b), change_text(&r[i]));
     gt_table_print(&t, out, "  ");
