@@ -12,8 +12,8 @@
 
 #include "model.h"
 
-#define GT_DIFF_WORK_RATIO 1.2 /* kernels per step differing by this factor: other work per step   \
-                                */
+/* kernels per step differing by this factor: other work in a step */
+#define GT_DIFF_WORK_RATIO 1.2
 
 /* The batch size: N of the cuDNN ops' input tensors, the one most executions ran; 0 unknown. */
 int64_t gt_proc_batch(const gt_proc *p);
