@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
 #define BENCH_MIN_EXECS 3       /* an op run this often counts as a static shape */
@@ -147,6 +148,48 @@ static void benchmark_weighed(const gt_proc *p, gt_advice_list *l, const bench_g
     a->t_ns = p->gpu_first_ns;
 }
 
+/* What the heuristics chose, most signatures first: "engine 67 x12, engine 38 x5, ...". */
+static void heuristic_choices(const gt_proc *p, char *out, size_t cap)
+{
+    const char *names[3] = {0};
+    size_t counts[3] = {0}, used = 0, others = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        const gt_cudnn_opstat *op = &p->cudnn[i];
+        if (op->inferred || op->autotuned || !op->heuristic || op->chosen < 0)
+            continue;
+        const char *text = op->choices[op->chosen].text;
+        size_t seen = 0; /* count each distinct text once, at its first op */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !p->cudnn[j].inferred && !p->cudnn[j].autotuned && p->cudnn[j].heuristic &&
+                   p->cudnn[j].chosen >= 0 &&
+                   !strcmp(p->cudnn[j].choices[p->cudnn[j].chosen].text, text);
+        if (seen)
+            continue;
+        size_t n = 0;
+        for (size_t j = i; j < p->n_cudnn; j++)
+            n += !p->cudnn[j].inferred && !p->cudnn[j].autotuned && p->cudnn[j].heuristic &&
+                 p->cudnn[j].chosen >= 0 &&
+                 !strcmp(p->cudnn[j].choices[p->cudnn[j].chosen].text, text);
+        int k = 3;
+        while (k > 0 && (!names[k - 1] || n > counts[k - 1]))
+            k--;
+        if (k >= 3) {
+            others++;
+            continue;
+        }
+        others += names[2] != NULL;
+        for (int m = 2; m > k; m--)
+            names[m] = names[m - 1], counts[m] = counts[m - 1];
+        names[k] = text, counts[k] = n;
+    }
+    for (int k = 0; k < 3 && names[k]; k++)
+        used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s x%zu",
+                                 k ? ", " : "", names[k], counts[k]);
+    if (others && used < cap)
+        snprintf(out + used, cap - used, ", %zu other choice%s", others, others == 1 ? "" : "s");
+}
+
 void gt_adv_rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
 {
     size_t ops = 0, heuristic = 0, autotuned = 0, static_ops = 0, rare_autotuned = 0;
@@ -203,16 +246,16 @@ void gt_adv_rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
                      per_step, gt_adv_has_steps(p) ? "per step" : "in the run",
                      100 * per_step /
                          (gt_adv_has_steps(p) ? gt_adv_step_ms(p) : gt_proc_duration_ms(p)));
-        gt_adv_msg(
-            a,
-            "cuDNN picked the algorithm of %zu of %zu convolution signatures by heuristics, and "
-            "the shapes are static (%zu of %zu ran %d+ times). Benchmark mode "
-            "(torch.backends.cudnn.benchmark = True; cudnnFind*/autotuned plans in C) times the "
-            "candidates of each signature once at start, which may pick faster ones; this run "
-            "cannot tell what it would gain.%s Record it once with benchmark mode and run "
-            "gputrace report on it: its advice weighs autotuning's cost against the gain per "
-            "step and gives the break-even step count.",
-            heuristic, ops, static_ops, ops, BENCH_MIN_EXECS, conv_txt);
+        char chose[160];
+        heuristic_choices(p, chose, sizeof chose);
+        gt_adv_msg(a,
+                   "cuDNN picked the algorithm of %zu of %zu convolution signatures by heuristics "
+                   "(%s), and the shapes are static (%zu of %zu ran %d+ times). Benchmark mode "
+                   "(torch.backends.cudnn.benchmark = True; cudnnFind* in C) times each "
+                   "signature's candidates once at start and may pick faster ones; this run cannot "
+                   "tell the gain.%s Record a run with it: its report weighs autotuning's cost "
+                   "against the gain per step (break-even step count).",
+                   heuristic, ops, chose, static_ops, ops, BENCH_MIN_EXECS, conv_txt);
         gt_adv_ev(a, "heuristic_signatures", (double)heuristic, "count");
         gt_adv_ev(a, "signatures", (double)ops, "count");
         gt_adv_ev(a, "static_signatures", (double)static_ops, "count");

@@ -226,10 +226,11 @@ static void test_cudnn_benchmark(void)
     gt_advice a;
     if (run_case("cudnn_heuristic", &sc, "cudnn-benchmark", 1, &a))
         CHECK(a.severity == GT_SEV_INFO && !a.has_saving && !strstr(a.message, "seconds") &&
+                  strstr(a.message, "(engine 38 x4)") &&
                   evidence(&a, "conv_gpu_ms_per_step") > 1.59 &&
                   evidence(&a, "conv_gpu_ms_per_step") < 1.61,
-              "heuristic advice is info without a made-up saving or canned figure, with this "
-              "run's convolution time per step (4 x 0.4 ms): %s",
+              "heuristic advice is info without a made-up saving or canned figure, with the "
+              "heuristics' choice and this run's convolution time per step (4 x 0.4 ms): %s",
               a.message);
     scenario dyn = scenario_healthy();
     dyn.cudnn = 3; /* benchmark with a new shape every step */
