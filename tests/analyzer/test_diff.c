@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "diff_steady.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
 #include "../gt_check.h"
@@ -194,6 +195,53 @@ static void test_like_with_like(void)
     }
 }
 
+/* Phases filled by the model (by hand here): shown side by side with their shares, and the JSON
+ * marks them computed; steps aligned with the warm-up marked. */
+static void test_phases_filled(void)
+{
+    gt_proc a, b;
+    memset(&a, 0, sizeof a);
+    a.t_min = 1000000000ull;
+    a.t_max = a.t_min + 10000000000ull; /* 10 s */
+    a.phase_ns[GT_PHASE_STARTUP] = 1000000000ull;
+    a.phase_ns[GT_PHASE_STEADY] = 9000000000ull;
+    b = a;
+    b.t_max = b.t_min + 30000000000ull; /* 30 s: 19 s of autotuning */
+    b.phase_ns[GT_PHASE_AUTOTUNE] = 19000000000ull;
+    b.phase_ns[GT_PHASE_STEADY] = 10000000000ull;
+    gt_step sa[3] = {{0, 2000000}, {2000000, 3000000}, {3000000, 4000000}};
+    gt_step sb[3] = {{0, 19000000}, {19000000, 19500000}, {19500000, 20000000}};
+    a.steps = sa, a.n_steps = 3, a.warmup_steps = 0, a.steady_steps = 3, a.step_ms_median = 1;
+    b.steps = sb, b.n_steps = 3, b.warmup_steps = 1, b.steady_steps = 2, b.step_ms_median = 0.5;
+    snprintf(a.step_source, sizeof a.step_source, "NVTX range 'step'");
+    snprintf(b.step_source, sizeof b.step_source, "NVTX range 'step'");
+    FILE *f = fopen(at("phases.txt"), "w+");
+    if (!f)
+        return;
+    gt_diff_steady_text(&a, &b, f, 15);
+    rewind(f);
+    static char buf[1 << 14];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "cuDNN autotuning") && strstr(buf, "19000.0 (63%)") &&
+              strstr(buf, "1000.0 (10%)") && !strstr(buf, "not computed") &&
+              !strstr(buf, "warning:"),
+          "computed phases side by side with shares, no warning for like steps: %s", buf);
+    CHECK(strstr(buf, "w 19.000") && strstr(buf, "-50.0%"), "aligned steps, warm-up marked: %s",
+          buf);
+    json_t *pair = json_object();
+    gt_diff_steady_json(&a, &b, pair);
+    json_t *ph = json_object_get(pair, "phases");
+    json_t *tune = json_array_get(ph, GT_PHASE_AUTOTUNE);
+    CHECK(json_array_size(ph) == GT_PHASE_COUNT &&
+              json_is_true(json_object_get(tune, "computed")) &&
+              json_real_value(json_object_get(tune, "b_ms")) == 19000 &&
+              json_real_value(json_object_get(tune, "a_ms")) == 0,
+          "JSON phases computed");
+    json_decref(pair);
+}
+
 static void test_rank_by_rank(void)
 {
     mkdir(at("runA"), 0700);
@@ -232,6 +280,7 @@ int main(int argc, char **argv)
     test_engine_change();
     test_rank_by_rank();
     test_like_with_like();
+    test_phases_filled();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else

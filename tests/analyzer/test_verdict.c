@@ -168,6 +168,32 @@ static void test_filled(void)
     json_decref(j);
 }
 
+/* Two processes: the verdict is about the one with the most GPU time, says there are others,
+ * and labels causes with their process; still at most ten lines. */
+static void test_two_processes(void)
+{
+    gt_proc p[2];
+    fill_proc(&p[0], 1);
+    fill_proc(&p[1], 1);
+    p[1].hdr.pid = 78;
+    p[1].hdr.rank = 1;
+    p[1].gpu_busy_ns *= 2;
+    gt_run run = {.procs = p, .n = 2};
+    gt_advice items[2] = {item("straggler", GT_SEV_WARNING, 1, 5, 1, ""),
+                          item("gpu-idle", GT_SEV_WARNING, 1, 1, 1, "")};
+    items[0].pid = 78, items[0].rank = 1;
+    gt_advice_list adv = {items, 2, 2};
+    int lines = 0;
+    char *t = verdict_text(&run, &adv, &lines);
+    CHECK(!strncmp(t, "== verdict: rank 1 (pid 78)", 27) &&
+              strstr(t, "(the process with the most GPU time; 1 other process below)") &&
+              strstr(t, "1. straggler: one rank holds the others back -- saves ~5.00 ms per step "
+                        "(10%) (rank 1)") &&
+              strstr(t, "(pid 77)") && lines <= GT_VERDICT_MAX_LINES,
+          "two processes: %s", t);
+    free(t);
+}
+
 /* Phases and idle causes not filled (another part of the model did not run): the verdict says
  * what it knows instead, and never prints an empty line for them. */
 static void test_unfilled(void)
@@ -247,6 +273,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
     test_filled();
     test_unfilled();
+    test_two_processes();
     test_report_opens_with_it();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
