@@ -238,6 +238,12 @@ int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
                 v->other_procs, v->other_procs == 1 ? "" : "es");
         lines++;
     }
+    uint64_t lost = p->records_lost + p->cupti_dropped;
+    if (lost || p->damaged) { /* figures below are lower bounds: say so before them */
+        fprintf(out, "  incomplete   %llu records lost%s: the figures are lower bounds\n",
+                (unsigned long long)lost, p->damaged ? ", file damaged" : "");
+        lines++;
+    }
     if (!v->n_causes) {
         fprintf(out, "  causes       none found: no advice\n");
         return lines + 1;

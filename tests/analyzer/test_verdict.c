@@ -214,7 +214,12 @@ static void test_unfilled(void)
     CHECK(strstr(t, "GPU idle     180.000 ms of the 900.0 ms steady window") &&
               !strstr(t, "by cause"),
           "no idle causes: the steady idle time: %s", t);
-    CHECK(strstr(t, "causes       none found"), "no advice: %s", t);
+    CHECK(strstr(t, "causes       none found") && !strstr(t, "incomplete"), "no advice: %s", t);
+    free(t);
+    p.records_lost = 12;
+    t = verdict_text(&run, &none, &lines);
+    CHECK(strstr(t, "incomplete   12 records lost: the figures are lower bounds"),
+          "lost records are said in the verdict: %s", t);
     free(t);
     gt_proc quiet;
     memset(&quiet, 0, sizeof quiet);
