@@ -108,10 +108,15 @@ static const char *cause_words(const char *id)
     return "";
 }
 
+/* A line of the verdict stays readable: long texts are cut with "...". */
+static const char *short_text(const char *text, int max)
+{
+    return gt_fmt("%.*s%s", max, text, strlen(text) > (size_t)max ? "..." : "");
+}
+
 static const char *command_of(const gt_proc *p)
 {
-    const char *c = p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?";
-    return gt_fmt("%.60s%s", c, strlen(c) > 60 ? "..." : "");
+    return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 60);
 }
 
 static void print_step_line(const gt_proc *p, FILE *out)
@@ -120,7 +125,7 @@ static void print_step_line(const gt_proc *p, FILE *out)
         fprintf(out, "  steady step  %.3f ms (median of %zu steps%s, from %s); GPU busy %.1f%%\n",
                 p->step_ms_median, p->n_steps - p->warmup_steps,
                 p->warmup_steps ? gt_fmt(" after %zu warm-up", p->warmup_steps) : "",
-                p->step_source[0] ? p->step_source : "?", p->steady_busy_pct);
+                p->step_source[0] ? short_text(p->step_source, 60) : "?", p->steady_busy_pct);
         return;
     }
     fprintf(out,
