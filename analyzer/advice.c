@@ -1,5 +1,6 @@
 /* advice.c — the advice rules. Every threshold here is listed in docs/advice.md; change both. */
 #include "advice.h"
+#include "advice_rules.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -32,12 +33,8 @@
 #define ALLOC_MIN_SHARE 0.02            /* their API time / steady window */
 #define PINNED_REF_MIN_BYTES (1u << 20) /* pinned copies this large give a usable bandwidth */
 #define IDLE_SHARE 0.10                 /* unexplained idle in gaps >= 1 ms / steady window */
-#define BENCH_MIN_EXECS 3               /* an op run this often counts as a static shape */
-#define BENCH_STATIC_SHARE 0.8          /* share of ops with static shapes */
-#define BENCH_DYNAMIC_OPS 20            /* autotuned signatures ... */
-#define BENCH_DYNAMIC_SHARE 0.5 /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
-#define BENCH_COST_SHARE 0.20   /* autotuning time / run duration */
-#define STRAGGLER_RATIO 1.05    /* slowest rank's step / median step of all ranks */
+/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c */
+#define STRAGGLER_RATIO 1.05 /* slowest rank's step / median step of all ranks */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -110,6 +107,40 @@ static double step_ms(const gt_proc *p)
 static const char *per_step_word(const gt_proc *p)
 {
     return has_steps(p) ? "per step" : "in the second half of the run";
+}
+
+/* For the rules kept in files of their own (advice_rules.h). */
+gt_advice *gt_adv_add(gt_advice_list *l, const gt_proc *p, const char *id, int severity)
+{
+    return add_item(l, p, id, severity);
+}
+
+void gt_adv_msg(gt_advice *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    va_end(ap);
+}
+
+void gt_adv_ev(gt_advice *a, const char *key, double value, const char *unit)
+{
+    ev(a, key, value, unit);
+}
+
+void gt_adv_saving(gt_advice *a, double ms, int per_step)
+{
+    saving(a, ms, per_step);
+}
+
+int gt_adv_has_steps(const gt_proc *p)
+{
+    return has_steps(p);
+}
+
+double gt_adv_step_ms(const gt_proc *p)
+{
+    return step_ms(p);
 }
 
 /* ------------------------------------------------------------------ sync-stall */
@@ -463,84 +494,6 @@ static void rule_alloc_in_loop(const gt_proc *p, gt_advice_list *l)
     a->t_ns = p->steady_start_ns;
 }
 
-/* ------------------------------------------------------------------ cudnn-benchmark */
-
-static void rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
-{
-    size_t ops = 0, heuristic = 0, autotuned = 0, static_ops = 0, rare_autotuned = 0;
-    double conv_ms = 0;
-    for (size_t i = 0; i < p->n_cudnn; i++) {
-        const gt_cudnn_opstat *op = &p->cudnn[i];
-        if (op->inferred)
-            continue;
-        uint64_t execs = 0;
-        for (int c = 0; c < op->n_choices; c++) {
-            execs += op->choices[c].execs;
-            conv_ms += (double)op->choices[c].gpu_ns / 1e6;
-        }
-        ops++;
-        heuristic += op->heuristic && !op->autotuned;
-        autotuned += op->autotuned;
-        static_ops += execs >= BENCH_MIN_EXECS;
-        rare_autotuned += op->autotuned && execs < BENCH_MIN_EXECS;
-    }
-    if (!ops)
-        return;
-    double run_ms = gt_proc_duration_ms(p), tune_ms = (double)p->autotune_ns / 1e6;
-    if (autotuned >= BENCH_DYNAMIC_OPS &&
-        (double)rare_autotuned / (double)autotuned >= BENCH_DYNAMIC_SHARE) {
-        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_WARNING);
-        msg(a,
-            "cuDNN autotuned %zu convolution signatures and %zu of them ran fewer than %d times: "
-            "input shapes keep changing, so benchmark mode keeps paying %.0f ms of autotuning. "
-            "Set torch.backends.cudnn.benchmark = False, or pad/bucket inputs to a few shapes.",
-            autotuned, rare_autotuned, BENCH_MIN_EXECS, tune_ms);
-        ev(a, "autotuned_signatures", (double)autotuned, "count");
-        ev(a, "rarely_used_signatures", (double)rare_autotuned, "count");
-        ev(a, "autotune_ms", tune_ms, "ms");
-        saving(a, tune_ms, 0);
-        a->t_ns = p->gpu_first_ns;
-        return;
-    }
-    if (autotuned && run_ms > 0 && tune_ms / run_ms >= BENCH_COST_SHARE) {
-        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_INFO);
-        msg(a,
-            "cuDNN autotuning took %.0f ms, %.0f%% of this %.0f ms run, while the steady step is "
-            "%.2f ms. Autotuning pays off only when it makes each step faster for long enough "
-            "(on ResNet-50 it bought 0.25 ms a step for 19 s at start): for short runs or jobs "
-            "that "
-            "restart often, compare with torch.backends.cudnn.benchmark = False (gputrace diff).",
-            tune_ms, 100 * tune_ms / run_ms, run_ms, step_ms(p));
-        ev(a, "autotune_ms", tune_ms, "ms");
-        ev(a, "autotune_share", 100 * tune_ms / run_ms, "%");
-        ev(a, "steady_step_ms", step_ms(p), "ms");
-        ev(a, "autotuned_signatures", (double)autotuned, "count");
-        a->t_ns = p->gpu_first_ns;
-        return;
-    }
-    if (heuristic && !autotuned && (double)static_ops / (double)ops >= BENCH_STATIC_SHARE) {
-        gt_advice *a = add_item(l, p, "cudnn-benchmark", GT_SEV_INFO);
-        char conv_txt[80] = "";
-        if (conv_ms > 0)
-            snprintf(conv_txt, sizeof conv_txt, " Convolutions take %.1f ms of GPU time here.",
-                     conv_ms);
-        msg(a,
-            "cuDNN picked the algorithm of %zu of %zu convolution signatures by heuristics, and "
-            "the shapes are static (%zu of %zu ran %d+ times). Benchmark mode "
-            "(torch.backends.cudnn.benchmark = True; cudnnFind*/autotuned plans in C) times the "
-            "candidates once and may pick faster ones. It costs time at start (seconds on large "
-            "models) and the steady gain is often small, so compare both runs with gputrace "
-            "diff.%s",
-            heuristic, ops, static_ops, ops, BENCH_MIN_EXECS, conv_txt);
-        ev(a, "heuristic_signatures", (double)heuristic, "count");
-        ev(a, "signatures", (double)ops, "count");
-        ev(a, "static_signatures", (double)static_ops, "count");
-        if (conv_ms > 0) /* 0: kernels not joined to their calls (no external correlation) */
-            ev(a, "conv_gpu_ms", conv_ms, "ms");
-        a->t_ns = p->gpu_first_ns;
-    }
-}
-
 /* ------------------------------------------------------------------ environment */
 
 /* What to do about the losses, by their main cause: a bigger buffer helps only when a buffer was
@@ -797,7 +750,7 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
         rule_gpu_idle(p, out);
         rule_amp(p, out);
         rule_alloc_in_loop(p, out);
-        rule_cudnn_benchmark(p, out);
+        gt_adv_rule_cudnn_benchmark(p, out);
         rule_cudnn_inferred(p, out);
     }
     rule_straggler(run, out);

@@ -10,6 +10,7 @@
 #include "advice.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "diff_steady.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "outfile.h"
@@ -21,8 +22,11 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gputrace diff [--json] [--top=N] A B\n\n"
             "Compare two runs (e.g. two cuDNN versions, or benchmark on/off): versions side by\n"
-            "side, per cuDNN op signature the engine/algorithm and GPU time in A and B (marked\n"
-            "'*' where the choice changed), kernels by total time, copy/sync/idle totals, step\n"
+            "side; the steady state per step and per sample (the batch from the cuDNN op\n"
+            "signatures), busy shares in percentage points, with warnings when step markers,\n"
+            "step counts, batch or work per step differ; the phases side by side; whole-run\n"
+            "totals; the steps aligned one by one; per cuDNN op signature the engine/algorithm\n"
+            "and GPU time in A and B (marked '*' where the choice changed), kernels by total\n"
             "time, sync stalls and copies matched by call site, and advice present in only one\n"
             "run. A and B are .gtrace files or run folders\n"
             "(compared rank by rank when ranks are present).\n\n"
@@ -179,27 +183,6 @@ static kpair *kernel_pairs(const gt_proc *a, const gt_proc *b, size_t *n_out)
     qsort(v, n, sizeof *v, cmp_kpair);
     *n_out = n;
     return v;
-}
-
-typedef struct totals {
-    double copy_ms, sync_ms, idle_ms, busy_pct, step_ms, gpu_busy_ms, autotune_ms;
-} totals;
-
-static totals totals_of(const gt_proc *p)
-{
-    totals t = {0};
-    for (int d = 0; d < 5; d++)
-        for (int k = 0; k < 6; k++)
-            t.copy_ms +=
-                (double)(p->copies_from_gpu ? p->copies[d][k].gpu_ns : p->copies[d][k].cpu_ns) /
-                1e6;
-    t.sync_ms = (double)p->sync_total_ns / 1e6;
-    t.idle_ms = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
-    t.busy_pct = gt_proc_busy_pct(p);
-    t.step_ms = p->n_steps >= 2 ? p->step_ms_median : 0;
-    t.gpu_busy_ms = (double)p->gpu_busy_ns / 1e6;
-    t.autotune_ms = (double)p->autotune_ns / 1e6;
-    return t;
 }
 
 /* ------------------------------------------------------------------ call sites */
@@ -366,26 +349,7 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
     gt_table_print(&t, out, "  ");
     gt_table_free(&t);
 
-    totals ta = totals_of(a), tb = totals_of(b);
-    fprintf(out, "\n  %-22s %12s %12s %8s\n", "", "A", "B", "B/A");
-    struct {
-        const char *name;
-        double x, y;
-    } rows[] = {{"step ms (median)", ta.step_ms, tb.step_ms}, /* row 0: "-" without steps */
-                {"GPU busy ms", ta.gpu_busy_ms, tb.gpu_busy_ms},
-                {"GPU busy %", ta.busy_pct, tb.busy_pct},
-                {"GPU idle ms", ta.idle_ms, tb.idle_ms},
-                {"copy ms", ta.copy_ms, tb.copy_ms},
-                {"sync stall ms", ta.sync_ms, tb.sync_ms},
-                {"autotuning ms", ta.autotune_ms, tb.autotune_ms}};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        int no_x = i == 0 && a->n_steps < 2, no_y = i == 0 && b->n_steps < 2;
-        fprintf(out, "  %-22s %12s %12s %8s\n", rows[i].name,
-                no_x ? "-" : gt_fmt("%.3f", rows[i].x), no_y ? "-" : gt_fmt("%.3f", rows[i].y),
-                !no_x && !no_y && (rows[i].x > 0 || rows[i].y > 0)
-                    ? ratio_text(rows[i].x, rows[i].y)
-                    : "-");
-    }
+    gt_diff_steady_text(a, b, out, top_n);
 
     const char *sigs[512];
     size_t ns = op_union(a, b, sigs, 512);
@@ -500,15 +464,10 @@ static json_t *pair_json(const gt_proc *a, const gt_proc *b)
                                         "ratio", isinf(r) ? json_null() : json_real(r)));
     }
     free(kp);
-    totals ta = totals_of(a), tb = totals_of(b);
-#define AB(field) json_pack("{s:f, s:f}", "a", ta.field, "b", tb.field)
-    json_t *tot =
-        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "step_ms", AB(step_ms), "gpu_busy_ms",
-                  AB(gpu_busy_ms), "busy_pct", AB(busy_pct), "idle_ms", AB(idle_ms), "copy_ms",
-                  AB(copy_ms), "sync_ms", AB(sync_ms), "autotune_ms", AB(autotune_ms));
-#undef AB
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b), "totals",
-                     tot, "cudnn", ops, "kernels", kernels, "call_sites", sites_json(a, b));
+    json_t *pair = json_pack("{s:o, s:o, s:o, s:o, s:o}", "a", versions(a), "b", versions(b),
+                             "cudnn", ops, "kernels", kernels, "call_sites", sites_json(a, b));
+    gt_diff_steady_json(a, b, pair);
+    return pair;
 }
 
 static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)

@@ -14,6 +14,7 @@
 #include "outfile.h"
 #include "peaks.h"
 #include "report_out.h"
+#include "report_verdict.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -428,9 +429,19 @@ static void print_quiet_processes(const gt_run *run, FILE *out)
     free(counts);
 }
 
+/* The verdict first: the lines a user reads before anything else (report_verdict.c). */
+static void print_verdict(const gt_run *run, const gt_advice_list *adv, FILE *out, int color)
+{
+    gt_verdict v;
+    gt_verdict_build(run, adv, &v);
+    if (gt_verdict_print(&v, out, color))
+        fputc('\n', out);
+}
+
 static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n)
 {
     int color = gt_use_color(out);
+    print_verdict(run, adv, out, color);
     size_t shown = 0;
     for (size_t i = 0; i < run->n; i++) {
         const gt_proc *p = &run->procs[i];
@@ -502,14 +513,17 @@ static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, i
         json_array_append_new(procs, gt_proc_to_json(&run->procs[i], top_n));
     for (size_t i = 0; i < adv->n; i++)
         json_array_append_new(advice, gt_advice_to_json(&adv->items[i]));
-    json_t *root = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o}", "schema", "gputrace-report",
+    gt_verdict v;
+    gt_verdict_build(run, adv, &v);
+    json_t *root = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
                              "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
 #ifdef GT_VERSION
                              GT_VERSION,
 #else
                              "dev",
 #endif
-                             "processes", procs, "ranks", ranks_json(run), "advice", advice);
+                             "verdict", gt_verdict_json(&v), "processes", procs, "ranks",
+                             ranks_json(run), "advice", advice);
     if (!root)
         return -1;
     int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

@@ -76,6 +76,7 @@ typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signatur
     int tensor_cores;
     uint64_t execs, gpu_ns, api_ns;
     uint64_t autotune_execs, autotune_ns; /* API + GPU time spent trying this choice */
+    uint64_t autotune_gpu_ns;             /* the trials' kernel time alone (0: not joined) */
 } gt_cudnn_choice;
 
 #define GT_MAX_CHOICES 12
@@ -89,7 +90,18 @@ typedef struct gt_cudnn_opstat {
     gt_cudnn_choice choices[GT_MAX_CHOICES];
     int chosen; /* index of the choice with most real (non-autotune) executions, -1 none */
     uint32_t stack_id;
+    /* What autotuning measured of the alternatives (issue 21 item 6), ms per run, -1 unknown:
+     * the winner's time and the time of the heuristics' pick (the first candidate a backend
+     * autotuner tries; Get_v7's first entry on the legacy path), from cuDNN's Find perf table
+     * or the trial executions' kernels. */
+    int timed_source;     /* enum gt_timed_source */
+    int timed_candidates; /* alternatives with a time */
+    double timed_winner_ms, timed_heuristic_ms;
+    char timed_winner[40], timed_heuristic[40];
+    uint64_t autotune_first_ns, autotune_last_ns; /* first trial or Find begins, last ends */
+    int64_t batch; /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
 } gt_cudnn_opstat;
+enum gt_timed_source { GT_TIMED_NONE = 0, GT_TIMED_FIND_TABLE, GT_TIMED_TRIAL_KERNELS };
 
 typedef struct gt_gemm_agg {
     uint32_t func;

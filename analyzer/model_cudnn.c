@@ -41,6 +41,8 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
     r->math_type = c->math_type;
     r->flags = c->cudnn_flags;
     r->stack_id = c->c.stack_id;
+    r->first_ns = c->c.t_begin_ns;
+    r->perf_first_algo = -1;
     gt_map_put(&s->raw_by_key, key, i);
     return i;
 }
@@ -55,6 +57,8 @@ void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint6
     uint32_t i = raw_for(s, c);
     s->raw[i].count++;
     s->raw[i].api_ns += d;
+    if (c->c.t_end_ns > s->raw[i].last_ns)
+        s->raw[i].last_ns = c->c.t_end_ns;
     s->raw[i].flags |= c->cudnn_flags & GT_CUDNN_HEURISTIC;
     gt_map_put(&s->call_by_corr, c->c.corr_id, i); /* GPU time joins through external correlation */
 }
@@ -142,6 +146,34 @@ static int is_get(uint32_t f)
            f <= GT_FN_cudnnGetConvolutionBackwardFilterAlgorithm_v7;
 }
 
+/* The perf table that follows a Find or Get_v7 call (GT_REC_CUDNN_PERF): Find's entries are
+ * cuDNN's own timings of each algorithm, Get_v7's first entry is the heuristics' pick. */
+void md_on_cudnn_perf(pass_state *s, const gt_record *r)
+{
+    gt_rec_cudnn_perf h;
+    if (r->body_size < sizeof h)
+        return;
+    memcpy(&h, r->body, sizeof h);
+    uint32_t i = gt_map_get(&s->call_by_corr, h.corr_id);
+    if (i == UINT32_MAX || i >= s->n_raw)
+        return;
+    raw_cudnn *raw = &s->raw[i];
+    size_t room = (r->body_size - sizeof h) / sizeof(gt_cudnn_perf_entry);
+    size_t n = h.count < room ? h.count : room;
+    raw->perf_tables++;
+    for (size_t k = 0; k < n; k++) {
+        gt_cudnn_perf_entry e;
+        memcpy(&e, (const unsigned char *)r->body + sizeof h + k * sizeof e, sizeof e);
+        if (e.status != 0 || e.algo < 0 || e.algo >= GT_PERF_ALGOS)
+            continue;
+        if (raw->perf_first_algo < 0)
+            raw->perf_first_algo = e.algo;
+        if (is_find(raw->func) && e.time_ms > 0 &&
+            (raw->perf_ms[e.algo] <= 0 || e.time_ms < raw->perf_ms[e.algo]))
+            raw->perf_ms[e.algo] = e.time_ms; /* the best of repeated Finds */
+    }
+}
+
 static gt_cudnn_opstat *op_for(gt_proc *p, size_t *cap, const char *signature, int op_kind)
 {
     for (size_t i = 0; i < p->n_cudnn; i++)
@@ -178,27 +210,131 @@ static const gt_rec_cudnn_conv_sig *sig_get(pass_state *s, uint32_t id)
     return i == UINT32_MAX ? NULL : &s->sigs[i];
 }
 
+/* The op signature a group of calls ran: its conv signature, its plan's label, or its id. */
+static const plan_info *raw_signature(pass_state *s, const raw_cudnn *r, char *sig, size_t cap,
+                                      int *op_kind, const gt_rec_cudnn_conv_sig **conv)
+{
+    uint32_t pi = r->plan_id ? gt_map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
+    const plan_info *pl = pi == UINT32_MAX ? NULL : &s->plans[pi];
+    *op_kind = pl ? (int)pl->rec.op_kind : legacy_op_of(r->func);
+    const gt_rec_cudnn_conv_sig *g = sig_get(s, pl ? pl->rec.sig_id : r->sig_id);
+    if (g)
+        sig_text(g, *op_kind, sig, cap);
+    else if (pl)
+        plan_fallback_text(pl, *op_kind, sig, cap);
+    else
+        snprintf(sig, cap, "%s sig#%u", gt_cudnn_op_name(*op_kind), r->sig_id);
+    *conv = g;
+    return pl;
+}
+
+static void note_autotune_span(gt_cudnn_opstat *op, const raw_cudnn *r)
+{
+    if (!op->autotune_first_ns || r->first_ns < op->autotune_first_ns)
+        op->autotune_first_ns = r->first_ns;
+    if (r->last_ns > op->autotune_last_ns)
+        op->autotune_last_ns = r->last_ns;
+}
+
+static double trial_ms(const gt_cudnn_choice *c)
+{
+    return c->autotune_execs && c->autotune_gpu_ns
+               ? (double)c->autotune_gpu_ns / 1e6 / (double)c->autotune_execs
+               : -1;
+}
+
+/* Backend autotuning: each candidate's trial kernels, per run. The autotuner tries the
+ * heuristics' candidates in their order, so the first one tried is what heuristics alone run. */
+static void timed_from_trials(gt_cudnn_opstat *op)
+{
+    if (!op->autotuned || op->chosen < 0 || op->timed_source != GT_TIMED_NONE)
+        return;
+    const gt_cudnn_choice *win = &op->choices[op->chosen], *first = &op->choices[0];
+    if (trial_ms(win) < 0 || trial_ms(first) < 0)
+        return;
+    op->timed_source = GT_TIMED_TRIAL_KERNELS;
+    for (int j = 0; j < op->n_choices; j++)
+        op->timed_candidates += trial_ms(&op->choices[j]) >= 0;
+    op->timed_winner_ms = trial_ms(win);
+    op->timed_heuristic_ms = trial_ms(first);
+    snprintf(op->timed_winner, sizeof op->timed_winner, "%s", win->text);
+    snprintf(op->timed_heuristic, sizeof op->timed_heuristic, "%s", first->text);
+}
+
+/* Legacy Find: cuDNN's table times every algorithm; the winner is the algorithm the program
+ * ran most (else the fastest), the heuristics' pick is Get_v7's first entry when it was asked. */
+static void timed_from_perf_tables(gt_proc *p, pass_state *s)
+{
+    char sig[256];
+    for (size_t i = 0; i < s->n_raw; i++) {
+        const raw_cudnn *r = &s->raw[i];
+        if (!r->perf_tables || (!is_find(r->func) && !is_get(r->func)))
+            continue;
+        int op_kind;
+        const gt_rec_cudnn_conv_sig *g;
+        raw_signature(s, r, sig, sizeof sig, &op_kind, &g);
+        size_t cap = p->n_cudnn;
+        gt_cudnn_opstat *op = op_for(p, &cap, sig, op_kind); /* built above: found, not added */
+        if (is_get(r->func)) {
+            if (r->perf_first_algo >= 0)
+                snprintf(op->timed_heuristic, sizeof op->timed_heuristic, "%s",
+                         legacy_algo_name(op_kind, r->perf_first_algo));
+            continue;
+        }
+        int best = -1, used = -1;
+        op->timed_candidates = 0;
+        for (int a = 0; a < GT_PERF_ALGOS; a++) {
+            if (r->perf_ms[a] <= 0)
+                continue;
+            op->timed_candidates++;
+            if (best < 0 || r->perf_ms[a] < r->perf_ms[best])
+                best = a;
+            if (op->chosen >= 0 &&
+                !strcmp(op->choices[op->chosen].text, legacy_algo_name(op_kind, a)))
+                used = a;
+        }
+        if (best < 0)
+            continue;
+        int win = used >= 0 ? used : best;
+        op->timed_source = GT_TIMED_FIND_TABLE;
+        op->timed_winner_ms = r->perf_ms[win];
+        snprintf(op->timed_winner, sizeof op->timed_winner, "%s", legacy_algo_name(op_kind, win));
+    }
+    for (size_t i = 0; i < p->n_cudnn; i++) { /* the pick's time, once both tables are read */
+        gt_cudnn_opstat *op = &p->cudnn[i];
+        if (op->timed_source != GT_TIMED_FIND_TABLE || !op->timed_heuristic[0])
+            continue;
+        for (size_t k = 0; k < s->n_raw; k++) {
+            const raw_cudnn *r = &s->raw[k];
+            int op_kind;
+            const gt_rec_cudnn_conv_sig *g;
+            if (!is_find(r->func) || !r->perf_tables)
+                continue;
+            raw_signature(s, r, sig, sizeof sig, &op_kind, &g);
+            for (int a = 0; a < GT_PERF_ALGOS && !strcmp(sig, op->signature); a++)
+                if (r->perf_ms[a] > 0 && !strcmp(legacy_algo_name(op_kind, a), op->timed_heuristic))
+                    op->timed_heuristic_ms = r->perf_ms[a];
+        }
+    }
+}
+
 void md_build_cudnn_ops(gt_proc *p, pass_state *s)
 {
     size_t cap = 0;
     char sig[256], text[96], notes[320];
     for (size_t i = 0; i < s->n_raw; i++) {
         raw_cudnn *r = &s->raw[i];
-        uint32_t pi = r->plan_id ? gt_map_get(&s->plan_by_id, r->plan_id) : UINT32_MAX;
-        const plan_info *pl = pi == UINT32_MAX ? NULL : &s->plans[pi];
-        int op_kind = pl ? (int)pl->rec.op_kind : legacy_op_of(r->func);
-        const gt_rec_cudnn_conv_sig *g = sig_get(s, pl ? pl->rec.sig_id : r->sig_id);
-        if (g)
-            sig_text(g, op_kind, sig, sizeof sig);
-        else if (pl)
-            plan_fallback_text(pl, op_kind, sig, sizeof sig);
-        else
-            snprintf(sig, sizeof sig, "%s sig#%u", gt_cudnn_op_name(op_kind), r->sig_id);
+        int op_kind;
+        const gt_rec_cudnn_conv_sig *g;
+        const plan_info *pl = raw_signature(s, r, sig, sizeof sig, &op_kind, &g);
         gt_cudnn_opstat *op = op_for(p, &cap, sig, op_kind);
         op->dtype = g ? g->dtype : pl ? (int)pl->rec.dtype : op->dtype;
+        if (g && g->x_dims[0] > 0)
+            op->batch = g->x_dims[0];
         if (!op->stack_id)
             op->stack_id = r->stack_id;
         if (is_find(r->func)) {
+            note_autotune_span(op, r);
             op->autotuned = 1;
             op->legacy = 1;
             op->find_calls += r->count;
@@ -237,8 +373,10 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
         gt_cudnn_choice *c = choice_for(op, text, notes, tc);
         if (r->flags & GT_CUDNN_AUTOTUNE) {
             op->autotuned = 1;
+            note_autotune_span(op, r);
             c->autotune_execs += r->count;
             c->autotune_ns += r->api_ns + r->gpu_ns;
+            c->autotune_gpu_ns += r->gpu_ns;
             p->autotune_ns += r->api_ns;
         } else {
             c->execs += r->count;
@@ -270,7 +408,10 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
             }
         if (op->legacy && !op->autotuned && op->n_choices)
             op->heuristic = 1; /* legacy conv without Find: the app picked an algorithm itself */
+        op->timed_winner_ms = op->timed_heuristic_ms = -1;
+        timed_from_trials(op);
     }
+    timed_from_perf_tables(p, s);
 }
 
 /* When no cuDNN call was seen, list convolution kernels by inferred family (issue 10). */

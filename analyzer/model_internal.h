@@ -20,6 +20,7 @@
 #define NVTX_RANGES_MAX 200000u
 #define MAX_TIDS 256
 #define NVTX_DEPTH 64
+#define GT_PERF_ALGOS 8 /* legacy algorithms per direction (cudnnConvolution*Algo_t) */
 
 typedef struct plan_info {
     gt_rec_cudnn_plan rec;
@@ -33,6 +34,11 @@ typedef struct raw_cudnn { /* wrapped cuDNN calls grouped by what they ran */
     int32_t algo, math_type;
     uint64_t count, api_ns, gpu_ns;
     uint32_t stack_id;
+    uint64_t first_ns, last_ns; /* first call's begin, last call's end */
+    /* the perf table of a Find (times, ms per run, by algorithm) or Get_v7 (its first pick) */
+    float perf_ms[GT_PERF_ALGOS];
+    uint32_t perf_tables;
+    int32_t perf_first_algo;
 } raw_cudnn;
 
 typedef struct nvtx_open {
@@ -131,6 +137,7 @@ void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint6
 void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
 void md_build_cudnn_ops(gt_proc *p, pass_state *s);
 void md_build_inferred_ops(gt_proc *p);
+void md_on_cudnn_perf(pass_state *s, const gt_record *r);
 
 /* model_time.c */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);

@@ -61,6 +61,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
         break;
     }
+    case GT_REC_CUDNN_PERF:
+        md_on_cudnn_perf(s, r);
+        break;
     case GT_REC_CUDNN_CONV_SIG: {
         gt_rec_cudnn_conv_sig sg;
         gt_body_copy(&sg, sizeof sg, r);

@@ -363,6 +363,24 @@ static json_t *choice_json(const gt_cudnn_choice *c)
                      "autotune_ms", (double)c->autotune_ns / 1e6);
 }
 
+static json_t *ms_or_null(double ms)
+{
+    return ms >= 0 ? json_real(ms) : json_null();
+}
+
+/* What autotuning measured of the alternatives (issue 21 item 6), null when nothing was timed. */
+static json_t *timing_json(const gt_cudnn_opstat *op)
+{
+    if (op->timed_source == GT_TIMED_NONE)
+        return json_null();
+    return json_pack("{s:s, s:i, s:s, s:o, s:o, s:o}", "source",
+                     op->timed_source == GT_TIMED_FIND_TABLE ? "find_perf_table" : "trial_kernels",
+                     "candidates", op->timed_candidates, "winner", op->timed_winner, "winner_ms",
+                     ms_or_null(op->timed_winner_ms), "heuristic",
+                     op->timed_heuristic[0] ? json_string(op->timed_heuristic) : json_null(),
+                     "heuristic_ms", ms_or_null(op->timed_heuristic_ms));
+}
+
 json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op)
 {
     json_t *choices = json_array();
@@ -374,15 +392,16 @@ json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op)
         tune += op->choices[c].autotune_ns;
     }
     const char *site = gt_proc_call_site(p, op->stack_id);
-    return json_pack(
-        "{s:s, s:s, s:s, s:s, s:b, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:o, s:o}", "signature",
-        op->signature, "op", gt_cudnn_op_name(op->op_kind), "dtype", gt_cudnn_dtype_name(op->dtype),
-        "mode", gt_cudnn_mode(op), "inferred", op->inferred, "chosen",
-        op->chosen >= 0 ? choice_json(&op->choices[op->chosen]) : json_null(), "executions",
-        (json_int_t)execs, "gpu_ms", (double)gpu / 1e6, "autotune_ms",
-        (double)(tune + op->find_ns) / 1e6, "plans", (json_int_t)op->plans, "find_calls",
-        (json_int_t)op->find_calls, "get_calls", (json_int_t)op->get_calls, "choices", choices,
-        "call_site", site ? json_string(site) : json_null());
+    return json_pack("{s:o, s:s, s:s, s:s, s:s, s:b, s:o, s:I, s:f, s:f, s:I, s:I, s:I, s:o, s:o}",
+                     "autotune_timing", timing_json(op), "signature", op->signature, "op",
+                     gt_cudnn_op_name(op->op_kind), "dtype", gt_cudnn_dtype_name(op->dtype), "mode",
+                     gt_cudnn_mode(op), "inferred", op->inferred, "chosen",
+                     op->chosen >= 0 ? choice_json(&op->choices[op->chosen]) : json_null(),
+                     "executions", (json_int_t)execs, "gpu_ms", (double)gpu / 1e6, "autotune_ms",
+                     (double)(tune + op->find_ns) / 1e6, "plans", (json_int_t)op->plans,
+                     "find_calls", (json_int_t)op->find_calls, "get_calls",
+                     (json_int_t)op->get_calls, "choices", choices, "call_site",
+                     site ? json_string(site) : json_null());
 }
 
 static json_t *gemms_json(const gt_proc *p)

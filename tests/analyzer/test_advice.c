@@ -183,14 +183,55 @@ static void test_alloc_in_loop(void)
     run_case("no_alloc", &ok, "alloc-in-loop", 0, NULL);
 }
 
+/* Autotuning's trials time the candidates: the advice weighs this run's cost against the
+ * winners' gain per step over the heuristics' pick (the first candidate tried). */
+static void test_cudnn_benchmark_weighed(void)
+{
+    scenario sc = scenario_healthy();
+    sc.cudnn = 2;
+    sc.nvtx = 1;          /* steps from NVTX ranges: exactly 10 */
+    sc.cudnn_engine = 11; /* the second candidate wins: 0.2 ms faster than the first */
+    sc.trial_kernel_ns[0] = 600000, sc.trial_kernel_ns[1] = 400000, sc.trial_kernel_ns[2] = 500000;
+    gt_advice a;
+    if (run_case("cudnn_bench_gain", &sc, "cudnn-benchmark", 1, &a)) {
+        double gain = evidence(&a, "gain_ms_per_step"), cost = evidence(&a, "autotune_cost_ms");
+        double even = evidence(&a, "break_even_steps");
+        CHECK(gain > 0.79 && gain < 0.81, "4 ops x 0.2 ms per step: gain %.3f", gain);
+        CHECK(cost > 24 && even > cost / gain - 1 && even < cost / gain + 1,
+              "break-even = cost / gain: %.1f ms / %.3f ms = %.1f steps", cost, gain, even);
+        CHECK(strstr(a.message, "pays back after") && strstr(a.message, "this run: 10 steps") &&
+                  a.has_saving && a.saving_ms > cost - 8.5 && a.saving_ms < cost - 7.5,
+              "not paid back in 10 steps, saving = cost - 10 x gain: %.2f; %s", a.saving_ms,
+              a.message);
+    }
+    scenario same = sc; /* the heuristics' pick wins its own trials: nothing gained */
+    same.cudnn_engine = 10;
+    same.autotune_ns = 5000000;
+    if (run_case("cudnn_bench_no_gain", &same, "cudnn-benchmark", 1, &a))
+        CHECK(a.severity == GT_SEV_WARNING && evidence(&a, "gain_ms_per_step") == 0 &&
+                  strstr(a.message, "never comes back") && a.has_saving &&
+                  a.saving_ms == evidence(&a, "autotune_cost_ms"),
+              "no gain: warning, the whole cost is the saving: %s", a.message);
+    scenario pays = sc; /* a large gain, cheap trials: paid back within the run */
+    pays.trial_kernel_ns[0] = 2000000;
+    pays.autotune_ns = 10000;
+    run_case("cudnn_bench_pays", &pays, "cudnn-benchmark", 0, NULL);
+}
+
 static void test_cudnn_benchmark(void)
 {
     scenario sc = scenario_healthy();
     sc.cudnn = 1; /* heuristics, static shapes */
+    sc.nvtx = 1;
     gt_advice a;
     if (run_case("cudnn_heuristic", &sc, "cudnn-benchmark", 1, &a))
-        CHECK(a.severity == GT_SEV_INFO && !a.has_saving,
-              "heuristic advice is info without a made-up saving");
+        CHECK(a.severity == GT_SEV_INFO && !a.has_saving && !strstr(a.message, "seconds") &&
+                  strstr(a.message, "(engine 38 x4)") &&
+                  evidence(&a, "conv_gpu_ms_per_step") > 1.59 &&
+                  evidence(&a, "conv_gpu_ms_per_step") < 1.61,
+              "heuristic advice is info without a made-up saving or canned figure, with the "
+              "heuristics' choice and this run's convolution time per step (4 x 0.4 ms): %s",
+              a.message);
     scenario dyn = scenario_healthy();
     dyn.cudnn = 3; /* benchmark with a new shape every step */
     dyn.steps = 10;
@@ -202,12 +243,19 @@ static void test_cudnn_benchmark(void)
     scenario cost = scenario_healthy();
     cost.cudnn = 2;
     cost.autotune_ns = 20000000; /* 3 × 4 × 20 ms of autotuning in a 100 ms run */
-    if (run_case("cudnn_autotune_cost", &cost, "cudnn-benchmark", 1, &a))
-        CHECK(evidence(&a, "autotune_ms") >= 240, "autotune ms %.1f", evidence(&a, "autotune_ms"));
+    if (run_case("cudnn_autotune_cost", &cost, "cudnn-benchmark", 1, &a)) {
+        CHECK(evidence(&a, "autotune_cost_ms") >= 240, "autotune cost %.1f ms",
+              evidence(&a, "autotune_cost_ms"));
+        /* the program ran engine 38, which no trial timed: no gain, and no canned figure */
+        CHECK(evidence(&a, "gain_ms_per_step") < 0 && strstr(a.message, "did not time") &&
+                  !strstr(a.message, "ResNet"),
+              "untimed winner: gain unknown, said why: %s", a.message);
+    }
     scenario ok = scenario_healthy();
     ok.cudnn = 2;
     ok.autotune_ns = 10000;
     run_case("cudnn_autotuned_cheap", &ok, "cudnn-benchmark", 0, NULL);
+    test_cudnn_benchmark_weighed();
 }
 
 static void test_environment(void)

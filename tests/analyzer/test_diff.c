@@ -2,12 +2,14 @@
  * changed ops with both GPU times and their ratio, advice present in one run only is listed, and
  * run folders are compared rank by rank. Usage: test_diff WORKDIR */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "diff_steady.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
 #include "../gt_check.h"
@@ -103,6 +105,143 @@ static void test_engine_change(void)
           "text diff shows both engines and the ratio");
 }
 
+static double ab(json_t *pair, const char *group, const char *key, const char *side)
+{
+    json_t *v = json_object_get(json_object_get(json_object_get(pair, group), key), side);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static int has_warning(json_t *pair, const char *needle)
+{
+    json_t *w = json_object_get(pair, "warnings");
+    for (size_t i = 0; i < json_array_size(w); i++)
+        if (strstr(json_string_value(json_array_get(w, i)), needle))
+            return 1;
+    return 0;
+}
+
+/* Issue 21 item 7: B autotunes at start, runs twice the steps at twice the batch. Whole-run
+ * totals are dominated by that (GPU busy % falls); the steady per-step and per-sample figures
+ * compare like with like, and the differences in markers, counts and batch are warned about. */
+static void test_like_with_like(void)
+{
+    scenario a = scenario_healthy();
+    a.nvtx = 1;
+    a.sync_every_step = 1; /* the NVTX step ends when its GPU work does, as in train.py */
+    a.cudnn = 1;
+    a.conv_batch = 32;
+    scenario b = a;
+    b.steps = 20;
+    b.conv_batch = 64;
+    b.conv_kernel_ns = 800000; /* twice the samples, twice the convolution time */
+    b.cudnn = 2;
+    b.cudnn_engine = 10;
+    b.autotune_ns = 40000000; /* 12 trials of 40 ms at start */
+    CHECK(scenario_write(at("like_a.gtrace"), &a) == 0 &&
+              scenario_write(at("like_b.gtrace"), &b) == 0,
+          "write");
+    int rc;
+    json_t *root = diff_json(at("like_a.gtrace"), at("like_b.gtrace"), at("like.json"), &rc);
+    if (!root)
+        return;
+    json_t *pair = json_array_get(json_object_get(root, "pairs"), 0);
+    double sa = ab(pair, "steady", "step_ms", "a"), sb = ab(pair, "steady", "step_ms", "b");
+    CHECK(ab(pair, "steady", "batch", "a") == 32 && ab(pair, "steady", "batch", "b") == 64,
+          "batch from the op signatures: %.0f, %.0f", ab(pair, "steady", "batch", "a"),
+          ab(pair, "steady", "batch", "b"));
+    CHECK(fabs(ab(pair, "steady", "ms_per_sample", "a") - sa / 32) < 1e-6 &&
+              fabs(ab(pair, "steady", "ms_per_sample", "b") - sb / 64) < 1e-6 && sb / 64 < sa / 32,
+          "per sample: A %.4f, B %.4f ms", sa / 32, sb / 64);
+    double busy_a = ab(pair, "steady", "busy_pct", "a"),
+           busy_b = ab(pair, "steady", "busy_pct", "b");
+    double run_a = ab(pair, "totals", "busy_pct", "a"), run_b = ab(pair, "totals", "busy_pct", "b");
+    CHECK(busy_b > busy_a - 5 && run_b < run_a - 20,
+          "steady busy %% compares the steps (%.1f -> %.1f) where the whole run's is dominated by "
+          "autotuning (%.1f -> %.1f)",
+          busy_a, busy_b, run_a, run_b);
+    CHECK(has_warning(pair, "A has 10 steps, B 20") &&
+              has_warning(pair, "batch differs (A 32, B 64"),
+          "warnings about step counts and batch");
+    json_t *steps = json_object_get(pair, "steps_aligned");
+    CHECK(json_array_size(steps) == 10 &&
+              json_is_true(json_object_get(json_array_get(steps, 0), "b_warmup")) &&
+              json_is_false(json_object_get(json_array_get(steps, 5), "b_warmup")),
+          "10 steps aligned, B's autotuning step is warm-up");
+    json_t *ph = json_object_get(pair, "phases");
+    CHECK(json_array_size(ph) >= 4, "phases side by side");
+    json_decref(root);
+
+    char *argv[] = {"diff", (char *)at("like_a.gtrace"), (char *)at("like_b.gtrace")};
+    rc = run_captured(cmd_diff, 3, argv, at("like.txt"));
+    FILE *f = fopen(at("like.txt"), "r");
+    static char buf[1 << 17];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    const char *steady = strstr(buf, "steady state, per step"), *whole = strstr(buf, "whole run");
+    CHECK(steady && whole && steady < whole && strstr(buf, " pts") &&
+              strstr(buf, "ms per sample") && strstr(buf, "steps aligned one by one"),
+          "text: the steady state per step first, shares in points, then the whole run");
+
+    scenario c = a; /* no NVTX: steps from the launch pattern, another marker */
+    c.nvtx = 0;
+    CHECK(scenario_write(at("like_c.gtrace"), &c) == 0, "write");
+    root = diff_json(at("like_a.gtrace"), at("like_c.gtrace"), at("like_c.json"), &rc);
+    if (root) {
+        pair = json_array_get(json_object_get(root, "pairs"), 0);
+        CHECK(has_warning(pair, "step markers differ"), "warning about other step markers");
+        json_decref(root);
+    }
+}
+
+/* Phases filled by the model (by hand here): shown side by side with their shares, and the JSON
+ * marks them computed; steps aligned with the warm-up marked. */
+static void test_phases_filled(void)
+{
+    gt_proc a, b;
+    memset(&a, 0, sizeof a);
+    a.t_min = 1000000000ull;
+    a.t_max = a.t_min + 10000000000ull; /* 10 s */
+    a.phase_ns[GT_PHASE_STARTUP] = 1000000000ull;
+    a.phase_ns[GT_PHASE_STEADY] = 9000000000ull;
+    b = a;
+    b.t_max = b.t_min + 30000000000ull; /* 30 s: 19 s of autotuning */
+    b.phase_ns[GT_PHASE_AUTOTUNE] = 19000000000ull;
+    b.phase_ns[GT_PHASE_STEADY] = 10000000000ull;
+    gt_step sa[3] = {{0, 2000000}, {2000000, 3000000}, {3000000, 4000000}};
+    gt_step sb[3] = {{0, 19000000}, {19000000, 19500000}, {19500000, 20000000}};
+    a.steps = sa, a.n_steps = 3, a.warmup_steps = 0, a.steady_steps = 3, a.step_ms_median = 1;
+    b.steps = sb, b.n_steps = 3, b.warmup_steps = 1, b.steady_steps = 2, b.step_ms_median = 0.5;
+    snprintf(a.step_source, sizeof a.step_source, "NVTX range 'step'");
+    snprintf(b.step_source, sizeof b.step_source, "NVTX range 'step'");
+    FILE *f = fopen(at("phases.txt"), "w+");
+    if (!f)
+        return;
+    gt_diff_steady_text(&a, &b, f, 15);
+    rewind(f);
+    static char buf[1 << 14];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "cuDNN autotuning") && strstr(buf, "19000.0 (63%)") &&
+              strstr(buf, "1000.0 (10%)") && !strstr(buf, "not computed") &&
+              !strstr(buf, "warning:"),
+          "computed phases side by side with shares, no warning for like steps: %s", buf);
+    CHECK(strstr(buf, "w 19.000") && strstr(buf, "-50.0%"), "aligned steps, warm-up marked: %s",
+          buf);
+    json_t *pair = json_object();
+    gt_diff_steady_json(&a, &b, pair);
+    json_t *ph = json_object_get(pair, "phases");
+    json_t *tune = json_array_get(ph, GT_PHASE_AUTOTUNE);
+    CHECK(json_array_size(ph) == GT_PHASE_COUNT &&
+              json_is_true(json_object_get(tune, "computed")) &&
+              json_real_value(json_object_get(tune, "b_ms")) == 19000 &&
+              json_real_value(json_object_get(tune, "a_ms")) == 0,
+          "JSON phases computed");
+    json_decref(pair);
+}
+
 static void test_rank_by_rank(void)
 {
     mkdir(at("runA"), 0700);
@@ -140,6 +279,8 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
     test_engine_change();
     test_rank_by_rank();
+    test_like_with_like();
+    test_phases_filled();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else

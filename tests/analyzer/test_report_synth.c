@@ -174,7 +174,8 @@ static void conv_sig(sim *s, uint32_t sig_id, int channels)
     g.dtype = s->sc->cudnn_dtype;
     g.format = 0;
     g.groups = 1;
-    int x[4] = {32, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
+    int n = s->sc->conv_batch ? s->sc->conv_batch : 32;
+    int x[4] = {n, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
     memcpy(g.x_dims, x, sizeof x);
     memcpy(g.w_dims, w, sizeof w);
     memcpy(g.y_dims, x, sizeof x);
@@ -204,7 +205,7 @@ static uint32_t conv_name(const scenario *sc)
     return STR_CONV + (sc->cudnn_tensor_cores ? 1 : 0);
 }
 
-static void execute(sim *s, uint32_t plan_id, uint32_t flags, uint64_t cpu_ns)
+static void execute(sim *s, uint32_t plan_id, uint32_t flags, uint64_t cpu_ns, uint64_t gpu_ns)
 {
     gt_rec_api_cudnn c;
     memset(&c, 0, sizeof c);
@@ -215,7 +216,7 @@ static void execute(sim *s, uint32_t plan_id, uint32_t flags, uint64_t cpu_ns)
     c.math_type = -1;
     c.cudnn_flags = flags;
     add(s, GT_REC_API_CUDNN, &c, sizeof c);
-    gpu_kernel(s, conv_name(s->sc), c.c.t_begin_ns + 3000, s->sc->conv_kernel_ns, c.c.corr_id);
+    gpu_kernel(s, conv_name(s->sc), c.c.t_begin_ns + 3000, gpu_ns, c.c.corr_id);
 }
 
 static void convolutions(sim *s, int step)
@@ -231,7 +232,8 @@ static void convolutions(sim *s, int step)
             for (uint32_t c = 0; c < 3; c++) {
                 uint32_t pid = 1000 + sig * 4 + c;
                 plan(s, pid, sig, 10 + c, 0x9000 + sig);
-                execute(s, pid, GT_CUDNN_AUTOTUNE, sc->autotune_ns);
+                execute(s, pid, GT_CUDNN_AUTOTUNE, sc->autotune_ns,
+                        sc->trial_kernel_ns[c] ? sc->trial_kernel_ns[c] : sc->conv_kernel_ns);
                 sync_stream(s);
             }
         if (fresh)
@@ -239,7 +241,8 @@ static void convolutions(sim *s, int step)
         if (sc->inferred_conv)
             launch(s, conv_name(sc), sc->conv_kernel_ns);
         else
-            execute(s, sig, sc->cudnn == 1 ? GT_CUDNN_HEURISTIC : 0, sc->launch_ns);
+            execute(s, sig, sc->cudnn == 1 ? GT_CUDNN_HEURISTIC : 0, sc->launch_ns,
+                    sc->conv_kernel_ns);
     }
 }
 

@@ -23,11 +23,14 @@ typedef struct scenario {
     int cudnn_ops;        /* convolution signatures per step */
     int64_t cudnn_engine; /* engine global index of the chosen plan */
     int cudnn_tensor_cores;
-    int cudnn_dtype;         /* cudnnDataType_t: 0 float, 2 half */
-    uint64_t conv_kernel_ns; /* GPU time of each convolution */
-    uint64_t autotune_ns;    /* CPU time of each autotune trial execute */
-    int inferred_conv;       /* conv kernels named like cuDNN's but no cuDNN call */
-    int nvtx;                /* NVTX push/pop "train_step" around each step */
+    int cudnn_dtype;             /* cudnnDataType_t: 0 float, 2 half */
+    uint64_t conv_kernel_ns;     /* GPU time of each convolution */
+    int conv_batch;              /* N of the convolutions' input, 0 = 32 */
+    uint64_t autotune_ns;        /* CPU time of each autotune trial execute */
+    uint64_t trial_kernel_ns[3]; /* GPU time of candidate c's trials (engine 10 + c; the first
+                                    is the heuristics' pick), 0 = conv_kernel_ns */
+    int inferred_conv;           /* conv kernels named like cuDNN's but no cuDNN call */
+    int nvtx;                    /* NVTX push/pop "train_step" around each step */
     int rank, world_size;
     int pid;
     int cc_major, cc_minor;

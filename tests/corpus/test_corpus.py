@@ -6,6 +6,8 @@ untraced and traced.
 
     test_corpus.py GPUTRACE WORKDIR CASE PROTO
 
+A CASE named in DIFFS compares two runs with `gputrace diff` instead (a run and its fix).
+
 For CASE the analyzer must read the whole run folder (report --json, report, convert) without a
 failure, and the facts that hold whatever the diagnosis says must be there: which processes did
 CUDA work and how much, the ranks, the launch path. The diagnosis itself (steps, phases, advice)
@@ -65,10 +67,8 @@ def corpus_line(path):
     return {}
 
 
-def main():
-    gputrace, work, case, proto = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-    n_cuda, min_kernels, check = CASES[case]
-    dest = os.path.join(work, case)
+def unpack(work, case, into=None):
+    dest = os.path.join(work, into or case)
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     with tarfile.open(os.path.join(DATA, case + ".tar.xz")) as t:
@@ -76,6 +76,61 @@ def main():
             t.extractall(dest, filter="data")
         else:
             t.extractall(dest)
+    return dest
+
+
+# diff CASE_A CASE_B: a run and its fix, compared like with like (issue 21 item 7)
+DIFFS = {"diff_dataloader": ("dataloader_bound", "dataloader_fixed")}
+
+
+def check_diff(gputrace, work, name):
+    """The DataLoader-bound run against its fix: the diff compares the steady state per step
+    (each side with steps within 10% of the program's own median step), per sample with the batch
+    read from the convolutions, before the whole-run totals; a side without steps is warned about
+    and gets no per-step figures rather than whole-run ones."""
+    runs = []
+    for case in DIFFS[name]:
+        dest = unpack(work, case, os.path.join(name, case))
+        runs.append((os.path.join(dest, case, "run"), corpus_line(os.path.join(dest, case, "traced.out"))))
+    (run_a, own_a), (run_b, own_b) = runs
+    d = json.loads(run([gputrace, "diff", "--json", run_a, run_b]))
+    pairs = d["pairs"]
+    if len(pairs) != 1:
+        sys.exit(f"FAIL: {len(pairs)} process pairs, expected the one training process each")
+    steady, warnings = pairs[0]["steady"], pairs[0]["warnings"]
+    for side, own in (("a", own_a), ("b", own_b)):
+        step = steady["step_ms"][side]
+        prog = float(own["step_ms_median"])
+        print(f"{name} {side}: step {step} ms (program {prog} ms), batch {steady['batch'][side]}, "
+              f"ms/sample {steady['ms_per_sample'][side]}")
+        if step is None:
+            if not any(w.startswith(side.upper() + ": no steps found") for w in warnings):
+                sys.exit(f"FAIL: {side} has no steps and no warning says so: {warnings}")
+            if steady["sync_ms_per_step"][side] is not None:
+                sys.exit(f"FAIL: {side} has no steps but per-step figures")
+            continue
+        if abs(step - prog) > 0.1 * prog:
+            sys.exit(f"FAIL: {side} steady step {step} ms, the program measured {prog} ms")
+        if steady["batch"][side] != 64 or abs(steady["ms_per_sample"][side] - step / 64) > 1e-4 * step:
+            sys.exit(f"FAIL: {side} batch/per sample: {steady['batch'][side]}, "
+                     f"{steady['ms_per_sample'][side]}")
+    if steady["step_ms"]["a"] is not None and steady["step_ms"]["b"] is not None and \
+            not steady["step_ms"]["b"] < 0.5 * steady["step_ms"]["a"]:
+        sys.exit(f"FAIL: the fix should at least halve the step: {steady['step_ms']}")
+    text = run([gputrace, "diff", run_a, run_b])
+    at_steady, at_whole = text.find("steady state, per step"), text.find("whole run (")
+    if not 0 <= at_steady < at_whole:
+        sys.exit("FAIL: the text diff must show the steady state per step before the whole run")
+    print(f"PASS {name}: {len(warnings)} warning(s): {warnings}")
+
+
+def main():
+    gputrace, work, case, proto = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    if case in DIFFS:
+        check_diff(gputrace, work, case)
+        return
+    n_cuda, min_kernels, check = CASES[case]
+    dest = unpack(work, case)
     run_dir = os.path.join(dest, case, "run")
     files = [f for f in os.listdir(run_dir) if f.endswith(".gtrace")]
 

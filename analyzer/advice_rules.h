@@ -1,0 +1,23 @@
+/* advice_rules.h — what advice.c lends the rules kept in files of their own (advice_cudnn.c):
+ * building an item (id, message, evidence, saving) and the steady step; and those rules' entry
+ * points, which gt_advice_from_run calls. Not for use outside advice*.c. The types are only
+ * declared here (advice.h defines them), so advice.c can include this without a cycle. */
+#ifndef GT_ADVICE_RULES_H
+#define GT_ADVICE_RULES_H
+
+struct gt_advice;
+struct gt_advice_list;
+struct gt_proc;
+
+struct gt_advice *gt_adv_add(struct gt_advice_list *l, const struct gt_proc *p, const char *id,
+                             int severity);
+void gt_adv_msg(struct gt_advice *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gt_adv_ev(struct gt_advice *a, const char *key, double value, const char *unit);
+void gt_adv_saving(struct gt_advice *a, double ms, int per_step); /* per_step: per steady step */
+int gt_adv_has_steps(const struct gt_proc *p);
+double gt_adv_step_ms(const struct gt_proc *p); /* the median step, or the whole steady window */
+
+/* advice_cudnn.c */
+void gt_adv_rule_cudnn_benchmark(const struct gt_proc *p, struct gt_advice_list *l);
+
+#endif
