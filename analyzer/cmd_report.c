@@ -112,11 +112,15 @@ static void print_run(const gt_proc *p, FILE *out)
 static void print_steps(const gt_proc *p, FILE *out)
 {
     if (p->n_steps < 2) {
-        fprintf(out, "  no repeating steps found (no NVTX step ranges, no repeating kernel "
-                     "pattern); the second half of the run stands for the steady state\n");
+        fprintf(out, "  no repeating steps found; the second half of the run stands for the "
+                     "steady state\n");
+        if (p->step_why[0])
+            fprintf(out, "  why       %s\n", p->step_why);
         return;
     }
     fprintf(out, "  %zu steps from %s\n", p->n_steps, p->step_source);
+    if (p->step_why[0])
+        fprintf(out, "  why       %s\n", p->step_why);
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);

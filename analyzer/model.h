@@ -283,5 +283,7 @@ double gt_proc_duration_ms(const gt_proc *p);
 double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
 int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+/* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
+const char *gt_step_source_kind_name(int kind);
 
 #endif
