@@ -19,7 +19,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace report [--json] [--fail-on=SEVERITY] [--top=N] TRACE|FOLDER...\n\n"
+            "usage: gputrace report [--json] [--fail-on=SEVERITY] [--top=N] [--step-range=NAME]\n"
+            "                      TRACE|FOLDER...\n\n"
             "Summarize a recorded run and say why the GPU is underused: run and versions, steps\n"
             "(warm-up vs steady state), GPU busy time and idle gaps with what the CPU did, top\n"
             "kernels, API calls, copies, sync stalls with call sites, cuDNN choices per\n"
@@ -28,6 +29,8 @@ static void usage(FILE *out)
             "  --fail-on=SEV      exit 3 when advice of severity SEV or above exists\n"
             "                     (info, warning, critical) -- for CI\n"
             "  --top=N            kernels listed (default 15, 0 = all)\n"
+            "  --step-range=NAME  the NVTX range that is one step (ProfilerStep#N for\n"
+            "                     torch.profiler's), instead of the marker chosen\n"
             "  -h, --help         this help\n\n"
             "A FOLDER stands for the *.gtrace files in it (a run folder, one file per process).\n"
             "Exit status: 0 ok, 1 damaged input (still reported), 2 not a trace or bad usage,\n"
@@ -524,6 +527,7 @@ static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, i
 
 typedef struct report_options {
     int json, fail_on, top_n;
+    const char *step_range;
 } report_options;
 
 static int report_option(void *ctx, int c, const char *arg)
@@ -545,6 +549,9 @@ static int report_option(void *ctx, int c, const char *arg)
             return GT_CLI_USAGE;
         o->top_n = (int)top;
         return GT_CLI_OK;
+    case 'S':
+        o->step_range = arg;
+        return GT_CLI_OK;
     default: /* 'h' */
         usage(stdout);
         return GT_CLI_HELP;
@@ -553,11 +560,10 @@ static int report_option(void *ctx, int c, const char *arg)
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"fail-on", required_argument, NULL, 'f'},
-                                             {"top", required_argument, NULL, 't'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},      {"fail-on", required_argument, NULL, 'f'},
+        {"top", required_argument, NULL, 't'}, {"step-range", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     report_options o = {.json = 0, .fail_on = -1, .top_n = 15};
     const gt_cli cli = {.command = "report",
                         .shortopts = "h",
@@ -576,9 +582,10 @@ int cmd_report(int argc, char **argv)
     }
     int json = o.json, fail_on = o.fail_on, top_n = o.top_n;
     gt_run run = {0};
+    run.opts.step_range = o.step_range;
     int loaded = gt_run_load(&run, (const char *const *)inputs, n_inputs, 1);
     free(inputs);
-    if (loaded != 0) {
+    if (loaded != 0 || !gt_run_step_range_check(&run)) {
         gt_run_free(&run);
         return 2;
     }

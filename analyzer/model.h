@@ -285,5 +285,9 @@ int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
 /* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
 const char *gt_step_source_kind_name(int kind);
+/* --step-range NAME (run->opts.step_range) found in at least one process of the run, or not
+ * asked for: 1; else 0 after a message on stderr ("gputrace report: --step-range 'x': no NVTX
+ * range of that name in any trace (ranges: 'train_step' x20)"), for the caller to exit 2. */
+int gt_run_step_range_check(const gt_run *run);
 
 #endif

@@ -7,6 +7,8 @@
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
 #include "model_internal.h"
 
+#include "cli_args.h"
+
 #define STEP_OPS_MAX (4u << 20) /* GPU operations kept for the pattern search */
 #define STEP_MIN_DUTY 0.1       /* a range shorter than this share of its period is inside a step */
 #define STEP_MIN_BUSY_OWN 0.3   /* the program's markers must hold this share of GPU busy time */
@@ -448,6 +450,7 @@ static int choose_user(chooser *c, marker *g, size_t n)
     if (best->n < 2) {
         snprintf(c->p->step_why, sizeof c->p->step_why,
                  "--step-range '%.60s': the range occurs once, no steps", best->name);
+        c->p->step_source_kind = GT_STEPSRC_USER;
         return 1;
     }
     take_ranges(c, best, GT_STEPSRC_USER, src);
@@ -770,4 +773,22 @@ void md_choose_steps(gt_proc *p, pass_state *s)
         return;
     p->n_steps = 0;
     set_why(&c, "no marker: no NVTX step range of the program, no repeating launch pattern");
+}
+
+int gt_run_step_range_check(const gt_run *run)
+{
+    if (!run->opts.step_range)
+        return 1;
+    const gt_proc *most = NULL;
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->step_source_kind == GT_STEPSRC_USER)
+            return 1;
+        if (p->open_status == GT_OPEN_OK && (!most || p->gpu_records > most->gpu_records))
+            most = p;
+    }
+    const char *seen = most ? strchr(most->step_why, '(') : NULL;
+    fprintf(stderr, "%s: --step-range '%s': no NVTX range of that name in any trace %s\n",
+            gt_cli_prefix(), run->opts.step_range, seen ? seen : "");
+    return 0;
 }
