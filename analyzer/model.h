@@ -289,5 +289,8 @@ const char *gt_step_source_kind_name(int kind);
  * asked for: 1; else 0 after a message on stderr ("gputrace report: --step-range 'x': no NVTX
  * range of that name in any trace (ranges: 'train_step' x20)"), for the caller to exit 2. */
 int gt_run_step_range_check(const gt_run *run);
+/* The library an NVTX range belongs to by its domain or name ("CCCL", "XLA", "PyTorch"), NULL when
+ * it may be the program's own: a library's ranges are never steps. */
+const char *gt_step_library(const char *domain, const char *name);
 
 #endif

@@ -158,6 +158,5 @@ void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_steps_on_api(pass_state *s, const gt_api_common *c);
 void md_choose_steps(gt_proc *p, pass_state *s);
 void md_steps_free(pass_state *s);
-const char *md_step_library(const char *domain, const char *name); /* "CUB", NULL: not one */
 
 #endif

@@ -97,7 +97,7 @@ static int starts_ci(const char *s, const char *prefix)
 /* The library an NVTX domain or range name belongs to, NULL when it may be the program's own.
  * Domains: libraries register their own (CCCL, TSL for XLA, NCCL...). Names: ranges libraries
  * put in the default domain (torch's emit_nvtx operators, CUB's before CCCL had a domain). */
-const char *md_step_library(const char *domain, const char *name)
+const char *gt_step_library(const char *domain, const char *name)
 {
     static const char *const domains[][2] = {
         {"CCCL", "CCCL"},         {"CUB", "CUB"},           {"thrust", "Thrust"},
@@ -375,7 +375,7 @@ static int is_profiler_step(const marker *m)
 /* Rank of an NVTX group as a step marker, lower first; -1: never (a library's range). */
 static int nvtx_rank(chooser *c, const marker *m)
 {
-    if (md_step_library(domain_of(c, m), m->name))
+    if (gt_step_library(domain_of(c, m), m->name))
         return -1;
     if (is_profiler_step(m))
         return 0;
@@ -390,7 +390,7 @@ static void note_libraries(chooser *c, const marker *g, size_t n)
 {
     const marker *top[2] = {NULL, NULL};
     for (size_t i = 0; i < n; i++) {
-        if (g[i].n < 3 || !md_step_library(domain_of(c, &g[i]), g[i].name))
+        if (g[i].n < 3 || !gt_step_library(domain_of(c, &g[i]), g[i].name))
             continue;
         if (!top[0] || g[i].n > top[0]->n) {
             top[1] = top[0];
@@ -402,7 +402,7 @@ static void note_libraries(chooser *c, const marker *g, size_t n)
     for (int k = 0; k < 2; k++)
         if (top[k])
             note(c, "'%.60s' is a library range (%s)", top[k]->name,
-                 md_step_library(domain_of(c, top[k]), top[k]->name));
+                 gt_step_library(domain_of(c, top[k]), top[k]->name));
 }
 
 static int cmp_candidate(const marker *a, int ra, const marker *b, int rb)
