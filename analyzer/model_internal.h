@@ -156,6 +156,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
 void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_steps_on_api(pass_state *s, const gt_api_common *c);
+void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
 void md_choose_steps(gt_proc *p, pass_state *s);
 void md_steps_free(pass_state *s);
 

@@ -117,6 +117,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
         md_note_time(p, g.start_ns, g.end_ns);
+        md_steps_on_gpu_sync(s, &g);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4) { /* CPU-blocking kinds */
             s->cupti_sync_count++;
             s->cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;

@@ -14,11 +14,15 @@
 #define STEP_MIN_BUSY_OWN 0.3   /* the program's markers must hold this share of GPU busy time */
 #define STEP_MIN_REGULAR 0.9    /* share of a pattern's intervals with the usual operation count */
 #define STEP_PATTERN_TRIES 24
+#define STEP_MAX_PAUSED                                                                            \
+    0.4 /* share of a pattern's time (after warm-up) in pauses: several loops                      \
+         */
 
 typedef struct step_op {
     uint64_t t, key; /* key: kernel name id, or COPY_KEY | kind << 48 | bytes */
 } step_op;
 #define COPY_KEY (1ull << 63)
+#define SYNC_KEY (1ull << 62) /* | the API function, or 1 << 20 | CUPTI's sync type */
 
 typedef struct graph_kernel {
     uint64_t graph_id, corr, t;
@@ -41,6 +45,14 @@ typedef struct chooser {
 
 /* ---- what pass 1 collects ---- */
 
+static void add_op(pass_state *s, uint64_t t, uint64_t key)
+{
+    if (s->n_ops >= STEP_OPS_MAX || !t)
+        return;
+    gt_grow((void **)&s->ops, &s->cap_ops, s->n_ops, sizeof *s->ops);
+    s->ops[s->n_ops++] = (step_op){t, key};
+}
+
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
 {
     if (k->graph_id) {
@@ -49,24 +61,29 @@ void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
         s->graph_kernels[s->n_graph_kernels++] =
             (graph_kernel){k->graph_id, k->corr_id, k->start_ns};
     }
-    if (s->n_ops >= STEP_OPS_MAX || !k->start_ns)
-        return;
-    gt_grow((void **)&s->ops, &s->cap_ops, s->n_ops, sizeof *s->ops);
-    s->ops[s->n_ops++] = (step_op){k->start_ns, k->name_id};
+    add_op(s, k->start_ns, k->name_id);
 }
 
 void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
 {
     /* a read-back each step (loss.item(), float(x)) marks steps as well as a kernel does */
-    if (s->n_ops >= STEP_OPS_MAX || !m->start_ns)
-        return;
-    uint64_t key = COPY_KEY | (uint64_t)m->copy_kind << 48 | (m->bytes & ((1ull << 48) - 1));
-    gt_grow((void **)&s->ops, &s->cap_ops, s->n_ops, sizeof *s->ops);
-    s->ops[s->n_ops++] = (step_op){m->start_ns, key};
+    add_op(s, m->start_ns,
+           COPY_KEY | (uint64_t)m->copy_kind << 48 | (m->bytes & ((1ull << 48) - 1)));
+}
+
+/* A CPU wait for the GPU each iteration (a benchmark's loop: launches, then a sync) marks steps
+ * where the kernels alone would not: when it ends, the iteration's GPU work is done. */
+void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g)
+{
+    if (g->sync_type == 1 || g->sync_type == 3 || g->sync_type == 4) /* CPU-blocking kinds */
+        add_op(s, g->end_ns, SYNC_KEY | 1u << 20 | g->sync_type);
 }
 
 void md_steps_on_api(pass_state *s, const gt_api_common *c)
 {
+    if (c->func == GT_FN_cudaDeviceSynchronize || c->func == GT_FN_cudaStreamSynchronize ||
+        c->func == GT_FN_cudaEventSynchronize)
+        add_op(s, c->t_end_ns, SYNC_KEY | c->func);
     if (c->func == GT_FN_cudaProfilerStart) {
         gt_grow((void **)&s->prof_start, &s->cap_prof_start, s->n_prof_start, sizeof(uint64_t));
         s->prof_start[s->n_prof_start++] = c->t_begin_ns;
@@ -220,6 +237,43 @@ static double median_sorted(double *v, size_t n)
         return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
     return median_of(v, n);
+}
+
+/* Share of a series' time, after its first tenth (warm-up, compilation), spent in pauses longer
+ * than 4 usual intervals: a benchmark's loops one after the other (a conv layer's iterations,
+ * then the next layer's) pause between loops; one loop of steps does not. */
+static double paused_share(const uint64_t *t, size_t n)
+{
+    if (n < 3)
+        return 0;
+    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
+    for (size_t i = 0; i + 1 < n; i++)
+        iv[i] = (double)(t[i + 1] - t[i]);
+    double *sorted = gt_xrealloc(NULL, (n - 1) * sizeof *sorted);
+    memcpy(sorted, iv, (n - 1) * sizeof *sorted);
+    double med = median_sorted(sorted, n - 1), all = 0, paused = 0;
+    for (size_t i = (n - 1) / 10; i + 1 < n; i++) {
+        all += iv[i];
+        paused += iv[i] > 4 * med ? iv[i] : 0;
+    }
+    free(iv);
+    free(sorted);
+    return all > 0 ? paused / all : 0;
+}
+
+/* Implausible steps from a series of times (a pattern, graph launches): a note, or 0. */
+static int times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+{
+    double share = busy_share(c, t[0], t[n - 1]), paused = paused_share(t, n);
+    if (share < GT_STEP_MIN_COVER) {
+        note_pct(c, "%s hold only %s of the GPU's busy time", what, 100.0 * share);
+        return 1;
+    }
+    if (paused > STEP_MAX_PAUSED) {
+        note_pct(c, "%s pause for %s of their time (several loops, not one)", what, 100.0 * paused);
+        return 1;
+    }
+    return 0;
 }
 
 /* Steps from a marker's times: each from one time to the next (n times, n - 1 steps). */
@@ -584,10 +638,7 @@ static int choose_graphs(chooser *c)
     snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)", best_n);
     if (best_n < 3) {
         note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
-    } else if (busy_share(c, best[0], best[best_n - 1]) < GT_STEP_MIN_COVER) {
-        note_pct(c, "%s hold only %s of the GPU's busy time", "the CUDA graph launches",
-                 100.0 * busy_share(c, best[0], best[best_n - 1]));
-    } else {
+    } else if (!times_implausible(c, best, best_n, "the CUDA graph launches")) {
         take_times(c, best, best_n, GT_STEPSRC_GRAPH_LAUNCH, src);
         set_why(c, graphs > 1 ? "no program marker; the program launches CUDA graphs repeatedly "
                                 "(the graph launched most, first of its step)"
@@ -621,11 +672,11 @@ static int cmp_pattern(const void *a, const void *b)
     return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The commonest distance between successive positions, 0 when under STEP_MIN_REGULAR of all. */
-static size_t regular_period(const size_t *pos, size_t n, uint64_t *tmp)
+/* The commonest distance between successive places, 0 when under STEP_MIN_REGULAR of all. */
+static size_t regular_period(const size_t *pos, const size_t *place, size_t n, uint64_t *tmp)
 {
     for (size_t i = 0; i + 1 < n; i++)
-        tmp[i] = pos[i + 1] - pos[i];
+        tmp[i] = place[pos[i + 1]] - place[pos[i]];
     qsort(tmp, n - 1, sizeof *tmp, md_cmp_u64);
     uint64_t mode = tmp[0];
     size_t best = 0;
@@ -639,7 +690,9 @@ static size_t regular_period(const size_t *pos, size_t n, uint64_t *tmp)
         }
         i = j;
     }
-    uint64_t tol = mode / 50 ? mode / 50 : 1; /* other streams' work shifts it by a little */
+    /* other streams' work shifts long periods by an operation or so; short ones must be exact
+     * (a kernel launched 4 times then a copy: distances 1, 1, 1, 2 are no period of 1) */
+    uint64_t tol = mode >= 50 ? mode / 50 : mode >= 8;
     size_t near = 0;
     for (size_t i = 0; i + 1 < n; i++)
         near += tmp[i] + tol >= mode && tmp[i] <= mode + tol;
@@ -654,6 +707,16 @@ static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
         unsigned kind = (unsigned)(key >> 48 & 0x7fff);
         snprintf(buf, size, "Memcpy %s %llu B", kinds[kind <= 10 ? kind : 0],
                  (unsigned long long)(key & ((1ull << 48) - 1)));
+        return;
+    }
+    if (key & SYNC_KEY) {
+        uint32_t f = (uint32_t)(key & 0xfffff);
+        static const char *const cupti[] = {"a sync", "an event sync", "a sync", "a stream sync",
+                                            "a device sync"};
+        const char *fn = !(key & 1u << 20) ? gt_api_func_name(f)
+                         : (f & 0xff) <= 4 ? cupti[f & 0xff]
+                                           : "a sync";
+        snprintf(buf, size, "%s", fn ? fn : "a sync");
         return;
     }
     uint32_t k = gt_map_get(&c->s->kern_by_name, key);
@@ -674,16 +737,31 @@ static pattern *find_patterns(pass_state *s, const uint32_t *ids, size_t n_ids, 
     for (size_t i = 0; i < n; i++)
         pos[off[ids[i]] + fill[ids[i]]++] = i;
     free(fill);
+    /* A kernel's or a copy's place counts GPU operations only: CPU waits come every few steps
+     * in many programs (a loss logged every 10 steps) and would break a GPU pattern. A wait's
+     * place counts everything, so a wait after each iteration's launches is a pattern. */
+    size_t *place = gt_xrealloc(NULL, n * sizeof *place), *all = gt_xrealloc(NULL, n * sizeof *all);
+    size_t gpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        place[i] = s->ops[i].key & SYNC_KEY ? i : gpu++;
+        all[i] = i;
+    }
     uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
     pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
     size_t np = 0;
     for (uint32_t k = 0; k < n_ids; k++) {
         size_t cnt = off[k + 1] - off[k];
-        size_t period = cnt >= 3 ? regular_period(pos + off[k], cnt, tmp) : 0;
+        size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
+        /* one kernel over and over, unless a wait comes between its runs (4 launches and a
+         * sync: the iteration is the launches up to the wait) */
+        if (period == 1 && regular_period(pos + off[k], all, cnt, tmp) != 1)
+            period = 0;
         if (period)
             pt[np++] = (pattern){k, cnt, pos[off[k]], period};
     }
     free(tmp);
+    free(place);
+    free(all);
     qsort(pt, np, sizeof *pt, cmp_pattern);
     *n_out = np;
     *pos_out = pos;
@@ -698,12 +776,25 @@ static int try_pattern(chooser *c, const pattern *pt, const size_t *pos, uint64_
         t[i] = c->s->ops[pos[i]].t;
     char name[96], src[128], why[200];
     op_name(c, key, name, sizeof name);
-    double share = busy_share(c, t[0], t[pt->count - 1]);
-    int ok = share >= GT_STEP_MIN_COVER;
+    char what[96];
+    snprintf(what, sizeof what, "the steps of '%.50s'", name);
+    size_t before = strlen(c->passed);
+    int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
+    int ok = !times_implausible(c, t, pt->count, what);
+    if (!first)
+        c->passed[before] = 0;
     if (ok) {
         snprintf(src, sizeof src, "%s (%zu\xc3\x97 %.50s)",
-                 key & COPY_KEY ? "repeating copy" : "kernel pattern", pt->count, name);
-        if (pt->period == 1)
+                 key & COPY_KEY   ? "repeating copy"
+                 : key & SYNC_KEY ? "repeating sync"
+                                  : "kernel pattern",
+                 pt->count, name);
+        if (key & SYNC_KEY)
+            snprintf(why, sizeof why,
+                     "no program marker; the program waits for the GPU ('%.50s') after every "
+                     "%zu GPU operations: each wait ends a step",
+                     name, pt->period - 1);
+        else if (pt->period == 1)
             snprintf(why, sizeof why,
                      "no program marker; the GPU runs one kernel over and over: each '%.50s' "
                      "is a step",
@@ -715,9 +806,6 @@ static int try_pattern(chooser *c, const pattern *pt, const size_t *pos, uint64_
                      pt->period, name);
         take_times(c, t, pt->count, GT_STEPSRC_KERNEL_PATTERN, src);
         set_why(c, why);
-    } else if (!c->passed[0] || !strstr(c->passed, "pattern")) {
-        note_pct(c, "the pattern of '%.50s' holds only %s of the GPU's busy time", name,
-                 100.0 * share);
     }
     free(t);
     return ok;

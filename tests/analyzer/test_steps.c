@@ -2,7 +2,8 @@
  * NVTX range is passed over (CUB in the CCCL domain, the way CuPy records it), torch.profiler's
  * ProfilerStep#1, #2... are one marker, a range much shorter than its period is passed over, one
  * kernel repeated (a Triton loop) and repeated CUDA graph launches make steps, cudaProfilerStart/
- * Stop windows do, and --step-range NAME wins or fails with a message. Usage: test_steps WORKDIR */
+ * Stop windows do, a sync after each iteration does, two loops with a pause between make no
+ * steps, and --step-range NAME wins or fails with a message. Usage: test_steps WORKDIR */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@ typedef struct synth {
     int short_log_range;  /* a top-level "log" range each step, 1% of it */
     int graph;            /* the step's kernels come from one CUDA graph launch */
     int profiler_windows; /* cudaProfilerStart/Stop around each step */
+    int same_kernel;      /* the step's launches are all of kernel_0 */
+    int sync_each;        /* cudaDeviceSynchronize at the end of each step */
+    int pause_after;      /* a pause of 50 steps' time after this step: two loops (0 none) */
 } synth;
 
 static char dir[512];
@@ -111,8 +115,9 @@ static void one_step(const synth *s, int i, uint64_t t)
         nvtx(t, GT_NVTX_PUSH, STR_PROFSTEP0 + (uint32_t)i, 0);
     uint64_t c = ++corr;
     for (int k = 0; k < s->kernels; k++)
-        kernel(t + 20000 + (uint64_t)k * kd, kd - 1000, STR_KERNEL0 + (uint32_t)k,
-               s->graph ? 42 : 0, s->graph ? c : ++corr);
+        kernel(t + 20000 + (uint64_t)k * kd, kd - 1000,
+               STR_KERNEL0 + (uint32_t)(s->same_kernel ? 0 : k), s->graph ? 42 : 0,
+               s->graph ? c : ++corr);
     for (int r = 0; r < s->cub_ranges; r++) { /* 1% of the step each, twice a step */
         nvtx(t + p / 4 + (uint64_t)r * p / 2, GT_NVTX_PUSH, STR_CUB, STR_DOMAIN_CCCL);
         nvtx(t + p / 4 + (uint64_t)r * p / 2 + p / 100, GT_NVTX_POP, 0, STR_DOMAIN_CCCL);
@@ -127,6 +132,8 @@ static void one_step(const synth *s, int i, uint64_t t)
         nvtx(t + p - 4000, GT_NVTX_POP, 0, 0);
     if (s->profiler_windows)
         api(t + p - 3000, GT_FN_cudaProfilerStop);
+    if (s->sync_each)
+        api(t + p - 2000, GT_FN_cudaDeviceSynchronize);
 }
 
 static int write_synth(const char *path, const synth *s)
@@ -143,7 +150,9 @@ static int write_synth(const char *path, const synth *s)
     gt_test_writer_set_tid(&w, 100);
     strings(s);
     for (int i = 0; i < s->steps; i++)
-        one_step(s, i, T0 + 1000000 + (uint64_t)i * s->period_ns);
+        one_step(s, i,
+                 T0 + 1000000 + (uint64_t)i * s->period_ns +
+                     (s->pause_after && i > s->pause_after ? 50 * s->period_ns : 0));
     return gt_test_writer_close(&w);
 }
 
@@ -235,6 +244,22 @@ static void test_profiler_windows(void)
     expect("windows.gtrace", &s, NULL, GT_STEPSRC_PROFILER_RANGE, 20, "cudaProfilerStart/Stop");
 }
 
+static void test_sync_each_iteration(void)
+{
+    synth s = base();
+    s.same_kernel = 1; /* a benchmark loop: 6 launches of one kernel, then a sync */
+    s.sync_each = 1;
+    expect("sync_each.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19, "cudaDeviceSynchronize");
+}
+
+static void test_several_loops_rejected(void)
+{
+    synth s = base();
+    s.steps = 40;
+    s.pause_after = 19; /* two loops of 20 with a long pause: no one step */
+    expect("two_loops.gtrace", &s, NULL, GT_STEPSRC_NONE, 0, "several loops, not one");
+}
+
 static void test_step_range_option(void)
 {
     synth s = base();
@@ -293,6 +318,8 @@ int main(int argc, char **argv)
     test_one_kernel_repeated();
     test_graph_launches();
     test_profiler_windows();
+    test_sync_each_iteration();
+    test_several_loops_rejected();
     test_step_range_option();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
