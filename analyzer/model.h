@@ -26,7 +26,7 @@
  * data transfers: their time is mostly the copy itself and shows under copies. */
 #define GT_ITEM_COPY_MAX_BYTES (1u << 20)
 #define GT_TIMELINE_BINS 200
-#define GT_STEP_MIN_COVER 0.5 /* kernel-pattern steps must span half the GPU's active time */
+#define GT_STEP_MIN_COVER 0.5 /* pattern/graph steps must hold half the GPU's busy time */
 
 typedef struct gt_kernel_agg {
     char *name;    /* demangled, readable */

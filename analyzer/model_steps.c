@@ -55,7 +55,7 @@ static void add_op(pass_state *s, uint64_t t, uint64_t key)
 
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    if (k->graph_id) {
+    if (k->graph_id && s->n_graph_kernels < STEP_OPS_MAX) {
         gt_grow((void **)&s->graph_kernels, &s->cap_graph_kernels, s->n_graph_kernels,
                 sizeof *s->graph_kernels);
         s->graph_kernels[s->n_graph_kernels++] =
@@ -526,7 +526,7 @@ static int choose_nvtx(chooser *c)
     int *rank = gt_xcalloc(n + 1, sizeof *rank);
     for (size_t i = 0; i < n; i++)
         rank[i] = nvtx_rank(c, &g[i]);
-    for (;;) { /* best remaining candidate, until one is plausible */
+    for (int tries = 0; tries < STEP_PATTERN_TRIES; tries++) { /* best left, until plausible */
         size_t bi = n;
         for (size_t i = 0; i < n; i++)
             if (rank[i] >= 0 && (bi == n || cmp_candidate(&g[i], rank[i], &g[bi], rank[bi])))
