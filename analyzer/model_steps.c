@@ -276,10 +276,34 @@ static int times_implausible(chooser *c, const uint64_t *t, size_t n, const char
     return 0;
 }
 
+/* Markers before the longest pause in the first tenth of a series: an earlier, separate run of
+ * the same work (JAX runs a warm-up call of its step 21 times, then compiles for 2.2 s): the steps
+ * start at the marker before that pause, so the pause is the first, warm-up, step. */
+static size_t leading_markers(const uint64_t *t, size_t n)
+{
+    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
+    for (size_t i = 0; i + 1 < n; i++)
+        iv[i] = (double)(t[i + 1] - t[i]);
+    double longest = 0, med = median_sorted(iv, n - 1);
+    size_t at = 0;
+    for (size_t i = 0; i <= (n - 1) / 10 && i + 1 < n; i++) {
+        double d = (double)(t[i + 1] - t[i]);
+        if (d > 4 * med && d > longest) {
+            longest = d;
+            at = i;
+        }
+    }
+    free(iv);
+    return at;
+}
+
 /* Steps from a marker's times: each from one time to the next (n times, n - 1 steps). */
 static void take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source)
 {
     gt_proc *p = c->p;
+    size_t skip = leading_markers(t, n);
+    t += skip;
+    n -= skip;
     p->n_steps = n - 1;
     p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
     for (size_t i = 0; i + 1 < n; i++)
