@@ -453,8 +453,8 @@ static int is_profiler_step(const marker *m)
 /* Rank of an NVTX group as a step marker, lower first; -1: never (a library's range). */
 static int nvtx_rank(chooser *c, const marker *m)
 {
-    if (gt_step_library(domain_of(c, m), m->name))
-        return -1;
+    if (gt_step_library(domain_of(c, m), m->name) || !strcmp(m->name, "(many names)"))
+        return -1; /* the recorder's name for texts past its cache: many ranges, not one */
     if (is_profiler_step(m))
         return 0;
     if (named_like_step(m->name))
@@ -468,7 +468,8 @@ static void note_libraries(chooser *c, const marker *g, size_t n)
 {
     const marker *top[2] = {NULL, NULL};
     for (size_t i = 0; i < n; i++) {
-        if (g[i].n < 3 || !gt_step_library(domain_of(c, &g[i]), g[i].name))
+        if (g[i].n < 3 || g[i].name[0] == '(' || /* "(many names)": the recorder's overflow */
+            !gt_step_library(domain_of(c, &g[i]), g[i].name))
             continue;
         if (!top[0] || g[i].n > top[0]->n) {
             top[1] = top[0];
