@@ -20,6 +20,7 @@ static void convert_usage(FILE *out)
     fprintf(
         out,
         "usage: gputrace convert TRACE... [-o OUT] [--format=perfetto|json] [--no-advice]\n"
+        "                        [--step-range=NAME]\n"
         "\n"
         "Write one Perfetto trace from one or several .gtrace files (or folders of them: a\n"
         "parent and its workers, the ranks of a torchrun job). Open it in ui.perfetto.dev.\n"
@@ -36,6 +37,7 @@ static void convert_usage(FILE *out)
         "                      only once the whole trace is written.\n"
         "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
         "  --no-advice         do not compute advice (faster on very large traces)\n"
+        "  --step-range=NAME   the NVTX range that is one step, for the advice\n"
         "  -q, --quiet         no warnings\n"
         "  -h, --help          this help\n"
         "\n"
@@ -175,7 +177,7 @@ static void advice_free(advice_ctx *a)
 }
 
 typedef struct convert_options {
-    const char *output;
+    const char *output, *step_range;
     gt_convert_opts opts;
     int want_advice;
 } convert_options;
@@ -200,6 +202,9 @@ static int convert_option(void *ctx, int c, const char *arg)
     case 'q':
         o->opts.quiet = 1;
         return GT_CLI_OK;
+    case 'S':
+        o->step_range = arg;
+        return GT_CLI_OK;
     default: /* 'h' */
         convert_usage(stdout);
         return GT_CLI_HELP;
@@ -208,10 +213,13 @@ static int convert_option(void *ctx, int c, const char *arg)
 
 int cmd_convert(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-        {"no-advice", no_argument, NULL, 'A'},    {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"no-advice", no_argument, NULL, 'A'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"step-range", required_argument, NULL, 'S'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     convert_options co = {.want_advice = 1};
     const gt_cli cli = {.command = "convert",
                         .shortopts = "o:qh",
@@ -225,6 +233,11 @@ int cmd_convert(int argc, char **argv)
         return parsed == GT_CLI_HELP ? 0 : 2;
     if (n < 1) {
         gt_cli_usage_error("convert", "no trace given");
+        free(operands);
+        return 2;
+    }
+    if (co.step_range && !co.want_advice) {
+        gt_cli_usage_error("convert", "--step-range is for the advice; drop --no-advice");
         free(operands);
         return 2;
     }
@@ -244,7 +257,16 @@ int cmd_convert(int argc, char **argv)
     }
     advice_ctx adv;
     memset(&adv, 0, sizeof adv);
-    if (want_advice && gt_run_open(&adv.run, (const char *const *)inputs, n, 0) == 0) {
+    adv.run.opts.step_range = co.step_range;
+    int opened = want_advice ? gt_run_open(&adv.run, (const char *const *)inputs, n, 0) : -1;
+    if (opened == 0 && !gt_run_step_range_check(&adv.run)) {
+        adv.loaded = 1;
+        advice_free(&adv);
+        free(owned);
+        free(operands);
+        return 2;
+    }
+    if (opened == 0) {
         opts.advice = advice_for_file;
         opts.advice_ctx = &adv;
         opts.on_record = model_record;

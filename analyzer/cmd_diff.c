@@ -20,7 +20,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace diff [--json] [--top=N] A B\n\n"
+            "usage: gputrace diff [--json] [--top=N] [--step-range=NAME] A B\n\n"
             "Compare two runs (e.g. two cuDNN versions, or benchmark on/off): versions side by\n"
             "side; the steady state per step and per sample (the batch from the cuDNN op\n"
             "signatures), busy shares in percentage points, with warnings when step markers,\n"
@@ -32,6 +32,7 @@ static void usage(FILE *out)
             "(compared rank by rank when ranks are present).\n\n"
             "  --json      JSON output (schema: docs/report-schema.md, \"gputrace-diff\")\n"
             "  --top=N     kernels listed (default 15, 0 = all)\n"
+            "  --step-range=NAME  the NVTX range that is one step in both runs\n"
             "  -h, --help  this help\n\n"
             "Exit status: 0 ok, 1 damaged input (still compared), 2 not a trace or bad usage.\n");
 }
@@ -483,6 +484,7 @@ static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)
 
 typedef struct diff_options {
     int json, top_n;
+    const char *step_range;
 } diff_options;
 
 static int diff_option(void *ctx, int c, const char *arg)
@@ -498,6 +500,9 @@ static int diff_option(void *ctx, int c, const char *arg)
             return GT_CLI_USAGE;
         o->top_n = (int)top;
         return GT_CLI_OK;
+    case 'S':
+        o->step_range = arg;
+        return GT_CLI_OK;
     default: /* 'h' */
         usage(stdout);
         return GT_CLI_HELP;
@@ -508,6 +513,7 @@ int cmd_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
                                              {"top", required_argument, NULL, 't'},
+                                             {"step-range", required_argument, NULL, 'S'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     diff_options o = {.json = 0, .top_n = 15};
@@ -530,9 +536,10 @@ int cmd_diff(int argc, char **argv)
     const char *path_a = runs[0], *path_b = runs[1];
     free(runs);
     gt_run ra = {0}, rb = {0};
+    ra.opts.step_range = rb.opts.step_range = o.step_range;
     const char *pa_path[] = {path_a}, *pb_path[] = {path_b};
     int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
-    if (la != 0 || lb != 0) {
+    if (la != 0 || lb != 0 || !gt_run_step_range_check(&ra) || !gt_run_step_range_check(&rb)) {
         gt_run_free(&ra);
         gt_run_free(&rb);
         return 2;

@@ -20,7 +20,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: gputrace report [--json] [--fail-on=SEVERITY] [--top=N] TRACE|FOLDER...\n\n"
+            "usage: gputrace report [--json] [--fail-on=SEVERITY] [--top=N] [--step-range=NAME]\n"
+            "                      TRACE|FOLDER...\n\n"
             "Summarize a recorded run and say why the GPU is underused: run and versions, steps\n"
             "(warm-up vs steady state), GPU busy time and idle gaps with what the CPU did, top\n"
             "kernels, API calls, copies, sync stalls with call sites, cuDNN choices per\n"
@@ -29,6 +30,8 @@ static void usage(FILE *out)
             "  --fail-on=SEV      exit 3 when advice of severity SEV or above exists\n"
             "                     (info, warning, critical) -- for CI\n"
             "  --top=N            kernels listed (default 15, 0 = all)\n"
+            "  --step-range=NAME  the NVTX range that is one step (ProfilerStep#N for\n"
+            "                     torch.profiler's), instead of the marker chosen\n"
             "  -h, --help         this help\n\n"
             "A FOLDER stands for the *.gtrace files in it (a run folder, one file per process).\n"
             "Exit status: 0 ok, 1 damaged input (still reported), 2 not a trace or bad usage,\n"
@@ -113,11 +116,15 @@ static void print_run(const gt_proc *p, FILE *out)
 static void print_steps(const gt_proc *p, FILE *out)
 {
     if (p->n_steps < 2) {
-        fprintf(out, "  no repeating steps found (no NVTX step ranges, no repeating kernel "
-                     "pattern); the second half of the run stands for the steady state\n");
+        fprintf(out, "  no repeating steps found; the second half of the run stands for the "
+                     "steady state\n");
+        if (p->step_why[0])
+            fprintf(out, "  why       %s\n", p->step_why);
         return;
     }
     fprintf(out, "  %zu steps from %s\n", p->n_steps, p->step_source);
+    if (p->step_why[0])
+        fprintf(out, "  why       %s\n", p->step_why);
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
@@ -534,6 +541,7 @@ static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, i
 
 typedef struct report_options {
     int json, fail_on, top_n;
+    const char *step_range;
 } report_options;
 
 static int report_option(void *ctx, int c, const char *arg)
@@ -555,6 +563,9 @@ static int report_option(void *ctx, int c, const char *arg)
             return GT_CLI_USAGE;
         o->top_n = (int)top;
         return GT_CLI_OK;
+    case 'S':
+        o->step_range = arg;
+        return GT_CLI_OK;
     default: /* 'h' */
         usage(stdout);
         return GT_CLI_HELP;
@@ -563,11 +574,10 @@ static int report_option(void *ctx, int c, const char *arg)
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"fail-on", required_argument, NULL, 'f'},
-                                             {"top", required_argument, NULL, 't'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},      {"fail-on", required_argument, NULL, 'f'},
+        {"top", required_argument, NULL, 't'}, {"step-range", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     report_options o = {.json = 0, .fail_on = -1, .top_n = 15};
     const gt_cli cli = {.command = "report",
                         .shortopts = "h",
@@ -586,9 +596,10 @@ int cmd_report(int argc, char **argv)
     }
     int json = o.json, fail_on = o.fail_on, top_n = o.top_n;
     gt_run run = {0};
+    run.opts.step_range = o.step_range;
     int loaded = gt_run_load(&run, (const char *const *)inputs, n_inputs, 1);
     free(inputs);
-    if (loaded != 0) {
+    if (loaded != 0 || !gt_run_step_range_check(&run)) {
         gt_run_free(&run);
         return 2;
     }

@@ -26,7 +26,7 @@
  * data transfers: their time is mostly the copy itself and shows under copies. */
 #define GT_ITEM_COPY_MAX_BYTES (1u << 20)
 #define GT_TIMELINE_BINS 200
-#define GT_STEP_MIN_COVER 0.5 /* kernel-pattern steps must span half the GPU's active time */
+#define GT_STEP_MIN_COVER 0.5 /* pattern/graph steps must hold half the GPU's busy time */
 
 typedef struct gt_kernel_agg {
     char *name;    /* demangled, readable */
@@ -299,5 +299,14 @@ double gt_proc_duration_ms(const gt_proc *p);
 double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
 int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+/* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
+const char *gt_step_source_kind_name(int kind);
+/* --step-range NAME (run->opts.step_range) found in at least one process of the run, or not
+ * asked for: 1; else 0 after a message on stderr ("gputrace report: --step-range 'x': no NVTX
+ * range of that name in any trace (ranges: 'train_step' x20)"), for the caller to exit 2. */
+int gt_run_step_range_check(const gt_run *run);
+/* The library an NVTX range belongs to by its domain or name ("CCCL", "XLA", "PyTorch"), NULL when
+ * it may be the program's own: a library's ranges are never steps. */
+const char *gt_step_library(const char *domain, const char *name);
 
 #endif

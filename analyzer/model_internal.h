@@ -44,6 +44,7 @@ typedef struct raw_cudnn { /* wrapped cuDNN calls grouped by what they ran */
 typedef struct nvtx_open {
     uint32_t name_id, depth;
     uint64_t t;
+    uint32_t domain_id; /* 0 = NVTX's default domain */
 } nvtx_open;
 
 typedef struct tid_stack {
@@ -53,7 +54,7 @@ typedef struct tid_stack {
 } tid_stack;
 
 typedef struct nvtx_name {
-    uint32_t name_id;
+    uint32_t name_id, domain_id;
     int top_level;
     size_t n, cap;
     gt_step *ranges;
@@ -79,7 +80,6 @@ typedef struct pass_state {
     gt_reader *reader;
     steady_ev *sev;
     size_t n_sev, cap_sev;
-    int nvtx_steps;    /* steps came from an NVTX range (else maybe from a marker kernel) */
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_symtab *symtab;
     gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
@@ -106,9 +106,14 @@ typedef struct pass_state {
     uint64_t cpu_copy_count[5][6], cpu_copy_bytes[5][6];
     uint64_t cupti_sync_ns, cupti_sync_count;
     uint64_t gpu_memcpy_records;
-    uint32_t marker_name_id;
-    uint64_t *marker_t;
-    size_t n_marker, cap_marker;
+    /* what the step choice reads (model_steps.c) */
+    const gt_model_options *opts;
+    struct step_op *ops; /* GPU kernels and copies in pass 1, for repeating patterns */
+    size_t n_ops, cap_ops;
+    struct graph_kernel *graph_kernels; /* kernels launched by CUDA graphs */
+    size_t n_graph_kernels, cap_graph_kernels;
+    uint64_t *prof_start, *prof_stop; /* cudaProfilerStart/Stop calls */
+    size_t n_prof_start, cap_prof_start, n_prof_stop, cap_prof_stop;
 } pass_state;
 
 struct gt_stack_name {
@@ -145,9 +150,7 @@ void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
 tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
 void md_busy_and_gaps(gt_proc *p, pass_state *s);
-int md_steps_from_nvtx(gt_proc *p, pass_state *s);
 int md_cmp_u64(const void *a, const void *b);
-void md_choose_step_marker(gt_proc *p, pass_state *s);
 int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
                             const gt_rec_api_memcpy *m);
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
@@ -155,5 +158,13 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+
+/* model_steps.c */
+void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
+void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
+void md_steps_on_api(pass_state *s, const gt_api_common *c);
+void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
+void md_choose_steps(gt_proc *p, pass_state *s);
+void md_steps_free(pass_state *s);
 
 #endif

@@ -42,9 +42,13 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     case GT_REC_API_LAUNCH:
     case GT_REC_API_SYNC:
     case GT_REC_API_CUDNN:
-    case GT_REC_API_CUBLAS:
+    case GT_REC_API_CUBLAS: {
+        gt_api_common c;
+        gt_body_copy(&c, sizeof c, r);
+        md_steps_on_api(s, &c);
         md_on_api(p, s, r);
         break;
+    }
     case GT_REC_CUDNN_PLAN: {
         gt_rec_cudnn_plan pl;
         gt_body_copy(&pl, sizeof pl, r);
@@ -93,6 +97,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         p->gpu_records++;
         md_note_time(p, k.start_ns, k.end_ns);
         md_on_kernel(p, s, &k);
+        md_steps_on_kernel(s, &k);
         break;
     }
     case GT_REC_GPU_MEMCPY: {
@@ -101,6 +106,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         p->gpu_records++;
         md_note_time(p, m.start_ns, m.end_ns);
         md_on_gpu_memcpy(p, s, &m);
+        md_steps_on_memcpy(s, &m);
         break;
     }
     case GT_REC_GPU_MEMSET: {
@@ -115,6 +121,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
         md_note_time(p, g.start_ns, g.end_ns);
+        md_steps_on_gpu_sync(s, &g);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4) { /* CPU-blocking kinds */
             s->cupti_sync_count++;
             s->cupti_sync_ns += g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
@@ -150,10 +157,6 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_gpu_kernel k;
         gt_body_copy(&k, sizeof k, r);
         uint64_t d = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-        if (s->marker_name_id && k.name_id == s->marker_name_id) {
-            gt_grow((void **)&s->marker_t, &s->cap_marker, s->n_marker, sizeof *s->marker_t);
-            s->marker_t[s->n_marker++] = k.start_ns;
-        }
         uint32_t call = md_kernel_call(p, s, &k);
         if (call == UINT32_MAX)
             return;
@@ -236,7 +239,7 @@ static void free_pass(pass_state *s)
     free(s->names);
     free(s->ranges_open);
     free(s->stacks);
-    free(s->marker_t);
+    md_steps_free(s);
     free(s->sev);
     if (s->symtab)
         gt_symtab_free(s->symtab);
@@ -255,14 +258,15 @@ static void copies_finish(gt_proc *p, pass_state *s)
         }
 }
 
-/* Pass 1 and what it decides (kernel names, stacks, busy intervals and gaps, NVTX steps or the
- * kernel that marks steps); the pass state stays in p->priv for pass 2. */
-static void load_pass1(gt_proc *p, gt_reader *r)
+/* Pass 1 and what it decides (kernel names, stacks, busy intervals and gaps, the steps:
+ * model_steps.c); the pass state stays in p->priv for pass 2. */
+static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
 {
     pass_state *s = gt_xrealloc(NULL, sizeof *s);
     memset(s, 0, sizeof *s);
     p->priv = s;
     s->reader = r;
+    s->opts = opts;
     s->tids = gt_xrealloc(NULL, MAX_TIDS * sizeof *s->tids);
     s->symtab = gt_symtab_new();
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
@@ -287,9 +291,7 @@ static void load_pass1(gt_proc *p, gt_reader *r)
         p->sync_count = s->cupti_sync_count;
         p->sync_total_ns = s->cupti_sync_ns;
     }
-    s->nvtx_steps = md_steps_from_nvtx(p, s);
-    if (!s->nvtx_steps)
-        md_choose_step_marker(p, s);
+    md_choose_steps(p, s);
 }
 
 void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
@@ -298,30 +300,13 @@ void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
         on_record_pass2(p, p->priv, r);
 }
 
-/* After pass 2: steps from the marker kernel, cuDNN ops, the steady window. complete: pass 2
+/* After pass 2: cuDNN ops, the steps' figures and the steady window. complete: pass 2
  * read the whole file (else the steady window's figures stay 0, as when a rewind failed). */
 static void load_finish(gt_proc *p, int complete)
 {
     pass_state *s = p->priv;
     if (!s)
         return;
-    if (!s->nvtx_steps && s->n_marker >= 3)
-        qsort(s->marker_t, s->n_marker, sizeof *s->marker_t, md_cmp_u64);
-    /* A kernel pattern marks training steps only when the steps span most of the GPU's active
-     * time; a pattern inside one of several loops (one conv layer's iterations, autotuning trials)
-     * is not the program's step. */
-    if (!s->nvtx_steps && s->n_marker >= 3 &&
-        (double)(s->marker_t[s->n_marker - 1] - s->marker_t[0]) <
-            GT_STEP_MIN_COVER * (double)(p->gpu_last_ns - p->gpu_first_ns))
-        s->n_marker = 0;
-    if (!s->nvtx_steps && s->n_marker >= 3) {
-        p->n_steps = s->n_marker - 1;
-        p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
-        for (size_t i = 0; i < p->n_steps; i++)
-            p->steps[i] = (gt_step){s->marker_t[i], s->marker_t[i + 1]};
-    } else if (!s->nvtx_steps) {
-        p->step_source[0] = 0;
-    }
     md_build_cudnn_ops(p, s);
     if (!p->cudnn_calls_seen)
         md_build_inferred_ops(p);
@@ -351,7 +336,7 @@ static void load_finish(gt_proc *p, int complete)
 }
 
 /* Open a file and read its pass 1; returns the reader (NULL when it is no readable trace). */
-static gt_reader *proc_open(gt_proc *p, const char *path)
+static gt_reader *proc_open(gt_proc *p, const char *path, const gt_model_options *opts)
 {
     gt_reader *r = NULL;
     p->path = gt_xstrdup(path);
@@ -368,7 +353,7 @@ static gt_reader *proc_open(gt_proc *p, const char *path)
     p->exe = gt_xstrdup(gt_reader_exe(r));
     p->cmdline = gt_xstrdup(gt_reader_cmdline(r));
     p->host = gt_xstrdup(p->hdr.host);
-    load_pass1(p, r);
+    load_pass1(p, r, opts);
     return r;
 }
 
@@ -404,7 +389,7 @@ static int run_load(gt_run *run, const char *const *paths, int n, int verbose, i
     int ok = 0;
     for (size_t i = 0; i < cnt; i++) {
         gt_proc *p = &run->procs[run->n++];
-        gt_reader *r = proc_open(p, list[i]);
+        gt_reader *r = proc_open(p, list[i], &run->opts);
         if (r) {
             ((pass_state *)p->priv)->reader = NULL; /* pass 2 reads no strings */
             if (pass2) {

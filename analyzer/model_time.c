@@ -1,5 +1,5 @@
 /* model_time.c — Time and steps: GPU busy intervals and idle gaps (and what the CPU did in
- * them), NVTX ranges, steps (NVTX or a marker kernel), the steady window and its figures. */
+ * them), NVTX ranges (model_steps.c chooses the steps), the steady window and its figures. */
 #include "model_internal.h"
 
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b)
@@ -71,18 +71,24 @@ tid_stack *md_tid_for(pass_state *s, uint32_t tid)
     return t;
 }
 
-static void nvtx_complete(pass_state *s, uint32_t name_id, uint32_t depth, uint64_t a, uint64_t b)
+static void nvtx_complete(pass_state *s, const nvtx_open *o, uint64_t b)
 {
+    uint32_t name_id = o->name_id, depth = o->depth;
+    uint64_t a = o->t;
     if (!name_id || s->nvtx_total >= NVTX_RANGES_MAX || b < a)
         return;
-    uint32_t i = gt_map_get(&s->nvtx_by_name, name_id);
+    /* the same text in two domains is two markers: a library's range is never the program's */
+    uint64_t key = (uint64_t)name_id | (uint64_t)o->domain_id << 32;
+    uint32_t i = gt_map_get(&s->nvtx_by_name, key);
     if (i == UINT32_MAX) {
         size_t cap = s->cap_names;
         gt_grow((void **)&s->names, &cap, s->n_names, sizeof *s->names);
         s->cap_names = cap;
         i = (uint32_t)s->n_names++;
+        memset(&s->names[i], 0, sizeof s->names[i]);
         s->names[i].name_id = name_id;
-        gt_map_put(&s->nvtx_by_name, name_id, i);
+        s->names[i].domain_id = o->domain_id;
+        gt_map_put(&s->nvtx_by_name, key, i);
     }
     nvtx_name *n = &s->names[i];
     if (depth == 0)
@@ -101,7 +107,7 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
     switch (v->nvtx_kind) {
     case GT_NVTX_PUSH:
         if (t && t->depth < NVTX_DEPTH)
-            t->open[t->depth] = (nvtx_open){v->name_id, t->depth, v->t_ns};
+            t->open[t->depth] = (nvtx_open){v->name_id, t->depth, v->t_ns, v->domain_id};
         if (t)
             t->depth++;
         break;
@@ -109,20 +115,20 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
         if (t && t->depth > 0) {
             t->depth--;
             if (t->depth < NVTX_DEPTH)
-                nvtx_complete(s, t->open[t->depth].name_id, t->depth, t->open[t->depth].t, v->t_ns);
+                nvtx_complete(s, &t->open[t->depth], v->t_ns);
         }
         break;
     case GT_NVTX_RANGE_START: {
         gt_grow((void **)&s->ranges_open, &s->cap_ranges_open, s->n_ranges_open,
                 sizeof *s->ranges_open);
-        s->ranges_open[s->n_ranges_open] = (nvtx_open){v->name_id, 0, v->t_ns};
+        s->ranges_open[s->n_ranges_open] = (nvtx_open){v->name_id, 0, v->t_ns, v->domain_id};
         gt_map_put(&s->range_open, v->range_id, (uint32_t)s->n_ranges_open++);
         break;
     }
     case GT_NVTX_RANGE_END: {
         uint32_t i = gt_map_get(&s->range_open, v->range_id);
         if (i != UINT32_MAX)
-            nvtx_complete(s, s->ranges_open[i].name_id, 0, s->ranges_open[i].t, v->t_ns);
+            nvtx_complete(s, &s->ranges_open[i], v->t_ns);
         break;
     }
     default:
@@ -172,88 +178,10 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
     }
 }
 
-static int cmp_step(const void *a, const void *b)
-{
-    const gt_step *x = a, *y = b;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* Steps from NVTX: a range named like a step, else the most frequent top-level range. */
-int md_steps_from_nvtx(gt_proc *p, pass_state *s)
-{
-    nvtx_name *best = NULL;
-    int best_named = 0;
-    for (size_t i = 0; i < s->n_names; i++) {
-        nvtx_name *n = &s->names[i];
-        const char *name = gt_reader_string(s->reader, n->name_id);
-        int named = name && (md_contains_ci(name, "step") || md_contains_ci(name, "iter") ||
-                             md_contains_ci(name, "batch"));
-        if (n->n < (named ? 2u : 3u) || (!named && !n->top_level))
-            continue;
-        if (!best || named > best_named || (named == best_named && n->n > best->n)) {
-            best = n;
-            best_named = named;
-        }
-    }
-    if (!best)
-        return 0;
-    p->steps = gt_xrealloc(NULL, best->n * sizeof *p->steps);
-    memcpy(p->steps, best->ranges, best->n * sizeof *p->steps);
-    p->n_steps = best->n;
-    qsort(p->steps, p->n_steps, sizeof *p->steps, cmp_step);
-    /* A step lasts from its range's start to the next one's: what happens between two ranges
-     * (data loading, logging) is part of the step time a user measures. */
-    for (size_t i = 0; i + 1 < p->n_steps; i++)
-        if (p->steps[i + 1].start_ns > p->steps[i].end_ns)
-            p->steps[i].end_ns = p->steps[i + 1].start_ns;
-    const char *name = gt_reader_string(s->reader, best->name_id);
-    snprintf(p->step_source, sizeof p->step_source, "NVTX range '%.60s'", name ? name : "?");
-    return 1;
-}
-
 int md_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* Without NVTX: the step count is the commonest kernel count (most kernels run once a step);
- * the kernel with that count that runs first marks each step's start. */
-void md_choose_step_marker(gt_proc *p, pass_state *s)
-{
-    size_t n = 0;
-    uint64_t *counts = gt_xrealloc(NULL, (p->n_kernels + 1) * sizeof *counts);
-    for (size_t i = 0; i < p->n_kernels; i++)
-        if (p->kernels[i].count >= 3)
-            counts[n++] = p->kernels[i].count;
-    uint64_t best = 0;
-    size_t best_run = 0;
-    qsort(counts, n, sizeof *counts, md_cmp_u64);
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && counts[j] == counts[i])
-            j++;
-        if (j - i > best_run) { /* ties keep the smaller count (longer steps) */
-            best_run = j - i;
-            best = counts[i];
-        }
-        i = j;
-    }
-    free(counts);
-    if (!best || best_run < 2)
-        return;
-    const gt_kernel_agg *marker = NULL;
-    for (size_t i = 0; i < p->n_kernels; i++)
-        if (p->kernels[i].count == best && (!marker || p->kernels[i].first_ns < marker->first_ns))
-            marker = &p->kernels[i];
-    if (!marker)
-        return;
-    /* find its name id again */
-    for (size_t i = 0; i < s->kern_by_name.cap; i++)
-        if (s->kern_by_name.vals[i] == (uint32_t)(marker - p->kernels))
-            s->marker_name_id = (uint32_t)s->kern_by_name.keys[i];
-    snprintf(p->step_source, sizeof p->step_source, "kernel pattern (%llu× %.50s)",
-             (unsigned long long)best, marker->name);
 }
 
 int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,

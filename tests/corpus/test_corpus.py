@@ -10,9 +10,9 @@ A CASE named in DIFFS compares two runs with `gputrace diff` instead (a run and 
 
 For CASE the analyzer must read the whole run folder (report --json, report, convert) without a
 failure, and the facts that hold whatever the diagnosis says must be there: which processes did
-CUDA work and how much, the ranks, the launch path. The diagnosis itself (steps, phases, advice)
-is issue 21's to make right: expect_* lines print what it says next to what the program measured,
-so a change can be seen, but only the facts are asserted here.
+CUDA work and how much, the ranks, the launch path. Of the diagnosis, the steps are asserted (issue
+21 item 2): the marker they come from (STEPS below) and the step time within 10% of the program's
+own clock (its CORPUS line); expect_* lines print the rest next to what the program measured.
 """
 import json
 import os
@@ -52,6 +52,46 @@ CASES = {
 }
 
 
+# case -> (step_source_kind, text step_why must hold or None). The programs carry no step marker
+# of their own: CuPy's and XLA's NVTX ranges are libraries'; compile_graphs replays CUDA graphs.
+STEPS = {
+    "cupy_loop": ("kernel_pattern", "'cub::DeviceReduce::Sum' is a library range"),
+    "triton_loop": ("kernel_pattern", "one kernel over and over"),
+    "jax_step": ("kernel_pattern", "is a library range (XLA)"),
+    "ddp_gloo_slow": ("kernel_pattern", None),
+    "dataloader_bound": ("kernel_pattern", None),
+    "dataloader_fixed": ("kernel_pattern", None),
+    "jit_heavy": ("kernel_pattern", None),
+    "compile_graphs": ("graph_launch", None),
+}
+STEP_TOLERANCE = 0.10
+
+
+def program_step_ms(own):
+    """The program's own step times: with a sync each step, the median interval; without (sync=
+    everyK or end), the CPU's median interval and the wall time per step both are its clock."""
+    times = [float(own["step_ms_median"])]
+    if own.get("sync") != "step":
+        times.append(float(own["step_ms_wall"]))
+    return times
+
+
+def check_steps(case, p, own):
+    kind, why = STEPS[case]
+    steps = p.get("steps") or {}
+    if steps.get("step_source_kind") != kind:
+        sys.exit(f"FAIL: {case} pid {p['pid']}: steps from {steps.get('step_source_kind')!r} "
+                 f"({steps.get('source')!r}: {steps.get('step_why')!r}), expected {kind}")
+    if why and why not in (steps.get("step_why") or ""):
+        sys.exit(f"FAIL: {case} pid {p['pid']}: step_why {steps.get('step_why')!r} lacks {why!r}")
+    if not own:
+        return
+    got, want = steps.get("median_ms") or 0, program_step_ms(own)
+    if not any(abs(got - w) <= STEP_TOLERANCE * w for w in want):
+        sys.exit(f"FAIL: {case} pid {p['pid']}: report step {got} ms, the program's own {want} ms "
+                 f"(more than {STEP_TOLERANCE:.0%} apart; steps from {steps.get('source')!r})")
+
+
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
@@ -59,12 +99,19 @@ def run(cmd):
     return p.stdout
 
 
-def corpus_line(path):
+def corpus_lines(path):
+    """The program's CORPUS lines (one per rank for DDP), as dicts."""
     with open(path) as f:
-        for line in f:
-            if line.startswith("CORPUS "):
-                return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
-    return {}
+        return [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+                for line in f if line.startswith("CORPUS ")]
+
+
+def own_line(lines, proc):
+    """The CORPUS line of a process: its rank's when the program printed one per rank."""
+    for own in lines:
+        if "rank" in own and proc.get("rank") is not None and int(own["rank"]) == proc["rank"]:
+            return own
+    return lines[0] if lines else {}
 
 
 def unpack(work, case, into=None):
@@ -91,7 +138,8 @@ def check_diff(gputrace, work, name):
     runs = []
     for case in DIFFS[name]:
         dest = unpack(work, case, os.path.join(name, case))
-        runs.append((os.path.join(dest, case, "run"), corpus_line(os.path.join(dest, case, "traced.out"))))
+        runs.append((os.path.join(dest, case, "run"),
+                     own_line(corpus_lines(os.path.join(dest, case, "traced.out")), {})))
     (run_a, own_a), (run_b, own_b) = runs
     d = json.loads(run([gputrace, "diff", "--json", run_a, run_b]))
     pairs = d["pairs"]
@@ -163,12 +211,14 @@ def main():
     run([sys.executable, checker, proto, out, "--expect", "any"])
 
     # What the diagnosis says against the program's own clock (issue 21: within 10%).
-    own = corpus_line(os.path.join(dest, case, "traced.out"))
+    lines = corpus_lines(os.path.join(dest, case, "traced.out"))
     for p in cuda:
+        own = own_line(lines, p)
         steps = p.get("steps") or {}
         print(f"expect_step {case} pid {p['pid']}: program {own.get('step_ms_median', '?')} ms "
               f"(wall {own.get('step_ms_wall', '?')}), report {steps.get('median_ms', '-')} ms "
               f"from {steps.get('source', '-')!r}")
+        check_steps(case, p, own)
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)

@@ -1,0 +1,913 @@
+/* model_steps.c — which marker makes the steps (issue 21 item 2), in ranked order: the range the
+ * user names (--step-range), the program's own markers (torch.profiler's ProfilerStep#N, an NVTX
+ * range of the default or a user domain, cudaProfilerStart/Stop windows), then what the GPU shows
+ * (repeated CUDA graph launches, a repeating kernel or copy), else none. A library's ranges (CUB,
+ * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
+ * implausible (too few, much shorter than the time between them, holding little of the GPU's
+ * work) gives way to the next. p->step_why says which marker won and what was passed over. */
+#include "model_internal.h"
+
+#include "cli_args.h"
+
+#define STEP_OPS_MAX (4u << 20) /* GPU operations kept for the pattern search */
+#define STEP_MIN_DUTY 0.1       /* a range shorter than this share of its period is inside a step */
+#define STEP_MIN_BUSY_OWN 0.3   /* the program's markers must hold this share of GPU busy time */
+#define STEP_MIN_REGULAR 0.9    /* share of a pattern's intervals with the usual operation count */
+#define STEP_PATTERN_TRIES 24
+#define STEP_MAX_PAUSED                                                                            \
+    0.4 /* share of a pattern's time (after warm-up) in pauses: several loops                      \
+         */
+
+typedef struct step_op {
+    uint64_t t, key; /* key: kernel name id, or COPY_KEY | kind << 48 | bytes */
+} step_op;
+#define COPY_KEY (1ull << 63)
+#define SYNC_KEY (1ull << 62) /* | the API function, or 1 << 20 | CUPTI's sync type */
+
+typedef struct graph_kernel {
+    uint64_t graph_id, corr, t;
+} graph_kernel;
+
+/* One marker the choice may take: a group of NVTX ranges, or a series of times. */
+typedef struct marker {
+    char name[160]; /* as the report shows it: "ProfilerStep#N", "train_step" */
+    uint32_t domain_id;
+    int top_level, renamed; /* renamed: names differing in a trailing number (ProfilerStep#12) */
+    gt_step *ranges;
+    size_t n, cap;
+} marker;
+
+typedef struct chooser {
+    gt_proc *p;
+    pass_state *s;
+    char passed[256]; /* what was passed over, for step_why */
+} chooser;
+
+/* ---- what pass 1 collects ---- */
+
+static void add_op(pass_state *s, uint64_t t, uint64_t key)
+{
+    if (s->n_ops >= STEP_OPS_MAX || !t)
+        return;
+    gt_grow((void **)&s->ops, &s->cap_ops, s->n_ops, sizeof *s->ops);
+    s->ops[s->n_ops++] = (step_op){t, key};
+}
+
+void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
+{
+    if (k->graph_id && s->n_graph_kernels < STEP_OPS_MAX) {
+        gt_grow((void **)&s->graph_kernels, &s->cap_graph_kernels, s->n_graph_kernels,
+                sizeof *s->graph_kernels);
+        s->graph_kernels[s->n_graph_kernels++] =
+            (graph_kernel){k->graph_id, k->corr_id, k->start_ns};
+    }
+    add_op(s, k->start_ns, k->name_id);
+}
+
+void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
+{
+    /* a read-back each step (loss.item(), float(x)) marks steps as well as a kernel does */
+    add_op(s, m->start_ns,
+           COPY_KEY | (uint64_t)m->copy_kind << 48 | (m->bytes & ((1ull << 48) - 1)));
+}
+
+/* A CPU wait for the GPU each iteration (a benchmark's loop: launches, then a sync) marks steps
+ * where the kernels alone would not: when it ends, the iteration's GPU work is done. */
+void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g)
+{
+    if (g->sync_type == 1 || g->sync_type == 3 || g->sync_type == 4) /* CPU-blocking kinds */
+        add_op(s, g->end_ns, SYNC_KEY | 1u << 20 | g->sync_type);
+}
+
+void md_steps_on_api(pass_state *s, const gt_api_common *c)
+{
+    if (c->func == GT_FN_cudaDeviceSynchronize || c->func == GT_FN_cudaStreamSynchronize ||
+        c->func == GT_FN_cudaEventSynchronize)
+        add_op(s, c->t_end_ns, SYNC_KEY | c->func);
+    if (c->func == GT_FN_cudaProfilerStart) {
+        gt_grow((void **)&s->prof_start, &s->cap_prof_start, s->n_prof_start, sizeof(uint64_t));
+        s->prof_start[s->n_prof_start++] = c->t_begin_ns;
+    } else if (c->func == GT_FN_cudaProfilerStop) {
+        gt_grow((void **)&s->prof_stop, &s->cap_prof_stop, s->n_prof_stop, sizeof(uint64_t));
+        s->prof_stop[s->n_prof_stop++] = c->t_end_ns;
+    }
+}
+
+void md_steps_free(pass_state *s)
+{
+    free(s->ops);
+    free(s->graph_kernels);
+    free(s->prof_start);
+    free(s->prof_stop);
+}
+
+/* ---- libraries' ranges ---- */
+
+static int starts_ci(const char *s, const char *prefix)
+{
+    for (; *prefix; s++, prefix++)
+        if (!*s || (*s | 0x20) != (*prefix | 0x20))
+            return 0;
+    return 1;
+}
+
+/* The library an NVTX domain or range name belongs to, NULL when it may be the program's own.
+ * Domains: libraries register their own (CCCL, TSL for XLA, NCCL...). Names: ranges libraries
+ * put in the default domain (torch's emit_nvtx operators, CUB's before CCCL had a domain). */
+const char *gt_step_library(const char *domain, const char *name)
+{
+    static const char *const domains[][2] = {
+        {"CCCL", "CCCL"},         {"CUB", "CUB"},           {"thrust", "Thrust"},
+        {"TSL", "XLA"},           {"XLA", "XLA"},           {"jax", "JAX"},
+        {"NCCL", "NCCL"},         {"cudnn", "cuDNN"},       {"cublas", "cuBLAS"},
+        {"cufft", "cuFFT"},       {"cusparse", "cuSPARSE"}, {"cusolver", "cuSOLVER"},
+        {"cutensor", "cuTENSOR"}, {"nvshmem", "NVSHMEM"},   {"DALI", "DALI"},
+        {"TensorRT", "TensorRT"}, {"PyTorch", "PyTorch"},   {"torch", "PyTorch"},
+        {"triton", "Triton"},     {"NVTX_", "NVTX"}};
+    static const char *const names[][2] = {{"cub::", "CUB"},
+                                           {"thrust::", "Thrust"},
+                                           {"cuda::", "CCCL"},
+                                           {"Thunk:", "XLA"},
+                                           {"Xla", "XLA"},
+                                           {"jit(", "XLA"},
+                                           {"nccl", "NCCL"},
+                                           {"cudnn", "cuDNN"},
+                                           {"cublas", "cuBLAS"},
+                                           {"aten::", "PyTorch"},
+                                           {"autograd::", "PyTorch"},
+                                           {"torch::", "PyTorch"},
+                                           {"c10d::", "PyTorch"},
+                                           {"Optimizer.", "PyTorch"},
+                                           {"enumerate(DataLoader)", "PyTorch"},
+                                           {"cudaMemcpy", "CUDA"},
+                                           {"cudaMemset", "CUDA"},
+                                           {"Memcpy", "CUDA"},
+                                           {"Memset", "CUDA"},
+                                           {"cudaGraph", "CUDA"},
+                                           {"cuLaunch", "CUDA"}};
+    if (domain && *domain)
+        for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
+            if (starts_ci(domain, domains[i][0]))
+                return domains[i][1];
+    if (name)
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (starts_ci(name, names[i][0]))
+                return names[i][1];
+    return NULL;
+}
+
+/* ---- helpers ---- */
+
+/* Appends src to the string in dst[cap], cut at cap (why texts are a summary, cut is fine). */
+static void append(char *dst, size_t cap, const char *src)
+{
+    size_t len = strnlen(dst, cap - 1), n = strlen(src);
+    if (n > cap - 1 - len)
+        n = cap - 1 - len;
+    memcpy(dst + len, src, n);
+    dst[len + n] = 0;
+}
+
+static void note(chooser *c, const char *fmt, const char *a, const char *b)
+{
+    size_t len = strlen(c->passed);
+    if (len + 8 >= sizeof c->passed)
+        return;
+    char buf[200];
+    snprintf(buf, sizeof buf, fmt, a, b);
+    if (len)
+        append(c->passed, sizeof c->passed, "; ");
+    append(c->passed, sizeof c->passed, buf);
+}
+
+static void note_pct(chooser *c, const char *fmt, const char *name, double pct)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%.0f%%", pct);
+    note(c, fmt, name, num);
+}
+
+/* GPU busy time inside [lo, hi] (s->iv: merged, sorted by md_busy_and_gaps). */
+static uint64_t busy_in(const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < s->n_iv; i++) {
+        uint64_t a = s->iv[i][0] > lo ? s->iv[i][0] : lo, b = s->iv[i][1] < hi ? s->iv[i][1] : hi;
+        if (b > a)
+            sum += b - a;
+    }
+    return sum;
+}
+
+/* Share of the GPU's busy time between the first and the last time (1 without GPU work). */
+static double busy_share(const chooser *c, uint64_t lo, uint64_t hi)
+{
+    if (!c->p->gpu_busy_ns)
+        return 1.0;
+    return (double)busy_in(c->s, lo, hi) / (double)c->p->gpu_busy_ns;
+}
+
+static int cmp_step_start(const void *a, const void *b)
+{
+    const gt_step *x = a, *y = b;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static double median_of(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) /* insertion sort: callers pass copies they own */
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_sorted(double *v, size_t n)
+{
+    if (n > 64) {
+        qsort(v, n, sizeof *v, cmp_double);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    return median_of(v, n);
+}
+
+/* Share of a series' time, after its first tenth (warm-up, compilation), spent in pauses longer
+ * than 4 usual intervals: a benchmark's loops one after the other (a conv layer's iterations,
+ * then the next layer's) pause between loops; one loop of steps does not. */
+static double paused_share(const uint64_t *t, size_t n)
+{
+    if (n < 3)
+        return 0;
+    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
+    for (size_t i = 0; i + 1 < n; i++)
+        iv[i] = (double)(t[i + 1] - t[i]);
+    double *sorted = gt_xrealloc(NULL, (n - 1) * sizeof *sorted);
+    memcpy(sorted, iv, (n - 1) * sizeof *sorted);
+    double med = median_sorted(sorted, n - 1), all = 0, paused = 0;
+    for (size_t i = (n - 1) / 10; i + 1 < n; i++) {
+        all += iv[i];
+        paused += iv[i] > 4 * med ? iv[i] : 0;
+    }
+    free(iv);
+    free(sorted);
+    return all > 0 ? paused / all : 0;
+}
+
+/* Implausible steps from a series of times (a pattern, graph launches): a note, or 0. */
+static int times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+{
+    double share = busy_share(c, t[0], t[n - 1]), paused = paused_share(t, n);
+    if (share < GT_STEP_MIN_COVER) {
+        note_pct(c, "%s hold only %s of the GPU's busy time", what, 100.0 * share);
+        return 1;
+    }
+    if (paused > STEP_MAX_PAUSED) {
+        note_pct(c, "%s pause for %s of their time (several loops, not one)", what, 100.0 * paused);
+        return 1;
+    }
+    return 0;
+}
+
+/* Markers before the longest pause in the first tenth of a series: an earlier, separate run of
+ * the same work (JAX runs a warm-up call of its step 21 times, then compiles for 2.2 s): the steps
+ * start at the marker before that pause, so the pause is the first, warm-up, step. */
+static size_t leading_markers(const uint64_t *t, size_t n)
+{
+    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
+    for (size_t i = 0; i + 1 < n; i++)
+        iv[i] = (double)(t[i + 1] - t[i]);
+    double longest = 0, med = median_sorted(iv, n - 1);
+    size_t at = 0;
+    for (size_t i = 0; i <= (n - 1) / 10 && i + 1 < n; i++) {
+        double d = (double)(t[i + 1] - t[i]);
+        if (d > 4 * med && d > longest) {
+            longest = d;
+            at = i;
+        }
+    }
+    free(iv);
+    return at;
+}
+
+/* Steps from a marker's times: each from one time to the next (n times, n - 1 steps). */
+static void take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source)
+{
+    gt_proc *p = c->p;
+    size_t skip = leading_markers(t, n);
+    t += skip;
+    n -= skip;
+    p->n_steps = n - 1;
+    p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
+    for (size_t i = 0; i + 1 < n; i++)
+        p->steps[i] = (gt_step){t[i], t[i + 1]};
+    p->step_source_kind = kind;
+    snprintf(p->step_source, sizeof p->step_source, "%s", source);
+}
+
+/* Steps from ranges: a step lasts from its range's start to the next one's (what happens
+ * between two ranges, data loading or logging, is part of the step time a user measures). */
+static void take_ranges(chooser *c, marker *m, int kind, const char *source)
+{
+    gt_proc *p = c->p;
+    p->steps = gt_xrealloc(NULL, m->n * sizeof *p->steps);
+    memcpy(p->steps, m->ranges, m->n * sizeof *p->steps);
+    p->n_steps = m->n;
+    for (size_t i = 0; i + 1 < p->n_steps; i++)
+        if (p->steps[i + 1].start_ns > p->steps[i].end_ns)
+            p->steps[i].end_ns = p->steps[i + 1].start_ns;
+    p->step_source_kind = kind;
+    snprintf(p->step_source, sizeof p->step_source, "%s", source);
+}
+
+static void set_why(chooser *c, const char *why)
+{
+    c->p->step_why[0] = 0;
+    append(c->p->step_why, sizeof c->p->step_why, why);
+    if (c->passed[0]) {
+        append(c->p->step_why, sizeof c->p->step_why, "; passed over: ");
+        append(c->p->step_why, sizeof c->p->step_why, c->passed);
+    }
+}
+
+/* ---- the program's own ranges ---- */
+
+/* Implausible steps from sorted ranges: a reason (written to why), or 0 when they will do. */
+/* named: torch.profiler's steps or a range named like a step. Their GPU work may run long after
+ * them (a GPU-bound loop without a sync queues steps ahead), so the share of the GPU's busy time
+ * inside them says nothing; only other ranges must hold it. */
+static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int named)
+{
+    if (m->n < min_n) {
+        char num[32];
+        snprintf(num, sizeof num, "%zu", m->n);
+        note(c, "'%.60s' has %s range(s), too few for steps", m->name, num);
+        return 1;
+    }
+    double *dur = gt_xrealloc(NULL, m->n * sizeof *dur),
+           *per = gt_xrealloc(NULL, m->n * sizeof *per);
+    for (size_t i = 0; i < m->n; i++)
+        dur[i] = (double)(m->ranges[i].end_ns - m->ranges[i].start_ns);
+    for (size_t i = 0; i + 1 < m->n; i++)
+        per[i] = (double)(m->ranges[i + 1].start_ns - m->ranges[i].start_ns);
+    double d = median_sorted(dur, m->n), pd = median_sorted(per, m->n - 1);
+    free(dur);
+    free(per);
+    if (pd > 0 && d < STEP_MIN_DUTY * pd) {
+        note_pct(c, "'%.60s' lasts %s of the time between its starts (a range inside a step)",
+                 m->name, 100.0 * d / pd);
+        return 1;
+    }
+    /* The GPU runs behind the CPU's ranges (launches are queued): the last step's work may end
+     * up to a period after its range. */
+    uint64_t hi = m->ranges[m->n - 1].end_ns + (uint64_t)pd;
+    double share = busy_share(c, m->ranges[0].start_ns, hi);
+    if (!named && share < STEP_MIN_BUSY_OWN) {
+        note_pct(c, "'%.60s' holds only %s of the GPU's busy time", m->name, 100.0 * share);
+        return 1;
+    }
+    return 0;
+}
+
+/* The name without a trailing number, so that ProfilerStep#1, #2... are one marker. */
+static size_t stem_len(const char *name)
+{
+    size_t n = strlen(name), k = n;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+        k--;
+    return k > 0 && k < n ? k : n;
+}
+
+static uint64_t stem_hash(const char *name, size_t len, uint32_t domain)
+{
+    uint64_t h = 1469598103934665603ull ^ domain;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return h | 1; /* never 0 */
+}
+
+static void marker_add(marker *m, const nvtx_name *n)
+{
+    for (size_t i = 0; i < n->n; i++) {
+        gt_grow((void **)&m->ranges, &m->cap, m->n, sizeof *m->ranges);
+        m->ranges[m->n++] = n->ranges[i];
+    }
+    m->top_level |= n->top_level;
+}
+
+/* NVTX ranges grouped by domain and name stem, sorted. */
+static marker *group_ranges(pass_state *s, size_t *n_out)
+{
+    marker *g = gt_xcalloc(s->n_names + 1, sizeof *g);
+    size_t n = 0;
+    gt_u64map by_stem = {0};
+    for (size_t i = 0; i < s->n_names; i++) {
+        const char *name = gt_reader_string(s->reader, s->names[i].name_id);
+        name = name ? name : "?";
+        size_t len = stem_len(name);
+        uint64_t h = stem_hash(name, len, s->names[i].domain_id);
+        uint32_t gi = gt_map_get(&by_stem, h);
+        if (gi == UINT32_MAX) {
+            gi = (uint32_t)n++;
+            gt_map_put(&by_stem, h, gi);
+            snprintf(g[gi].name, sizeof g[gi].name, "%s", name);
+            g[gi].domain_id = s->names[i].domain_id;
+        } else if (strcmp(g[gi].name, name) != 0 && !g[gi].renamed) {
+            g[gi].renamed = 1;
+            snprintf(g[gi].name, sizeof g[gi].name, "%.*sN", (int)(len < 150 ? len : 150), name);
+        }
+        marker_add(&g[gi], &s->names[i]);
+    }
+    gt_map_free(&by_stem);
+    for (size_t i = 0; i < n; i++)
+        qsort(g[i].ranges, g[i].n, sizeof *g[i].ranges, cmp_step_start);
+    *n_out = n;
+    return g;
+}
+
+static void free_groups(marker *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(g[i].ranges);
+    free(g);
+}
+
+static const char *domain_of(const chooser *c, const marker *m)
+{
+    const char *d = m->domain_id ? gt_reader_string(c->s->reader, m->domain_id) : NULL;
+    return d ? d : "";
+}
+
+static int named_like_step(const char *name)
+{
+    return md_contains_ci(name, "step") || md_contains_ci(name, "iter") ||
+           md_contains_ci(name, "batch") || md_contains_ci(name, "epoch");
+}
+
+static int is_profiler_step(const marker *m)
+{
+    return !strncmp(m->name, "ProfilerStep#", 13);
+}
+
+/* Rank of an NVTX group as a step marker, lower first; -1: never (a library's range). */
+static int nvtx_rank(chooser *c, const marker *m)
+{
+    if (gt_step_library(domain_of(c, m), m->name) || !strcmp(m->name, "(many names)"))
+        return -1; /* the recorder's name for texts past its cache: many ranges, not one */
+    if (is_profiler_step(m))
+        return 0;
+    if (named_like_step(m->name))
+        return 1;
+    return m->top_level ? 2 : -1;
+}
+
+/* The two commonest library ranges that repeat, named in step_why: what a user could have
+ * taken for steps ("'cub::DeviceReduce::Sum' is a library range (CCCL)"). */
+static void note_libraries(chooser *c, const marker *g, size_t n)
+{
+    const marker *top[2] = {NULL, NULL};
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].n < 3 || g[i].name[0] == '(' || /* "(many names)": the recorder's overflow */
+            !gt_step_library(domain_of(c, &g[i]), g[i].name))
+            continue;
+        if (!top[0] || g[i].n > top[0]->n) {
+            top[1] = top[0];
+            top[0] = &g[i];
+        } else if (!top[1] || g[i].n > top[1]->n) {
+            top[1] = &g[i];
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (top[k])
+            note(c, "'%.60s' is a library range (%s)", top[k]->name,
+                 gt_step_library(domain_of(c, top[k]), top[k]->name));
+}
+
+static int cmp_candidate(const marker *a, int ra, const marker *b, int rb)
+{
+    if (ra != rb)
+        return ra < rb;
+    return a->n > b->n;
+}
+
+static void user_range_missing(chooser *c, marker *g, size_t n)
+{
+    char seen[160] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n && len + 40 < sizeof seen; i++)
+        len += (size_t)snprintf(seen + len, sizeof seen - len, "%s'%.30s' x%zu", len ? ", " : "",
+                                g[i].name, g[i].n);
+    snprintf(c->p->step_why, sizeof c->p->step_why,
+             "--step-range '%.60s': no NVTX range of that name in this process (%s)",
+             c->s->opts->step_range, n ? seen : "no NVTX ranges");
+}
+
+static int user_matches(const marker *m, const char *want)
+{
+    size_t stem = stem_len(m->name);
+    if (m->renamed) /* "ProfilerStep#N", "ProfilerStep#", "ProfilerStep" */
+        stem = strlen(m->name) - 1;
+    return !strcmp(m->name, want) ||
+           (m->renamed && strlen(want) <= stem && strlen(want) + 1 >= stem &&
+            !strncmp(m->name, want, strlen(want)));
+}
+
+/* --step-range NAME: the user's choice, taken even from a library's domain; never a fallback. */
+static int choose_user(chooser *c, marker *g, size_t n)
+{
+    marker *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (user_matches(&g[i], c->s->opts->step_range) && (!best || g[i].n > best->n))
+            best = &g[i];
+    if (!best) {
+        user_range_missing(c, g, n);
+        return 1;
+    }
+    char src[96];
+    snprintf(src, sizeof src, "NVTX range '%.60s' (--step-range)", best->name);
+    if (best->n < 2) {
+        snprintf(c->p->step_why, sizeof c->p->step_why,
+                 "--step-range '%.60s': the range occurs once, no steps", best->name);
+        c->p->step_source_kind = GT_STEPSRC_USER;
+        return 1;
+    }
+    take_ranges(c, best, GT_STEPSRC_USER, src);
+    set_why(c, "the range given by --step-range");
+    return 1;
+}
+
+static int choose_nvtx(chooser *c)
+{
+    size_t n = 0;
+    marker *g = group_ranges(c->s, &n);
+    int done = 0;
+    if (c->s->opts && c->s->opts->step_range) {
+        done = choose_user(c, g, n);
+        free_groups(g, n);
+        return done;
+    }
+    note_libraries(c, g, n);
+    int *rank = gt_xcalloc(n + 1, sizeof *rank);
+    for (size_t i = 0; i < n; i++)
+        rank[i] = nvtx_rank(c, &g[i]);
+    for (int tries = 0; tries < STEP_PATTERN_TRIES; tries++) { /* best left, until plausible */
+        size_t bi = n;
+        for (size_t i = 0; i < n; i++)
+            if (rank[i] >= 0 && (bi == n || cmp_candidate(&g[i], rank[i], &g[bi], rank[bi])))
+                bi = i;
+        if (bi == n)
+            break;
+        marker *m = &g[bi];
+        if (!ranges_implausible(c, m, rank[bi] < 2 ? 2 : 3, rank[bi] < 2)) {
+            char src[96], why[128];
+            int prof = is_profiler_step(m);
+            snprintf(src, sizeof src, "NVTX range '%.60s'", m->name);
+            snprintf(why, sizeof why, "%s%s",
+                     prof ? "torch.profiler's steps" : "the program's own NVTX range",
+                     prof ? "" : (m->domain_id ? " (a user domain)" : " (default domain)"));
+            take_ranges(c, m, prof ? GT_STEPSRC_PROFILER_STEP : GT_STEPSRC_NVTX, src);
+            set_why(c, why);
+            done = 1;
+            break;
+        }
+        rank[bi] = -1;
+    }
+    free(rank);
+    free_groups(g, n);
+    return done;
+}
+
+/* cudaProfilerStart/Stop windows, when the program opens several: each one a step. */
+static int choose_profiler_windows(chooser *c)
+{
+    pass_state *s = c->s;
+    if (s->n_prof_start < 3)
+        return 0;
+    qsort(s->prof_start, s->n_prof_start, sizeof(uint64_t), md_cmp_u64);
+    qsort(s->prof_stop, s->n_prof_stop, sizeof(uint64_t), md_cmp_u64);
+    marker m = {.name = "cudaProfilerStart/Stop"};
+    size_t j = 0;
+    for (size_t i = 0; i < s->n_prof_start; i++) {
+        uint64_t a = s->prof_start[i], b = a;
+        while (j < s->n_prof_stop && s->prof_stop[j] < a)
+            j++;
+        if (j < s->n_prof_stop &&
+            (i + 1 == s->n_prof_start || s->prof_stop[j] <= s->prof_start[i + 1]))
+            b = s->prof_stop[j];
+        gt_grow((void **)&m.ranges, &m.cap, m.n, sizeof *m.ranges);
+        m.ranges[m.n++] = (gt_step){a, b};
+    }
+    int ok = !ranges_implausible(c, &m, 3, 0);
+    if (ok) {
+        take_ranges(c, &m, GT_STEPSRC_PROFILER_RANGE, "cudaProfilerStart/Stop windows");
+        set_why(c, "the program's own profiler windows (cudaProfilerStart/Stop)");
+    }
+    free(m.ranges);
+    return ok;
+}
+
+/* ---- what the GPU shows ---- */
+
+static int cmp_graph_kernel(const void *a, const void *b)
+{
+    const graph_kernel *x = a, *y = b;
+    if (x->graph_id != y->graph_id)
+        return x->graph_id < y->graph_id ? -1 : 1;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Launch start times of one graph (its first kernel of each launch), sorted; *n launches. */
+static uint64_t *graph_launches(const pass_state *s, size_t from, size_t to, size_t *n)
+{
+    uint64_t *t = gt_xrealloc(NULL, (to - from + 1) * sizeof *t);
+    size_t k = 0;
+    for (size_t i = from; i < to; i++)
+        if (i == from || s->graph_kernels[i].corr != s->graph_kernels[i - 1].corr)
+            t[k++] = s->graph_kernels[i].t; /* sorted by time within a launch */
+    qsort(t, k, sizeof *t, md_cmp_u64);
+    *n = k;
+    return t;
+}
+
+/* Repeated CUDA graph launches: each launch of the most launched graph starts a step. */
+static int choose_graphs(chooser *c)
+{
+    pass_state *s = c->s;
+    if (!s->n_graph_kernels)
+        return 0;
+    qsort(s->graph_kernels, s->n_graph_kernels, sizeof *s->graph_kernels, cmp_graph_kernel);
+    uint64_t *best = NULL;
+    size_t best_n = 0, graphs = 0;
+    for (size_t i = 0; i < s->n_graph_kernels;) {
+        size_t j = i;
+        while (j < s->n_graph_kernels &&
+               s->graph_kernels[j].graph_id == s->graph_kernels[i].graph_id)
+            j++;
+        size_t n;
+        uint64_t *t = graph_launches(s, i, j, &n);
+        graphs++;
+        if (n > best_n || (n == best_n && best && t[0] < best[0])) { /* ties: launched first */
+            free(best);
+            best = t;
+            best_n = n;
+        } else {
+            free(t);
+        }
+        i = j;
+    }
+    int ok = 0;
+    char src[96];
+    snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)", best_n);
+    if (best_n < 3) {
+        note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
+    } else if (!times_implausible(c, best, best_n, "the CUDA graph launches")) {
+        take_times(c, best, best_n, GT_STEPSRC_GRAPH_LAUNCH, src);
+        set_why(c, graphs > 1 ? "no program marker; the program launches CUDA graphs repeatedly "
+                                "(the graph launched most, first of its step)"
+                              : "no program marker; the program launches a CUDA graph repeatedly");
+        ok = 1;
+    }
+    free(best);
+    return ok;
+}
+
+/* The repeating launch pattern: an operation (a kernel, or a copy of one size and direction) that
+ * recurs every k GPU operations almost always is the start of a pattern; the one that recurs
+ * most often (one kernel repeated included) with its steps holding most of the GPU's busy time
+ * marks the steps. An operation seen at uneven distances (5 times a step) is no marker. */
+typedef struct pattern {
+    uint32_t id;
+    size_t count, first, period;
+} pattern;
+
+static int cmp_op_time(const void *a, const void *b)
+{
+    const step_op *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int cmp_pattern(const void *a, const void *b)
+{
+    const pattern *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The commonest distance between successive places, 0 when under STEP_MIN_REGULAR of all. */
+static size_t regular_period(const size_t *pos, const size_t *place, size_t n, uint64_t *tmp)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        tmp[i] = place[pos[i + 1]] - place[pos[i]];
+    qsort(tmp, n - 1, sizeof *tmp, md_cmp_u64);
+    uint64_t mode = tmp[0];
+    size_t best = 0;
+    for (size_t i = 0; i + 1 < n;) {
+        size_t j = i;
+        while (j + 1 < n && tmp[j] == tmp[i])
+            j++;
+        if (j - i > best) {
+            best = j - i;
+            mode = tmp[i];
+        }
+        i = j;
+    }
+    /* other streams' work shifts long periods by an operation or so; short ones must be exact
+     * (a kernel launched 4 times then a copy: distances 1, 1, 1, 2 are no period of 1) */
+    uint64_t tol = mode >= 50 ? mode / 50 : mode >= 8;
+    size_t near = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        near += tmp[i] + tol >= mode && tmp[i] <= mode + tol;
+    return (double)near >= STEP_MIN_REGULAR * (double)(n - 1) ? (size_t)mode : 0;
+}
+
+static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
+{
+    static const char *const kinds[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    if (key & COPY_KEY) {
+        unsigned kind = (unsigned)(key >> 48 & 0x7fff);
+        snprintf(buf, size, "Memcpy %s %llu B", kinds[kind <= 10 ? kind : 0],
+                 (unsigned long long)(key & ((1ull << 48) - 1)));
+        return;
+    }
+    if (key & SYNC_KEY) {
+        uint32_t f = (uint32_t)(key & 0xfffff);
+        static const char *const cupti[] = {"a sync", "an event sync", "a sync", "a stream sync",
+                                            "a device sync"};
+        const char *fn = !(key & 1u << 20) ? gt_api_func_name(f)
+                         : (f & 0xff) <= 4 ? cupti[f & 0xff]
+                                           : "a sync";
+        snprintf(buf, size, "%s", fn ? fn : "a sync");
+        return;
+    }
+    uint32_t k = gt_map_get(&c->s->kern_by_name, key);
+    snprintf(buf, size, "%.60s", k < c->p->n_kernels ? c->p->kernels[k].name : "?");
+}
+
+/* Regular operations, most frequent first. pos: the positions of each id, from off[id]. */
+static pattern *find_patterns(pass_state *s, const uint32_t *ids, size_t n_ids, size_t *n_out,
+                              size_t **pos_out, size_t **off_out)
+{
+    size_t n = s->n_ops;
+    size_t *off = gt_xcalloc(n_ids + 1, sizeof *off), *pos = gt_xrealloc(NULL, n * sizeof *pos);
+    for (size_t i = 0; i < n; i++)
+        off[ids[i] + 1]++;
+    for (size_t k = 0; k < n_ids; k++)
+        off[k + 1] += off[k];
+    size_t *fill = gt_xcalloc(n_ids + 1, sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        pos[off[ids[i]] + fill[ids[i]]++] = i;
+    free(fill);
+    /* A kernel's or a copy's place counts GPU operations only: CPU waits come every few steps
+     * in many programs (a loss logged every 10 steps) and would break a GPU pattern. A wait's
+     * place counts everything, so a wait after each iteration's launches is a pattern. */
+    size_t *place = gt_xrealloc(NULL, n * sizeof *place), *all = gt_xrealloc(NULL, n * sizeof *all);
+    size_t gpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        place[i] = s->ops[i].key & SYNC_KEY ? i : gpu++;
+        all[i] = i;
+    }
+    uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
+    pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
+    size_t np = 0;
+    for (uint32_t k = 0; k < n_ids; k++) {
+        size_t cnt = off[k + 1] - off[k];
+        size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
+        /* one kernel over and over, unless a wait comes between its runs (4 launches and a
+         * sync: the iteration is the launches up to the wait) */
+        if (period == 1 && regular_period(pos + off[k], all, cnt, tmp) != 1)
+            period = 0;
+        if (period)
+            pt[np++] = (pattern){k, cnt, pos[off[k]], period};
+    }
+    free(tmp);
+    free(place);
+    free(all);
+    qsort(pt, np, sizeof *pt, cmp_pattern);
+    *n_out = np;
+    *pos_out = pos;
+    *off_out = off;
+    return pt;
+}
+
+static int try_pattern(chooser *c, const pattern *pt, const size_t *pos, uint64_t key)
+{
+    uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
+    for (size_t i = 0; i < pt->count; i++)
+        t[i] = c->s->ops[pos[i]].t;
+    char name[96], src[128], why[200];
+    op_name(c, key, name, sizeof name);
+    char what[96];
+    snprintf(what, sizeof what, "the steps of '%.50s'", name);
+    size_t before = strlen(c->passed);
+    int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
+    int ok = !times_implausible(c, t, pt->count, what);
+    if (!first)
+        c->passed[before] = 0;
+    if (ok) {
+        snprintf(src, sizeof src, "%s (%zu\xc3\x97 %.50s)",
+                 key & COPY_KEY   ? "repeating copy"
+                 : key & SYNC_KEY ? "repeating sync"
+                                  : "kernel pattern",
+                 pt->count, name);
+        if (key & SYNC_KEY)
+            snprintf(why, sizeof why,
+                     "no program marker; the program waits for the GPU ('%.50s') after every "
+                     "%zu GPU operations: each wait ends a step",
+                     name, pt->period - 1);
+        else if (pt->period == 1)
+            snprintf(why, sizeof why,
+                     "no program marker; the GPU runs one kernel over and over: each '%.50s' "
+                     "is a step",
+                     name);
+        else
+            snprintf(why, sizeof why,
+                     "no program marker; the GPU repeats a pattern of %zu operations, each "
+                     "starting with '%.50s'",
+                     pt->period, name);
+        take_times(c, t, pt->count, GT_STEPSRC_KERNEL_PATTERN, src);
+        set_why(c, why);
+    }
+    free(t);
+    return ok;
+}
+
+static int choose_pattern(chooser *c)
+{
+    pass_state *s = c->s;
+    size_t n = s->n_ops;
+    if (n < 3)
+        return 0;
+    qsort(s->ops, n, sizeof *s->ops, cmp_op_time);
+    gt_u64map dense = {0};
+    uint32_t *ids = gt_xrealloc(NULL, n * sizeof *ids);
+    uint64_t *keys = gt_xrealloc(NULL, n * sizeof *keys);
+    size_t n_ids = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = gt_map_get(&dense, s->ops[i].key);
+        if (k == UINT32_MAX) {
+            k = (uint32_t)n_ids;
+            keys[n_ids++] = s->ops[i].key;
+            gt_map_put(&dense, s->ops[i].key, k);
+        }
+        ids[i] = k;
+    }
+    gt_map_free(&dense);
+    size_t np, *pos, *off;
+    pattern *pt = find_patterns(s, ids, n_ids, &np, &pos, &off);
+    int ok = 0;
+    for (size_t i = 0; i < np && i < STEP_PATTERN_TRIES && !ok; i++)
+        ok = try_pattern(c, &pt[i], pos + off[pt[i].id], keys[pt[i].id]);
+    free(pt);
+    free(pos);
+    free(off);
+    free(ids);
+    free(keys);
+    return ok;
+}
+
+const char *gt_step_source_kind_name(int kind)
+{
+    static const char *const names[] = {"none",           "user",         "profiler_step", "nvtx",
+                                        "profiler_range", "graph_launch", "kernel_pattern"};
+    return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "none";
+}
+
+void md_choose_steps(gt_proc *p, pass_state *s)
+{
+    chooser c = {.p = p, .s = s};
+    p->step_source[0] = 0;
+    p->step_source_kind = GT_STEPSRC_NONE;
+    if (choose_nvtx(&c) || choose_profiler_windows(&c) || choose_graphs(&c) || choose_pattern(&c))
+        return;
+    p->n_steps = 0;
+    set_why(&c, "no marker: no NVTX step range of the program, no repeating launch pattern");
+}
+
+int gt_run_step_range_check(const gt_run *run)
+{
+    if (!run->opts.step_range)
+        return 1;
+    const gt_proc *most = NULL;
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->step_source_kind == GT_STEPSRC_USER)
+            return 1;
+        if (p->open_status == GT_OPEN_OK && (!most || p->gpu_records > most->gpu_records))
+            most = p;
+    }
+    const char *seen = most ? strchr(most->step_why, '(') : NULL;
+    fprintf(stderr, "%s: --step-range '%s': no NVTX range of that name in any trace %s\n",
+            gt_cli_prefix(), run->opts.step_range, seen ? seen : "");
+    return 0;
+}

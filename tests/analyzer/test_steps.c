@@ -1,0 +1,329 @@
+/* test_steps.c — which marker makes the steps (issue 21 item 2), on synthetic traces: a library's
+ * NVTX range is passed over (CUB in the CCCL domain, the way CuPy records it), torch.profiler's
+ * ProfilerStep#1, #2... are one marker, a range much shorter than its period is passed over, one
+ * kernel repeated (a Triton loop) and repeated CUDA graph launches make steps, cudaProfilerStart/
+ * Stop windows do, a sync after each iteration does, two loops with a pause between make no
+ * steps, and --step-range NAME wins or fails with a message. Usage: test_steps WORKDIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "gt_test_writer.h"
+#include "gtrace_api.h"
+#include "model.h"
+#include "test_report_util.h"
+#include "../gt_check.h"
+
+#define T0 1700000000000000000ull
+#define STR_DOMAIN_CCCL 5
+#define STR_CUB 6
+#define STR_STEP 7
+#define STR_LOG 8
+#define STR_KERNEL0 100
+#define STR_PROFSTEP0 1000 /* ProfilerStep#0, #1, ... */
+
+typedef struct synth {
+    int steps;
+    uint64_t period_ns;   /* one step, start to start */
+    int kernels;          /* distinct kernels per step (1: one kernel repeated) */
+    int step_range;       /* a default-domain "train_step" range around each step */
+    int profiler_steps;   /* ProfilerStep#N ranges around each step */
+    int cub_ranges;       /* two CUB ranges (CCCL domain) a step, short */
+    int short_log_range;  /* a top-level "log" range each step, 1% of it */
+    int graph;            /* the step's kernels come from one CUDA graph launch */
+    int profiler_windows; /* cudaProfilerStart/Stop around each step */
+    int same_kernel;      /* the step's launches are all of kernel_0 */
+    int sync_each;        /* cudaDeviceSynchronize at the end of each step */
+    int pause_after;      /* a pause of 50 steps' time after this step: two loops (0 none) */
+} synth;
+
+static char dir[512];
+static gt_test_writer w;
+static uint64_t corr;
+
+static const char *path_of(const char *name)
+{
+    static char b[4][600];
+    static int slot;
+    char *p = b[slot++ & 3];
+    snprintf(p, sizeof b[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void nvtx(uint64_t t, uint32_t kind, uint32_t name, uint32_t domain)
+{
+    gt_rec_nvtx v;
+    memset(&v, 0, sizeof v);
+    v.t_ns = t;
+    v.nvtx_kind = kind;
+    v.name_id = kind == GT_NVTX_PUSH ? name : 0;
+    v.domain_id = domain;
+    gt_test_writer_add(&w, GT_REC_NVTX, 0, &v, sizeof v);
+}
+
+static void kernel(uint64_t start, uint64_t dur, uint32_t name, uint64_t graph, uint64_t c)
+{
+    gt_rec_gpu_kernel k;
+    memset(&k, 0, sizeof k);
+    k.start_ns = start;
+    k.end_ns = start + dur;
+    k.corr_id = c;
+    k.graph_id = graph;
+    k.name_id = name;
+    k.stream = 7;
+    gt_test_writer_add(&w, GT_REC_GPU_KERNEL, 0, &k, sizeof k);
+}
+
+static void api(uint64_t t, uint32_t func)
+{
+    gt_api_common c;
+    memset(&c, 0, sizeof c);
+    c.t_begin_ns = t;
+    c.t_end_ns = t + 1000;
+    c.corr_id = ++corr;
+    c.func = func;
+    gt_test_writer_add(&w, GT_REC_API, 0, &c, sizeof c);
+}
+
+static void strings(const synth *s)
+{
+    char buf[64];
+    gt_test_writer_string(&w, STR_DOMAIN_CCCL, "CCCL");
+    gt_test_writer_string(&w, STR_CUB, "cub::DeviceReduce::Sum");
+    gt_test_writer_string(&w, STR_STEP, "train_step");
+    gt_test_writer_string(&w, STR_LOG, "log");
+    for (int k = 0; k < s->kernels; k++) {
+        snprintf(buf, sizeof buf, "kernel_%d", k);
+        gt_test_writer_string(&w, STR_KERNEL0 + (uint32_t)k, buf);
+    }
+    for (int i = 0; s->profiler_steps && i < s->steps; i++) {
+        snprintf(buf, sizeof buf, "ProfilerStep#%d", i + 1);
+        gt_test_writer_string(&w, STR_PROFSTEP0 + (uint32_t)i, buf);
+    }
+}
+
+/* One step from t: the GPU busy 80% of it with the step's kernels (each kernel_k once). */
+static void one_step(const synth *s, int i, uint64_t t)
+{
+    uint64_t p = s->period_ns, kd = p * 8 / 10 / (uint64_t)s->kernels;
+    if (s->profiler_windows)
+        api(t, GT_FN_cudaProfilerStart);
+    if (s->step_range)
+        nvtx(t, GT_NVTX_PUSH, STR_STEP, 0);
+    if (s->profiler_steps)
+        nvtx(t, GT_NVTX_PUSH, STR_PROFSTEP0 + (uint32_t)i, 0);
+    uint64_t c = ++corr;
+    for (int k = 0; k < s->kernels; k++)
+        kernel(t + 20000 + (uint64_t)k * kd, kd - 1000,
+               STR_KERNEL0 + (uint32_t)(s->same_kernel ? 0 : k), s->graph ? 42 : 0,
+               s->graph ? c : ++corr);
+    for (int r = 0; r < s->cub_ranges; r++) { /* 1% of the step each, twice a step */
+        nvtx(t + p / 4 + (uint64_t)r * p / 2, GT_NVTX_PUSH, STR_CUB, STR_DOMAIN_CCCL);
+        nvtx(t + p / 4 + (uint64_t)r * p / 2 + p / 100, GT_NVTX_POP, 0, STR_DOMAIN_CCCL);
+    }
+    if (s->short_log_range) {
+        nvtx(t + p / 2, GT_NVTX_PUSH, STR_LOG, 0);
+        nvtx(t + p / 2 + p / 100, GT_NVTX_POP, 0, 0);
+    }
+    if (s->profiler_steps)
+        nvtx(t + p - 5000, GT_NVTX_POP, 0, 0);
+    if (s->step_range)
+        nvtx(t + p - 4000, GT_NVTX_POP, 0, 0);
+    if (s->profiler_windows)
+        api(t + p - 3000, GT_FN_cudaProfilerStop);
+    if (s->sync_each)
+        api(t + p - 2000, GT_FN_cudaDeviceSynchronize);
+}
+
+static int write_synth(const char *path, const synth *s)
+{
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = 77;
+    h.rank = h.local_rank = h.world_size = -1;
+    snprintf(h.host, sizeof h.host, "testhost");
+    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    static const char cmd[] = "python\0loop.py";
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        return -1;
+    gt_test_writer_set_tid(&w, 100);
+    strings(s);
+    for (int i = 0; i < s->steps; i++)
+        one_step(s, i,
+                 T0 + 1000000 + (uint64_t)i * s->period_ns +
+                     (s->pause_after && i > s->pause_after ? 50 * s->period_ns : 0));
+    return gt_test_writer_close(&w);
+}
+
+/* Loads one trace with --step-range range (NULL: none); checks kind, steps and step time. */
+static void expect(const char *name, const synth *s, const char *range, int kind, size_t n_steps,
+                   const char *why_has)
+{
+    const char *path = path_of(name);
+    CHECK(write_synth(path, s) == 0, "%s: write", name);
+    gt_run run = {0};
+    run.opts.step_range = range;
+    const char *paths[] = {path};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
+    if (run.n != 1) {
+        gt_run_free(&run);
+        return;
+    }
+    const gt_proc *p = &run.procs[0];
+    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
+          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
+          p->step_source, p->step_why);
+    CHECK(p->n_steps == n_steps, "%s: %zu steps, expected %zu (%s)", name, p->n_steps, n_steps,
+          p->step_source);
+    double want = (double)s->period_ns / 1e6;
+    if (n_steps >= 2)
+        CHECK(p->step_ms_median > 0.95 * want && p->step_ms_median < 1.05 * want,
+              "%s: step %.4f ms, expected %.4f ms", name, p->step_ms_median, want);
+    CHECK(!why_has || strstr(p->step_why, why_has), "%s: why '%s' lacks '%s'", name, p->step_why,
+          why_has);
+    gt_run_free(&run);
+}
+
+static synth base(void)
+{
+    synth s;
+    memset(&s, 0, sizeof s);
+    s.steps = 20;
+    s.period_ns = 2000000;
+    s.kernels = 6;
+    return s;
+}
+
+static void test_library_range_passed_over(void)
+{
+    synth s = base();
+    s.cub_ranges = 1; /* CuPy: CUB's ranges in the CCCL domain, twice a step */
+    expect("cub.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19,
+           "'cub::DeviceReduce::Sum' is a library range (CCCL)");
+    s.step_range = 1; /* the program's own range wins over CUB's and over the pattern */
+    expect("cub_step.gtrace", &s, NULL, GT_STEPSRC_NVTX, 20, "the program's own NVTX range");
+}
+
+static void test_profiler_steps_one_marker(void)
+{
+    synth s = base();
+    s.profiler_steps = 1;
+    s.short_log_range = 1;
+    expect("profstep.gtrace", &s, NULL, GT_STEPSRC_PROFILER_STEP, 20, "torch.profiler");
+}
+
+static void test_short_range_passed_over(void)
+{
+    synth s = base();
+    s.short_log_range = 1; /* top-level, once a step, but 1% of it: inside a step */
+    expect("log.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19,
+           "'log' lasts 1% of the time between its starts");
+}
+
+static void test_one_kernel_repeated(void)
+{
+    synth s = base();
+    s.kernels = 1; /* a Triton loop: one kernel, launched again and again */
+    s.steps = 300;
+    s.period_ns = 15000;
+    expect("triton.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 299, "one kernel over and over");
+}
+
+static void test_graph_launches(void)
+{
+    synth s = base();
+    s.graph = 1; /* torch.compile reduce-overhead: each step one graph launch */
+    expect("graph.gtrace", &s, NULL, GT_STEPSRC_GRAPH_LAUNCH, 19, "CUDA graph");
+}
+
+static void test_profiler_windows(void)
+{
+    synth s = base();
+    s.profiler_windows = 1;
+    expect("windows.gtrace", &s, NULL, GT_STEPSRC_PROFILER_RANGE, 20, "cudaProfilerStart/Stop");
+}
+
+static void test_sync_each_iteration(void)
+{
+    synth s = base();
+    s.same_kernel = 1; /* a benchmark loop: 6 launches of one kernel, then a sync */
+    s.sync_each = 1;
+    expect("sync_each.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19, "cudaDeviceSynchronize");
+}
+
+static void test_several_loops_rejected(void)
+{
+    synth s = base();
+    s.steps = 40;
+    s.pause_after = 19; /* two loops of 20 with a long pause: no one step */
+    expect("two_loops.gtrace", &s, NULL, GT_STEPSRC_NONE, 0, "several loops, not one");
+}
+
+static void test_step_range_option(void)
+{
+    synth s = base();
+    s.step_range = 1;
+    s.short_log_range = 1;
+    expect("user.gtrace", &s, "log", GT_STEPSRC_USER, 20, "--step-range");
+    synth ps = base();
+    ps.profiler_steps = 1;
+    expect("user_prof.gtrace", &ps, "ProfilerStep#N", GT_STEPSRC_USER, 20, "--step-range");
+    expect("user_prof2.gtrace", &ps, "ProfilerStep", GT_STEPSRC_USER, 20, "--step-range");
+    /* an unknown name: no steps, no fallback, and the commands say so and exit 2 */
+    expect("user_none.gtrace", &s, "no_such_range", GT_STEPSRC_NONE, 0, "no NVTX range");
+    char *argv[] = {"report", "--step-range", "no_such_range", (char *)path_of("user.gtrace")};
+    int rc = run_captured(cmd_report, 4, argv, path_of("user_none.out"));
+    CHECK(rc == 2, "report --step-range unknown: exit %d, expected 2", rc);
+    char *argv_ok[] = {"report", "--json", "--step-range", "log", (char *)path_of("user.gtrace")};
+    rc = run_captured(cmd_report, 5, argv_ok, path_of("user_ok.out"));
+    CHECK(rc == 0, "report --step-range log: exit %d", rc);
+    char *conv[] = {"convert",
+                    "-q",
+                    "--step-range",
+                    "no_such_range",
+                    "-o",
+                    (char *)path_of("x.perfetto-trace"),
+                    (char *)path_of("user.gtrace")};
+    rc = run_captured(cmd_convert, 7, conv, path_of("conv.out"));
+    CHECK(rc == 2, "convert --step-range unknown: exit %d, expected 2", rc);
+    char *diff[] = {"diff", "--step-range", "no_such_range", (char *)path_of("user.gtrace"),
+                    (char *)path_of("user.gtrace")};
+    rc = run_captured(cmd_diff, 5, diff, path_of("diff.out"));
+    CHECK(rc == 2, "diff --step-range unknown: exit %d, expected 2", rc);
+}
+
+static void test_library_names(void)
+{
+    CHECK(gt_step_library("CCCL", "x"), "CCCL domain");
+    CHECK(gt_step_library("TSL", "Thunk:#name=jit(step)"), "XLA");
+    CHECK(gt_step_library(NULL, "Thunk:#name=jit(train_step)/dot"), "XLA thunk");
+    CHECK(gt_step_library(NULL, "aten::add, seq = 12"), "torch op");
+    CHECK(gt_step_library(NULL, "ncclAllReduce"), "NCCL");
+    CHECK(!gt_step_library(NULL, "train_step"), "the program's own");
+    CHECK(!gt_step_library("MyApp", "ProfilerStep#3"), "a user domain");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_steps WORKDIR\n");
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s", argv[1]);
+    test_library_names();
+    test_library_range_passed_over();
+    test_profiler_steps_one_marker();
+    test_short_range_passed_over();
+    test_one_kernel_repeated();
+    test_graph_launches();
+    test_profiler_windows();
+    test_sync_each_iteration();
+    test_several_loops_rejected();
+    test_step_range_option();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("test_steps: all checks passed\n");
+    return failures != 0;
+}
