@@ -20,6 +20,8 @@
 #define NVTX_RANGES_MAX 200000u
 #define MAX_TIDS 256
 #define NVTX_DEPTH 64
+#define MAX_COLL_TIDS 32
+#define COLLECTIVES_MAX (4u << 20)
 
 typedef struct plan_info {
     gt_rec_cudnn_plan rec;
@@ -103,6 +105,13 @@ typedef struct pass_state {
     uint32_t marker_name_id;
     uint64_t *marker_t;
     size_t n_marker, cap_marker;
+    /* collective threads (gloo...) by name, and when each finished handing data over (pass 2) */
+    uint32_t coll_tid[MAX_COLL_TIDS];
+    uint64_t coll_pending[MAX_COLL_TIDS];
+    size_t n_coll_tids;
+    size_t cap_collectives;
+    uint64_t *h2d_starts; /* GPU host-to-device copies' starts (pass 2) */
+    size_t n_h2d, cap_h2d;
 } pass_state;
 
 struct gt_stack_name {
@@ -148,5 +157,14 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+
+/* model_idle.c */
+void md_idle_on_thread(pass_state *s, const gt_record *r);
+void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
+                    int blocking);
+void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl);
+void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
+void md_idle_finish(gt_proc *p, pass_state *s);
+void md_idle_assign(gt_proc *p);
 
 #endif
