@@ -179,8 +179,8 @@ static void print_gpu(const gt_proc *p, FILE *out)
             (unsigned long long)p->n_gaps, GT_GAP_MIN_NS / 1e3, (double)p->small_gap_ns / 1e6);
     fprintf(out,
             "  in gaps   CPU blocked in sync %.1f ms, copying %.1f ms, launching %.1f ms, "
-            "allocating %.1f ms, other CUDA calls %.1f ms, nothing recorded (busy elsewhere, "
-            "e.g. data loading) %.1f ms\n",
+            "allocating %.1f ms, other CUDA calls %.1f ms, no CUDA call %.1f ms (by cause "
+            "below)\n",
             (double)p->idle_sync_ns / 1e6, (double)p->idle_copy_ns / 1e6,
             (double)p->idle_launch_ns / 1e6, (double)p->idle_alloc_ns / 1e6,
             (double)p->idle_other_ns / 1e6, (double)p->idle_unexplained_ns / 1e6);

@@ -37,6 +37,21 @@ static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t 
     p->collectives[p->n_collectives++] = (gt_collective){arrive, done, kind};
 }
 
+/* A batch copied to the GPU: a host-to-device copy call of a thread that runs no collective
+ * (gloo's threads copy the reduced gradients back the same way). */
+static void note_h2d_call(pass_state *s, const gt_record *r, const gt_api_common *c)
+{
+    gt_rec_api_memcpy m;
+    if (r->kind != GT_REC_API_MEMCPY)
+        return;
+    gt_body_copy(&m, sizeof m, r);
+    if (m.direction != GT_DIR_H2D && !(m.direction == GT_DIR_DEFAULT &&
+                                       m.dst_kind == GT_MEM_DEVICE && m.src_kind != GT_MEM_DEVICE))
+        return;
+    gt_grow((void **)&s->h2d_calls, &s->cap_h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls);
+    s->h2d_calls[s->n_h2d_calls++] = c->t_begin_ns;
+}
+
 /* Pass 2, a wrapped call: on a collective thread, a blocking call (a stream sync, a synchronous
  * copy) followed by a copy brackets the collective; any other call in between means the wait was
  * something else. Records of one thread come in their order. */
@@ -46,8 +61,10 @@ void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_
     size_t i = 0;
     while (i < s->n_coll_tids && s->coll_tid[i] != r->tid)
         i++;
-    if (i == s->n_coll_tids)
+    if (i == s->n_coll_tids) {
+        note_h2d_call(s, r, c);
         return;
+    }
     if (r->kind == GT_REC_API_MEMCPY && s->coll_pending[i])
         add_collective(p, s, s->coll_pending[i], c->t_begin_ns, GT_COLL_CPU);
     s->coll_pending[i] = blocking ? c->t_end_ns : 0;
@@ -117,15 +134,27 @@ static void collective_windows(gt_proc *p)
 /* A gap ends with a batch when a host-to-device copy starts within this of its end. */
 #define H2D_AT_END_NS 100000ull
 
+/* Whether a sorted array holds a value in [lo, hi]; *j moves forward (gaps come in order). */
+static int any_in(const uint64_t *v, size_t n, size_t *j, uint64_t lo, uint64_t hi)
+{
+    while (*j < n && v[*j] < lo)
+        (*j)++;
+    return *j < n && v[*j] <= hi;
+}
+
+/* The GPU work ending the gap is a host-to-device copy, and (when calls were recorded) a thread
+ * that runs no collective asked for one during the gap. */
 static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
 {
     qsort(s->h2d_starts, s->n_h2d, sizeof *s->h2d_starts, md_cmp_u64);
-    size_t j = 0;
+    qsort(s->h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls, md_cmp_u64);
+    int calls_seen = p->cpu_api_records > 0;
+    size_t j = 0, k = 0;
     for (size_t g = 0; g < p->n_gaps; g++) {
-        while (j < s->n_h2d && s->h2d_starts[j] < p->gaps[g].end_ns)
-            j++;
-        p->gaps[g].ends_with_h2d =
-            j < s->n_h2d && s->h2d_starts[j] - p->gaps[g].end_ns <= H2D_AT_END_NS;
+        gt_gap *gp = &p->gaps[g];
+        int gpu = any_in(s->h2d_starts, s->n_h2d, &j, gp->end_ns, gp->end_ns + H2D_AT_END_NS);
+        int cpu = !calls_seen || any_in(s->h2d_calls, s->n_h2d_calls, &k, gp->start_ns, gp->end_ns);
+        gp->ends_with_h2d = gpu && cpu;
     }
 }
 
@@ -196,10 +225,6 @@ void md_idle_assign(gt_proc *p)
         uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
         gap_split(p, g, part);
         uint64_t ov = overlap_ns(g->start_ns, g->end_ns, p->steady_start_ns, p->steady_end_ns);
-        if (getenv("GT_DEBUG_IDLE") && ov && len > 1000000)
-            fprintf(stderr, "gap %d +%.3f len %.3f coll %.3f calls %.3f h2d %d\n", p->hdr.rank,
-                    (g->start_ns - p->steady_start_ns) / 1e6, len / 1e6, part[2] / 1e6,
-                    part[0] / 1e6, g->ends_with_h2d);
         g->cause = 0;
         for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
             if (part[c] > part[g->cause])

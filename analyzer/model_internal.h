@@ -112,6 +112,8 @@ typedef struct pass_state {
     size_t cap_collectives;
     uint64_t *h2d_starts; /* GPU host-to-device copies' starts (pass 2) */
     size_t n_h2d, cap_h2d;
+    uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
+    size_t n_h2d_calls, cap_h2d_calls;
 } pass_state;
 
 struct gt_stack_name {

@@ -247,6 +247,7 @@ static void free_pass(pass_state *s)
     free(s->marker_t);
     free(s->sev);
     free(s->h2d_starts);
+    free(s->h2d_calls);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }

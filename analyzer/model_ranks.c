@@ -350,11 +350,4 @@ void gt_run_cross_process(gt_run *run)
     memset(&run->straggler, 0, sizeof run->straggler);
     find_workers(run);
     cross_rank(run);
-    if (getenv("GT_DEBUG_IDLE"))
-        fprintf(stderr,
-                "straggler found %d rank %d kind %d rounds %zu last %zu late %.3f period %.3f wait "
-                "%.3f\n",
-                run->straggler.found, run->straggler.rank, run->straggler.kind,
-                run->straggler.rounds, run->straggler.last_in, run->straggler.lateness_ms,
-                run->straggler.period_ms, run->straggler.others_wait_ms);
 }

@@ -50,6 +50,43 @@ CASES = {
 }
 
 
+def idle_top(proc):
+    """The cause with most steady idle time among those where the CPU made no CUDA call."""
+    causes = proc["gpu"]["idle_by_cause"]
+    return max((c for c in causes if c != "cuda_call"), key=lambda c: causes[c]["steady_pct"])
+
+
+def check_gloo_straggler(report, cuda, own):
+    """Issue 21 item 3: rank 1 does --slow-ms more CPU work a step; it reaches the gloo all-reduce
+    last by that much, and rank 0's idle GPU time is waiting in the collective, not data loading."""
+    lines = [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv) for line in own]
+    slow_ms = max(float(kv.get("slow_ms", 0)) for kv in lines)
+    adv = [a for a in report["advice"] if a["id"] == "straggler"]
+    if len(adv) != 1 or adv[0]["rank"] != 1:
+        return f"straggler advice {[(a['rank'], a['message']) for a in adv]}, expected rank 1"
+    late = adv[0]["evidence"].get("lateness_ms_per_step", -1)
+    if abs(late - slow_ms) > 0.2 * slow_ms:
+        return f"lateness {late} ms per step, rank 1 does {slow_ms} ms more a step"
+    fast = [p for p in cuda if p["rank"] == 0][0]
+    if idle_top(fast) != "collective":
+        return f"rank 0 idles in {idle_top(fast)}: {fast['gpu']['idle_by_cause']}"
+    slow = [p for p in cuda if p["rank"] == 1][0]
+    if idle_top(slow) not in ("host_work",):
+        return f"rank 1 idles in {idle_top(slow)}: {slow['gpu']['idle_by_cause']}"
+    return None
+
+
+def check_data_loading(report, cuda, own):
+    """The data-bound loop (no workers) idles because its main thread loads data."""
+    top = idle_top(cuda[0])
+    return None if top == "data_loading" else f"idle cause {top}: {cuda[0]['gpu']['idle_by_cause']}"
+
+
+# case -> diagnosis check(report, processes with kernels, traced.out lines): None or what is wrong
+DIAGNOSIS = {"ddp_gloo_slow": check_gloo_straggler, "dataloader_bound": check_data_loading,
+             "dataloader_fixed": check_data_loading}
+
+
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
@@ -114,6 +151,11 @@ def main():
         print(f"expect_step {case} pid {p['pid']}: program {own.get('step_ms_median', '?')} ms "
               f"(wall {own.get('step_ms_wall', '?')}), report {steps.get('median_ms', '-')} ms "
               f"from {steps.get('source', '-')!r}")
+    if case in DIAGNOSIS:
+        with open(os.path.join(dest, case, "traced.out")) as f:
+            wrong = DIAGNOSIS[case](report, cuda, [l for l in f if l.startswith("CORPUS ")])
+        if wrong:
+            sys.exit(f"FAIL: diagnosis of {case}: {wrong}")
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)

@@ -1,0 +1,208 @@
+/* test_idle.c — where the GPU's idle time went (issue 21 item 3) on synthetic traces: each gap's
+ * cause (data loading when a batch copy ends it or DataLoader workers exist, host work without
+ * either, waiting in a collective), and across ranks the rank that reaches the NCCL collectives
+ * last with its lateness per step. Usage: test_idle WORKDIR */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advice.h"
+#include "model.h"
+#include "test_report_synth.h"
+#include "../gt_check.h"
+
+static const char *workdir;
+
+static const gt_advice *find(const gt_advice_list *l, const char *id, int rank)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->items[i].id, id) && (rank < 0 || l->items[i].rank == rank))
+            return &l->items[i];
+    return NULL;
+}
+
+static double evidence(const gt_advice *a, const char *key)
+{
+    for (int i = 0; i < a->n_evidence; i++)
+        if (!strcmp(a->evidence[i].key, key))
+            return a->evidence[i].value;
+    return -1;
+}
+
+/* The cause with most steady idle time among those where the CPU made no CUDA call. */
+static int top_cause_without_calls(const gt_proc *p)
+{
+    int best = GT_IDLE_UNKNOWN;
+    for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
+        if (c != GT_IDLE_CUDA_CALL && p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
+            best = c;
+    return best;
+}
+
+static double steady_ms_per_step(const gt_proc *p, int cause)
+{
+    return (double)p->steady_idle_cause_ns[cause] / 1e6 / p->steady_steps;
+}
+
+static const gt_proc *proc_of_rank(const gt_run *run, int rank)
+{
+    for (size_t i = 0; i < run->n; i++)
+        if (run->procs[i].hdr.rank == rank && gt_proc_has_data(&run->procs[i]))
+            return &run->procs[i];
+    return NULL;
+}
+
+/* One process: write, load (with the workers beside it), check the top cause and the advice. */
+static void one_process(const char *name, const scenario *sc, int want_cause, const char *want_text)
+{
+    char path[512], dir[400];
+    snprintf(dir, sizeof dir, "%s/%s", workdir, name);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    CHECK(system(cmd) == 0, "%s: make %s", name, dir);
+    snprintf(path, sizeof path, "%s/main.gtrace", dir);
+    CHECK(scenario_write(path, sc) == 0, "%s: write", name);
+    const char *paths[] = {dir};
+    gt_run run = {0};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0, "%s: load", name);
+    const gt_proc *p = NULL;
+    for (size_t i = 0; i < run.n; i++)
+        if (run.procs[i].hdr.pid == sc->pid)
+            p = &run.procs[i];
+    CHECK(p != NULL, "%s: the main process", name);
+    if (p) {
+        int got = top_cause_without_calls(p);
+        CHECK(got == want_cause, "%s: idle cause '%s', expected '%s' (%.2f ms/step)", name,
+              gt_idle_cause_name(got), gt_idle_cause_name(want_cause), steady_ms_per_step(p, got));
+        CHECK(p->dataloader_workers == sc->dataloader_workers, "%s: %d workers found, %d written",
+              name, p->dataloader_workers, sc->dataloader_workers);
+        double load = (double)sc->data_load_ns / 1e6;
+        CHECK(fabs(steady_ms_per_step(p, want_cause) - load) < 0.2 * load,
+              "%s: %.2f ms/step of '%s', %.2f ms of CPU work per step written", name,
+              steady_ms_per_step(p, want_cause), gt_idle_cause_name(want_cause), load);
+    }
+    gt_advice_list l = {0};
+    gt_advice_from_run(&run, &l);
+    const gt_advice *a = find(&l, "gpu-idle", -1);
+    CHECK(a != NULL, "%s: gpu-idle fires", name);
+    if (a)
+        CHECK(strstr(a->message, want_text) != NULL, "%s: gpu-idle says '%s': %s", name, want_text,
+              a->message);
+    gt_advice_list_free(&l);
+    gt_run_free(&run);
+}
+
+static scenario idle_loop(void)
+{
+    scenario sc = scenario_healthy();
+    sc.kernels_per_step = 10;
+    sc.kernel_ns = 100000;
+    sc.data_load_ns = 5000000; /* 5 ms of CPU per step, the GPU needs 1 ms */
+    sc.pinned_h2d_bytes = 0;
+    return sc;
+}
+
+static void test_idle_causes(void)
+{
+    /* a batch copied to the GPU after the CPU work: data loading in the training process */
+    scenario batch = idle_loop();
+    batch.pageable_h2d_bytes = 1 << 20;
+    one_process("idle_batch", &batch, GT_IDLE_DATA_LOADING, "loaded data");
+    /* no copy, no workers: Python work, not data loading (the gloo corpus run's slow rank) */
+    scenario host = idle_loop();
+    one_process("idle_host", &host, GT_IDLE_HOST_WORK, "no data loading was seen");
+    /* DataLoader workers beside it: the main process waits for their batches */
+    scenario workers = idle_loop();
+    workers.dataloader_workers = 2;
+    one_process("idle_workers", &workers, GT_IDLE_DATA_LOADING, "DataLoader workers");
+}
+
+static scenario nccl_rank(int rank, int world)
+{
+    scenario sc = scenario_healthy();
+    sc.rank = rank;
+    sc.world_size = world;
+    sc.pid = 5000 + rank;
+    sc.steps = 30;
+    sc.kernels_per_step = 10;
+    sc.kernel_ns = 300000;
+    sc.pinned_h2d_bytes = 0;
+    sc.item_every_step = 1; /* loss.item(): the CPU keeps in step with its GPU */
+    sc.nccl_per_step = 3;   /* three gradient buckets */
+    sc.nccl_ns = 200000;
+    sc.nvtx = 1;
+    return sc;
+}
+
+/* World of `world` ranks, rank `slow` with `delay_ns` more CPU work per step (-1: none). */
+static void nccl_case(const char *name, int world, int slow, uint64_t delay_ns)
+{
+    scenario scs[8];
+    char paths_buf[8][512];
+    const char *paths[8];
+    for (int r = 0; r < world; r++) {
+        scs[r] = nccl_rank(r, world);
+        if (r == slow)
+            scs[r].data_load_ns = delay_ns;
+        snprintf(paths_buf[r], sizeof paths_buf[r], "%s/%s-rank%d.gtrace", workdir, name, r);
+        paths[r] = paths_buf[r];
+    }
+    CHECK(scenario_write_ranks(paths, scs, world) == 0, "%s: write ranks", name);
+    gt_run run = {0};
+    CHECK(gt_run_load(&run, paths, world, 0) == 0, "%s: load", name);
+    gt_advice_list l = {0};
+    gt_advice_from_run(&run, &l);
+    const gt_advice *a = find(&l, "straggler", -1);
+    if (slow < 0) {
+        CHECK(a == NULL, "%s: no straggler among equal ranks (%s)", name, a ? a->message : "");
+    } else {
+        double want = (double)delay_ns / 1e6, late = a ? evidence(a, "lateness_ms_per_step") : -1;
+        CHECK(a && a->rank == slow, "%s: straggler is rank %d (got %d)", name, slow,
+              a ? a->rank : -1);
+        CHECK(fabs(late - want) <= 0.2 * want, "%s: lateness %.3f ms per step, injected %.3f", name,
+              late, want);
+        CHECK(run.straggler.found && run.straggler.kind == GT_COLL_NCCL, "%s: NCCL rounds", name);
+        if (a)
+            CHECK(strstr(a->message, "NCCL") && strstr(a->message, "late per step"),
+                  "%s: message %s", name, a->message);
+        /* the others' GPUs wait in the collective: that is their idle, not data loading */
+        for (int r = 0; r < world; r++) {
+            const gt_proc *p = proc_of_rank(&run, r);
+            if (!p || r == slow)
+                continue;
+            CHECK(top_cause_without_calls(p) == GT_IDLE_COLLECTIVE,
+                  "%s: rank %d idles '%s', expected waiting in a collective", name, r,
+                  gt_idle_cause_name(top_cause_without_calls(p)));
+            double wait = steady_ms_per_step(p, GT_IDLE_COLLECTIVE);
+            CHECK(fabs(wait - want) <= 0.2 * want, "%s: rank %d waits %.3f ms/step, injected %.3f",
+                  name, r, wait, want);
+            CHECK(p->steady_idle_cause_ns[GT_IDLE_DATA_LOADING] == 0, "%s: rank %d data loading",
+                  name, r);
+            CHECK(!find(&l, "gpu-idle", r) || find(&l, "gpu-idle", r)->severity == GT_SEV_INFO,
+                  "%s: rank %d told to fix its own idle", name, r);
+        }
+    }
+    gt_advice_list_free(&l);
+    gt_run_free(&run);
+}
+
+static void test_nccl_straggler(void)
+{
+    nccl_case("nccl2", 2, 1, 8000000);
+    nccl_case("nccl4", 4, 2, 3000000);
+    nccl_case("nccl2_small", 2, 0, 1500000);
+    nccl_case("nccl2_equal", 2, -1, 0);
+}
+
+int main(int argc, char **argv)
+{
+    workdir = argc > 1 ? argv[1] : ".";
+    test_idle_causes();
+    test_nccl_straggler();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        printf("test_idle: all passed\n");
+    return failures ? 1 : 0;
+}
