@@ -142,19 +142,23 @@ static int any_in(const uint64_t *v, size_t n, size_t *j, uint64_t lo, uint64_t 
     return *j < n && v[*j] <= hi;
 }
 
-/* The GPU work ending the gap is a host-to-device copy, and (when calls were recorded) a thread
- * that runs no collective asked for one during the gap. */
+/* A batch arrives: a thread that runs no collective asks for a host-to-device copy during the
+ * gap (the CPU made its data, then handed it over). Without recorded calls, the GPU work ending
+ * the gap is a host-to-device copy. */
 static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
 {
-    qsort(s->h2d_starts, s->n_h2d, sizeof *s->h2d_starts, md_cmp_u64);
-    qsort(s->h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls, md_cmp_u64);
+    if (s->n_h2d) /* qsort of NULL is undefined even for no element */
+        qsort(s->h2d_starts, s->n_h2d, sizeof *s->h2d_starts, md_cmp_u64);
+    if (s->n_h2d_calls)
+        qsort(s->h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls, md_cmp_u64);
     int calls_seen = p->cpu_api_records > 0;
     size_t j = 0, k = 0;
     for (size_t g = 0; g < p->n_gaps; g++) {
         gt_gap *gp = &p->gaps[g];
-        int gpu = any_in(s->h2d_starts, s->n_h2d, &j, gp->end_ns, gp->end_ns + H2D_AT_END_NS);
-        int cpu = !calls_seen || any_in(s->h2d_calls, s->n_h2d_calls, &k, gp->start_ns, gp->end_ns);
-        gp->ends_with_h2d = gpu && cpu;
+        gp->ends_with_h2d =
+            calls_seen
+                ? any_in(s->h2d_calls, s->n_h2d_calls, &k, gp->start_ns, gp->end_ns)
+                : any_in(s->h2d_starts, s->n_h2d, &j, gp->end_ns, gp->end_ns + H2D_AT_END_NS);
     }
 }
 
