@@ -14,6 +14,9 @@
 #define STR_KERNEL0 100
 #define STR_CONV 300
 #define STR_NCCL 400
+#define STR_GLOO 401
+#define TID_MAIN 100
+#define TID_GLOO 101
 #define STACK_SYNC 7
 #define STACK_COPY 8
 #define STACK_ALLOC 9
@@ -259,6 +262,10 @@ static void strings(sim *s)
     gt_test_writer_string(&s->w, STR_CONV, "implicit_convolve_sgemm_f32");
     gt_test_writer_string(&s->w, STR_CONV + 1, "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32");
     gt_test_writer_string(&s->w, STR_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    gt_test_writer_string(&s->w, STR_GLOO, "pt_gloo_runloop");
+    gt_rec_thread gloo = {TID_GLOO, STR_GLOO, s->t};
+    if (s->sc->gloo_per_step) /* the name marks it as a collective thread */
+        add(s, GT_REC_THREAD, &gloo, sizeof gloo);
     /* stacks: one Python frame each (train.py:57 sync, :42 copy, :33 alloc) */
     int lines[3] = {57, 42, 33};
     for (int i = 0; i < 3; i++) {
@@ -349,7 +356,7 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
     static const char cmd[] = "python\0train.py";
     if (gt_test_writer_open(&s->w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
         return -1;
-    gt_test_writer_set_tid(&s->w, 100);
+    gt_test_writer_set_tid(&s->w, TID_MAIN);
     strings(s);
     if (sc->lost_records) {
         gt_rec_lost l = {sc->lost_records, s->t, s->t + 10, GT_LOST_BUFFER_FULL, 100};
@@ -443,6 +450,26 @@ static void all_reduce(sim *ranks, int n)
     }
 }
 
+/* The c-th gloo all-reduce of a step on every rank: the gloo thread waits for the gradients
+ * (a stream sync: the rank arrives when it returns), the allreduce ends gloo_ns after the last
+ * arrival, then the gloo thread copies the result back; the main thread waits without a call. */
+static void gloo_all_reduce(sim *ranks, int n)
+{
+    uint64_t last = 0;
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        gt_test_writer_set_tid(&s->w, TID_GLOO);
+        sync_stream(s);
+        last = s->t > last ? s->t : last;
+    }
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        s->t = last + s->sc->gloo_ns;
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 1 << 20, 20.0, 0);
+        gt_test_writer_set_tid(&s->w, TID_MAIN);
+    }
+}
+
 int scenario_write_ranks(const char *const *paths, const scenario *scs, int n)
 {
     sim ranks[8];
@@ -459,6 +486,8 @@ int scenario_write_ranks(const char *const *paths, const scenario *scs, int n)
             step_compute(&ranks[r], i);
         for (int c = 0; c < scs[0].nccl_per_step; c++)
             all_reduce(ranks, n);
+        for (int c = 0; c < scs[0].gloo_per_step; c++)
+            gloo_all_reduce(ranks, n);
         for (int r = 0; r < n; r++)
             step_end(&ranks[r]);
     }

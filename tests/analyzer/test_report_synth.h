@@ -37,6 +37,10 @@ typedef struct scenario {
     int nccl_per_step;      /* NCCL all-reduce kernels per step, after the step's kernels */
     uint64_t nccl_ns;       /* their transfer time once every rank has arrived */
     int dataloader_workers; /* forked children of the process, as DataLoader workers leave */
+    int gloo_per_step;      /* CPU all-reduces per step through a "pt_gloo_runloop" thread: it waits
+                               for the gradients (stream sync), the main thread waits for it (no call),
+                               it copies the result back (H2D) */
+    uint64_t gloo_ns;       /* their transfer time once every rank has arrived */
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */
