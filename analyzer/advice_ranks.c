@@ -2,6 +2,7 @@
  * parallelism every rank's step lasts as long as the slowest one's (all wait in the collectives),
  * so the straggler shows in when each rank reaches the collectives (model_ranks.c); ranks that
  * do not wait for each other show it in their step times. Thresholds: docs/advice.md. */
+#include "advice.h"
 #include "advice_internal.h"
 
 #include <stdio.h>
