@@ -58,7 +58,7 @@ static void make_rounds(rank_side *r)
 
 static size_t side_collectives(rank_side *r, int kind)
 {
-    r->c = gt_xrealloc(NULL, (r->p->n_collectives + 1) * sizeof *r->c);
+    r->c = gt_xrealloc(r->c, (r->p->n_collectives + 1) * sizeof *r->c); /* again per kind */
     r->n = 0;
     for (size_t i = 0; i < r->p->n_collectives; i++)
         if (r->p->collectives[i].kind == kind)
