@@ -107,6 +107,7 @@ typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwh
     uint64_t collective_ns; /* covered by a CPU collective (a gloo thread between handing its
                                data over and taking the result back) */
     int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
+    uint64_t in_jit_ns;     /* of the CUDA calls' time, JIT or module loading calls */
 } gt_gap;
 
 typedef struct gt_bin {

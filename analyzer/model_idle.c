@@ -52,12 +52,52 @@ static void note_h2d_call(pass_state *s, const gt_record *r, const gt_api_common
     s->h2d_calls[s->n_h2d_calls++] = c->t_begin_ns;
 }
 
+/* Calls that compile or load code (whatever category a recorder files them under): module and
+ * library loads, the driver's linker, NVRTC and nvJitLink. */
+static int jit_function(uint32_t func)
+{
+    static const char *const prefixes[] = {"cuModuleLoad", "cuLibraryLoad", "cuLink", "nvrtc",
+                                           "nvJitLink"};
+    static signed char known[256]; /* 0 not looked at, 1 yes, -1 no */
+    if (func >= 256)
+        return 0;
+    if (!known[func]) {
+        const char *name = gt_api_func_name(func);
+        known[func] = -1;
+        for (size_t i = 0; name && i < sizeof prefixes / sizeof prefixes[0]; i++)
+            if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+                known[func] = 1;
+    }
+    return known[func] > 0;
+}
+
+/* The part of a JIT call inside each gap (gaps are sorted and disjoint). */
+static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
+{
+    size_t lo = 0, hi = p->n_gaps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->gaps[mid].end_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+        uint64_t x = a > p->gaps[i].start_ns ? a : p->gaps[i].start_ns;
+        uint64_t y = b < p->gaps[i].end_ns ? b : p->gaps[i].end_ns;
+        if (y > x)
+            p->gaps[i].in_jit_ns += y - x;
+    }
+}
+
 /* Pass 2, a wrapped call: on a collective thread, a blocking call (a stream sync, a synchronous
  * copy) followed by a copy brackets the collective; any other call in between means the wait was
  * something else. Records of one thread come in their order. */
 void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
                     int blocking)
 {
+    if (jit_function(c->func) && c->t_end_ns > c->t_begin_ns)
+        jit_to_gaps(p, c->t_begin_ns, c->t_end_ns);
     size_t i = 0;
     while (i < s->n_coll_tids && s->coll_tid[i] != r->tid)
         i++;
@@ -203,7 +243,8 @@ static int cause_without_calls(const gt_proc *p, const gt_gap *g)
 }
 
 /* One gap's time split by cause: collective first (a thread blocked while a collective thread
- * waits is waiting for the collective), then CUDA calls, the rest by cause_without_calls. */
+ * waits is waiting for the collective), then CUDA calls (JIT and module loading calls apart),
+ * the rest by cause_without_calls. */
 static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_CAUSE_COUNT])
 {
     uint64_t len = g->end_ns - g->start_ns;
@@ -212,9 +253,11 @@ static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_C
     uint64_t coll = g->collective_ns < len ? g->collective_ns : len;
     if (calls > len - coll)
         calls = len - coll;
+    uint64_t jit = g->in_jit_ns < calls ? g->in_jit_ns : calls;
     memset(part, 0, GT_IDLE_CAUSE_COUNT * sizeof *part);
     part[GT_IDLE_COLLECTIVE] = coll;
-    part[GT_IDLE_CUDA_CALL] = calls;
+    part[GT_IDLE_CUDA_CALL] = calls - jit;
+    part[GT_IDLE_JIT] = jit;
     part[cause_without_calls(p, g)] += len - coll - calls;
 }
 
