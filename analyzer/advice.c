@@ -151,6 +151,18 @@ static double repeated_sync_ms_per_step(const gt_proc *p, uint64_t *calls)
     return (double)ns / 1e6 / p->steady_steps;
 }
 
+/* CPU work without CUDA calls after blocking calls, beyond what the GPU's own work in the steady
+ * steps could hide were the waits gone: a loop bound by its CPU (data loading in the training process)
+ * that also reads loss.item() idles the GPU for that, not for the sync. */
+static double after_sync_excess_ms(const gt_proc *p)
+{
+    if (!has_steps(p)) /* the reasoning is per step: without steps the window is no loop */
+        return 0;
+    double busy = p->steady_busy_pct / 100 * window_ms(p);
+    double excess = (double)p->steady_after_sync_nocall_ns / 1e6 - busy;
+    return excess > 0 ? excess : 0;
+}
+
 static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
 {
     uint64_t calls = 0;
@@ -192,7 +204,7 @@ static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
         site(a, p, top->stack_id);
     }
     /* the GPU idles after each wait, and the CPU could have queued work during it */
-    double idle = p->steady_after_sync_idle_ms_per_step;
+    double idle = p->steady_after_sync_idle_ms_per_step - after_sync_excess_ms(p) / p->steady_steps;
     if (sev == GT_SEV_INFO) /* other waits drain the queue anyway: only this site's own wait */
         saving(a, (double)top->steady_ns / 1e6 / p->steady_steps, 1);
     else if (idle > 0) /* 0: the GPU refilled within launch latency (gaps < 20 us untracked) */
@@ -394,13 +406,13 @@ static void gpu_idle_message(const gt_run *run, const gt_proc *p, gt_advice *a, 
 static void rule_gpu_idle(const gt_run *run, const gt_proc *p, gt_advice_list *l)
 {
     double w = window_ms(p);
-    double idle = (double)p->steady_idle_unexplained_ns / 1e6;
+    double idle = (double)p->steady_idle_unexplained_ns / 1e6 + after_sync_excess_ms(p);
     if (w <= 0 || idle / w < IDLE_SHARE)
         return;
     int cause = idle_cause_without_calls(p);
     int waits = cause == GT_IDLE_COLLECTIVE;
     gt_advice *a = add_item(l, p, "gpu-idle", waits ? GT_SEV_INFO : GT_SEV_WARNING);
-    double per = p->steady_idle_unexplained_ms_per_step;
+    double per = idle / p->steady_steps;
     gpu_idle_message(run, p, a, cause, per, 100 * idle / w);
     ev(a, "idle_ms_per_step", per, "ms");
     ev(a, "idle_share", 100 * idle / w, "%");
@@ -411,7 +423,7 @@ static void rule_gpu_idle(const gt_run *run, const gt_proc *p, gt_advice_list *l
     ev(a, key, (double)p->steady_idle_cause_ns[cause] / 1e6 / p->steady_steps, "ms");
     if (!waits) /* a waiting rank gains when the straggler is fixed: counted there */
         saving(a, per, has_steps(p));
-    a->t_ns = p->largest_gap_start_ns;
+    a->t_ns = p->largest_gap_start_ns ? p->largest_gap_start_ns : p->steady_start_ns;
 }
 
 /* ------------------------------------------------------------------ amp */

@@ -274,6 +274,9 @@ typedef struct gt_proc {
     /* NCCL kernels spinning for a late rank (model_ranks.c), counted in idle_cause_ns too */
     uint64_t nccl_wait_ns, steady_nccl_wait_ns;
     int dataloader_workers; /* forked children of this process running the same program */
+    /* in gaps >= GT_BIG_GAP_NS that began with a blocking call, steady window: the time no thread
+     * made a CUDA call nor waited in a collective (the CPU's own work after the wait) */
+    uint64_t steady_after_sync_nocall_ns;
 
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;

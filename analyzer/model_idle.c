@@ -267,6 +267,7 @@ void md_idle_assign(gt_proc *p)
 {
     memset(p->idle_cause_ns, 0, sizeof p->idle_cause_ns);
     memset(p->steady_idle_cause_ns, 0, sizeof p->steady_idle_cause_ns);
+    p->steady_after_sync_nocall_ns = 0;
     for (size_t i = 0; i < p->n_gaps; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
@@ -281,6 +282,9 @@ void md_idle_assign(gt_proc *p)
                 p->steady_idle_cause_ns[c] +=
                     (uint64_t)((double)part[c] * (double)ov / (double)len);
         }
+        uint64_t nocall = len - part[GT_IDLE_COLLECTIVE] - part[GT_IDLE_CUDA_CALL];
+        if (ov && g->after_sync && len >= GT_BIG_GAP_NS)
+            p->steady_after_sync_nocall_ns += (uint64_t)((double)nocall * (double)ov / (double)len);
     }
     /* launch latency: the CPU was launching (or, with no CPU record, nobody can tell) */
     int small = p->cpu_api_records || p->gpu_api_records ? GT_IDLE_CUDA_CALL : GT_IDLE_UNKNOWN;

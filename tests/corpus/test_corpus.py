@@ -77,9 +77,23 @@ def check_gloo_straggler(report, cuda, own):
 
 
 def check_data_loading(report, cuda, own):
-    """The data-bound loop (no workers) idles because its main thread loads data."""
+    """The data-bound loop (no workers) idles because its main thread loads data: that cause, as
+    long a step as the program's own wait in next(loader) (within 20%), and advice that says so
+    (not only sync-stall: its loss.item() precedes every gap). With workers: no such advice."""
+    kv = dict(x.split("=", 1) for x in own[0].split()[1:] if "=" in x) if own else {}
     top = idle_top(cuda[0])
-    return None if top == "data_loading" else f"idle cause {top}: {cuda[0]['gpu']['idle_by_cause']}"
+    if top != "data_loading":
+        return f"idle cause {top}: {cuda[0]['gpu']['idle_by_cause']}"
+    idle = [a for a in report["advice"] if a["id"] == "gpu-idle"]
+    if kv.get("workers", "0") != "0":
+        return f"gpu-idle advice with DataLoader workers: {idle[0]['message']}" if idle else None
+    wait = float(kv.get("data_wait_ms_median", "nan"))
+    loading = cuda[0]["gpu"]["idle_by_cause"]["data_loading"]["steady_ms_per_step"]
+    if not abs(loading - wait) <= 0.2 * wait:
+        return f"data loading {loading} ms a step, the program waited {wait} ms in next(loader)"
+    if not idle or "loaded data" not in idle[0]["message"]:
+        return f"no data-loading advice: {[a['id'] for a in report['advice']]}"
+    return None
 
 
 # case -> diagnosis check(report, processes with kernels, traced.out lines): None or what is wrong
