@@ -236,6 +236,7 @@ static void test_straggler(void)
 {
     ranks_case("nccl2", 0, 2, 1, 8000000);
     ranks_case("nccl4", 0, 4, 2, 3000000);
+    ranks_case("nccl8", 0, 8, 5, 2000000);
     ranks_case("nccl2_small", 0, 2, 0, 1500000);
     ranks_case("nccl2_equal", 0, 2, -1, 0);
     ranks_case("gloo2", 1, 2, 1, 6000000);
