@@ -1,9 +1,11 @@
 /* model_idle.c — where the GPU's idle time went (issue 21 item 3): for each idle gap, what the CPU
  * was doing. The evidence: the wrapped calls of every thread (in_*_ns of the gap, model_time.c),
  * the waits of collective threads (gloo's run loops hand gradients over with a blocking call and
- * take the result back with a copy: in between the thread is inside the collective), the GPU work
- * that ends the gap (a host-to-device copy is a batch arriving), the phase the gap falls in (JIT),
- * and DataLoader workers (other processes of the run: model_ranks.c sets dataloader_workers). */
+ * take the result back with a copy: in between the thread is inside the collective), a batch
+ * copied to the GPU during the gap (a host-to-device copy asked for by a thread that runs no
+ * collective), JIT and module-loading calls, the phase the gap falls in (gap->phase, set before
+ * md_idle_finish by the phases' part), and DataLoader workers (other processes of the run:
+ * model_ranks.c sets dataloader_workers and assigns again). */
 #include "model_internal.h"
 
 /* Threads whose name says they run collectives: PyTorch names gloo's "pt_gloo_runloop"; NCCL and
