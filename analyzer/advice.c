@@ -152,8 +152,8 @@ static double repeated_sync_ms_per_step(const gt_proc *p, uint64_t *calls)
 }
 
 /* CPU work without CUDA calls after blocking calls, beyond what the GPU's own work in the steady
- * steps could hide were the waits gone: a loop bound by its CPU (data loading in the training process)
- * that also reads loss.item() idles the GPU for that, not for the sync. */
+ * steps could hide were the waits gone: a loop bound by its CPU (data loading in the training
+ * process) that also reads loss.item() idles the GPU for that, not for the sync. */
 static double after_sync_excess_ms(const gt_proc *p)
 {
     if (!has_steps(p)) /* the reasoning is per step: without steps the window is no loop */
