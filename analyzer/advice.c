@@ -33,8 +33,7 @@
 #define ALLOC_MIN_SHARE 0.02            /* their API time / steady window */
 #define PINNED_REF_MIN_BYTES (1u << 20) /* pinned copies this large give a usable bandwidth */
 #define IDLE_SHARE 0.10                 /* unexplained idle in gaps >= 1 ms / steady window */
-/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c */
-#define STRAGGLER_RATIO 1.05 /* slowest rank's step / median step of all ranks */
+/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -182,6 +181,18 @@ static double repeated_sync_ms_per_step(const gt_proc *p, uint64_t *calls)
     return (double)ns / 1e6 / p->steady_steps;
 }
 
+/* CPU work without CUDA calls after blocking calls, beyond what the GPU's own work in the steady
+ * steps could hide were the waits gone: a loop bound by its CPU (data loading in the training
+ * process) that also reads loss.item() idles the GPU for that, not for the sync. */
+static double after_sync_excess_ms(const gt_proc *p)
+{
+    if (!has_steps(p)) /* the reasoning is per step: without steps the window is no loop */
+        return 0;
+    double busy = p->steady_busy_pct / 100 * window_ms(p);
+    double excess = (double)p->steady_after_sync_nocall_ns / 1e6 - busy;
+    return excess > 0 ? excess : 0;
+}
+
 static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
 {
     uint64_t calls = 0;
@@ -223,7 +234,7 @@ static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
         site(a, p, top->stack_id);
     }
     /* the GPU idles after each wait, and the CPU could have queued work during it */
-    double idle = p->steady_after_sync_idle_ms_per_step;
+    double idle = p->steady_after_sync_idle_ms_per_step - after_sync_excess_ms(p) / p->steady_steps;
     if (sev == GT_SEV_INFO) /* other waits drain the queue anyway: only this site's own wait */
         saving(a, (double)top->steady_ns / 1e6 / p->steady_steps, 1);
     else if (idle > 0) /* 0: the GPU refilled within launch latency (gaps < 20 us untracked) */
@@ -365,26 +376,84 @@ static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
     a->t_ns = p->steady_start_ns;
 }
 
-static void rule_gpu_idle(const gt_proc *p, gt_advice_list *l)
+/* The cause that took most of the steady idle time where the CPU made no CUDA call. */
+static int idle_cause_without_calls(const gt_proc *p)
+{
+    int best = GT_IDLE_UNKNOWN;
+    for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
+        if (c != GT_IDLE_CUDA_CALL && p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
+            best = c;
+    return best;
+}
+
+/* What the CPU did instead, and what to do about it, by cause (model_idle.c). */
+static void gpu_idle_message(const gt_run *run, const gt_proc *p, gt_advice *a, int cause,
+                             double per, double share)
+{
+    const char *head = "The GPU sat idle";
+    const gt_straggler *st = &run->straggler;
+    switch (cause) {
+    case GT_IDLE_COLLECTIVE:
+        if (st->found && st->pid != p->hdr.pid)
+            msg(a,
+                "%s %.2f ms %s (%.0f%% of the time) waiting in a collective: this rank reaches "
+                "them early and waits for rank %d, %.2f ms late per step (see straggler). Make "
+                "that rank faster; nothing to fix here.",
+                head, per, per_step_word(p), share, st->rank, st->lateness_ms);
+        else
+            msg(a,
+                "%s %.2f ms %s (%.0f%% of the time) waiting in a collective (gloo or NCCL) for "
+                "the other ranks: look at the rank that arrives last, or overlap communication "
+                "with computation (DDP bucket sizes, NCCL instead of gloo for GPU tensors).",
+                head, per, per_step_word(p), share);
+        break;
+    case GT_IDLE_JIT:
+        msg(a,
+            "%s %.2f ms %s (%.0f%% of the time) while the CPU compiled kernels or loaded modules "
+            "(JIT). Cache compiled kernels, compile once before the loop, keep shapes static.",
+            head, per, per_step_word(p), share);
+        break;
+    case GT_IDLE_DATA_LOADING:
+        msg(a,
+            "%s %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU loaded data "
+            "(%s). Use DataLoader(num_workers>0, pin_memory=True, prefetch_factor), move "
+            "preprocessing to the GPU, or overlap it with the previous step.",
+            head, per, per_step_word(p), share,
+            p->dataloader_workers ? "DataLoader workers run beside it"
+                                  : "each gap ends with a batch copied to the GPU");
+        break;
+    default:
+        msg(a,
+            "%s %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU made no "
+            "CUDA call and no data loading was seen: host work (Python, logging, metrics, "
+            "checkpoints). Profile the CPU side (py-spy, torch.profiler), move that work to the "
+            "GPU, or overlap it with the previous step.",
+            head, per, per_step_word(p), share);
+        break;
+    }
+}
+
+static void rule_gpu_idle(const gt_run *run, const gt_proc *p, gt_advice_list *l)
 {
     double w = window_ms(p);
-    double idle = (double)p->steady_idle_unexplained_ns / 1e6;
+    double idle = (double)p->steady_idle_unexplained_ns / 1e6 + after_sync_excess_ms(p);
     if (w <= 0 || idle / w < IDLE_SHARE)
         return;
-    gt_advice *a = add_item(l, p, "gpu-idle", GT_SEV_WARNING);
-    double per = p->steady_idle_unexplained_ms_per_step;
-    msg(a,
-        "The GPU sat idle %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU "
-        "made no CUDA call: it was busy elsewhere, typically loading or preprocessing data. Use "
-        "DataLoader(num_workers>0, pin_memory=True, prefetch_factor), move preprocessing to the "
-        "GPU, or overlap it with the previous step.",
-        per, per_step_word(p), 100 * idle / w);
+    int cause = idle_cause_without_calls(p);
+    int waits = cause == GT_IDLE_COLLECTIVE;
+    gt_advice *a = add_item(l, p, "gpu-idle", waits ? GT_SEV_INFO : GT_SEV_WARNING);
+    double per = idle / p->steady_steps;
+    gpu_idle_message(run, p, a, cause, per, 100 * idle / w);
     ev(a, "idle_ms_per_step", per, "ms");
     ev(a, "idle_share", 100 * idle / w, "%");
     ev(a, "idle_gaps", (double)p->steady_big_gaps, "count");
     ev(a, "largest_gap_ms", (double)p->largest_gap_ns / 1e6, "ms");
-    saving(a, per, has_steps(p));
-    a->t_ns = p->largest_gap_start_ns;
+    char key[40];
+    snprintf(key, sizeof key, "%s_ms_per_step", gt_idle_cause_key(cause));
+    ev(a, key, (double)p->steady_idle_cause_ns[cause] / 1e6 / p->steady_steps, "ms");
+    if (!waits) /* a waiting rank gains when the straggler is fixed: counted there */
+        saving(a, per, has_steps(p));
+    a->t_ns = p->largest_gap_start_ns ? p->largest_gap_start_ns : p->steady_start_ns;
 }
 
 /* ------------------------------------------------------------------ amp */
@@ -628,99 +697,6 @@ static void rule_cudnn_inferred(const gt_proc *p, gt_advice_list *l)
     a->t_ns = p->gpu_first_ns;
 }
 
-/* ------------------------------------------------------------------ straggler (issue 9) */
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void rule_straggler(const gt_run *run, gt_advice_list *l)
-{
-    double meds[256];
-    const gt_proc *ranked[256];
-    size_t n = 0;
-    for (size_t i = 0; i < run->n && n < 256; i++) {
-        const gt_proc *p = &run->procs[i];
-        if (gt_proc_has_data(p) && has_steps(p) && p->hdr.rank >= 0) {
-            ranked[n] = p;
-            meds[n++] = p->step_ms_median;
-        }
-    }
-    if (n < 2)
-        return;
-    const gt_proc *slow = ranked[0];
-    for (size_t i = 1; i < n; i++)
-        if (ranked[i]->step_ms_median > slow->step_ms_median)
-            slow = ranked[i];
-    qsort(meds, n, sizeof *meds, cmp_dbl);
-    double med = n % 2 ? meds[n / 2] : (meds[n / 2 - 1] + meds[n / 2]) / 2;
-    /* In lock-stepped DDP the step times are equal; the straggler shows as the rank that waits
-     * least in NCCL. Compare the time each rank spends outside collectives. */
-    double own[256], own_med, slow_own = 0;
-    const gt_proc *slow_own_p = ranked[0];
-    for (size_t i = 0; i < n; i++) {
-        own[i] = ranked[i]->step_ms_median - ranked[i]->steady_nccl_ms_per_step;
-        if (own[i] >= slow_own) {
-            slow_own = own[i];
-            slow_own_p = ranked[i];
-        }
-    }
-    double own_sorted[256];
-    memcpy(own_sorted, own, n * sizeof *own);
-    qsort(own_sorted, n, sizeof *own_sorted, cmp_dbl);
-    own_med = n % 2 ? own_sorted[n / 2] : (own_sorted[n / 2 - 1] + own_sorted[n / 2]) / 2;
-    int by_step = med > 0 && slow->step_ms_median / med >= STRAGGLER_RATIO;
-    int by_own = own_med > 0 && slow_own / own_med >= STRAGGLER_RATIO;
-    if (!by_step && !by_own)
-        return;
-    const gt_proc *s = by_step ? slow : slow_own_p;
-    double s_val = by_step ? s->step_ms_median : slow_own, ref = by_step ? med : own_med;
-    /* why: the figure where the slow rank exceeds the others' mean the most */
-    const char *names[] = {"synchronization", "copies", "data loading / CPU work (GPU idle)",
-                           "allocations"};
-    double mine[4] = {s->steady_sync_ms_per_step, s->steady_copy_ms_per_step,
-                      s->steady_cpu_elsewhere_ms_per_step,
-                      (double)s->steady_alloc_ns / 1e6 / s->steady_steps};
-    double others[4] = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (ranked[i] == s)
-            continue;
-        others[0] += ranked[i]->steady_sync_ms_per_step / (double)(n - 1);
-        others[1] += ranked[i]->steady_copy_ms_per_step / (double)(n - 1);
-        others[2] += ranked[i]->steady_cpu_elsewhere_ms_per_step / (double)(n - 1);
-        others[3] +=
-            (double)ranked[i]->steady_alloc_ns / 1e6 / ranked[i]->steady_steps / (double)(n - 1);
-    }
-    int why = -1;
-    double why_ms = 0;
-    for (int k = 0; k < 4; k++)
-        if (mine[k] - others[k] > why_ms) {
-            why_ms = mine[k] - others[k];
-            why = k;
-        }
-    gt_advice *a = add_item(l, s, "straggler", GT_SEV_WARNING);
-    char reason[200] = "";
-    if (why >= 0 && why_ms > 0.05 * (s_val - ref))
-        snprintf(reason, sizeof reason, " It spends %.2f ms more per step than the others in %s.",
-                 why_ms, names[why]);
-    msg(a,
-        "Rank %d holds the others back: %.2f ms%s per step against a median of %.2f ms (%.0f%% "
-        "slower); the other ranks wait for it in collectives.%s",
-        s->hdr.rank, s_val, by_step ? "" : " outside NCCL", ref, 100 * (s_val / ref - 1), reason);
-    ev(a, "rank", s->hdr.rank, "");
-    ev(a, "step_ms", s->step_ms_median, "ms");
-    ev(a, "median_step_ms", med, "ms");
-    ev(a, "own_ms_per_step", slow_own, "ms");
-    ev(a, "median_own_ms_per_step", own_med, "ms");
-    ev(a, "nccl_ms_per_step", s->steady_nccl_ms_per_step, "ms");
-    if (why >= 0)
-        ev(a, "excess_ms_per_step", why_ms, "ms");
-    saving(a, s_val - ref, 1);
-    a->t_ns = s->steady_start_ns;
-}
-
 /* ------------------------------------------------------------------ entry points */
 
 static int cmp_advice(const void *a, const void *b)
@@ -747,13 +723,13 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
         rule_pinned_memory(p, out);
         rule_non_blocking_copy(p, out);
         rule_launch_bound(p, out);
-        rule_gpu_idle(p, out);
+        rule_gpu_idle(run, p, out);
         rule_amp(p, out);
         rule_alloc_in_loop(p, out);
         gt_adv_rule_cudnn_benchmark(p, out);
         rule_cudnn_inferred(p, out);
     }
-    rule_straggler(run, out);
+    gt_adv_rule_straggler(run, out);
     if (out->n)
         qsort(out->items, out->n, sizeof *out->items, cmp_advice);
 }

@@ -1,4 +1,5 @@
-/* advice_rules.h — what advice.c lends the rules kept in files of their own (advice_cudnn.c):
+/* advice_rules.h — what advice.c lends the rules kept in files of their own (advice_cudnn.c,
+ * advice_ranks.c):
  * building an item (id, message, evidence, saving) and the steady step; and those rules' entry
  * points, which gt_advice_from_run calls. Not for use outside advice*.c. The types are only
  * declared here (advice.h defines them), so advice.c can include this without a cycle. */
@@ -8,6 +9,7 @@
 struct gt_advice;
 struct gt_advice_list;
 struct gt_proc;
+struct gt_run;
 
 struct gt_advice *gt_adv_add(struct gt_advice_list *l, const struct gt_proc *p, const char *id,
                              int severity);
@@ -19,5 +21,7 @@ double gt_adv_step_ms(const struct gt_proc *p); /* the median step, or the whole
 
 /* advice_cudnn.c */
 void gt_adv_rule_cudnn_benchmark(const struct gt_proc *p, struct gt_advice_list *l);
+/* advice_ranks.c: the rank that holds the others back */
+void gt_adv_rule_straggler(const struct gt_run *run, struct gt_advice_list *l);
 
 #endif

@@ -151,6 +151,7 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
         for (size_t i = 0; i < a->run.n; i++)
             if (a->run.procs[i].priv)
                 gt_proc_finish(&a->run.procs[i], 0); /* the converter could not read it */
+        gt_run_cross_process(&a->run); /* workers and ranks: the straggler, collective waits */
         gt_advice_from_run(&a->run, &a->list);
         a->decided = 1;
     }

@@ -133,6 +133,35 @@ static void print_steps(const gt_proc *p, FILE *out)
             p->steady_alloc_per_step);
 }
 
+/* The steady window's idle time by what the CPU was doing, largest first (model_idle.c). */
+static void print_idle_by_cause(const gt_proc *p, FILE *out)
+{
+    uint64_t total = 0;
+    int order[GT_IDLE_CAUSE_COUNT], n = 0;
+    for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
+        total += p->steady_idle_cause_ns[c];
+        if (p->steady_idle_cause_ns[c])
+            order[n++] = c;
+    }
+    if (!total)
+        return;
+    for (int i = 1; i < n; i++)
+        for (int j = i;
+             j > 0 && p->steady_idle_cause_ns[order[j]] > p->steady_idle_cause_ns[order[j - 1]];
+             j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int steps = p->n_steps >= 2;
+    fprintf(out, "  by cause  %s:", steps ? "steady state, per step" : "steady state");
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s %s %.2f ms (%.0f%%)", i ? "," : "", gt_idle_cause_name(order[i]),
+                (double)p->steady_idle_cause_ns[order[i]] / 1e6 / (steps ? p->steady_steps : 1),
+                100.0 * (double)p->steady_idle_cause_ns[order[i]] / (double)total);
+    fputc('\n', out);
+}
+
 static void print_gpu(const gt_proc *p, FILE *out)
 {
     if (!p->gpu_busy_ns) {
@@ -158,11 +187,12 @@ static void print_gpu(const gt_proc *p, FILE *out)
             (unsigned long long)p->n_gaps, GT_GAP_MIN_NS / 1e3, (double)p->small_gap_ns / 1e6);
     fprintf(out,
             "  in gaps   CPU blocked in sync %.1f ms, copying %.1f ms, launching %.1f ms, "
-            "allocating %.1f ms, other CUDA calls %.1f ms, nothing recorded (busy elsewhere, "
-            "e.g. data loading) %.1f ms\n",
+            "allocating %.1f ms, other CUDA calls %.1f ms, no CUDA call %.1f ms (by cause "
+            "below)\n",
             (double)p->idle_sync_ns / 1e6, (double)p->idle_copy_ns / 1e6,
             (double)p->idle_launch_ns / 1e6, (double)p->idle_alloc_ns / 1e6,
             (double)p->idle_other_ns / 1e6, (double)p->idle_unexplained_ns / 1e6);
+    print_idle_by_cause(p, out);
 }
 
 static int cmp_kernel(const void *a, const void *b)

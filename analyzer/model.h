@@ -113,9 +113,13 @@ typedef struct gt_gemm_agg {
 typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
     uint64_t start_ns, end_ns;
     uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
-    int after_sync; /* began when a blocking call returned */
-    int cause;      /* enum gt_idle_cause, the one that took most of the gap */
-    int phase;      /* enum gt_phase_kind the gap falls in (by its start) */
+    int after_sync;         /* began when a blocking call returned */
+    int cause;              /* enum gt_idle_cause, the one that took most of the gap */
+    int phase;              /* enum gt_phase_kind the gap falls in (by its start) */
+    uint64_t collective_ns; /* covered by a CPU collective (a gloo thread between handing its
+                               data over and taking the result back) */
+    int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
+    uint64_t in_jit_ns;     /* of the CUDA calls' time, JIT or module loading calls */
 } gt_gap;
 
 typedef struct gt_bin {
@@ -168,6 +172,29 @@ enum gt_idle_cause {
     GT_IDLE_CAUSE_COUNT
 };
 const char *gt_idle_cause_name(int cause);
+const char *gt_idle_cause_key(int cause); /* "cuda_call", "collective"...: JSON keys */
+
+/* A collective as one rank saw it: when the rank reached it and when it was done. NCCL: a kernel
+ * (it starts when the rank's stream gets there, ends when every rank has arrived and the data
+ * moved). CPU collectives (gloo): a collective thread's wait, from the end of the blocking call
+ * that handed the data over to the start of the copy that takes the result back. */
+enum gt_collective_kind { GT_COLL_NCCL = 0, GT_COLL_CPU = 1 };
+typedef struct gt_collective {
+    uint64_t arrive_ns, done_ns;
+    int kind;
+} gt_collective;
+
+/* The rank that reaches the collectives last (model_ranks.c), found from the collectives of all
+ * ranks of a run: each round of collectives (a step's) is matched across ranks, a rank's lateness
+ * in a round is its latest arrival after the other ranks' median. */
+typedef struct gt_straggler {
+    int found;              /* >= 2 ranks with matched rounds */
+    int rank, pid, kind;    /* the rank last in most rounds; kind: enum gt_collective_kind */
+    size_t rounds, last_in; /* matched rounds (steady window), rounds it was last in */
+    double lateness_ms;     /* its median lateness per round (per step) */
+    double period_ms;       /* median time between rounds */
+    double others_wait_ms;  /* per round, the mean over the other ranks of their wait for it */
+} gt_straggler;
 
 typedef struct gt_proc {
     /* identity and run info */
@@ -257,6 +284,15 @@ typedef struct gt_proc {
     uint64_t phase_ns[GT_PHASE_COUNT];                  /* total time in each phase */
     uint64_t idle_cause_ns[GT_IDLE_CAUSE_COUNT];        /* GPU idle time by cause, whole run */
     uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
+    gt_collective *collectives; /* in time order of their end (model_idle.c) */
+    size_t n_collectives;
+    uint64_t steady_small_gap_ns; /* gaps < GT_GAP_MIN_NS inside the steady window */
+    /* NCCL kernels spinning for a late rank (model_ranks.c), counted in idle_cause_ns too */
+    uint64_t nccl_wait_ns, steady_nccl_wait_ns;
+    int dataloader_workers; /* forked children of this process running the same program */
+    /* in gaps >= GT_BIG_GAP_NS that began with a blocking call, steady window: the time no thread
+     * made a CUDA call nor waited in a collective (the CPU's own work after the wait) */
+    uint64_t steady_after_sync_nocall_ns;
 
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;
@@ -275,6 +311,7 @@ typedef struct gt_run {
     size_t n;
     int any_not_trace, any_damaged;
     gt_model_options opts;
+    gt_straggler straggler; /* across ranks, set by gt_run_cross_process */
 } gt_run;
 
 /* Load files (folders are expanded to the *.gtrace files they contain, sorted). Errors per file are
@@ -290,6 +327,10 @@ void gt_run_free(gt_run *run);
 int gt_run_open(gt_run *run, const char *const *paths, int n, int verbose);
 void gt_proc_pass2_record(gt_proc *p, const gt_record *r);
 void gt_proc_finish(gt_proc *p, int pass2_complete);
+/* What needs every process of the run (model_ranks.c): DataLoader workers, idle causes that
+ * depend on them, collectives matched across ranks (run->straggler, NCCL wait). gt_run_load
+ * calls it; a caller of gt_run_open calls it once every process is finished. */
+void gt_run_cross_process(gt_run *run);
 /* The call-site table pass 1 read (valid until gt_proc_finish), NULL when none. */
 struct gt_symtab *gt_proc_symtab(gt_proc *p);
 

@@ -21,6 +21,8 @@
 #define MAX_TIDS 256
 #define NVTX_DEPTH 64
 #define GT_PERF_ALGOS 8 /* legacy algorithms per direction (cudnnConvolution*Algo_t) */
+#define MAX_COLL_TIDS 32
+#define COLLECTIVES_MAX (4u << 20)
 
 typedef struct plan_info {
     gt_rec_cudnn_plan rec;
@@ -114,6 +116,18 @@ typedef struct pass_state {
     size_t n_graph_kernels, cap_graph_kernels;
     uint64_t *prof_start, *prof_stop; /* cudaProfilerStart/Stop calls */
     size_t n_prof_start, cap_prof_start, n_prof_stop, cap_prof_stop;
+    uint32_t marker_name_id;
+    uint64_t *marker_t;
+    size_t n_marker, cap_marker;
+    /* collective threads (gloo...) by name, and when each finished handing data over (pass 2) */
+    uint32_t coll_tid[MAX_COLL_TIDS];
+    uint64_t coll_pending[MAX_COLL_TIDS];
+    size_t n_coll_tids;
+    size_t cap_collectives;
+    uint64_t *h2d_starts; /* GPU host-to-device copies' starts (pass 2) */
+    size_t n_h2d, cap_h2d;
+    uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
+    size_t n_h2d_calls, cap_h2d_calls;
 } pass_state;
 
 struct gt_stack_name {
@@ -166,5 +180,13 @@ void md_steps_on_api(pass_state *s, const gt_api_common *c);
 void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
 void md_choose_steps(gt_proc *p, pass_state *s);
 void md_steps_free(pass_state *s);
+/* model_idle.c */
+void md_idle_on_thread(pass_state *s, const gt_record *r);
+void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
+                    int blocking);
+void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl);
+void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
+void md_idle_finish(gt_proc *p, pass_state *s);
+void md_idle_assign(gt_proc *p);
 
 #endif

@@ -84,6 +84,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         md_on_nvtx(p, s, &v, r->tid);
         break;
     }
+    case GT_REC_THREAD:
+        md_idle_on_thread(s, r);
+        break;
     case GT_REC_STACK:
         md_on_stack(s, r);
         gt_symtab_add_record(s->symtab, s->reader, r);
@@ -153,9 +156,18 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         if (u.c.t_end_ns >= u.c.t_begin_ns && p->n_gaps)
             md_attribute_to_gaps(p, md_api_category_for_gap(r, &u.c, u.sync.sync_kind, &u.m),
                                  u.c.t_begin_ns, u.c.t_end_ns);
+        int blocking = (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) ||
+                       (r->kind == GT_REC_API_MEMCPY && !u.m.is_async);
+        md_idle_on_api(p, s, r, &u.c, blocking);
+    } else if (r->kind == GT_REC_GPU_MEMCPY) {
+        gt_rec_gpu_memcpy m;
+        gt_body_copy(&m, sizeof m, r);
+        md_idle_on_gpu_memcpy(s, &m);
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
         gt_body_copy(&k, sizeof k, r);
+        uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
+        md_idle_on_kernel(p, s, &k, ki < p->n_kernels && p->kernels[ki].is_nccl);
         uint64_t d = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
         uint32_t call = md_kernel_call(p, s, &k);
         if (call == UINT32_MAX)
@@ -241,6 +253,8 @@ static void free_pass(pass_state *s)
     free(s->stacks);
     md_steps_free(s);
     free(s->sev);
+    free(s->h2d_starts);
+    free(s->h2d_calls);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }
@@ -323,6 +337,7 @@ static void load_finish(gt_proc *p, int complete)
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
     md_gap_totals(p, s, lo, hi);
+    md_idle_finish(p, s);
     if (hi > lo && complete)
         md_steady_count(p, s, lo, hi);
     double steps = p->steady_steps;
@@ -404,6 +419,8 @@ static int run_load(gt_run *run, const char *const *paths, int n, int verbose, i
         run_note(run, p, verbose);
     }
     gt_paths_free(list, cnt);
+    if (pass2)
+        gt_run_cross_process(run);
     if (!cnt && verbose)
         fprintf(stderr, "%s: no .gtrace files found\n", gt_cli_prefix());
     return ok ? 0 : -1;
@@ -448,6 +465,7 @@ void gt_run_free(gt_run *run)
         free(p->kernels);
         free(p->sync_sites);
         free(p->gaps);
+        free(p->collectives);
         for (size_t k = 0; k < p->n_cudnn; k++) {
             free(p->cudnn[k].signature);
             for (int c = 0; c < p->cudnn[k].n_choices; c++) {

@@ -13,6 +13,10 @@
 #define STR_FUNC 21
 #define STR_KERNEL0 100
 #define STR_CONV 300
+#define STR_NCCL 400
+#define STR_GLOO 401
+#define TID_MAIN 100
+#define TID_GLOO 101
 #define STACK_SYNC 7
 #define STACK_COPY 8
 #define STACK_ALLOC 9
@@ -260,6 +264,11 @@ static void strings(sim *s)
     }
     gt_test_writer_string(&s->w, STR_CONV, "implicit_convolve_sgemm_f32");
     gt_test_writer_string(&s->w, STR_CONV + 1, "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32");
+    gt_test_writer_string(&s->w, STR_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    gt_test_writer_string(&s->w, STR_GLOO, "pt_gloo_runloop");
+    gt_rec_thread gloo = {TID_GLOO, STR_GLOO, s->t};
+    if (s->sc->gloo_per_step) /* the name marks it as a collective thread */
+        add(s, GT_REC_THREAD, &gloo, sizeof gloo);
     /* stacks: one Python frame each (train.py:57 sync, :42 copy, :33 alloc) */
     int lines[3] = {57, 42, 33};
     for (int i = 0; i < 3; i++) {
@@ -301,7 +310,7 @@ static void header(gt_file_header *h, const scenario *sc)
     rt->devices[0].total_mem_bytes = 150ull << 30;
 }
 
-static void one_step(sim *s, int step)
+static void step_compute(sim *s, int step)
 {
     const scenario *sc = s->sc;
     if (sc->nvtx)
@@ -321,6 +330,11 @@ static void one_step(sim *s, int step)
         launch(s, STR_KERNEL0 + (uint32_t)k, sc->kernel_ns);
     for (int a = 0; a < sc->allocs_per_step; a++)
         alloc(s, 1);
+}
+
+static void step_end(sim *s)
+{
+    const scenario *sc = s->sc;
     if (sc->item_every_step)
         copy(s, GT_DIR_D2H, GT_MEM_PAGEABLE, 0, 4, 1.0, STACK_SYNC);
     if (sc->sync_every_step)
@@ -329,34 +343,160 @@ static void one_step(sim *s, int step)
         nvtx(s, GT_NVTX_POP);
 }
 
-int scenario_write(const char *path, const scenario *sc)
+static void one_step(sim *s, int step)
 {
-    sim s;
-    memset(&s, 0, sizeof s);
-    s.sc = sc;
-    s.t = T0 + 1000000;
+    step_compute(s, step);
+    step_end(s);
+}
+
+static int sim_open(sim *s, const char *path, const scenario *sc)
+{
+    memset(s, 0, sizeof *s);
+    s->sc = sc;
+    s->t = T0 + 1000000;
     gt_file_header h;
     header(&h, sc);
     static const char cmd[] = "python\0train.py";
-    if (gt_test_writer_open(&s.w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+    if (gt_test_writer_open(&s->w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
         return -1;
-    gt_test_writer_set_tid(&s.w, 100);
-    strings(&s);
+    gt_test_writer_set_tid(&s->w, TID_MAIN);
+    strings(s);
     if (sc->lost_records) {
-        gt_rec_lost l = {sc->lost_records, s.t, s.t + 10,
+        gt_rec_lost l = {sc->lost_records, s->t, s->t + 10,
                          sc->lost_reason ? sc->lost_reason : GT_LOST_BUFFER_FULL, 100};
-        add(&s, GT_REC_LOST, &l, sizeof l);
+        add(s, GT_REC_LOST, &l, sizeof l);
     }
     if (sc->kernel_image_error) {
         gt_rec_api_launch l;
         memset(&l, 0, sizeof l);
-        common(&l.c, &s, GT_FN_cudaLaunchKernel, 3000, 0);
+        common(&l.c, s, GT_FN_cudaLaunchKernel, 3000, 0);
         l.c.result = 209;
-        add(&s, GT_REC_API_LAUNCH, &l, sizeof l);
+        add(s, GT_REC_API_LAUNCH, &l, sizeof l);
     }
+    return 0;
+}
+
+static int sim_close(sim *s)
+{
+    if (gt_test_writer_close(&s->w) != 0)
+        s->rc = -1;
+    return s->rc;
+}
+
+/* A DataLoader worker: a forked child of the scenario's process that keeps its program and makes
+ * no CUDA call (its trace holds a header and nothing else). */
+static int write_worker(const char *path, const scenario *sc, int i)
+{
+    gt_test_writer w;
+    gt_file_header h;
+    header(&h, sc);
+    h.ppid = sc->pid;
+    h.pid = sc->pid + 100 + i;
+    h.flags |= GT_HDR_FORKED_CHILD;
+    static const char cmd[] = "python\0train.py";
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        return -1;
+    return gt_test_writer_close(&w);
+}
+
+static int write_workers(const char *path, const scenario *sc)
+{
+    for (int i = 0; i < sc->dataloader_workers; i++) {
+        char wp[600];
+        snprintf(wp, sizeof wp, "%s.worker%d.gtrace", path, i);
+        if (write_worker(wp, sc, i) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int scenario_write(const char *path, const scenario *sc)
+{
+    sim s;
+    if (sim_open(&s, path, sc) != 0)
+        return -1;
     for (int i = 0; i < sc->steps; i++)
         one_step(&s, i);
-    if (gt_test_writer_close(&s.w) != 0)
-        s.rc = -1;
-    return s.rc;
+    if (sim_close(&s) != 0)
+        return -1;
+    return write_workers(path, sc);
+}
+
+/* The c-th all-reduce of a step on every rank: each launches it, its kernel starts when its
+ * queue gets there, and all of them end nccl_ns after the last one started. */
+static void all_reduce(sim *ranks, int n)
+{
+    uint64_t start[8], corr[8], last = 0;
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        gt_rec_api_launch l;
+        memset(&l, 0, sizeof l);
+        common(&l.c, s, GT_FN___cudaLaunchKernel, s->sc->launch_ns, 0);
+        l.name_id = STR_NCCL;
+        add(s, GT_REC_API_LAUNCH, &l, sizeof l);
+        corr[r] = l.c.corr_id;
+        start[r] = s->gpu_free > l.c.t_end_ns + 2000 ? s->gpu_free : l.c.t_end_ns + 2000;
+        last = start[r] > last ? start[r] : last;
+    }
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        gt_rec_gpu_kernel k;
+        memset(&k, 0, sizeof k);
+        k.start_ns = start[r];
+        k.end_ns = last + s->sc->nccl_ns;
+        k.corr_id = ++s->cupti_corr;
+        k.name_id = STR_NCCL;
+        k.stream = 7;
+        add(s, GT_REC_GPU_KERNEL, &k, sizeof k);
+        gt_rec_gpu_ext_corr e = {corr[r], k.corr_id, GT_EXT_CORR_KIND_OURS, 0};
+        add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
+        s->gpu_free = k.end_ns;
+    }
+}
+
+/* The c-th gloo all-reduce of a step on every rank: the gloo thread waits for the gradients
+ * (a stream sync: the rank arrives when it returns), the allreduce ends gloo_ns after the last
+ * arrival, then the gloo thread copies the result back; the main thread waits without a call. */
+static void gloo_all_reduce(sim *ranks, int n)
+{
+    uint64_t last = 0;
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        gt_test_writer_set_tid(&s->w, TID_GLOO);
+        sync_stream(s);
+        last = s->t > last ? s->t : last;
+    }
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        s->t = last + s->sc->gloo_ns;
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 1 << 20, 20.0, 0);
+        gt_test_writer_set_tid(&s->w, TID_MAIN);
+    }
+}
+
+int scenario_write_ranks(const char *const *paths, const scenario *scs, int n)
+{
+    sim ranks[8];
+    int rc = 0, opened = 0;
+    if (n < 1 || n > 8)
+        return -1;
+    for (; opened < n; opened++)
+        if (sim_open(&ranks[opened], paths[opened], &scs[opened]) != 0) {
+            rc = -1;
+            break;
+        }
+    for (int i = 0; i < scs[0].steps && !rc; i++) {
+        for (int r = 0; r < n; r++)
+            step_compute(&ranks[r], i);
+        for (int c = 0; c < scs[0].nccl_per_step; c++)
+            all_reduce(ranks, n);
+        for (int c = 0; c < scs[0].gloo_per_step; c++)
+            gloo_all_reduce(ranks, n);
+        for (int r = 0; r < n; r++)
+            step_end(&ranks[r]);
+    }
+    for (int r = 0; r < opened; r++)
+        if (sim_close(&ranks[r]) != 0 || write_workers(paths[r], &scs[r]) != 0)
+            rc = -1;
+    return rc;
 }

@@ -38,11 +38,23 @@ typedef struct scenario {
     int kernel_image_error;   /* a launch fails with cudaErrorNoKernelImageForDevice */
     uint64_t lost_records;
     uint32_t lost_reason; /* gt_lost_reason of lost_records, 0 = buffer full */
+    int nccl_per_step;      /* NCCL all-reduce kernels per step, after the step's kernels */
+    uint64_t nccl_ns;       /* their transfer time once every rank has arrived */
+    int dataloader_workers; /* forked children of the process, as DataLoader workers leave */
+    int gloo_per_step;      /* CPU all-reduces per step through a "pt_gloo_runloop" thread: it waits
+                               for the gradients (stream sync), the main thread waits for it (no call),
+                               it copies the result back (H2D) */
+    uint64_t gloo_ns;       /* their transfer time once every rank has arrived */
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */
 scenario scenario_healthy(void);
 /* Write the trace; returns 0 on success. */
 int scenario_write(const char *path, const scenario *sc);
+/* Write the ranks of one job (one scenario each, n <= 8) simulated together: their NCCL kernels
+ * end when the last rank's has started plus nccl_ns, so a rank with more CPU work per step
+ * (data_load_ns) makes the others' NCCL kernels wait. Returns 0 on success. Either writer puts a
+ * scenario's DataLoader workers beside its trace (PATH.workerN.gtrace). */
+int scenario_write_ranks(const char *const *paths, const scenario *scs, int n);
 
 #endif

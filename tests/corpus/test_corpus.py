@@ -90,6 +90,55 @@ def check_steps(case, p, own):
     if not any(abs(got - w) <= STEP_TOLERANCE * w for w in want):
         sys.exit(f"FAIL: {case} pid {p['pid']}: report step {got} ms, the program's own {want} ms "
                  f"(more than {STEP_TOLERANCE:.0%} apart; steps from {steps.get('source')!r})")
+def idle_top(proc):
+    """The cause with most steady idle time among those where the CPU made no CUDA call."""
+    causes = proc["gpu"]["idle_by_cause"]
+    return max((c for c in causes if c != "cuda_call"), key=lambda c: causes[c]["steady_pct"])
+
+
+def check_gloo_straggler(report, cuda, own):
+    """Issue 21 item 3: rank 1 does --slow-ms more CPU work a step; it reaches the gloo all-reduce
+    last by that much, and rank 0's idle GPU time is waiting in the collective, not data loading."""
+    lines = [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv) for line in own]
+    slow_ms = max(float(kv.get("slow_ms", 0)) for kv in lines)
+    adv = [a for a in report["advice"] if a["id"] == "straggler"]
+    if len(adv) != 1 or adv[0]["rank"] != 1:
+        return f"straggler advice {[(a['rank'], a['message']) for a in adv]}, expected rank 1"
+    late = adv[0]["evidence"].get("lateness_ms_per_step", -1)
+    if abs(late - slow_ms) > 0.2 * slow_ms:
+        return f"lateness {late} ms per step, rank 1 does {slow_ms} ms more a step"
+    fast = [p for p in cuda if p["rank"] == 0][0]
+    if idle_top(fast) != "collective":
+        return f"rank 0 idles in {idle_top(fast)}: {fast['gpu']['idle_by_cause']}"
+    slow = [p for p in cuda if p["rank"] == 1][0]
+    if idle_top(slow) not in ("host_work",):
+        return f"rank 1 idles in {idle_top(slow)}: {slow['gpu']['idle_by_cause']}"
+    return None
+
+
+def check_data_loading(report, cuda, own):
+    """The data-bound loop (no workers) idles because its main thread loads data: that cause, as
+    long a step as the program's own wait in next(loader) (within 20%), and advice that says so
+    (not only sync-stall: its loss.item() precedes every gap). With workers: no such advice."""
+    kv = dict(x.split("=", 1) for x in own[0].split()[1:] if "=" in x) if own else {}
+    top = idle_top(cuda[0])
+    if top != "data_loading":
+        return f"idle cause {top}: {cuda[0]['gpu']['idle_by_cause']}"
+    idle = [a for a in report["advice"] if a["id"] == "gpu-idle"]
+    if kv.get("workers", "0") != "0":
+        return f"gpu-idle advice with DataLoader workers: {idle[0]['message']}" if idle else None
+    wait = float(kv.get("data_wait_ms_median", "nan"))
+    loading = cuda[0]["gpu"]["idle_by_cause"]["data_loading"]["steady_ms_per_step"]
+    if not abs(loading - wait) <= 0.2 * wait:
+        return f"data loading {loading} ms a step, the program waited {wait} ms in next(loader)"
+    if not idle or "loaded data" not in idle[0]["message"]:
+        return f"no data-loading advice: {[a['id'] for a in report['advice']]}"
+    return None
+
+
+# case -> diagnosis check(report, processes with kernels, traced.out lines): None or what is wrong
+DIAGNOSIS = {"ddp_gloo_slow": check_gloo_straggler, "dataloader_bound": check_data_loading,
+             "dataloader_fixed": check_data_loading}
 
 
 def run(cmd):
@@ -219,6 +268,11 @@ def main():
               f"(wall {own.get('step_ms_wall', '?')}), report {steps.get('median_ms', '-')} ms "
               f"from {steps.get('source', '-')!r}")
         check_steps(case, p, own)
+    if case in DIAGNOSIS:
+        with open(os.path.join(dest, case, "traced.out")) as f:
+            wrong = DIAGNOSIS[case](report, cuda, [l for l in f if l.startswith("CORPUS ")])
+        if wrong:
+            sys.exit(f"FAIL: diagnosis of {case}: {wrong}")
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)

@@ -1,0 +1,302 @@
+/* model_idle.c — where the GPU's idle time went (issue 21 item 3): for each idle gap, what the CPU
+ * was doing. The evidence: the wrapped calls of every thread (in_*_ns of the gap, model_time.c),
+ * the waits of collective threads (gloo's run loops hand gradients over with a blocking call and
+ * take the result back with a copy: in between the thread is inside the collective), a batch
+ * copied to the GPU during the gap (a host-to-device copy asked for by a thread that runs no
+ * collective), JIT and module-loading calls, the phase the gap falls in (gap->phase, set before
+ * md_idle_finish by the phases' part), and DataLoader workers (other processes of the run:
+ * model_ranks.c sets dataloader_workers and assigns again). */
+#include "model_internal.h"
+
+/* Threads whose name says they run collectives: PyTorch names gloo's "pt_gloo_runloop"; NCCL and
+ * c10d helpers carry their library's name. */
+static int collective_thread_name(const char *name)
+{
+    return name && (md_contains_ci(name, "gloo") || md_contains_ci(name, "nccl") ||
+                    md_contains_ci(name, "c10d") || md_contains_ci(name, "processgroup"));
+}
+
+/* Pass 1: GT_REC_THREAD names a thread (strings precede their use, so the name is known). */
+void md_idle_on_thread(pass_state *s, const gt_record *r)
+{
+    gt_rec_thread t;
+    gt_body_copy(&t, sizeof t, r);
+    if (!collective_thread_name(gt_reader_string(s->reader, t.name_id)))
+        return;
+    for (size_t i = 0; i < s->n_coll_tids; i++)
+        if (s->coll_tid[i] == t.tid)
+            return;
+    if (s->n_coll_tids < MAX_COLL_TIDS)
+        s->coll_tid[s->n_coll_tids++] = t.tid;
+}
+
+static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t done, int kind)
+{
+    if (done < arrive || p->n_collectives >= COLLECTIVES_MAX)
+        return;
+    gt_grow((void **)&p->collectives, &s->cap_collectives, p->n_collectives,
+            sizeof *p->collectives);
+    p->collectives[p->n_collectives++] = (gt_collective){arrive, done, kind};
+}
+
+/* A batch copied to the GPU: a host-to-device copy call of a thread that runs no collective
+ * (gloo's threads copy the reduced gradients back the same way). */
+static void note_h2d_call(pass_state *s, const gt_record *r, const gt_api_common *c)
+{
+    gt_rec_api_memcpy m;
+    if (r->kind != GT_REC_API_MEMCPY)
+        return;
+    gt_body_copy(&m, sizeof m, r);
+    if (m.direction != GT_DIR_H2D && !(m.direction == GT_DIR_DEFAULT &&
+                                       m.dst_kind == GT_MEM_DEVICE && m.src_kind != GT_MEM_DEVICE))
+        return;
+    gt_grow((void **)&s->h2d_calls, &s->cap_h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls);
+    s->h2d_calls[s->n_h2d_calls++] = c->t_begin_ns;
+}
+
+/* Calls that compile or load code (whatever category a recorder files them under): module and
+ * library loads, the driver's linker, NVRTC and nvJitLink. */
+static int jit_function(uint32_t func)
+{
+    static const char *const prefixes[] = {"cuModuleLoad", "cuLibraryLoad", "cuLink", "nvrtc",
+                                           "nvJitLink"};
+    static signed char known[256]; /* 0 not looked at, 1 yes, -1 no */
+    if (func >= 256)
+        return 0;
+    if (!known[func]) {
+        const char *name = gt_api_func_name(func);
+        known[func] = -1;
+        for (size_t i = 0; name && i < sizeof prefixes / sizeof prefixes[0]; i++)
+            if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+                known[func] = 1;
+    }
+    return known[func] > 0;
+}
+
+/* The part of a JIT call inside each gap (gaps are sorted and disjoint). */
+static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
+{
+    size_t lo = 0, hi = p->n_gaps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->gaps[mid].end_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+        uint64_t x = a > p->gaps[i].start_ns ? a : p->gaps[i].start_ns;
+        uint64_t y = b < p->gaps[i].end_ns ? b : p->gaps[i].end_ns;
+        if (y > x)
+            p->gaps[i].in_jit_ns += y - x;
+    }
+}
+
+/* Pass 2, a wrapped call: on a collective thread, a blocking call (a stream sync, a synchronous
+ * copy) followed by a copy brackets the collective; any other call in between means the wait was
+ * something else. Records of one thread come in their order. */
+void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
+                    int blocking)
+{
+    if (jit_function(c->func) && c->t_end_ns > c->t_begin_ns)
+        jit_to_gaps(p, c->t_begin_ns, c->t_end_ns);
+    size_t i = 0;
+    while (i < s->n_coll_tids && s->coll_tid[i] != r->tid)
+        i++;
+    if (i == s->n_coll_tids) {
+        note_h2d_call(s, r, c);
+        return;
+    }
+    if (r->kind == GT_REC_API_MEMCPY && s->coll_pending[i])
+        add_collective(p, s, s->coll_pending[i], c->t_begin_ns, GT_COLL_CPU);
+    s->coll_pending[i] = blocking ? c->t_end_ns : 0;
+}
+
+void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl)
+{
+    if (is_nccl)
+        add_collective(p, s, k->start_ns, k->end_ns, GT_COLL_NCCL);
+}
+
+void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
+{
+    if (m->copy_kind != 1) /* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
+        return;
+    gt_grow((void **)&s->h2d_starts, &s->cap_h2d, s->n_h2d, sizeof *s->h2d_starts);
+    s->h2d_starts[s->n_h2d++] = m->start_ns;
+}
+
+static int cmp_collective(const void *a, const void *b)
+{
+    const gt_collective *x = a, *y = b;
+    return x->done_ns < y->done_ns ? -1 : x->done_ns > y->done_ns;
+}
+
+/* Time of the gap covered by the union of the CPU collectives' waits (sorted by arrival here). */
+static void gaps_collective_cover(gt_proc *p, const uint64_t (*w)[2], size_t n)
+{
+    size_t j = 0;
+    uint64_t covered_to = 0; /* windows overlap (one per bucket): count each instant once */
+    for (size_t g = 0; g < p->n_gaps; g++) {
+        gt_gap *gp = &p->gaps[g];
+        while (j < n && w[j][1] <= gp->start_ns)
+            j++;
+        covered_to = gp->start_ns;
+        for (size_t k = j; k < n && w[k][0] < gp->end_ns; k++) {
+            uint64_t lo = w[k][0] > covered_to ? w[k][0] : covered_to;
+            uint64_t hi = w[k][1] < gp->end_ns ? w[k][1] : gp->end_ns;
+            if (hi > lo) {
+                gp->collective_ns += hi - lo;
+                covered_to = hi;
+            }
+        }
+    }
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void collective_windows(gt_proc *p)
+{
+    size_t n = 0;
+    uint64_t(*w)[2] = gt_xrealloc(NULL, (p->n_collectives + 1) * sizeof *w);
+    for (size_t i = 0; i < p->n_collectives; i++)
+        if (p->collectives[i].kind == GT_COLL_CPU) {
+            w[n][0] = p->collectives[i].arrive_ns;
+            w[n++][1] = p->collectives[i].done_ns;
+        }
+    qsort(w, n, sizeof *w, cmp_window);
+    gaps_collective_cover(p, (const uint64_t(*)[2])w, n);
+    free(w);
+}
+
+/* A gap ends with a batch when a host-to-device copy starts within this of its end. */
+#define H2D_AT_END_NS 100000ull
+
+/* Whether a sorted array holds a value in [lo, hi]; *j moves forward (gaps come in order). */
+static int any_in(const uint64_t *v, size_t n, size_t *j, uint64_t lo, uint64_t hi)
+{
+    while (*j < n && v[*j] < lo)
+        (*j)++;
+    return *j < n && v[*j] <= hi;
+}
+
+/* A batch arrives: a thread that runs no collective asks for a host-to-device copy during the
+ * gap (the CPU made its data, then handed it over). Without recorded calls, the GPU work ending
+ * the gap is a host-to-device copy. */
+static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
+{
+    if (s->n_h2d) /* qsort of NULL is undefined even for no element */
+        qsort(s->h2d_starts, s->n_h2d, sizeof *s->h2d_starts, md_cmp_u64);
+    if (s->n_h2d_calls)
+        qsort(s->h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls, md_cmp_u64);
+    int calls_seen = p->cpu_api_records > 0;
+    size_t j = 0, k = 0;
+    for (size_t g = 0; g < p->n_gaps; g++) {
+        gt_gap *gp = &p->gaps[g];
+        gp->ends_with_h2d =
+            calls_seen
+                ? any_in(s->h2d_calls, s->n_h2d_calls, &k, gp->start_ns, gp->end_ns)
+                : any_in(s->h2d_starts, s->n_h2d, &j, gp->end_ns, gp->end_ns + H2D_AT_END_NS);
+    }
+}
+
+static uint64_t overlap_ns(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+    return y > x ? y - x : 0;
+}
+
+/* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window. */
+static void steady_small_gaps(gt_proc *p, const pass_state *s)
+{
+    p->steady_small_gap_ns = 0;
+    for (size_t i = 1; i < s->n_iv; i++)
+        if (s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
+            p->steady_small_gap_ns +=
+                overlap_ns(s->iv[i - 1][1], s->iv[i][0], p->steady_start_ns, p->steady_end_ns);
+}
+
+/* After pass 2 and the steady window: the evidence each gap needs, then the causes as if the
+ * process had no DataLoader workers (gt_run_cross_process assigns again when it has). */
+void md_idle_finish(gt_proc *p, pass_state *s)
+{
+    if (p->n_collectives)
+        qsort(p->collectives, p->n_collectives, sizeof *p->collectives, cmp_collective);
+    collective_windows(p);
+    gaps_ending_with_h2d(p, s);
+    steady_small_gaps(p, s);
+    md_idle_assign(p);
+}
+
+/* What the CPU did in the part of a gap where no thread was in a CUDA call or a collective. */
+static int cause_without_calls(const gt_proc *p, const gt_gap *g)
+{
+    if (g->phase == GT_PHASE_JIT)
+        return GT_IDLE_JIT;
+    if (g->ends_with_h2d || p->dataloader_workers > 0)
+        return GT_IDLE_DATA_LOADING;
+    if (p->cpu_api_records || p->gpu_api_records)
+        return GT_IDLE_HOST_WORK;
+    return GT_IDLE_UNKNOWN;
+}
+
+/* One gap's time split by cause: collective first (a thread blocked while a collective thread
+ * waits is waiting for the collective), then CUDA calls (JIT and module loading calls apart),
+ * the rest by cause_without_calls. */
+static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_CAUSE_COUNT])
+{
+    uint64_t len = g->end_ns - g->start_ns;
+    uint64_t calls =
+        g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+    uint64_t coll = g->collective_ns < len ? g->collective_ns : len;
+    if (calls > len - coll)
+        calls = len - coll;
+    uint64_t jit = g->in_jit_ns < calls ? g->in_jit_ns : calls;
+    memset(part, 0, GT_IDLE_CAUSE_COUNT * sizeof *part);
+    part[GT_IDLE_COLLECTIVE] = coll;
+    part[GT_IDLE_CUDA_CALL] = calls - jit;
+    part[GT_IDLE_JIT] = jit;
+    part[cause_without_calls(p, g)] += len - coll - calls;
+}
+
+/* Fill gap->cause, idle_cause_ns and steady_idle_cause_ns from the gaps' evidence (again from
+ * zero each time: the run-level pass calls it once the workers are known). */
+void md_idle_assign(gt_proc *p)
+{
+    memset(p->idle_cause_ns, 0, sizeof p->idle_cause_ns);
+    memset(p->steady_idle_cause_ns, 0, sizeof p->steady_idle_cause_ns);
+    p->steady_after_sync_nocall_ns = 0;
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        gt_gap *g = &p->gaps[i];
+        uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
+        gap_split(p, g, part);
+        uint64_t ov = overlap_ns(g->start_ns, g->end_ns, p->steady_start_ns, p->steady_end_ns);
+        g->cause = 0;
+        for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
+            if (part[c] > part[g->cause])
+                g->cause = c;
+            p->idle_cause_ns[c] += part[c];
+            if (ov && len)
+                p->steady_idle_cause_ns[c] +=
+                    (uint64_t)((double)part[c] * (double)ov / (double)len);
+        }
+        uint64_t nocall = len - part[GT_IDLE_COLLECTIVE] - part[GT_IDLE_CUDA_CALL];
+        if (ov && g->after_sync && len >= GT_BIG_GAP_NS)
+            p->steady_after_sync_nocall_ns += (uint64_t)((double)nocall * (double)ov / (double)len);
+    }
+    /* launch latency: the CPU was launching (or, with no CPU record, nobody can tell) */
+    int small = p->cpu_api_records || p->gpu_api_records ? GT_IDLE_CUDA_CALL : GT_IDLE_UNKNOWN;
+    p->idle_cause_ns[small] += p->small_gap_ns;
+    p->steady_idle_cause_ns[small] += p->steady_small_gap_ns;
+}
+
+const char *gt_idle_cause_key(int cause)
+{
+    static const char *const keys[GT_IDLE_CAUSE_COUNT] = {"cuda_call",    "jit",       "collective",
+                                                          "data_loading", "host_work", "unknown"};
+    return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? keys[cause] : "?";
+}
