@@ -442,6 +442,7 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         print_run(p, out);
         section(out, color, "steps");
         print_steps(p, out);
+        gt_phases_print(p, out);
         section(out, color, "GPU time");
         print_gpu(p, out);
         section(out, color, "kernels");

@@ -103,6 +103,9 @@ typedef struct pass_state {
     uint32_t marker_name_id;
     uint64_t *marker_t;
     size_t n_marker, cap_marker;
+    gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
+    size_t n_phase_ev, cap_phase_ev;
+    const gt_run *run; /* the run being loaded (its process notes), NULL none */
 } pass_state;
 
 struct gt_stack_name {
@@ -148,5 +151,16 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+
+/* model_phases.c */
+void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
+void md_phase_end_record(gt_proc *p, const gt_record *r);
+void md_phases(gt_proc *p, pass_state *s);
+void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
+
+/* model_procs.c */
+void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);
+void md_run_notes_finish(gt_run *run);
+void md_run_notes_free(gt_run *run);
 
 #endif

@@ -477,13 +477,25 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         p->idle_unexplained_ns += unexpl;
         if (g->after_sync)
             p->after_sync_idle_ns += len;
+        /* the part of the gap in the steady window, less what lies in JIT compilation or
+         * autotuning there (model_phases.c): that idle time is reported by its phase's name */
+        uint64_t in_phase[GT_PHASE_COUNT], part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, g->start_ns, g->end_ns, in_phase);
+        for (int k = 0; k < GT_PHASE_COUNT && len; k++)
+            p->phase_idle_ns[k] += unexpl * in_phase[k] / len;
+        uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
+        md_phase_overlaps(p, a, b < a ? a : b, part);
         uint64_t ov = overlap(g->start_ns, g->end_ns, lo, hi);
+        if (p->n_phases)
+            ov -= part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
         if (ov && len) {
             if (len >= GT_BIG_GAP_NS && !g->after_sync) {
                 steady_unexpl += unexpl * ov / len;
                 p->steady_big_gaps++;
-                if (unexpl > p->largest_gap_ns) {
-                    p->largest_gap_ns = unexpl;
+                uint64_t named = part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
+                uint64_t shown = named ? unexpl * ov / len : unexpl;
+                if (shown > p->largest_gap_ns) {
+                    p->largest_gap_ns = shown;
                     p->largest_gap_start_ns = g->start_ns;
                 }
             }
