@@ -269,6 +269,7 @@ typedef struct gt_proc_note {
     char *exe, *host;
     int quiet;    /* no CUDA activity: a .procs line, or a trace without CUDA records */
     int compiler; /* ptxas, nvcc, cicc, gcc, cc1, ld...: its time is JIT of its CUDA ancestor */
+    int pending;  /* a trace whose header is read only when it is loaded */
 } gt_proc_note;
 
 typedef struct gt_run {

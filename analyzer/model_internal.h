@@ -160,6 +160,7 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 
 /* model_procs.c */
 void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);
+void md_run_note_proc(gt_run *run, size_t i, const gt_proc *p);
 void md_run_notes_finish(gt_run *run);
 void md_run_notes_free(gt_run *run);
 

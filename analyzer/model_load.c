@@ -407,6 +407,7 @@ static int run_load(gt_run *run, const char *const *paths, int n, int verbose, i
     for (size_t i = 0; i < cnt; i++) {
         gt_proc *p = &run->procs[run->n++];
         gt_reader *r = proc_open(p, list[i]);
+        md_run_note_proc(run, run->n - 1, p);
         if (r) {
             ((pass_state *)p->priv)->run = run;
             ((pass_state *)p->priv)->reader = NULL; /* pass 2 reads no strings */

@@ -14,6 +14,7 @@
 #include "model_internal.h"
 
 #define NOTE_SCAN_RECORDS 4096 /* a compiler's trace without CUDA holds a handful of records */
+#define NOTE_SCAN_MAX_BYTES (64 << 10)
 
 static gt_proc_note *note_add(gt_run *run, size_t *cap)
 {
@@ -47,13 +48,23 @@ static uint64_t trace_end(gt_reader *r)
     return 0;
 }
 
-/* One note per trace file, in the order of list (note i is the file of procs[i]). */
+/* One note per trace file, in the order of list (note i is the file of procs[i]). Only the
+ * small files of a run of several are read here (a compiler's trace holds a few records): the
+ * others' notes come from their header when they are loaded (md_run_note_proc), so that a large
+ * trace is still read twice only (convert's promise). */
 static void notes_from_traces(gt_run *run, size_t *cap, char **list, size_t cnt)
 {
     for (size_t i = 0; i < cnt; i++) {
         gt_proc_note *n = note_add(run, cap);
         gt_reader *r = NULL;
         char err[256];
+        struct stat sb;
+        if (cnt < 2 || stat(list[i], &sb) != 0 || sb.st_size > NOTE_SCAN_MAX_BYTES) {
+            n->pending = 1;
+            n->exe = gt_xstrdup("");
+            n->host = gt_xstrdup("");
+            continue;
+        }
         if (gt_reader_open(list[i], &r, err, sizeof err) != GT_OPEN_OK) {
             n->exe = gt_xstrdup("");
             n->host = gt_xstrdup("");
@@ -134,6 +145,25 @@ void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, siz
     size_t cap = 0;
     notes_from_traces(run, &cap, list, cnt);
     notes_from_folders(run, &cap, paths, n);
+}
+
+/* The note of a trace not read beforehand, from its header once loaded. */
+void md_run_note_proc(gt_run *run, size_t i, const gt_proc *p)
+{
+    if (i >= run->n_notes || !run->notes[i].pending)
+        return;
+    gt_proc_note *n = &run->notes[i];
+    n->pending = 0;
+    if (p->open_status != GT_OPEN_OK)
+        return;
+    n->pid = p->hdr.pid;
+    n->ppid = p->hdr.ppid;
+    n->start_ns = p->hdr.start_realtime_ns;
+    free(n->exe);
+    free(n->host);
+    n->exe = gt_xstrdup(p->exe ? p->exe : "");
+    n->host = gt_xstrdup(p->host ? p->host : "");
+    n->compiler = gt_exe_is_compiler(n->exe);
 }
 
 void md_run_notes_finish(gt_run *run)
