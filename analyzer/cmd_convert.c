@@ -146,7 +146,6 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
                             gt_convert_advice_emit emit, void *emit_ctx)
 {
     advice_ctx *a = ctx;
-    (void)path;
     if (!a->decided) { /* every file was read: the model is complete */
         for (size_t i = 0; i < a->run.n; i++)
             if (a->run.procs[i].priv)
@@ -154,6 +153,17 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
         gt_run_cross_process(&a->run); /* workers and ranks: the straggler, collective waits */
         gt_advice_from_run(&a->run, &a->list);
         a->decided = 1;
+    }
+    const gt_proc *p = proc_of_file(a, file_index, path);
+    for (size_t i = 0; p && i < p->n_phases; i++) { /* the phases, drawn as a track */
+        const gt_phase_span *ph = &p->phases[i];
+        char detail[96];
+        snprintf(detail, sizeof detail, "%.3f ms", (double)(ph->end_ns - ph->start_ns) / 1e6);
+        gt_convert_advice item = {.t_ns = ph->start_ns,
+                                  .title = gt_phase_name(ph->kind),
+                                  .detail = detail,
+                                  .end_ns = ph->end_ns};
+        emit(emit_ctx, &item);
     }
     for (size_t i = 0; i < a->list.n; i++) {
         const gt_advice *ad = &a->list.items[i];

@@ -424,14 +424,19 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
 /* Processes without CUDA activity (shells, compilers, launchers, DataLoader workers: a JAX run
  * leaves hundreds) take one line, "3 other processes without CUDA activity: bash x2, ptxas", not a
  * section each. Names are the executables' file names, most frequent first. */
+/* Processes without CUDA activity (run->notes: the .procs lines of the run folders, and trace
+ * files without CUDA records from older recordings), folded into one line by executable. */
 static void print_quiet_processes(const gt_run *run, FILE *out)
 {
     size_t n_quiet = 0, n_names = 0;
-    const char **names = gt_xcalloc(run->n + 1, sizeof *names);
-    size_t *counts = gt_xcalloc(run->n + 1, sizeof *counts);
-    for (size_t i = 0; i < run->n; i++) {
-        const gt_proc *p = &run->procs[i];
-        if (p->open_status != 0 || gt_proc_has_data(p))
+    const char **names = gt_xcalloc(run->n_notes + 1, sizeof *names);
+    size_t *counts = gt_xcalloc(run->n_notes + 1, sizeof *counts);
+    int any_cuda = 0;
+    for (size_t i = 0; i < run->n; i++)
+        any_cuda |= gt_proc_has_data(&run->procs[i]);
+    for (size_t i = 0; i < run->n_notes; i++) {
+        const gt_proc_note *p = &run->notes[i];
+        if (!p->quiet)
             continue;
         n_quiet++;
         const char *exe = p->exe && *p->exe ? p->exe : "?";
@@ -445,8 +450,8 @@ static void print_quiet_processes(const gt_run *run, FILE *out)
         counts[k]++;
     }
     if (n_quiet) {
-        fprintf(out, "\n%zu %sprocess%s without CUDA activity:", n_quiet,
-                n_quiet == run->n ? "" : "other ", n_quiet == 1 ? "" : "es");
+        fprintf(out, "\n%zu %sprocess%s without CUDA activity:", n_quiet, any_cuda ? "other " : "",
+                n_quiet == 1 ? "" : "es");
         for (size_t shown = 0; shown < n_names && shown < 8; shown++) {
             size_t best = shown; /* selection by count: a few distinct names */
             for (size_t k = shown + 1; k < n_names; k++)
@@ -490,6 +495,7 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         print_run(p, out);
         section(out, color, "steps");
         print_steps(p, out);
+        gt_phases_print(p, out);
         section(out, color, "GPU time");
         print_gpu(p, out);
         section(out, color, "kernels");

@@ -21,6 +21,8 @@ typedef struct gt_convert_advice {
     uint64_t t_ns;      /* CLOCK_REALTIME where the problem happens (0: start of the trace) */
     const char *title;  /* short: "Turn on cudnn.benchmark" */
     const char *detail; /* the numbers and the line of code; may be NULL */
+    uint64_t end_ns;    /* > t_ns: a span from t_ns, a phase of the timeline (start-up, JIT
+                           compilation...), drawn as a slice on the "gputrace phases" track */
 } gt_convert_advice;
 
 /* Called once per input file after all inputs were converted: report advice items with

@@ -308,8 +308,8 @@ typedef struct cv_file {
     int64_t tid_shift;
     uint32_t proc_seq;
     uint64_t proc_uuid;
-    uint64_t misc_uuid, advice_uuid, pinned_uuid;
-    int misc_described, advice_described, pinned_described;
+    uint64_t misc_uuid, advice_uuid, pinned_uuid, phases_uuid;
+    int misc_described, advice_described, pinned_described, phases_described;
     int64_t pinned_live;
     int64_t first_ts; /* output clock, for items without a usable time */
 

@@ -86,12 +86,41 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     }
 }
 
+/* A phase of the timeline (model_phases.c): a slice on the process's "gputrace phases" track. */
+static void cv_phase_emit(cv_ctx *c, cv_file *f, const gt_convert_advice *item)
+{
+    int64_t ts, end_ts;
+    if (!cv_ts(c, item->t_ns, &ts) || !cv_ts(c, item->end_ns, &end_ts) || end_ts <= ts)
+        return;
+    if (!f->phases_described) {
+        f->phases_uuid = cv_uuid(c);
+        cv_child_track(c, f, f->phases_uuid, "gputrace phases", 2000002, -3);
+        f->phases_described = 1;
+    }
+    cv_args x;
+    x.n = 0;
+    if (item->detail)
+        arg_s(&x, AN_DETAIL, item->detail);
+    cv_event ev = {.track = f->phases_uuid,
+                   .seq = f->proc_seq,
+                   .ts = ts,
+                   .name = item->title,
+                   .args = x.a,
+                   .n_args = x.n};
+    cv_set_cat(&ev, CAT_GPUTRACE);
+    cv_slice(c, &ev, end_ts, NULL, 0);
+}
+
 static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
 {
     cv_ctx *c = ctx;
     cv_file *f = c->f;
     if (!item || !item->title)
         return;
+    if (item->end_ns > item->t_ns) {
+        cv_phase_emit(c, f, item);
+        return;
+    }
     int64_t ts;
     if (!item->t_ns || !cv_ts(c, item->t_ns, &ts))
         ts = f->first_ts;

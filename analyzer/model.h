@@ -115,7 +115,7 @@ typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwh
     uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
     int after_sync;         /* began when a blocking call returned */
     int cause;              /* enum gt_idle_cause, the one that took most of the gap */
-    int phase;              /* enum gt_phase_kind the gap falls in (by its start) */
+    int phase;              /* enum gt_phase_kind the gap falls in (the one covering most of the gap) */
     uint64_t collective_ns; /* covered by a CPU collective (a gloo thread between handing its
                                data over and taking the result back) */
     int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
@@ -281,7 +281,13 @@ typedef struct gt_proc {
     /* phases and idle causes (issue 21 items 1 and 3) */
     gt_phase_span *phases;
     size_t n_phases;
-    uint64_t phase_ns[GT_PHASE_COUNT];                  /* total time in each phase */
+    uint64_t phase_ns[GT_PHASE_COUNT]; /* total time in each phase */
+    /* GPU idle in gaps >= GT_GAP_MIN_NS while the CPU made no CUDA call, by phase: what the
+     * steady state's idle figures leave out lies in the other phases */
+    uint64_t phase_idle_ns[GT_PHASE_COUNT];
+    uint64_t jit_calls, jit_call_ns;        /* JIT/module-load calls (NVRTC, cuModuleLoad*...) */
+    uint64_t jit_children, jit_children_ns; /* compiler processes (ptxas, gcc...) it started */
+    uint64_t end_ns; /* when the recorder ended the trace (GT_REC_END), 0 unknown */
     uint64_t idle_cause_ns[GT_IDLE_CAUSE_COUNT];        /* GPU idle time by cause, whole run */
     uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
     gt_collective *collectives; /* in time order of their end (model_idle.c) */
@@ -306,13 +312,30 @@ typedef struct gt_model_options {
     const char *step_range; /* --step-range NAME: the NVTX range that is a step, NULL = choose */
 } gt_model_options;
 
+/* A process of the run as its trace's header or a line of the recorder's per-host
+ * gputrace-<host>.procs file tells it (a process that ends without CUDA activity leaves only the
+ * line): what the parent chains and the compiler children's JIT time are found from. */
+typedef struct gt_proc_note {
+    int32_t pid, ppid;
+    uint64_t start_ns, end_ns; /* CLOCK_REALTIME; end 0 when unknown */
+    char *exe, *host;
+    int quiet;    /* no CUDA activity: a .procs line, or a trace without CUDA records */
+    int compiler; /* ptxas, nvcc, cicc, gcc, cc1, ld...: its time is JIT of its CUDA ancestor */
+    int pending;  /* a trace whose header is read only when it is loaded */
+} gt_proc_note;
+
 typedef struct gt_run {
     gt_proc *procs;
     size_t n;
     int any_not_trace, any_damaged;
     gt_model_options opts;
     gt_straggler straggler; /* across ranks, set by gt_run_cross_process */
+    gt_proc_note *notes; /* every process known (traces and .procs lines of the run folders) */
+    size_t n_notes;
 } gt_run;
+
+/* True for the executables whose run is compilation (ptxas, nvcc, gcc, cc1, ld...). */
+int gt_exe_is_compiler(const char *exe);
 
 /* Load files (folders are expanded to the *.gtrace files they contain, sorted). Errors per file are
  * kept in procs[i].open_status/open_error; returns 0 when at least one trace could be read, -1

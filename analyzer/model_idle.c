@@ -237,6 +237,8 @@ static int cause_without_calls(const gt_proc *p, const gt_gap *g)
 {
     if (g->phase == GT_PHASE_JIT)
         return GT_IDLE_JIT;
+    if (g->phase == GT_PHASE_AUTOTUNE) /* cuDNN building and timing candidates: a library call */
+        return GT_IDLE_CUDA_CALL;
     if (g->ends_with_h2d || p->dataloader_workers > 0)
         return GT_IDLE_DATA_LOADING;
     if (p->cpu_api_records || p->gpu_api_records)
@@ -285,7 +287,9 @@ void md_idle_assign(gt_proc *p)
                     (uint64_t)((double)part[c] * (double)ov / (double)len);
         }
         uint64_t nocall = len - part[GT_IDLE_COLLECTIVE] - part[GT_IDLE_CUDA_CALL];
-        if (ov && g->after_sync && len >= GT_BIG_GAP_NS)
+        /* compile and autotuning time is reported by phase, not as the steady state's idle */
+        int named_phase = g->phase == GT_PHASE_JIT || g->phase == GT_PHASE_AUTOTUNE;
+        if (ov && g->after_sync && len >= GT_BIG_GAP_NS && !named_phase)
             p->steady_after_sync_nocall_ns += (uint64_t)((double)nocall * (double)ov / (double)len);
     }
     /* launch latency: the CPU was launching (or, with no CPU record, nobody can tell) */

@@ -128,6 +128,9 @@ typedef struct pass_state {
     size_t n_h2d, cap_h2d;
     uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
     size_t n_h2d_calls, cap_h2d_calls;
+    gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
+    size_t n_phase_ev, cap_phase_ev;
+    const gt_run *run; /* the run being loaded (its process notes), NULL none */
 } pass_state;
 
 struct gt_stack_name {
@@ -188,5 +191,16 @@ void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, in
 void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_idle_finish(gt_proc *p, pass_state *s);
 void md_idle_assign(gt_proc *p);
+/* model_phases.c */
+void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
+void md_phase_end_record(gt_proc *p, const gt_record *r);
+void md_phases(gt_proc *p, pass_state *s);
+void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
+
+/* model_procs.c */
+void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);
+void md_run_note_proc(gt_run *run, size_t i, const gt_proc *p);
+void md_run_notes_finish(gt_run *run);
+void md_run_notes_free(gt_run *run);
 
 #endif

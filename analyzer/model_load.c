@@ -18,6 +18,7 @@ static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
     gt_op_links_on_record(&s->links, r);
+    md_phase_evidence(p, s, r);
     switch (r->kind) {
     case GT_REC_LOST: {
         gt_rec_lost l;
@@ -26,6 +27,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         p->lost_by_reason[l.reason < 8 ? l.reason : 0] += l.count;
         break;
     }
+    case GT_REC_END:
+        md_phase_end_record(p, r);
+        break;
     case GT_REC_CUPTI_STATS: {
         gt_rec_cupti_stats cs;
         gt_body_copy(&cs, sizeof cs, r);
@@ -255,6 +259,7 @@ static void free_pass(pass_state *s)
     free(s->sev);
     free(s->h2d_starts);
     free(s->h2d_calls);
+    free(s->phase_ev);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }
@@ -336,6 +341,8 @@ static void load_finish(gt_proc *p, int complete)
         p->steady_end_ns = hi;
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
+    md_phases(p,
+              s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
     md_gap_totals(p, s, lo, hi);
     md_idle_finish(p, s);
     if (hi > lo && complete)
@@ -401,11 +408,14 @@ static int run_load(gt_run *run, const char *const *paths, int n, int verbose, i
     size_t cnt = 0;
     char **list = gt_expand_paths(paths, n, &cnt, verbose ? "" : NULL);
     run->procs = gt_xcalloc(cnt + 1, sizeof *run->procs);
+    md_run_notes(run, paths, n, list, cnt);
     int ok = 0;
     for (size_t i = 0; i < cnt; i++) {
         gt_proc *p = &run->procs[run->n++];
         gt_reader *r = proc_open(p, list[i], &run->opts);
+        md_run_note_proc(run, run->n - 1, p);
         if (r) {
+            ((pass_state *)p->priv)->run = run;
             ((pass_state *)p->priv)->reader = NULL; /* pass 2 reads no strings */
             if (pass2) {
                 int rewound = gt_reader_rewind(r) == 0;
@@ -419,6 +429,7 @@ static int run_load(gt_run *run, const char *const *paths, int n, int verbose, i
         run_note(run, p, verbose);
     }
     gt_paths_free(list, cnt);
+    md_run_notes_finish(run);
     if (pass2)
         gt_run_cross_process(run);
     if (!cnt && verbose)
@@ -476,11 +487,13 @@ void gt_run_free(gt_run *run)
         free(p->cudnn);
         free(p->gemms);
         free(p->steps);
+        free(p->phases);
         for (size_t k = 0; k < p->n_stacks; k++)
             free(p->stacks[k].where);
         free(p->stacks);
     }
     free(run->procs);
+    md_run_notes_free(run);
     memset(run, 0, sizeof *run);
 }
 

@@ -379,6 +379,12 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
     return y > x ? y - x : 0;
 }
 
+/* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */
+static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
+{
+    return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
+}
+
 /* Idle-gap figures for the whole run and for the steady window. */
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
@@ -405,20 +411,32 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         p->idle_unexplained_ns += unexpl;
         if (g->after_sync)
             p->after_sync_idle_ns += len;
+        /* the part of the gap in the steady window, less what lies in JIT compilation or
+         * autotuning there (model_phases.c): that idle time is reported by its phase's name */
+        uint64_t in_phase[GT_PHASE_COUNT], part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, g->start_ns, g->end_ns, in_phase);
+        for (int k = 0; k < GT_PHASE_COUNT && len; k++)
+            p->phase_idle_ns[k] += part_of(unexpl, in_phase[k], len);
+        uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
+        md_phase_overlaps(p, a, b < a ? a : b, part);
         uint64_t ov = overlap(g->start_ns, g->end_ns, lo, hi);
+        if (p->n_phases)
+            ov -= part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
         if (ov && len) {
             if (len >= GT_BIG_GAP_NS && !g->after_sync) {
-                steady_unexpl += unexpl * ov / len;
+                steady_unexpl += part_of(unexpl, ov, len);
                 p->steady_big_gaps++;
-                if (unexpl > p->largest_gap_ns) {
-                    p->largest_gap_ns = unexpl;
+                uint64_t named = part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
+                uint64_t shown = named ? part_of(unexpl, ov, len) : unexpl;
+                if (shown > p->largest_gap_ns) {
+                    p->largest_gap_ns = shown;
                     p->largest_gap_start_ns = g->start_ns;
                 }
             }
-            steady_short += launch_part * ov / len;
+            steady_short += part_of(launch_part, ov, len);
             if (g->after_sync)
                 steady_after_sync += ov;
-            steady_cpu += unexpl * ov / len;
+            steady_cpu += part_of(unexpl, ov, len);
         }
     }
     p->steady_idle_unexplained_ns = steady_unexpl;

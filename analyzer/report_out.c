@@ -467,6 +467,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
                      "cupti_overhead_ms", (double)p->cupti_overhead_ns / 1e6, "static_cudart",
                      (p->hdr.flags & GT_HDR_STATIC_CUDART) != 0));
     json_object_set_new(o, "steps", steps_json(p));
+    gt_phases_json_add(o, p);
     json_object_set_new(o, "gpu", gpu_json(p));
     json_object_set_new(o, "kernels", kernels_json(p, top_n));
     json_object_set_new(o, "api", api_json(p));

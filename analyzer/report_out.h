@@ -36,6 +36,9 @@ void gt_table_free(gt_table *t);
 
 json_t *gt_advice_to_json(const gt_advice *a);
 json_t *gt_proc_to_json(const gt_proc *p, int top_n);
+/* report_phases.c: the phases line(s) of a process, and its "phases"/"phase_totals" JSON. */
+void gt_phases_print(const gt_proc *p, FILE *out);
+void gt_phases_json_add(json_t *o, const gt_proc *p);
 json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op);
 void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent);
 const char *gt_cudnn_mode(const gt_cudnn_opstat *op); /* "autotuned", "heuristic", "inferred"... */

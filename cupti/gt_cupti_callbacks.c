@@ -212,6 +212,68 @@ static const uint16_t driver_cbids[] = {
 };
 /* clang-format on */
 
+/* JIT compilation, module loading and context creation (issue 21: the phases of a run): recorded
+ * as calls of their own (category JIT), one record at the call's exit. They are rare (a module
+ * per compiled kernel, a context per device), so they cost nothing on the hot path, and they are
+ * how the analyzer tells a GPU idle while Triton, Inductor or CuPy compile from one idle while
+ * the CPU loads data. CUPTI's correlationData slot carries the entry time to the exit. */
+static uint32_t jit_func_of(CUpti_CallbackId cbid)
+{
+    switch (cbid) {
+    case DRV(cuModuleLoad):
+        return GT_FN_cuModuleLoad;
+    case DRV(cuModuleLoadData):
+        return GT_FN_cuModuleLoadData;
+    case DRV(cuModuleLoadDataEx):
+        return GT_FN_cuModuleLoadDataEx;
+    case DRV(cuModuleLoadFatBinary):
+        return GT_FN_cuModuleLoadFatBinary;
+    case DRV(cuLibraryLoadData):
+        return GT_FN_cuLibraryLoadData;
+    case DRV(cuLibraryLoadFromFile):
+        return GT_FN_cuLibraryLoadFromFile;
+    case DRV(cuLinkComplete):
+        return GT_FN_cuLinkComplete;
+    case DRV(cuCtxCreate):
+    case DRV(cuCtxCreate_v2):
+    case DRV(cuCtxCreate_v3):
+    case DRV(cuCtxCreate_v4):
+        return GT_FN_cuCtxCreate;
+    case DRV(cuDevicePrimaryCtxRetain):
+        return GT_FN_cuDevicePrimaryCtxRetain;
+    default:
+        return 0;
+    }
+}
+
+static const uint16_t driver_jit_cbids[] = {
+    DRV(cuModuleLoad),          DRV(cuModuleLoadData),  DRV(cuModuleLoadDataEx),
+    DRV(cuModuleLoadFatBinary), DRV(cuLibraryLoadData), DRV(cuLibraryLoadFromFile),
+    DRV(cuLinkComplete),        DRV(cuCtxCreate),       DRV(cuCtxCreate_v2),
+    DRV(cuCtxCreate_v3),        DRV(cuCtxCreate_v4),    DRV(cuDevicePrimaryCtxRetain),
+};
+
+/* In the application's thread, inside its driver call. */
+static void on_jit_call(const CUpti_CallbackData *cb, uint32_t func)
+{
+    if (!cb->correlationData)
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        *cb->correlationData = gt_now_ns();
+        return;
+    }
+    uint64_t t0 = *cb->correlationData, t1 = gt_now_ns();
+    gt_rec_api *rec = gt_record_begin(GT_REC_API, GT_RF_DRIVER, sizeof *rec);
+    if (!rec)
+        return; /* counted as lost by the core */
+    rec->c.t_begin_ns = t0 && t0 <= t1 ? t0 : t1;
+    rec->c.t_end_ns = t1;
+    rec->c.func = func;
+    rec->c.result = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+    rec->c.device = -1;
+    gt_record_commit(rec);
+}
+
 /* In the application's thread, inside its CUDA call. */
 static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
 {
@@ -229,8 +291,13 @@ static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
 static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *cbdata)
 {
-    (void)userdata, (void)cbid;
+    (void)userdata;
     const CUpti_CallbackData *cb = cbdata;
+    uint32_t jit = domain == CUPTI_CB_DOMAIN_DRIVER_API ? jit_func_of(cbid) : 0;
+    if (jit) {
+        on_jit_call(cb, jit);
+        return;
+    }
     gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
     if (t->anchor_site) {
         if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == GT_CUPTI_ANCHOR_CBID &&
@@ -280,6 +347,7 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
         return;
     }
     bool launches = mode != GT_CUPTI_CB_AUTO || atomic_load(&launches_by_callbacks);
+    *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_jit_cbids, COUNT(driver_jit_cbids));
     *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids, COUNT(runtime_cbids));
     static const uint16_t anchor_cbid[] = {GT_CUPTI_ANCHOR_CBID};
     if (gt_core_config()->cupti_anchors)
@@ -289,7 +357,7 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
                            COUNT(runtime_launch_cbids));
     if (mode == GT_CUPTI_CB_RUNTIME)
         return;
-    *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids, COUNT(driver_cbids));
+    *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids, COUNT(driver_cbids));
     if (launches)
         *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids,
                             COUNT(driver_launch_cbids));

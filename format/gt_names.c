@@ -58,7 +58,7 @@ const char *gt_api_category_name(enum gt_api_category cat)
         [GT_CAT_NONE] = "none",     [GT_CAT_MEMORY] = "memory", [GT_CAT_COPY] = "copy",
         [GT_CAT_SET] = "set",       [GT_CAT_LAUNCH] = "launch", [GT_CAT_SYNC] = "sync",
         [GT_CAT_INFO] = "info",     [GT_CAT_CUDNN] = "cudnn",   [GT_CAT_CUBLAS] = "cublas",
-        [GT_CAT_DRIVER] = "driver", [GT_CAT_OTHER] = "other",
+        [GT_CAT_DRIVER] = "driver", [GT_CAT_OTHER] = "other",   [GT_CAT_JIT] = "jit",
     };
     return (unsigned)cat < sizeof NAMES / sizeof NAMES[0] ? NAMES[cat] : "none";
 }

@@ -24,6 +24,7 @@ enum gt_api_category {
     GT_CAT_CUBLAS,
     GT_CAT_DRIVER,
     GT_CAT_OTHER,
+    GT_CAT_JIT, /* JIT compilation, module loading, context creation (issue 21: phases) */
 };
 
 /* Name of a function id, or NULL for an id this build does not know. */

@@ -390,8 +390,13 @@ static void print_summary(void)
  * counted there. Runs once per process. */
 static void finish(void)
 {
-    if (syscall(SYS_getpid) != atomic_load(&g_pid) || !atomic_load(&g_started))
-        return; /* a vfork child sharing our memory, or never started */
+    if (syscall(SYS_getpid) != atomic_load(&g_pid))
+        return; /* a vfork child sharing our memory */
+    if (!atomic_load(&g_started)) {
+        if (atomic_load(&g_recording) == GT_RECORDING_LAZY)
+            gt_procs_note_exit(); /* no CUDA activity: one line in the run folder */
+        return;
+    }
     run_before_exit_once();
     if (atomic_exchange(&g_finished, 1))
         return;
@@ -476,6 +481,9 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
     int slot = signal_slot(sig);
     struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
     bool app_handles = old && has_handler(old);
+    if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_load(&g_started) &&
+        atomic_load(&g_recording) == GT_RECORDING_LAZY && !app_handles)
+        gt_procs_note_exit(); /* ends without CUDA activity */
     if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
         !atomic_load(&g_finished)) {
         if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
@@ -553,16 +561,17 @@ static void fork_child(void)
     gt_ring_fork_child();      /* also re-initialises g_reg_lock */
     gt_writer_fork_child_reset();
     hooks_run(&g_fork_child);
-    if (!was_started) { /* the parent had no file yet: neither has the child, until it uses CUDA */
-        if (was_lazy)
-            atomic_store(&g_recording, GT_RECORDING_LAZY);
-        return;
-    }
     g_hdr.pid = (int32_t)getpid();
     g_hdr.ppid = (int32_t)getppid();
     g_hdr.start_realtime_ns = clock_ns(CLOCK_REALTIME);
     g_hdr.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
     g_hdr.start_boottime_ns = clock_ns(CLOCK_BOOTTIME);
+    if (!was_started) { /* the parent had no file yet: neither has the child, until it uses CUDA */
+        gt_procs_prepare(&g_hdr, g_exe);
+        if (was_lazy)
+            atomic_store(&g_recording, GT_RECORDING_LAZY);
+        return;
+    }
     g_hdr.flags |= GT_HDR_FORKED_CHILD;
     start_recording();
 }
@@ -593,6 +602,7 @@ __attribute__((constructor)) static void core_init(void)
     gt_clock_init();
     fill_header();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    gt_procs_prepare(&g_hdr, g_exe);
     atomic_store(&g_recording, GT_RECORDING_LAZY); /* the file comes with the first CUDA activity */
     atexit(at_exit);
     install_signal_handlers();

@@ -84,6 +84,11 @@ extern pthread_mutex_t g_intern_lock;
 uint32_t gt_intern_count_locked(void);
 const char *gt_intern_get_locked(uint32_t id, uint32_t *len);
 
+/* procs.c: the line a process without CUDA activity leaves at exit (gputrace-<host>.procs).
+ * prepare at load and in a forked child; note_exit is async-signal-safe, writes once. */
+void gt_procs_prepare(const gt_file_header *hdr, const char *exe);
+void gt_procs_note_exit(void);
+
 /* writer.c */
 int gt_writer_start(int fd, const char *path);
 void gt_writer_kick(void);

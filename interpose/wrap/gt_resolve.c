@@ -156,12 +156,15 @@ static const char *const lib_sonames[GT_LIB_COUNT][3] = {
     [GT_LIB_CUBLAS] = {"libcublas.so.13", "libcublas.so.12", NULL},
     [GT_LIB_CUBLASLT] = {"libcublasLt.so.13", "libcublasLt.so.12", NULL},
     [GT_LIB_CUDA] = {"libcuda.so.1", NULL, NULL},
+    [GT_LIB_NVRTC] = {"libnvrtc.so.13", "libnvrtc.so.12", NULL},
+    [GT_LIB_NVJITLINK] = {"libnvJitLink.so.13", "libnvJitLink.so.12", NULL},
 };
 /* File-name stems: "libcudnn.so" matches libcudnn.so.9.19.0 but not libcudnn_graph.so.9. */
 static const char *const lib_stems[GT_LIB_COUNT] = {
-    [GT_LIB_CUDART] = "libcudart.so", [GT_LIB_CUDNN] = "libcudnn.so",
-    [GT_LIB_CUBLAS] = "libcublas.so", [GT_LIB_CUBLASLT] = "libcublasLt.so",
-    [GT_LIB_CUDA] = "libcuda.so",
+    [GT_LIB_CUDART] = "libcudart.so",       [GT_LIB_CUDNN] = "libcudnn.so",
+    [GT_LIB_CUBLAS] = "libcublas.so",       [GT_LIB_CUBLASLT] = "libcublasLt.so",
+    [GT_LIB_CUDA] = "libcuda.so",           [GT_LIB_NVRTC] = "libnvrtc.so",
+    [GT_LIB_NVJITLINK] = "libnvJitLink.so",
 };
 
 static const char *path_base(const char *path)

@@ -21,6 +21,8 @@ enum gt_lib {
     GT_LIB_CUBLAS = 2,
     GT_LIB_CUBLASLT = 3,
     GT_LIB_CUDA = 4, /* the driver, libcuda.so.1 */
+    GT_LIB_NVRTC = 5,
+    GT_LIB_NVJITLINK = 6,
     GT_LIB_COUNT
 };
 

@@ -17,8 +17,9 @@
 
 static bool may_be_wrapped(const char *name)
 {
-    return name && (name[0] == 'c' || name[0] == '_') &&
-           (strncmp(name, "cu", 2) == 0 || strncmp(name, "__cuda", 6) == 0);
+    return name && (name[0] == 'c' || name[0] == '_' || name[0] == 'n') &&
+           (strncmp(name, "cu", 2) == 0 || strncmp(name, "__cuda", 6) == 0 ||
+            strncmp(name, "nvrtc", 5) == 0 || strncmp(name, "__nvJitLink", 11) == 0);
 }
 
 /* cu* names other than cuda*, cudnn*, cublas* are driver entry points. */

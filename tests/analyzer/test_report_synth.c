@@ -236,6 +236,8 @@ static void convolutions(sim *s, int step)
             for (uint32_t c = 0; c < 3; c++) {
                 uint32_t pid = 1000 + sig * 4 + c;
                 plan(s, pid, sig, 10 + c, 0x9000 + sig);
+                if (c)
+                    s->t += sc->autotune_pause_ns;
                 execute(s, pid, GT_CUDNN_AUTOTUNE, sc->autotune_ns,
                         sc->trial_kernel_ns[c] ? sc->trial_kernel_ns[c] : sc->conv_kernel_ns);
                 sync_stream(s);
@@ -310,12 +312,37 @@ static void header(gt_file_header *h, const scenario *sc)
     rt->devices[0].total_mem_bytes = 150ull << 30;
 }
 
+/* A kernel compiled on first use: by a ptxas child (its .procs line) or in the process. */
+static void jit(sim *s)
+{
+    const scenario *sc = s->sc;
+    uint64_t start = s->t;
+    if (sc->jit_child) {
+        s->t += sc->jit_ns;
+        FILE *f = sc->procs_path ? fopen(sc->procs_path, "a") : NULL;
+        if (!f) {
+            s->rc = -1;
+            return;
+        }
+        fprintf(f, "%d %d %llu %llu /usr/local/cuda/bin/ptxas\n", sc->pid + 1, sc->pid,
+                (unsigned long long)start, (unsigned long long)s->t);
+        fclose(f);
+        return;
+    }
+    s->t += sc->jit_ns * 6 / 10;
+    gt_rec_api m;
+    common(&m.c, s, GT_FN_cuModuleLoadData, sc->jit_ns - sc->jit_ns * 6 / 10, 0);
+    add(s, GT_REC_API, &m, sizeof m);
+}
+
 static void step_compute(sim *s, int step)
 {
     const scenario *sc = s->sc;
     if (sc->nvtx)
         nvtx(s, GT_NVTX_PUSH);
     s->t += sc->data_load_ns;
+    if (sc->jit_ns && step == sc->jit_step)
+        jit(s);
     if (sc->pageable_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
     if (sc->pinned_h2d_bytes)

@@ -45,6 +45,16 @@ typedef struct scenario {
                                for the gradients (stream sync), the main thread waits for it (no call),
                                it copies the result back (H2D) */
     uint64_t gloo_ns;       /* their transfer time once every rank has arrived */
+    /* JIT compilation before step jit_step's launches (issue 21 item 1): jit_ns of CPU time with
+     * the GPU idle; with jit_child the time is a ptxas child's (a line "<pid> <ppid> <start>
+     * <end> <exe>" appended to procs_path, as the recorder writes), else the front end runs in
+     * the process without a call and a cuModuleLoadData call takes its last 40%. */
+    uint64_t jit_ns;
+    int jit_step, jit_child;
+    const char *procs_path;
+    /* CPU work without CUDA calls before each autotuning trial but the first (cudnn >= 2), as
+     * when cuDNN builds the next candidate */
+    uint64_t autotune_pause_ns;
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */

@@ -152,6 +152,9 @@ int main(int argc, char **argv)
             const char *name = gt_api_func_name(c->func);
             printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s\n", rec.kind, c->func,
                    c->corr_id, name ? name : "?");
+            if (gt_api_func_category(c->func) == GT_CAT_JIT) /* whole ms the call took */
+                printf("jitcall name=%s ms=%" PRIu64 " device=%d\n", name ? name : "?",
+                       (c->t_end_ns - c->t_begin_ns) / 1000000, c->device);
         } else {
             print_gpu(r, &rec);
         }

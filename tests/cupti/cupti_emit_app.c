@@ -5,8 +5,11 @@
  *   decode      3 kernels, 2 copies, 1 set, 2 syncs, 2 runtime API ops, then exit at once
  *   many N      N kernels as fast as possible (buffer cap test)
  *   static MS   a kernel and a runtime API op every 5 ms for MS milliseconds
- *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits */
+ *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
+ *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
+ *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +91,24 @@ static void decode(void)
     api(131);
 }
 
+static void driver_call(uint32_t cbid, const char *name, uint64_t dur_ns)
+{
+    fake_gpu_op op = op_new(FAKE_OP_DRIVER_CALL, dur_ns);
+    op.name = name;
+    op.cbid = cbid;
+    fake_gpu_emit(&op);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "decode";
     if (strcmp(mode, "decode") == 0) {
         decode();
+    } else if (strcmp(mode, "jit") == 0) {
+        driver_call(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
+                    100000);
+        driver_call(CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, "cuModuleLoadData", 3000000);
+        kernel("_Z6jittedv");
     } else if (strcmp(mode, "many") == 0) {
         long n = argc > 2 ? atol(argv[2]) : 1000;
         for (long i = 0; i < n; i++)

@@ -131,6 +131,19 @@ decode)
     skew=$(awk -F= '/^clock skew_us/ { print $2; exit }' "$D")
     [ -n "$skew" ] && [ "$skew" -lt 1000 ] || fail "no clock sync with a CUPTI time within 1 ms (got '$skew')"
     ;;
+jit)
+    # Issue 21 item 1: context creation and module loads (driver calls that put no work on the
+    # GPU) are recorded through CUPTI's driver callbacks as JIT calls with their duration.
+    run_traced j -- "$EMIT_APP" jit
+    dump_trace j
+    same_as_untraced j "$EMIT_APP" jit
+    D=$T/j.dump
+    expect_line "cpucall kind=10 func=158 corr=0 name=cuDevicePrimaryCtxRetain" "$D"
+    expect_line "cpucall kind=10 func=151 corr=0 name=cuModuleLoadData" "$D"
+    ms=$(awk '$1 == "jitcall" && $2 == "name=cuModuleLoadData" { sub("ms=", "", $3); print $3 }' "$D")
+    [ -n "$ms" ] && [ "$ms" -ge 3 ] && [ "$ms" -lt 1000 ] || fail "cuModuleLoadData took '$ms' ms, the fake slept 3"
+    [ "$(grep -c '^jitcall' "$D")" = 2 ] || fail "jitcall lines: $(grep '^jitcall' "$D")"
+    ;;
 kinds)
     # GPUTRACE_CUPTI_KINDS (a measurement knob): only the kinds named are enabled; 'none' leaves
     # CUPTI attached with no records; a bad value warns and records everything.

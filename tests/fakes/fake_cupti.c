@@ -410,13 +410,25 @@ static void on_runtime_call(const fake_gpu_op *op)
     invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_EXIT, op, op->name);
 }
 
+/* A driver call with no GPU work (a module load): only the driver callbacks see it. */
+static void on_driver_call(const fake_gpu_op *op)
+{
+    invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op->cbid, CUPTI_API_ENTER, op, op->name);
+    uint64_t d = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
+    struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+    nanosleep(&ts, NULL);
+    invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op->cbid, CUPTI_API_EXIT, op, op->name);
+}
+
 static void on_gpu_op(const fake_gpu_op *op, void *ctx)
 {
     (void)ctx;
     /* CUPTI does not follow a process into a forked child. */
     if (owner_pid == 0 || getpid() != owner_pid)
         return;
-    if (op->kind == FAKE_OP_API) {
+    if (op->kind == FAKE_OP_DRIVER_CALL) {
+        on_driver_call(op);
+    } else if (op->kind == FAKE_OP_API) {
         on_runtime_call(op);
     } else if (op->correlation_id == 0) {
         on_library_op(op);

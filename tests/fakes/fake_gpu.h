@@ -19,8 +19,11 @@ enum fake_op_kind {
     FAKE_OP_KERNEL = 1,
     FAKE_OP_MEMCPY = 2,
     FAKE_OP_MEMSET = 3,
-    FAKE_OP_SYNC = 4, /* a blocking synchronisation (stream, device, event) */
-    FAKE_OP_API = 5,  /* any runtime API call (for CUPTI runtime API records) */
+    FAKE_OP_SYNC = 4,        /* a blocking synchronisation (stream, device, event) */
+    FAKE_OP_API = 5,         /* any runtime API call (for CUPTI runtime API records) */
+    FAKE_OP_DRIVER_CALL = 6, /* a driver call (cbid: CUpti_driver_api_trace_cbid) that puts no
+                              * work on the GPU, e.g. cuModuleLoadData: CUPTI's driver
+                              * callbacks see it, taking end_ns - start_ns */
 };
 
 typedef struct fake_gpu_op {

@@ -437,6 +437,42 @@ static void test_settings(void)
           "warnings: %s", rn.err);
 }
 
+/* The gputrace-<host>.procs file of dir, 1 when there is one. */
+static int find_procs_file(const char *dir, char *path, size_t cap)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)))
+        if (strstr(e->d_name, ".procs") && !strncmp(e->d_name, "gputrace-", 9)) {
+            snprintf(path, cap, "%s/%s", dir, e->d_name);
+            found = 1;
+        }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Issue 21 item 1: a process without CUDA (a compiler the program runs) leaves one line,
+ * "<pid> <ppid> <start_ns> <end_ns> <exe>", for the analyzer's phases and folded list. */
+static void check_procs_line(const char *dir, pid_t pid)
+{
+    char path[700], line[1200] = "", exe[1024] = "";
+    CHECK(find_procs_file(dir, path, sizeof path), "no gputrace-<host>.procs in %s", dir);
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    while (f && fgets(line, sizeof line, f))
+        lines++;
+    if (f)
+        fclose(f);
+    long long lpid = 0, lppid = 0;
+    unsigned long long start = 0, end = 0;
+    int n = sscanf(line, "%lld %lld %llu %llu %1023s", &lpid, &lppid, &start, &end, exe);
+    CHECK(lines == 1 && n == 5, "%d lines, last '%s'", lines, line);
+    CHECK(lpid == pid && lppid == getpid() && start > 0 && end >= start && strstr(exe, "sh"),
+          "line '%s' for pid %d (parent %d)", line, (int)pid, (int)getpid());
+}
+
 /* Issue 21 item 4: the file comes with the first CUDA activity: a process that loads gputrace and
  * never touches CUDA (a shell, a tool a build runs) leaves none; one call makes one. */
 static void test_lazy_file(void)
@@ -455,9 +491,13 @@ static void test_lazy_file(void)
           "status %d, stdout %s", rn.status, rn.out);
     CHECK(count_traces(dir) == 0 && !strstr(rn.err, "gputrace:"),
           "a process without CUDA left %d traces: %s", count_traces(dir), rn.err);
+    check_procs_line(dir, rn.pid);
     const char *none[] = {NULL};
     tmp_path(dir, sizeof dir, "lazy_one");
     run_with("one", dir, none, &rn);
+    char procs[700];
+    CHECK(!find_procs_file(dir, procs, sizeof procs), "a CUDA process left a .procs line: %s",
+          procs);
     trace_sum s;
     gt_reader *r = read_trace(dir, &s);
     if (!r)

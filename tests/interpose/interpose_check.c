@@ -444,6 +444,37 @@ static void check_dlsym(void)
     check_common_fields();
 }
 
+/* ------------------------------------------------------------------ run-time compilation */
+
+/* ti_jit_app: nvrtcCompileProgram linked (2 ms, success) and through dlsym (fails to compile),
+ * nvJitLinkComplete (1 ms): JIT calls with their time and result (issue 21 item 1). */
+static void check_jit(void)
+{
+    EXPECT_EQ("nvrtcCompileProgram calls", count(GT_REC_API, GT_FN_nvrtcCompileProgram), 2);
+    EXPECT_EQ("nvJitLinkComplete calls", count(GT_REC_API, GT_FN_nvJitLinkComplete), 1);
+    rec *direct = nth(GT_REC_API, GT_FN_nvrtcCompileProgram, 0);
+    rec *looked_up = nth(GT_REC_API, GT_FN_nvrtcCompileProgram, 1);
+    rec *link = nth(GT_REC_API, GT_FN_nvJitLinkComplete, 0);
+    if (direct) {
+        gt_api_common *c = direct->body;
+        EXPECT_EQ("linked compile result", c->result, 0);
+        EXPECT_EQ("linked compile took >= 2 ms", c->t_end_ns - c->t_begin_ns >= 2000000, 1);
+        EXPECT_EQ("linked compile not via dlsym", (direct->flags & GT_RF_VIA_DLSYM) != 0, 0);
+    }
+    if (looked_up) {
+        EXPECT_EQ("dlsym compile result (NVRTC_ERROR_COMPILATION)",
+                  ((gt_api_common *)looked_up->body)->result, 6);
+        EXPECT_EQ("dlsym compile via dlsym", (looked_up->flags & GT_RF_VIA_DLSYM) != 0, 1);
+    }
+    if (link) {
+        gt_api_common *c = link->body;
+        EXPECT_EQ("link result", c->result, 0);
+        EXPECT_EQ("link took >= 1 ms", c->t_end_ns - c->t_begin_ns >= 1000000, 1);
+    }
+    EXPECT_EQ("API records in all", count_api_records(), 3);
+    check_common_fields();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -464,6 +495,8 @@ int main(int argc, char **argv)
         check_cublas(13); /* CUBLAS_STATUS_EXECUTION_FAILED */
     else if (strcmp(c, "dlsym") == 0)
         check_dlsym();
+    else if (strcmp(c, "jit") == 0)
+        check_jit();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;

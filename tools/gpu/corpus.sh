@@ -134,14 +134,17 @@ analyze() {
 
 # list_run CASE: the run folder's files, their count and bytes (ls.txt and the summary).
 list_run() {
-  local dir=$C/$1/run files bytes biggest
+  local dir=$C/$1/run files bytes biggest procs
   [ -d "$dir" ] || return
   ls -l "$dir" >"$C/$1/ls.txt" 2>&1
   files=$(find "$dir" -maxdepth 1 -name '*.gtrace' | wc -l)
   bytes=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
   biggest=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s %f\n' | sort -n | tail -1)
   echo "gtrace files=$files bytes=$bytes biggest=${biggest:-none}" >>"$C/$1/ls.txt"
-  note "   traced files=$files bytes=$bytes biggest: ${biggest:-none}"
+  # processes without CUDA activity (ptxas, gcc...): a line each in gputrace-<host>.procs
+  procs=$(cat "$dir"/gputrace-*.procs 2>/dev/null | wc -l)
+  echo "procs lines=$procs" >>"$C/$1/ls.txt"
+  note "   traced files=$files bytes=$bytes biggest: ${biggest:-none}; .procs lines=$procs"
 }
 
 # case NAME TIMEOUT CMD...: untraced, then traced.

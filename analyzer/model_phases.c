@@ -1,0 +1,365 @@
+/* model_phases.c — the phases of a process's timeline (issue 21 item 1): start-up, JIT
+ * compilation, cuDNN autotuning, warm-up, steady state, tear-down.
+ *
+ * Why. Time outside the steady state is not the program's steady behaviour: a Triton loop's GPU
+ * sat idle a second while ptxas and gcc compiled its kernel, a torch.compile run while Inductor
+ * compiled, a cudnn.benchmark run 19 s in its first step while cuDNN tried engines. Counting that
+ * idle time as "the CPU was busy elsewhere, typically loading data" sends the user to the wrong
+ * fix; named, it is a cost the user can weigh (a compile cache, fewer shapes).
+ *
+ * Evidence, from pass 1: JIT/module-load calls (category JIT: NVRTC, nvJitLink, cuModuleLoad*,
+ * cuLibraryLoad*, cuLinkComplete), cuDNN Find calls and autotuning executes (plan finalizations
+ * join an autotuning span they touch: building candidate plans is part of the sweep), and the
+ * compiler processes the program started (gt_proc_note: ptxas, gcc... found through the parent
+ * chain). Evidence closer than PHASE_BRIDGE_NS is one span: a compilation is a series of steps
+ * (lowering in the process, ptxas, gcc for the launcher, the module load) with short CPU work
+ * between them, none of which feeds the GPU.
+ *
+ * The base timeline: start-up until the first GPU work; with steps, warm-up until the steady
+ * window, the steady window, tear-down after it; without steps the GPU-active rest is steady and
+ * tear-down follows the last GPU work. JIT and autotuning spans after start-up replace the base
+ * phase where they lie (autotuning over JIT where both: cuDNN's own runtime compilation during a
+ * sweep is the sweep's cost). */
+#include "model_internal.h"
+
+#define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
+#define PHASE_WEAK_AUTOTUNE GT_PHASE_COUNT /* plan finalization: autotuning only beside a trial */
+#define PHASE_GAP_SHARE 0.25 /* a GPU idle gap this much covered by compilation is compilation */
+
+/* ------------------------------------------------------------------ evidence (pass 1) */
+
+static void evidence_add(pass_state *s, int kind, uint64_t a, uint64_t b)
+{
+    if (b < a)
+        return;
+    gt_grow((void **)&s->phase_ev, &s->cap_phase_ev, s->n_phase_ev, sizeof *s->phase_ev);
+    s->phase_ev[s->n_phase_ev++] = (gt_phase_span){kind, a, b};
+}
+
+static int is_context_call(uint32_t f)
+{
+    return f == GT_FN_cuCtxCreate || f == GT_FN_cuDevicePrimaryCtxRetain;
+}
+
+static int is_cudnn_find(uint32_t f)
+{
+    return f >= GT_FN_cudnnFindConvolutionForwardAlgorithm &&
+           f <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx;
+}
+
+void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    if (r->kind != GT_REC_API && r->kind != GT_REC_API_CUDNN)
+        return;
+    gt_rec_api_cudnn c;
+    gt_body_copy(&c, sizeof c, r);
+    uint64_t a = c.c.t_begin_ns, b = c.c.t_end_ns;
+    if (r->kind == GT_REC_API) {
+        if (gt_api_func_category(c.c.func) != GT_CAT_JIT || is_context_call(c.c.func))
+            return;
+        p->jit_calls++;
+        p->jit_call_ns += b > a ? b - a : 0;
+        evidence_add(s, GT_PHASE_JIT, a, b);
+    } else if (is_cudnn_find(c.c.func) || (c.cudnn_flags & GT_CUDNN_AUTOTUNE)) {
+        evidence_add(s, GT_PHASE_AUTOTUNE, a, b);
+    } else if (c.c.func == GT_FN_cudnnBackendFinalize) {
+        evidence_add(s, PHASE_WEAK_AUTOTUNE, a, b);
+    }
+}
+
+void md_phase_end_record(gt_proc *p, const gt_record *r)
+{
+    gt_rec_end e;
+    gt_body_copy(&e, sizeof e, r);
+    p->end_ns = e.t_begin_ns ? e.t_begin_ns : e.t_ns;
+}
+
+/* ------------------------------------------------------------------ compiler children */
+
+static int name_is(const char *base, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcmp(base, *names))
+            return 1;
+    return 0;
+}
+
+int gt_exe_is_compiler(const char *exe)
+{
+    static const char *const names[] = {
+        "ptxas",         "nvcc", "cicc", "nvlink", "fatbinary", "cudafe++",
+        "nvptxcompiler", "cc",   "c++",  "cc1",    "cc1plus",   "as",
+        "collect2",      "ld",   "lld",  "ld.bfd", "ld.gold",   "ld.lld",
+        "cpp",           "llc",  "opt",  NULL};
+    if (!exe || !*exe)
+        return 0;
+    const char *slash = strrchr(exe, '/');
+    const char *base = slash ? slash + 1 : exe;
+    if (name_is(base, names) || strstr(base, "gcc") || strstr(base, "g++") || strstr(base, "clang"))
+        return 1;
+    /* target-prefixed tools: x86_64-linux-gnu-ld.bfd, aarch64-linux-gnu-as */
+    const char *dash = strrchr(base, '-');
+    return dash && name_is(dash + 1, names);
+}
+
+static const gt_proc_note *note_by_pid(const gt_run *run, const char *host, int32_t pid,
+                                       uint64_t before)
+{
+    const gt_proc_note *best = NULL;
+    for (size_t i = 0; i < run->n_notes; i++) {
+        const gt_proc_note *n = &run->notes[i];
+        if (n->pid != pid || strcmp(n->host, host) || (before && n->start_ns > before))
+            continue;
+        if (!best || n->start_ns > best->start_ns) /* the latest start before: pids are reused */
+            best = n;
+    }
+    return best;
+}
+
+/* Whether the process note n descends from pid (same host), through the chain of known parents. */
+static int descends_from(const gt_run *run, const gt_proc_note *n, int32_t pid)
+{
+    for (int depth = 0; n && depth < 32; depth++) {
+        if (n->ppid == pid)
+            return 1;
+        if (n->ppid <= 1)
+            return 0;
+        n = note_by_pid(run, n->host, n->ppid, n->start_ns);
+    }
+    return 0;
+}
+
+static void children_evidence(gt_proc *p, pass_state *s)
+{
+    const gt_run *run = s->run;
+    if (!run || !p->host)
+        return;
+    uint64_t born = p->hdr.start_realtime_ns, died = p->end_ns ? p->end_ns : p->t_max;
+    for (size_t i = 0; i < run->n_notes; i++) {
+        const gt_proc_note *n = &run->notes[i];
+        if (!n->compiler || !n->end_ns || n->end_ns <= n->start_ns || strcmp(n->host, p->host) ||
+            n->pid == p->hdr.pid || n->start_ns < born || (died && n->start_ns > died) ||
+            !descends_from(run, n, p->hdr.pid))
+            continue;
+        p->jit_children++;
+        p->jit_children_ns += n->end_ns - n->start_ns;
+        evidence_add(s, GT_PHASE_JIT, n->start_ns, n->end_ns);
+    }
+}
+
+/* ------------------------------------------------------------------ spans */
+
+static int cmp_span(const void *x, const void *y)
+{
+    const gt_phase_span *a = x, *b = y;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns ? 1 : 0;
+}
+
+/* Merges the spans of one kind (sorted) closer than PHASE_BRIDGE_NS; returns the new count. */
+static size_t merge_kind(gt_phase_span *v, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out && v[i].start_ns <= v[out - 1].end_ns + PHASE_BRIDGE_NS) {
+            if (v[i].end_ns > v[out - 1].end_ns)
+                v[out - 1].end_ns = v[i].end_ns;
+        } else {
+            v[out++] = v[i];
+        }
+    }
+    return out;
+}
+
+/* The evidence of one kind, sorted and merged, in a new array. */
+static size_t spans_of(const pass_state *s, int kind, gt_phase_span **out)
+{
+    size_t n = 0;
+    gt_phase_span *v = gt_xcalloc(s->n_phase_ev + 1, sizeof *v);
+    for (size_t i = 0; i < s->n_phase_ev; i++)
+        if (s->phase_ev[i].kind == kind)
+            v[n++] = s->phase_ev[i];
+    qsort(v, n, sizeof *v, cmp_span);
+    *out = v;
+    return merge_kind(v, n);
+}
+
+/* Plan finalizations that touch an autotuning span join it (and may bridge two). */
+static size_t autotune_spans(const pass_state *s, gt_phase_span **out)
+{
+    gt_phase_span *weak, *strong;
+    size_t nw = spans_of(s, PHASE_WEAK_AUTOTUNE, &weak),
+           ns = spans_of(s, GT_PHASE_AUTOTUNE, &strong);
+    gt_phase_span *v = gt_xcalloc(ns + nw + 1, sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < ns; i++)
+        v[n++] = strong[i];
+    for (size_t i = 0, j = 0; i < nw && ns; i++) {
+        while (j + 1 < ns && strong[j].end_ns + PHASE_BRIDGE_NS < weak[i].start_ns)
+            j++;
+        int near_prev = weak[i].start_ns <= strong[j].end_ns + PHASE_BRIDGE_NS &&
+                        weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j].start_ns;
+        int near_next = j + 1 < ns && weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j + 1].start_ns;
+        if (near_prev || near_next)
+            v[n++] = (gt_phase_span){GT_PHASE_AUTOTUNE, weak[i].start_ns, weak[i].end_ns};
+    }
+    qsort(v, n, sizeof *v, cmp_span);
+    n = merge_kind(v, n);
+    free(weak);
+    free(strong);
+    *out = v;
+    return n;
+}
+
+/* A GPU idle gap that compilation covers for PHASE_GAP_SHARE or more is compilation whole: the
+ * compiler's children and the module load are only the visible part of a compile, whose front
+ * end (Triton's lowering to PTX, Dynamo's tracing, Inductor's code generation) runs in the
+ * process itself, just before, with no call to show for it. */
+static size_t absorb_gaps(const gt_proc *p, gt_phase_span **v, size_t n)
+{
+    gt_phase_span *add = NULL;
+    size_t n_add = 0, cap_add = 0, j = 0;
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        const gt_gap *g = &p->gaps[i];
+        uint64_t len = g->end_ns - g->start_ns, covered_ns = 0;
+        if (len < GT_BIG_GAP_NS)
+            continue;
+        while (j < n && (*v)[j].end_ns <= g->start_ns)
+            j++;
+        for (size_t k = j; k < n && (*v)[k].start_ns < g->end_ns; k++) {
+            uint64_t a = (*v)[k].start_ns > g->start_ns ? (*v)[k].start_ns : g->start_ns;
+            uint64_t b = (*v)[k].end_ns < g->end_ns ? (*v)[k].end_ns : g->end_ns;
+            covered_ns += b > a ? b - a : 0;
+        }
+        if ((double)covered_ns < PHASE_GAP_SHARE * (double)len)
+            continue;
+        gt_grow((void **)&add, &cap_add, n_add, sizeof *add);
+        add[n_add++] = (gt_phase_span){GT_PHASE_JIT, g->start_ns, g->end_ns};
+    }
+    if (!n_add)
+        return n;
+    *v = gt_xrealloc(*v, (n + n_add) * sizeof **v);
+    memcpy(*v + n, add, n_add * sizeof *add);
+    free(add);
+    qsort(*v, n + n_add, sizeof **v, cmp_span);
+    return merge_kind(*v, n + n_add);
+}
+
+/* The base phase at time t (no JIT or autotuning). */
+static int base_kind(const gt_proc *p, uint64_t t)
+{
+    if (!p->gpu_first_ns || t < p->gpu_first_ns)
+        return GT_PHASE_STARTUP;
+    if (p->n_steps >= 2) {
+        if (t < p->steady_start_ns)
+            return GT_PHASE_WARMUP;
+        return t < p->steady_end_ns ? GT_PHASE_STEADY : GT_PHASE_TEARDOWN;
+    }
+    return t < p->gpu_last_ns ? GT_PHASE_STEADY : GT_PHASE_TEARDOWN;
+}
+
+/* The overlay kind covering [t, ...) from a sorted, disjoint list, -1 none; *i advances. */
+static int covered(const gt_phase_span *v, size_t n, size_t *i, uint64_t t)
+{
+    while (*i < n && v[*i].end_ns <= t)
+        (*i)++;
+    return *i < n && v[*i].start_ns <= t ? v[*i].kind : -1;
+}
+
+static void add_point(uint64_t **pts, size_t *n, size_t *cap, uint64_t t, uint64_t lo, uint64_t hi)
+{
+    if (t < lo || t > hi)
+        return;
+    gt_grow((void **)pts, cap, *n, sizeof **pts);
+    (*pts)[(*n)++] = t;
+}
+
+static void push_span(gt_proc *p, size_t *cap, int kind, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return;
+    if (p->n_phases && p->phases[p->n_phases - 1].kind == kind &&
+        p->phases[p->n_phases - 1].end_ns == a) {
+        p->phases[p->n_phases - 1].end_ns = b;
+        return;
+    }
+    gt_grow((void **)&p->phases, cap, p->n_phases, sizeof *p->phases);
+    p->phases[p->n_phases++] = (gt_phase_span){kind, a, b};
+}
+
+static void build_spans(gt_proc *p, const gt_phase_span *jit, size_t nj, const gt_phase_span *tune,
+                        size_t nt)
+{
+    uint64_t lo = p->t_min, hi = p->t_max;
+    uint64_t *pts = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t base[] = {
+        lo, hi, p->gpu_first_ns, p->gpu_last_ns, p->steady_start_ns, p->steady_end_ns};
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+        add_point(&pts, &n, &cap, base[i], lo, hi);
+    for (size_t i = 0; i < nj; i++) {
+        add_point(&pts, &n, &cap, jit[i].start_ns, lo, hi);
+        add_point(&pts, &n, &cap, jit[i].end_ns, lo, hi);
+    }
+    for (size_t i = 0; i < nt; i++) {
+        add_point(&pts, &n, &cap, tune[i].start_ns, lo, hi);
+        add_point(&pts, &n, &cap, tune[i].end_ns, lo, hi);
+    }
+    qsort(pts, n, sizeof *pts, md_cmp_u64);
+    size_t ij = 0, it = 0, span_cap = 0;
+    for (size_t k = 0; k + 1 < n; k++) {
+        uint64_t a = pts[k], b = pts[k + 1];
+        if (b == a)
+            continue;
+        int kind = base_kind(p, a);
+        if (kind != GT_PHASE_STARTUP) { /* start-up's own module loads and compiles stay in it */
+            int t = covered(tune, nt, &it, a), j = covered(jit, nj, &ij, a);
+            kind = t >= 0 ? t : j >= 0 ? j : kind;
+        }
+        push_span(p, &span_cap, kind, a, b);
+    }
+    free(pts);
+}
+
+void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT])
+{
+    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
+    size_t lo = 0, hi = p->n_phases; /* first span that ends after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->phases[mid].end_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < p->n_phases && p->phases[i].start_ns < b; i++) {
+        uint64_t x = p->phases[i].start_ns > a ? p->phases[i].start_ns : a;
+        uint64_t y = p->phases[i].end_ns < b ? p->phases[i].end_ns : b;
+        if (y > x)
+            out[p->phases[i].kind] += y - x;
+    }
+}
+
+void md_phases(gt_proc *p, pass_state *s)
+{
+    children_evidence(p, s);
+    if (p->t_max <= p->t_min)
+        return;
+    gt_phase_span *jit, *tune;
+    size_t nj = spans_of(s, GT_PHASE_JIT, &jit), nt = autotune_spans(s, &tune);
+    nj = absorb_gaps(p, &jit, nj);
+    build_spans(p, jit, nj, tune, nt);
+    free(jit);
+    free(tune);
+    for (size_t i = 0; i < p->n_phases; i++)
+        p->phase_ns[p->phases[i].kind] += p->phases[i].end_ns - p->phases[i].start_ns;
+    uint64_t ov[GT_PHASE_COUNT];
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        gt_gap *g = &p->gaps[i];
+        md_phase_overlaps(p, g->start_ns, g->end_ns, ov);
+        int best = base_kind(p, g->start_ns);
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            if (ov[k] > ov[best])
+                best = k;
+        g->phase = best;
+    }
+}

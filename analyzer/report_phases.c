@@ -1,0 +1,80 @@
+/* report_phases.c — the phases of a process (model_phases.c) in the report: one line of text
+ * naming the time outside the steady state ("JIT compilation 2.1 s, cuDNN autotuning 19 s") and
+ * the JSON's "phases" (every span) and "phase_totals" (per kind its total, the GPU's idle time
+ * in it, how many spans; and the JIT evidence). */
+#include <string.h>
+
+#include "report_out.h"
+
+static const char *const PHASE_KEYS[GT_PHASE_COUNT] = {"startup", "jit",    "autotune",
+                                                       "warmup",  "steady", "teardown"};
+
+static void print_duration(FILE *out, uint64_t ns)
+{
+    double ms = (double)ns / 1e6;
+    if (ms >= 1000)
+        fprintf(out, "%.1f s", ms / 1000);
+    else
+        fprintf(out, "%.1f ms", ms);
+}
+
+void gt_phases_print(const gt_proc *p, FILE *out)
+{
+    if (!p->n_phases)
+        return;
+    fprintf(out, "  phases   ");
+    int first = 1;
+    for (int k = 0; k < GT_PHASE_COUNT; k++) {
+        if (!p->phase_ns[k])
+            continue;
+        fprintf(out, "%s %s ", first ? "" : ",", gt_phase_name(k));
+        first = 0;
+        print_duration(out, p->phase_ns[k]);
+        if (p->phase_idle_ns[k] >= GT_BIG_GAP_NS && k != GT_PHASE_STEADY) {
+            fprintf(out, " (GPU idle ");
+            print_duration(out, p->phase_idle_ns[k]);
+            fprintf(out, ")");
+        }
+    }
+    fprintf(out, "\n");
+    if (p->jit_calls || p->jit_children) {
+        fprintf(out, "  JIT      %llu compile/module-load calls (",
+                (unsigned long long)p->jit_calls);
+        print_duration(out, p->jit_call_ns);
+        fprintf(out, "), %llu compiler processes (", (unsigned long long)p->jit_children);
+        print_duration(out, p->jit_children_ns);
+        fprintf(out, ")\n");
+    }
+    uint64_t named = p->phase_idle_ns[GT_PHASE_JIT] + p->phase_idle_ns[GT_PHASE_AUTOTUNE];
+    if (named >= GT_BIG_GAP_NS)
+        fprintf(out, "           GPU idle in JIT compilation and autotuning is not counted as the "
+                     "steady state's idle time\n");
+}
+
+void gt_phases_json_add(json_t *o, const gt_proc *p)
+{
+    json_t *spans = json_array(), *totals = json_object();
+    for (size_t i = 0; i < p->n_phases; i++) {
+        const gt_phase_span *s = &p->phases[i];
+        json_array_append_new(
+            spans, json_pack("{s:s, s:s, s:I, s:I, s:f}", "kind", PHASE_KEYS[s->kind], "name",
+                             gt_phase_name(s->kind), "start_ns", (json_int_t)s->start_ns, "end_ns",
+                             (json_int_t)s->end_ns, "ms", (double)(s->end_ns - s->start_ns) / 1e6));
+    }
+    for (int k = 0; k < GT_PHASE_COUNT; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_phases; i++)
+            n += p->phases[i].kind == k;
+        json_object_set_new(totals, PHASE_KEYS[k],
+                            json_pack("{s:s, s:f, s:f, s:I}", "name", gt_phase_name(k), "ms",
+                                      (double)p->phase_ns[k] / 1e6, "gpu_idle_ms",
+                                      (double)p->phase_idle_ns[k] / 1e6, "spans", (json_int_t)n));
+    }
+    json_object_set_new(totals, "jit_evidence",
+                        json_pack("{s:I, s:f, s:I, s:f}", "calls", (json_int_t)p->jit_calls,
+                                  "calls_ms", (double)p->jit_call_ns / 1e6, "compiler_processes",
+                                  (json_int_t)p->jit_children, "compiler_ms",
+                                  (double)p->jit_children_ns / 1e6));
+    json_object_set_new(o, "phases", spans);
+    json_object_set_new(o, "phase_totals", totals);
+}
