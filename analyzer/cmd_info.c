@@ -60,6 +60,12 @@ static void print_header(gt_reader *r)
     printf("  %-22s %s\n", "CUPTI state", gt_cupti_state_name(ri->cupti_state));
     if (h->flags & GT_HDR_STATIC_CUDART)
         printf("  %-22s %s\n", "note", "static CUDA runtime: API calls seen through CUPTI only");
+    /* Format 1.3 says which way CUPTI stamped kernels; older recorders never asked. */
+    if (ri->cupti_state == GT_CUPTI_ACTIVE && (h->version_major > 1 || h->version_minor >= 3))
+        printf("  %-22s %s\n", "kernel timestamps",
+               h->flags & GT_HDR_HW_TRACE
+                   ? "hardware events (cuptiActivityEnableHWTrace)"
+                   : "CUPTI instrumentation (no hardware trace on this GPU or CUPTI)");
     int ndev = ri->device_count < GT_MAX_DEVICES ? ri->device_count : GT_MAX_DEVICES;
     for (int i = 0; i < ndev; i++) {
         const gt_device_info *d = &ri->devices[i];

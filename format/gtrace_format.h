@@ -18,7 +18,9 @@
 
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
-#define GT_VERSION_MINOR 2 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER */
+#define GT_VERSION_MINOR                                                                           \
+    3 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
+       * 1.3: GT_REC_CAPTURE, GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -96,6 +98,13 @@ enum gt_header_flags {
     /* Another tool (torch.profiler, nsys...) asked CUPTI for its callbacks while gputrace held them
      * and was refused: that tool recorded no GPU activity. */
     GT_HDR_OTHER_PROFILER = 1u << 4,
+    /* 1.3: CUPTI took kernel timestamps from the GPU's hardware events
+     * (cuptiActivityEnableHWTrace, Blackwell and later); without it, CUPTI's own instrumentation
+     * stamped them (the fallback everywhere else). */
+    GT_HDR_HW_TRACE = 1u << 5,
+    /* 1.3: recording ran only in capture windows (GPUTRACE_CAPTURE other than all): GT_REC_CAPTURE
+     * records say when each window opened and closed; outside them nothing was recorded. */
+    GT_HDR_CAPTURE_WINDOWS = 1u << 6,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -124,6 +133,7 @@ enum gt_record_kind {
     GT_REC_CLOCK_SYNC = 3,
     GT_REC_THREAD = 4,
     GT_REC_END = 5, /* the end of the trace: the last chunk of a file the recorder ended (1.2) */
+    GT_REC_CAPTURE = 6, /* a capture window opened or closed (1.3, GPUTRACE_CAPTURE) */
     /* CPU side: wrapped calls (interpose/) */
     GT_REC_API = 10,        /* a call with no specific arguments */
     GT_REC_API_MEMCPY = 11, /* copies */
@@ -212,6 +222,22 @@ enum gt_end_reason {
     GT_END_EXIT = 1,         /* exit, _exit, return from main, or the library unloaded */
     GT_END_SIGNAL = 2,       /* a fatal signal whose default action ended the process */
     GT_END_WRITE_FAILED = 3, /* the file could not be written (full disk, file size limit) */
+};
+
+/* A capture window opened (on = 1) or closed (on = 0) at t_ns: GPUTRACE_CAPTURE=profiler-api,
+ * signal or trigger-file. Between a close and the next open nothing of the application was
+ * recorded (on purpose: not a loss). */
+typedef struct gt_rec_capture {
+    uint64_t t_ns;
+    uint32_t on;
+    uint32_t source; /* enum gt_capture_source */
+} gt_rec_capture;
+
+enum gt_capture_source {
+    GT_CAPTURE_SRC_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
+    GT_CAPTURE_SRC_SIGNAL = 2,       /* the capture signal (SIGUSR2 by default) toggled it */
+    GT_CAPTURE_SRC_TRIGGER_FILE = 3, /* the trigger file appeared / was removed */
+    GT_CAPTURE_SRC_EXIT = 4,         /* the trace ended with a window open */
 };
 
 typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */

@@ -179,6 +179,9 @@ typedef struct gt_config {
     /* GPUTRACE_CUPTI_KINDS: which activity kinds CUPTI records (GT_KIND_* bits; default all). A
      * knob for measuring what each kind costs (tools/bench/whole_process.py), not for users. */
     uint32_t cupti_kinds;
+    /* GPUTRACE_CUPTI_HW_TRACE (default on): ask CUPTI for kernel timestamps from the GPU's
+     * hardware events (cuptiActivityEnableHWTrace, Blackwell and later), falling back silently. */
+    bool cupti_hw_trace;
 } gt_config;
 
 enum gt_cupti_kind_bits {

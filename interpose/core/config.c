@@ -224,4 +224,5 @@ void gt_config_load(void)
     g_cfg.stack_cache = parse_bool("GPUTRACE_STACK_CACHE", true);
     g_cfg.stack_python = parse_stack_python();
     g_cfg.cupti_kinds = parse_kinds("GPUTRACE_CUPTI_KINDS");
+    g_cfg.cupti_hw_trace = parse_bool("GPUTRACE_CUPTI_HW_TRACE", true);
 }

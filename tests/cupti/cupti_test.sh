@@ -289,6 +289,46 @@ fork_child)
     [ "$child_calls" = 0 ] || fail "the child made $child_calls CUPTI calls: $(grep "^$child " "$T/calls.log" | sort | uniq -c)"
     [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
     ;;
+hw_trace)
+    # Kernel timestamps from hardware events (cuptiActivityEnableHWTrace): asked for by default,
+    # used where CUPTI accepts it (GT_HDR_HW_TRACE, 32, and `gputrace info` says so), silently left
+    # where it refuses (Hopper: NOT_SUPPORTED), tried again once CUDA is up when the driver was not
+    # yet (NOT_INITIALIZED), and never asked for with GPUTRACE_CUPTI_HW_TRACE=0 or with the queued
+    # timestamps CUPTI cannot combine with it. Kernels are recorded the same in every case.
+    hw_flag() {
+        local flags
+        flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/$1.dump")
+        [ $(((flags & 32) != 0)) = "$2" ] || fail "$1: GT_HDR_HW_TRACE is $(((flags & 32) != 0)), want $2"
+        [ "$(count_of 50 "$T/$1.dump")" = 6 ] || fail "$1: $(count_of 50 "$T/$1.dump") kernels, want 6"
+        grep -v "^gputrace: wrote " "$T/$1.err" | grep -q "^gputrace: " && fail "$1: gputrace warned: $(cat "$T/$1.err")"
+    }
+    hw_calls() { grep -c " cuptiActivityEnableHWTrace$" "$T/$1.log"; }
+    run_traced refused GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/refused.log" -- "$RUNTIME_APP"
+    dump_trace refused
+    same_as_untraced refused "$RUNTIME_APP"
+    hw_flag refused 0
+    [ "$(hw_calls refused)" = 1 ] || fail "refused: $(hw_calls refused) calls to cuptiActivityEnableHWTrace, want 1"
+    run_traced used GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/used.log" -- "$RUNTIME_APP"
+    dump_trace used
+    hw_flag used 1
+    run_traced late GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=late FAKE_CUPTI_LOG="$T/late.log" -- "$RUNTIME_APP"
+    dump_trace late
+    hw_flag late 1
+    [ "$(hw_calls late)" = 2 ] || fail "late: $(hw_calls late) calls, want 2 (refused before the driver was up, then taken)"
+    run_traced off GPUTRACE_FLUSH_MS=20 GPUTRACE_CUPTI_HW_TRACE=0 FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/off.log" -- "$RUNTIME_APP"
+    dump_trace off
+    hw_flag off 0
+    [ "$(hw_calls off)" = 0 ] || fail "GPUTRACE_CUPTI_HW_TRACE=0 still asked for the hardware trace"
+    run_traced queued GPUTRACE_FLUSH_MS=20 GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/queued.log" -- "$RUNTIME_APP"
+    dump_trace queued
+    hw_flag queued 0
+    [ "$(hw_calls queued)" = 0 ] || fail "the hardware trace was asked for with queued timestamps"
+    # gputrace info names the way kernels were stamped.
+    "$GPUTRACE" info "$T/used.d"/*.gtrace >"$T/used.info" 2>&1 || fail "info failed: $(cat "$T/used.info")"
+    grep -q "^  kernel timestamps  *hardware events" "$T/used.info" || fail "info: $(cat "$T/used.info")"
+    "$GPUTRACE" info "$T/refused.d"/*.gtrace >"$T/refused.info" 2>&1
+    grep -q "^  kernel timestamps  *CUPTI instrumentation" "$T/refused.info" || fail "info: $(cat "$T/refused.info")"
+    ;;
 capture)
     # GPUTRACE_CAPTURE=profiler-api: only the 3 rounds between cudaProfilerStart and Stop are
     # recorded, CPU side (launches, copies) and GPU side (kernels, copies), still linked; both range
