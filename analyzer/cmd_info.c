@@ -1,6 +1,7 @@
 /* cmd_info.c — `gputrace info FILE...`: what a trace holds and whether it is whole.
  * Exit 0: every file whole; 1: some file truncated or damaged (what was readable is shown);
  * 2: some file is not a trace, unreadable, or of a newer format version. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,50 @@ static void print_counts(const gt_reader_stats *st)
     printf("  lost records           %llu\n", (unsigned long long)st->lost_records);
 }
 
+/* GPUTRACE_CAPTURE: the windows the trace covers, from its CAPTURE records (format 1.3). */
+typedef struct capture_windows {
+    uint64_t windows, open_since_ns, covered_ns, end_ns;
+    uint32_t source;
+    bool open;
+} capture_windows;
+
+static void note_capture(capture_windows *w, const gt_record *rec)
+{
+    if (rec->kind == GT_REC_END && rec->body_size >= sizeof(gt_rec_end)) {
+        const gt_rec_end *e = rec->body;
+        w->end_ns = e->t_begin_ns ? e->t_begin_ns : e->t_ns;
+        return;
+    }
+    if (rec->kind != GT_REC_CAPTURE || rec->body_size < sizeof(gt_rec_capture))
+        return;
+    const gt_rec_capture *c = rec->body;
+    w->source = c->source;
+    if (c->on && !w->open) {
+        w->windows++;
+        w->open = true;
+        w->open_since_ns = c->t_ns;
+    } else if (!c->on && w->open) {
+        w->open = false;
+        if (c->t_ns > w->open_since_ns)
+            w->covered_ns += c->t_ns - w->open_since_ns;
+    }
+}
+
+static void print_capture(const gt_file_header *h, const capture_windows *w)
+{
+    if (!(h->flags & GT_HDR_CAPTURE_WINDOWS))
+        return;
+    static const char *const SOURCE[] = {"?", "cudaProfilerStart/Stop", "the capture signal",
+                                         "the trigger file"};
+    uint64_t covered = w->covered_ns;
+    if (w->open && w->end_ns > w->open_since_ns)
+        covered += w->end_ns - w->open_since_ns;
+    printf("  %-22s %llu window%s (%s), %.3f s recorded%s; nothing outside them\n", "capture",
+           (unsigned long long)w->windows, w->windows == 1 ? "" : "s",
+           SOURCE[w->source <= 3 ? w->source : 0], (double)covered / 1e9,
+           w->open && !w->end_ns ? " (the last one open at the end of the file)" : "");
+}
+
 /* 0 whole, 1 truncated/damaged, 2 unusable. */
 static int info_one(const char *path)
 {
@@ -104,9 +149,11 @@ static int info_one(const char *path)
         return 2;
     }
     gt_record rec;
+    capture_windows windows = {0};
     while (gt_reader_next(r, &rec))
-        ;
+        note_capture(&windows, &rec);
     print_header(r);
+    print_capture(gt_reader_header(r), &windows);
     const gt_reader_stats *st = gt_reader_get_stats(r);
     print_counts(st);
     int status = 0;

@@ -226,7 +226,7 @@ enum gt_end_reason {
 
 /* A capture window opened (on = 1) or closed (on = 0) at t_ns: GPUTRACE_CAPTURE=profiler-api,
  * signal or trigger-file. Between a close and the next open nothing of the application was
- * recorded (on purpose: not a loss). */
+ * recorded (on purpose: not a loss); a window still open at the end of the file ran to the end. */
 typedef struct gt_rec_capture {
     uint64_t t_ns;
     uint32_t on;
@@ -237,7 +237,6 @@ enum gt_capture_source {
     GT_CAPTURE_SRC_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
     GT_CAPTURE_SRC_SIGNAL = 2,       /* the capture signal (SIGUSR2 by default) toggled it */
     GT_CAPTURE_SRC_TRIGGER_FILE = 3, /* the trigger file appeared / was removed */
-    GT_CAPTURE_SRC_EXIT = 4,         /* the trace ended with a window open */
 };
 
 typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */

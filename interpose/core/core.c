@@ -267,6 +267,8 @@ static void fill_header(void)
     g_hdr.local_rank = env_int(LOCAL);
     g_hdr.world_size = env_int(WORLD);
     g_hdr.flags = GT_HDR_END_RECORD; /* this recorder ends its files with GT_REC_END */
+    if (g_cfg.capture_mode != GT_CAPTURE_ALL)
+        g_hdr.flags |= GT_HDR_CAPTURE_WINDOWS; /* GT_REC_CAPTURE records bound what was recorded */
     gethostname(g_hdr.host, sizeof g_hdr.host - 1);
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
@@ -343,9 +345,9 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
-    bool paused = g_cfg.capture_mode == GT_CAPTURE_PROFILER_API;
+    bool paused = g_cfg.capture_mode != GT_CAPTURE_ALL;
     atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
-    gt_debug("recording to %s%s", path, paused ? " (paused until cudaProfilerStart)" : "");
+    gt_debug("recording to %s%s", path, paused ? " (paused until a capture window opens)" : "");
     return true;
 }
 
@@ -593,5 +595,6 @@ __attribute__((constructor)) static void core_init(void)
     atomic_store(&g_recording, GT_RECORDING_LAZY); /* the file comes with the first CUDA activity */
     atexit(at_exit);
     install_signal_handlers();
+    gt_capture_init();
     init_modules();
 }

@@ -140,6 +140,11 @@ typedef struct gt_clock_info {
 void gt_clock_get_info(gt_clock_info *out);
 void gt_clock_test_shift(int64_t ns); /* tests: the current line moves by ns (a fake error) */
 
+/* capture.c: GPUTRACE_CAPTURE=signal/trigger-file. init at load (the signal handler); poll on
+ * each writer round, no lock held: opens or closes the window the signal or file asks for. */
+void gt_capture_init(void);
+void gt_capture_poll(void);
+
 /* core.c */
 extern pthread_mutex_t g_hdr_lock;
 extern gt_file_header g_hdr;

@@ -450,6 +450,8 @@ static void *writer_main(void *arg)
         uint64_t req = atomic_load(&g_flush_req);
         atomic_store(&g_kick, 0);
         uint64_t now = gt_now_ns();
+        if (!end && !atomic_load(&g_end_written))
+            gt_capture_poll(); /* without g_pass_lock: a switch calls CUPTI */
         if (!end && !atomic_load(&g_end_written) &&
             now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
             g_last_periodic = now;

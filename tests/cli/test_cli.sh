@@ -180,6 +180,13 @@ case_options() {
   usage_error "report without a trace" report
   run "$GT" record --bogus -- true
   usage_error "record --bogus" record
+  run "$GT" record --capture sometimes -- true
+  usage_error "record --capture sometimes" record
+  run "$GT" record --capture trigger-file: -- true
+  usage_error "record --capture trigger-file: (no path)" record
+  # --capture reaches the program as GPUTRACE_CAPTURE
+  run "$GT" record --lib "$GT" -q -o cap --capture trigger-file:/tmp/go -- sh -c 'echo "capture=$GPUTRACE_CAPTURE"'
+  grep -qx "capture=trigger-file:/tmp/go" out || fail "record --capture: the program saw '$(cat out)'"
 
   # -- ends the options: a file whose name starts with '-'
   cp "$H" ./-x.gtrace

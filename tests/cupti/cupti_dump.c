@@ -138,6 +138,9 @@ int main(int argc, char **argv)
         if (rec.kind == GT_REC_LOST) {
             const gt_rec_lost *l = rec.body;
             printf("lost reason=%u count=%" PRIu64 "\n", l->reason, l->count);
+        } else if (rec.kind == GT_REC_CAPTURE) {
+            const gt_rec_capture *c = rec.body;
+            printf("capture on=%u source=%u\n", c->on, c->source);
         } else if (rec.kind == GT_REC_CUPTI_STATS) {
             memcpy(&last, rec.body, sizeof last);
             have_stats = 1;

@@ -345,11 +345,48 @@ capture)
     grep -q "^cpucall kind=10 func=141 " "$D" || fail "no cudaProfilerStop record"
     check_links "$D" 6 '^cuda(Memcpy|LaunchKernel)$'
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    expect_line "capture on=1 source=1" "$D"
+    expect_line "capture on=0 source=1" "$D"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
     # The default mode ignores the range: all 9 rounds.
     run_traced a GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture
     dump_trace a
     [ "$(count_of 14 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 14 "$T/a.dump") launches, want 9"
     [ "$(count_of 50 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 50 "$T/a.dump") kernels, want 9"
+    ;;
+capture_signal | capture_file)
+    # GPUTRACE_CAPTURE=signal (SIGUSR2 opens, the next closes) and trigger-file:PATH (open while
+    # PATH exists): without any change to the program, only the 3 middle rounds are recorded, both
+    # sides, still linked; the windows are in the trace (CAPTURE records, GT_HDR_CAPTURE_WINDOWS)
+    # and gputrace info says the trace covers 1 window. The signal never reaches the program (whose
+    # default action would end it), the writer thread made the switches (CUPTI kinds disabled).
+    if [ "$CASE" = capture_signal ]; then
+        mode=signal src=2 args=(capture-signal)
+    else
+        mode="trigger-file:$T/trigger" src=3 args=(capture-file "$T/trigger")
+    fi
+    run_traced s GPUTRACE_CAPTURE="$mode" GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" "${args[@]}"
+    dump_trace s
+    D=$T/s.dump
+    [ "$(cat "$T/s.rc")" = 0 ] || fail "the program ended with $(cat "$T/s.rc"): $(cat "$T/s.err")"
+    grep -qx "runtime done" "$T/s.out" || fail "the program did not finish"
+    [ "$(count_of 14 "$D")" = 3 ] || fail "launch records: $(count_of 14 "$D"), want 3"
+    [ "$(count_of 50 "$D")" = 3 ] || fail "kernel records: $(count_of 50 "$D"), want 3"
+    [ "$(count_of 51 "$D")" = 3 ] || fail "GPU copy records: $(count_of 51 "$D"), want 3"
+    check_links "$D" 6 '^cuda(Memcpy|LaunchKernel)$'
+    [ "$(grep -c "^capture on=1 source=$src$" "$D")" = 1 ] || fail "window openings: $(grep '^capture' "$D")"
+    [ "$(grep -c "^capture on=0 source=$src$" "$D")" = 1 ] || fail "window closings: $(grep '^capture' "$D")"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
+    grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    "$GPUTRACE" info "$T/s.d"/*.gtrace >"$T/s.info" 2>&1 || fail "info failed: $(cat "$T/s.info")"
+    grep -q "^  capture  *1 window " "$T/s.info" || fail "info does not show the window: $(cat "$T/s.info")"
+    if [ "$CASE" = capture_file ]; then
+        # A value that is none of the modes: one warning, and everything is recorded.
+        run_traced bad GPUTRACE_CAPTURE=trigger-file: GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture-file "$T/trigger"
+        dump_trace bad
+        grep -q "GPUTRACE_CAPTURE=trigger-file: is not" "$T/bad.err" || fail "no warning: $(cat "$T/bad.err")"
+        [ "$(count_of 14 "$T/bad.dump")" = 9 ] || fail "bad value: $(count_of 14 "$T/bad.dump") launches, want 9"
+    fi
     ;;
 correlation)
     # CUPTI writes external-correlation records only with its (costly, here off) API records: the
