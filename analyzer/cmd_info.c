@@ -95,6 +95,9 @@ typedef struct capture_windows {
     uint64_t windows, open_since_ns, covered_ns, end_ns;
     uint32_t source;
     bool open;
+    /* GPUTRACE_FLIGHT_RECORDER: its writes (FLIGHT records); the last one has the totals */
+    uint64_t flight_writes, flight_records;
+    gt_rec_flight flight_last;
 } capture_windows;
 
 static void note_capture(capture_windows *w, const gt_record *rec)
@@ -102,6 +105,12 @@ static void note_capture(capture_windows *w, const gt_record *rec)
     if (rec->kind == GT_REC_END && rec->body_size >= sizeof(gt_rec_end)) {
         const gt_rec_end *e = rec->body;
         w->end_ns = e->t_begin_ns ? e->t_begin_ns : e->t_ns;
+        return;
+    }
+    if (rec->kind == GT_REC_FLIGHT && rec->body_size >= sizeof(gt_rec_flight)) {
+        memcpy(&w->flight_last, rec->body, sizeof w->flight_last);
+        w->flight_writes++;
+        w->flight_records += w->flight_last.records;
         return;
     }
     if (rec->kind != GT_REC_CAPTURE || rec->body_size < sizeof(gt_rec_capture))
@@ -119,8 +128,23 @@ static void note_capture(capture_windows *w, const gt_record *rec)
     }
 }
 
+static void print_flight(const gt_file_header *h, const capture_windows *w)
+{
+    if (!(h->flags & GT_HDR_FLIGHT_RECORDER))
+        return;
+    static const char *const WHY[] = {"?", "exit", "trigger", "fatal signal"};
+    const gt_rec_flight *f = &w->flight_last;
+    printf("  %-22s last %llu s kept; %llu write%s (the last at %s), %llu records; %llu records "
+           "evicted (on purpose, not lost)\n",
+           "flight recorder", (unsigned long long)(f->window_ns / 1000000000u),
+           (unsigned long long)w->flight_writes, w->flight_writes == 1 ? "" : "s",
+           WHY[f->reason <= 3 ? f->reason : 0], (unsigned long long)w->flight_records,
+           (unsigned long long)f->evicted_records);
+}
+
 static void print_capture(const gt_file_header *h, const capture_windows *w)
 {
+    print_flight(h, w);
     if (!(h->flags & GT_HDR_CAPTURE_WINDOWS))
         return;
     static const char *const SOURCE[] = {"?", "cudaProfilerStart/Stop", "the capture signal",

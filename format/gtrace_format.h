@@ -105,6 +105,10 @@ enum gt_header_flags {
     /* 1.3: recording ran only in capture windows (GPUTRACE_CAPTURE other than all): GT_REC_CAPTURE
      * records say when each window opened and closed; outside them nothing was recorded. */
     GT_HDR_CAPTURE_WINDOWS = 1u << 6,
+    /* 1.3: a flight recorder's file (GPUTRACE_FLIGHT_RECORDER): the application's records come
+     * only from the last seconds before each GT_REC_FLIGHT record (a trigger, the exit, a fatal
+     * signal); older ones were evicted on purpose, counted there, not lost. */
+    GT_HDR_FLIGHT_RECORDER = 1u << 7,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -134,6 +138,7 @@ enum gt_record_kind {
     GT_REC_THREAD = 4,
     GT_REC_END = 5, /* the end of the trace: the last chunk of a file the recorder ended (1.2) */
     GT_REC_CAPTURE = 6, /* a capture window opened or closed (1.3, GPUTRACE_CAPTURE) */
+    GT_REC_FLIGHT = 7,  /* the flight recorder wrote what it held (1.3) */
     /* CPU side: wrapped calls (interpose/) */
     GT_REC_API = 10,        /* a call with no specific arguments */
     GT_REC_API_MEMCPY = 11, /* copies */
@@ -237,6 +242,28 @@ enum gt_capture_source {
     GT_CAPTURE_SRC_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
     GT_CAPTURE_SRC_SIGNAL = 2,       /* the capture signal (SIGUSR2 by default) toggled it */
     GT_CAPTURE_SRC_TRIGGER_FILE = 3, /* the trigger file appeared / was removed */
+};
+
+/* The flight recorder (GPUTRACE_FLIGHT_RECORDER) wrote the chunks it held: they follow this record
+ * in the file. Before them the application's chunks of the window were dropped on purpose, the
+ * oldest first, when older than window_ns or past the memory cap: the evicted counts (since the
+ * start of the trace) are not losses. Strings, thread names, stacks, modules and cuDNN plans are
+ * never evicted (they are written as they come). */
+typedef struct gt_rec_flight {
+    uint64_t window_ns;       /* GPUTRACE_FLIGHT_RECORDER in ns */
+    uint64_t t_from_ns;       /* when the oldest chunk written now was taken (0: none held) */
+    uint64_t t_ns;            /* when this was written */
+    uint64_t records;         /* application records written now (they follow) */
+    uint64_t evicted_chunks;  /* since the start of the trace */
+    uint64_t evicted_records; /* since the start of the trace */
+    uint32_t reason;          /* enum gt_flight_reason */
+    uint32_t reserved;
+} gt_rec_flight;
+
+enum gt_flight_reason {
+    GT_FLIGHT_EXIT = 1,    /* the process ended (exit) */
+    GT_FLIGHT_TRIGGER = 2, /* the capture signal or the trigger file */
+    GT_FLIGHT_SIGNAL = 3,  /* a fatal signal (a crash, SIGTERM...) */
 };
 
 typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */

@@ -186,6 +186,11 @@ typedef struct gt_config {
     /* GPUTRACE_CUPTI_HW_TRACE (default on): ask CUPTI for kernel timestamps from the GPU's
      * hardware events (cuptiActivityEnableHWTrace, Blackwell and later), falling back silently. */
     bool cupti_hw_trace;
+    /* GPUTRACE_FLIGHT_RECORDER=SECONDS (0: off): keep the application's last seconds in memory
+     * (at most GPUTRACE_FLIGHT_RECORDER_MB) and write them on a trigger, at exit or at a fatal
+     * signal (interpose/core/flight.c). */
+    uint32_t flight_s;
+    uint32_t flight_mb;
 } gt_config;
 
 enum gt_cupti_kind_bits {

@@ -9,6 +9,10 @@
  * still accepted and written. Each switch writes a GT_REC_CAPTURE record, and the header carries
  * GT_HDR_CAPTURE_WINDOWS, so readers know the trace covers windows, not the whole run.
  *
+ * With the flight recorder (GPUTRACE_FLIGHT_RECORDER) there are no windows: recording runs all
+ * along, and the signal, or the trigger file appearing, asks the writer to write what the flight
+ * recorder holds instead.
+ *
  * The signal handler only counts (an atomic add and a futex wake of the writer, both
  * async-signal-safe): the switch itself, which calls into CUPTI, runs on the writer thread
  * (gt_capture_poll), which also looks for the trigger file on each of its rounds. */
@@ -23,6 +27,13 @@
 
 static _Atomic uint32_t g_signal_toggles; /* capture signals received; odd: a window is wanted */
 static uint64_t g_last_trigger_poll_ns;   /* writer thread only */
+static uint32_t g_signals_seen;           /* flight recorder: signals already acted on */
+static bool g_file_seen;                  /* flight recorder: the trigger file was there */
+
+bool gt_capture_windows(void)
+{
+    return g_cfg.capture_mode != GT_CAPTURE_ALL && !g_cfg.flight_s;
+}
 
 static void capture_switch(bool on, uint32_t source)
 {
@@ -48,8 +59,7 @@ void gt_core_capture_set(bool on)
 bool gt_core_capture_paused(void)
 {
     int st = atomic_load_explicit(&g_recording, memory_order_relaxed);
-    return st == GT_RECORDING_PAUSED ||
-           (st == GT_RECORDING_LAZY && g_cfg.capture_mode != GT_CAPTURE_ALL);
+    return st == GT_RECORDING_PAUSED || (st == GT_RECORDING_LAZY && gt_capture_windows());
 }
 
 static void on_capture_signal(int sig)
@@ -62,8 +72,35 @@ static void on_capture_signal(int sig)
 /* The writer thread, each round, no lock of ours held (the switch calls into CUPTI). The wanted
  * state is compared with the current one, not counted: a forked child, which inherits the count,
  * or two signals within one round, end in the state the signals' parity asks for. */
+/* Flight recorder: each new signal, or the trigger file appearing, is a trigger. */
+static void poll_flight_trigger(void)
+{
+    bool fire = false;
+    if (g_cfg.capture_mode == GT_CAPTURE_SIGNAL) {
+        uint32_t n = atomic_load_explicit(&g_signal_toggles, memory_order_relaxed);
+        fire = n != g_signals_seen;
+        g_signals_seen = n;
+    } else if (g_cfg.capture_mode == GT_CAPTURE_TRIGGER_FILE) {
+        uint64_t now = gt_now_ns();
+        if (now - g_last_trigger_poll_ns < TRIGGER_POLL_NS)
+            return;
+        g_last_trigger_poll_ns = now;
+        bool there = access(g_cfg.capture_file, F_OK) == 0;
+        fire = there && !g_file_seen;
+        g_file_seen = there;
+    }
+    if (fire) {
+        gt_debug("flight recorder: triggered; writing what it holds");
+        gt_writer_flight_request();
+    }
+}
+
 void gt_capture_poll(void)
 {
+    if (g_cfg.flight_s) {
+        poll_flight_trigger();
+        return;
+    }
     if (g_cfg.capture_mode == GT_CAPTURE_SIGNAL) {
         bool want = atomic_load_explicit(&g_signal_toggles, memory_order_relaxed) & 1u;
         capture_switch(want, GT_CAPTURE_SRC_SIGNAL);
@@ -100,5 +137,7 @@ void gt_capture_init(void)
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
-    gt_debug("capture windows toggled by signal %d (kill -%d %d)", sig, sig, (int)getpid());
+    gt_debug("%s by signal %d (kill -%d %d)",
+             g_cfg.flight_s ? "flight recorder written" : "capture windows toggled", sig, sig,
+             (int)getpid());
 }

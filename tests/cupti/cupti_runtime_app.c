@@ -7,13 +7,16 @@
  * `cupti_runtime_app capture-signal`: the same rounds, with raise(SIGUSR2) instead of the range
  * calls; `cupti_runtime_app capture-file PATH`: creating PATH, then removing it. Each switch is
  * followed by 300 ms without CUDA calls, so that gputrace's writer thread, which applies it, has
- * surely done so before the next round. */
+ * surely done so before the next round.
+ * `cupti_runtime_app loop N MS [abort]`: N rounds, MS ms apart (a longer run for the flight
+ * recorder), then abort() when asked (a crash). */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,7 +65,15 @@ int main(int argc, char **argv)
         printf("cudaMalloc failed\n");
         return 1;
     }
-    if (capture) {
+    if (!strcmp(how, "loop") && argc > 3) {
+        for (int i = 0; i < atoi(argv[2]); i++)
+            round_trip(dev, host, sizeof host, atol(argv[3]));
+        if (argc > 4 && !strcmp(argv[4], "abort")) {
+            printf("aborting\n");
+            fflush(stdout);
+            abort();
+        }
+    } else if (capture) {
         for (int i = 0; i < 2; i++)
             round_trip(dev, host, sizeof host, 20);
         capture_switch(how, path, 1);

@@ -388,6 +388,61 @@ capture_signal | capture_file)
         [ "$(count_of 14 "$T/bad.dump")" = 9 ] || fail "bad value: $(count_of 14 "$T/bad.dump") launches, want 9"
     fi
     ;;
+flight_exit)
+    # GPUTRACE_FLIGHT_RECORDER=1: 25 rounds 100 ms apart (2.5 s) keep only about the last second
+    # in memory and write it at exit: far fewer than 25 launches and kernels, the last round among
+    # them, the rest counted as evicted by the flight recorder (not lost: no LOST record, 0 lost on
+    # the exit line), one FLIGHT record (reason 1, exit) and GT_HDR_FLIGHT_RECORDER (128); the file
+    # reads whole (the chunks held were numbered as written) and info says what it is.
+    run_traced f GPUTRACE_FLIGHT_RECORDER=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 25 100
+    dump_trace f
+    same_as_untraced f "$RUNTIME_APP" loop 25 100
+    D=$T/f.dump
+    launches=$(count_of 14 "$D") kernels=$(count_of 50 "$D")
+    [ "$launches" -ge 5 ] && [ "$launches" -le 15 ] || fail "launches kept: $launches, want about 10 of 25"
+    [ "$kernels" -ge 5 ] && [ "$kernels" -le 15 ] || fail "kernels kept: $kernels, want about 10 of 25"
+    [ "$(grep -c '^flight reason=1 ' "$D")" = 1 ] || fail "flight records: $(grep '^flight' "$D")"
+    evicted=$(awk '$1 == "flight" { sub("evicted_records=", "", $5); print $5 }' "$D")
+    [ "${evicted:-0}" -gt 20 ] || fail "evicted records: '$evicted', want the 15-odd rounds' records"
+    span=$(awk '$1 == "flight" { sub("span_ms=", "", $7); print $7 }' "$D")
+    [ "${span:-9999}" -le 1300 ] || fail "the chunks written span $span ms, more than the 1 s window"
+    [ "$(count_of 2 "$D")" = 0 ] || fail "evicted records written as lost: $(grep '^lost' "$D")"
+    grep -q "0 lost, [1-9][0-9]* evicted by the flight recorder, which keeps 1 s)" "$T/f.err" || fail "exit line: $(cat "$T/f.err")"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 128)) != 0 ] || fail "no GT_HDR_FLIGHT_RECORDER"
+    "$GPUTRACE" info "$T/f.d"/*.gtrace >"$T/f.info" 2>&1 || fail "info: not whole: $(cat "$T/f.info")"
+    grep -q "^  flight recorder  *last 1 s kept" "$T/f.info" || fail "info does not say it: $(cat "$T/f.info")"
+    # The strings, stacks and modules of evicted rounds stay: every kept launch has its name.
+    grep -q "^cpucall kind=14 .* name=?$" "$D" && fail "a kept launch lost its name"
+    ;;
+flight_trigger)
+    # GPUTRACE_FLIGHT_RECORDER with GPUTRACE_CAPTURE=trigger-file:PATH: the file appearing writes
+    # what is held (the first 2 rounds), recording goes on, the exit writes the rest: two FLIGHT
+    # records (2 trigger, 1 exit), all 9 rounds in the file (the run is shorter than the window),
+    # nothing evicted, the file whole, and no capture windows (recording never paused).
+    run_traced t GPUTRACE_FLIGHT_RECORDER=5 GPUTRACE_CAPTURE="trigger-file:$T/trigger" GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture-file "$T/trigger"
+    dump_trace t
+    D=$T/t.dump
+    [ "$(grep '^flight' "$D" | cut -d' ' -f2 | tr '\n' ' ')" = "reason=2 reason=1 " ] || fail "flight records: $(grep '^flight' "$D")"
+    [ "$(count_of 14 "$D")" = 9 ] || fail "launches: $(count_of 14 "$D"), want 9"
+    [ "$(count_of 50 "$D")" = 9 ] || fail "kernels: $(count_of 50 "$D"), want 9"
+    grep -q "^flight reason=1 .* evicted_records=0 " "$D" || fail "records evicted in a run shorter than the window"
+    first=$(awk '$1 == "flight" && $2 == "reason=2" { sub("records=", "", $3); print $3 }' "$D")
+    [ "${first:-0}" -gt 0 ] || fail "the trigger wrote nothing"
+    grep -q "^capture" "$D" && fail "capture windows with the flight recorder"
+    "$GPUTRACE" info "$T/t.d"/*.gtrace >"$T/t.info" 2>&1 || fail "info: not whole: $(cat "$T/t.info")"
+    ;;
+flight_crash)
+    # A crash (abort) writes what the flight recorder holds within the bounded fatal-signal flush:
+    # a FLIGHT record of reason 3, the kernels of the last rounds, an END record; the program
+    # still dies of its signal.
+    run_traced c GPUTRACE_FLIGHT_RECORDER=2 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 8 50 abort
+    dump_trace c
+    D=$T/c.dump
+    [ "$(cat "$T/c.rc")" = 134 ] || fail "exit status $(cat "$T/c.rc"), want 134 (SIGABRT)"
+    grep -q '^flight reason=3 ' "$D" || fail "no flight record of a fatal signal: $(grep '^flight' "$D")"
+    [ "$(count_of 50 "$D")" -ge 6 ] || fail "kernels: $(count_of 50 "$D"), want the 8 rounds' (or nearly)"
+    [ "$(count_of 5 "$D")" = 1 ] || fail "no END record"
+    ;;
 correlation)
     # CUPTI writes external-correlation records only with its (costly, here off) API records: the
     # wrapped calls set a thread-local id and CUPTI's copy callbacks pair it with each call's
