@@ -36,6 +36,11 @@ static void convert_usage(FILE *out)
         "                      only once the whole trace is written.\n"
         "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
         "  --no-advice         do not compute advice (faster on very large traces)\n"
+        "  --max-mb=N          keep the output under about N MB (default 256, what\n"
+        "                      ui.perfetto.dev opens comfortably; 0: no limit): a longer\n"
+        "                      run keeps whole steps (the slowest, the median, the first\n"
+        "                      steady ones) and leaves the rest out, marked on the\n"
+        "                      timeline; the advice (and gputrace report) cover it all\n"
         "  -q, --quiet         no warnings\n"
         "  -h, --help          this help\n"
         "\n"
@@ -178,7 +183,10 @@ typedef struct convert_options {
     const char *output;
     gt_convert_opts opts;
     int want_advice;
+    uint64_t max_mb;
 } convert_options;
+
+#define GT_CONVERT_DEFAULT_MAX_MB 256
 
 static int convert_option(void *ctx, int c, const char *arg)
 {
@@ -200,19 +208,73 @@ static int convert_option(void *ctx, int c, const char *arg)
     case 'q':
         o->opts.quiet = 1;
         return GT_CLI_OK;
+    case 'M': {
+        char *end;
+        unsigned long long v = strtoull(arg, &end, 10);
+        if (*arg && *arg != '-' && !*end && v <= (1ull << 30)) {
+            o->max_mb = v;
+            return GT_CLI_OK;
+        }
+        gt_cli_usage_error("convert", "--max-mb takes a number of MB (0: no limit), not '%s'", arg);
+        return GT_CLI_USAGE;
+    }
     default: /* 'h' */
         convert_usage(stdout);
         return GT_CLI_HELP;
     }
 }
 
+/* --max-mb: when the whole run would not fit, load the model (steps) and choose what to keep.
+ * Returns the estimate of the whole output's size (0 when it fits or there is no limit). */
+static uint64_t choose_budget(uint64_t max_mb, char *const *inputs, int n, gt_convert_opts *opts,
+                              gt_convert_budget *b)
+{
+    uint64_t limit = max_mb << 20;
+    uint64_t estimate = gt_convert_estimate_bytes((const char *const *)inputs, n);
+    if (!max_mb || estimate <= limit)
+        return 0;
+    gt_run run;
+    if (gt_run_load(&run, (const char *const *)inputs, n, 0) != 0)
+        return 0; /* nothing readable: the conversion says so */
+    /* 0.85: the estimate is rough, and the steps are not all of the same weight */
+    int rc = gt_convert_budget_choose(&run, 0.85 * (double)limit / (double)estimate, b);
+    gt_run_free(&run);
+    if (rc != 0)
+        return 0;
+    opts->keep = b->keep;
+    opts->n_keep = b->n_keep;
+    opts->left_out_why = b->why;
+    return estimate;
+}
+
+static void say_left_out(uint64_t max_mb, uint64_t estimate, const gt_convert_budget *b,
+                         const gt_convert_stats *st)
+{
+    if (!b->keep)
+        return;
+    fprintf(stderr,
+            "gputrace convert: the whole run would take about %" PRIu64
+            " MB, over --max-mb %" PRIu64 ": %s; %" PRIu64
+            " events left out (marked on the timeline; the advice and `gputrace "
+            "report` cover the whole run; --max-mb 0 keeps everything)\n",
+            estimate >> 20, max_mb, b->why, st->left_out);
+    if (st->bytes_out > (max_mb << 20))
+        fprintf(stderr,
+                "gputrace convert: warning: the output still takes %" PRIu64 " MB, over "
+                "--max-mb %" PRIu64 " (the steps kept are heavier than the average)\n",
+                st->bytes_out >> 20, max_mb);
+}
+
 int cmd_convert(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-        {"no-advice", no_argument, NULL, 'A'},    {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    convert_options co = {.want_advice = 1};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"no-advice", no_argument, NULL, 'A'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"max-mb", required_argument, NULL, 'M'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    convert_options co = {.want_advice = 1, .max_mb = GT_CONVERT_DEFAULT_MAX_MB};
     const gt_cli cli = {.command = "convert",
                         .shortopts = "o:qh",
                         .longopts = longopts,
@@ -254,6 +316,9 @@ int cmd_convert(int argc, char **argv)
     }
     adv.loaded = want_advice;
     opts.progress = isatty(STDERR_FILENO);
+    gt_convert_budget budget;
+    memset(&budget, 0, sizeof budget);
+    uint64_t estimate = choose_budget(co.max_mb, inputs, n, &opts, &budget);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
@@ -297,7 +362,9 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr, ", %" PRIu64 " events with unusable timestamps skipped",
                     st.bad_timestamps);
         fprintf(stderr, "\n");
+        say_left_out(co.max_mb, estimate, &budget, &st);
     }
+    free(budget.keep);
     advice_free(&adv);
     free(owned);
     free(operands);
