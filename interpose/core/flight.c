@@ -148,12 +148,15 @@ void gt_flight_fork_child(void)
     g_evicted_chunks = g_evicted_records = 0;
 }
 
-/* Records that later records refer to by id: written to the file as they come (by define), never
- * held, so that what the window keeps can always be read. */
+/* Records that later records refer to by id (strings, stacks, modules, cuDNN plans and
+ * signatures), and the bookkeeping a reader needs whatever the window (CUPTI's clock snapshots,
+ * its losses and statistics, capture switches): written to the file as they come (by define),
+ * never held, so that what the window keeps can always be read and no loss is evicted. */
 static bool is_definition(uint16_t kind)
 {
-    return kind == GT_REC_STACK || kind == GT_REC_MODULE || kind == GT_REC_CUDNN_PLAN ||
-           kind == GT_REC_CUDNN_CONV_SIG;
+    return (kind != GT_REC_PAD && kind < GT_REC_API) || kind == GT_REC_STACK ||
+           kind == GT_REC_MODULE || kind == GT_REC_CUDNN_PLAN || kind == GT_REC_CUDNN_CONV_SIG ||
+           kind == GT_REC_CUPTI_STATS;
 }
 
 /* One drained ring's chunk payload (whole records of thread tid): definitions go to define(),
@@ -169,7 +172,9 @@ uint64_t gt_flight_keep(const unsigned char *payload, uint32_t len, uint64_t rea
     for (uint32_t off = 0; split && off < len;) {
         gt_record_header h;
         memcpy(&h, payload + off, sizeof h);
-        if (is_definition(h.kind) && define((const gt_record_header *)(payload + off))) {
+        if (h.kind == GT_REC_PAD) {
+            /* filler: not kept */
+        } else if (is_definition(h.kind) && define((const gt_record_header *)(payload + off))) {
             defined++;
         } else {
             memcpy(kept + used, payload + off, h.size);
