@@ -236,8 +236,7 @@ static uint64_t choose_budget(uint64_t max_mb, char *const *inputs, int n, gt_co
     gt_run run;
     if (gt_run_load(&run, (const char *const *)inputs, n, 0) != 0)
         return 0; /* nothing readable: the conversion says so */
-    /* 0.85: the estimate is rough, and the steps are not all of the same weight */
-    int rc = gt_convert_budget_choose(&run, 0.85 * (double)limit / (double)estimate, b);
+    int rc = gt_convert_budget_choose(&run, limit, b);
     gt_run_free(&run);
     if (rc != 0)
         return 0;
@@ -253,11 +252,11 @@ static void say_left_out(uint64_t max_mb, uint64_t estimate, const gt_convert_bu
     if (!b->keep)
         return;
     fprintf(stderr,
-            "gputrace convert: the whole run would take about %" PRIu64
+            "gputrace convert: the whole run would take about %.1f"
             " MB, over --max-mb %" PRIu64 ": %s; %" PRIu64
             " events left out (marked on the timeline; the advice and `gputrace "
             "report` cover the whole run; --max-mb 0 keeps everything)\n",
-            estimate >> 20, max_mb, b->why, st->left_out);
+            (double)estimate / 1048576.0, max_mb, b->why, st->left_out);
     if (st->bytes_out > (max_mb << 20))
         fprintf(stderr,
                 "gputrace convert: warning: the output still takes %" PRIu64 " MB, over "

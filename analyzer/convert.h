@@ -97,10 +97,11 @@ int gt_convert_mem(const void *const *bufs, const size_t *lens, int n, FILE *out
  */
 uint64_t gt_convert_estimate_bytes(const char *const *paths, int n);
 
-/* Which whole steps to keep so that about `fraction` of the run's time remains: the slowest, the
- * median, then the first steady ones in order, as many as fit (at least one). The steps are the
- * model's (model.h) of the process with the most; without steps, one span from the steady start.
- * Fills windows (sorted, merged; free with free()) and a sentence saying what was kept. */
+/* Which whole steps to keep so that the output stays under max_bytes: the slowest and the median
+ * always, then the first steady ones in order, as many as their records allow. The steps are the
+ * model's (model.h) of the process with the most, weighed by the records of every input that fall
+ * in them; without steps, one span from the steady start. Fills windows (sorted, merged; free
+ * with free()) and a sentence saying what was kept; -1 when everything fits after all. */
 struct gt_run;
 typedef struct gt_convert_budget {
     gt_convert_window *keep;
@@ -109,6 +110,6 @@ typedef struct gt_convert_budget {
     uint64_t kept_ns, span_ns;
     char why[320];
 } gt_convert_budget;
-int gt_convert_budget_choose(const struct gt_run *run, double fraction, gt_convert_budget *b);
+int gt_convert_budget_choose(const struct gt_run *run, uint64_t max_bytes, gt_convert_budget *b);
 
 #endif
