@@ -95,10 +95,28 @@ typedef struct capture_windows {
     uint64_t windows, open_since_ns, covered_ns, end_ns;
     uint32_t source;
     bool open;
+    /* GPUTRACE_SAMPLE: CUPTI's windows (CAPTURE records of source SAMPLE) */
+    uint64_t gpu_windows, gpu_since_ns, gpu_covered_ns, first_ns;
+    bool gpu_open;
     /* GPUTRACE_FLIGHT_RECORDER: its writes (FLIGHT records); the last one has the totals */
     uint64_t flight_writes, flight_records;
     gt_rec_flight flight_last;
 } capture_windows;
+
+static void note_sample(capture_windows *w, const gt_rec_capture *c)
+{
+    if (!w->first_ns)
+        w->first_ns = c->t_ns;
+    if (c->on && !w->gpu_open) {
+        w->gpu_windows++;
+        w->gpu_open = true;
+        w->gpu_since_ns = c->t_ns;
+    } else if (!c->on && w->gpu_open) {
+        w->gpu_open = false;
+        if (c->t_ns > w->gpu_since_ns)
+            w->gpu_covered_ns += c->t_ns - w->gpu_since_ns;
+    }
+}
 
 static void note_capture(capture_windows *w, const gt_record *rec)
 {
@@ -116,6 +134,10 @@ static void note_capture(capture_windows *w, const gt_record *rec)
     if (rec->kind != GT_REC_CAPTURE || rec->body_size < sizeof(gt_rec_capture))
         return;
     const gt_rec_capture *c = rec->body;
+    if (c->source == GT_CAPTURE_SRC_SAMPLE) {
+        note_sample(w, c);
+        return;
+    }
     w->source = c->source;
     if (c->on && !w->open) {
         w->windows++;
@@ -142,9 +164,24 @@ static void print_flight(const gt_file_header *h, const capture_windows *w)
            (unsigned long long)f->evicted_records);
 }
 
+static void print_sample(const gt_file_header *h, const capture_windows *w)
+{
+    if (!(h->flags & GT_HDR_GPU_SAMPLED))
+        return;
+    uint64_t covered = w->gpu_covered_ns;
+    if (w->gpu_open && w->end_ns > w->gpu_since_ns)
+        covered += w->end_ns - w->gpu_since_ns;
+    uint64_t span = w->end_ns > w->first_ns && w->first_ns ? w->end_ns - w->first_ns : 0;
+    printf("  %-22s %llu window%s, %.3f s of %.3f s with GPU records (calls recorded all along; "
+           "GPU figures cover the windows only)\n",
+           "GPU sampled", (unsigned long long)w->gpu_windows, w->gpu_windows == 1 ? "" : "s",
+           (double)covered / 1e9, (double)span / 1e9);
+}
+
 static void print_capture(const gt_file_header *h, const capture_windows *w)
 {
     print_flight(h, w);
+    print_sample(h, w);
     if (!(h->flags & GT_HDR_CAPTURE_WINDOWS))
         return;
     static const char *const SOURCE[] = {"?", "cudaProfilerStart/Stop", "the capture signal",

@@ -109,6 +109,10 @@ enum gt_header_flags {
      * only from the last seconds before each GT_REC_FLIGHT record (a trigger, the exit, a fatal
      * signal); older ones were evicted on purpose, counted there, not lost. */
     GT_HDR_FLIGHT_RECORDER = 1u << 7,
+    /* 1.3: GPU activity sampled (GPUTRACE_SAMPLE): the calls are recorded all along, CUPTI's
+     * records only in windows, which GT_REC_CAPTURE records of source GT_CAPTURE_SRC_SAMPLE open
+     * and close; GPU figures cover the windows only (scale them, and say so). */
+    GT_HDR_GPU_SAMPLED = 1u << 8,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -242,6 +246,8 @@ enum gt_capture_source {
     GT_CAPTURE_SRC_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
     GT_CAPTURE_SRC_SIGNAL = 2,       /* the capture signal (SIGUSR2 by default) toggled it */
     GT_CAPTURE_SRC_TRIGGER_FILE = 3, /* the trigger file appeared / was removed */
+    GT_CAPTURE_SRC_SAMPLE = 4, /* GPUTRACE_SAMPLE: CUPTI's records on (1) or off (0); the calls
+                                * are recorded all along */
 };
 
 /* The flight recorder (GPUTRACE_FLIGHT_RECORDER) wrote the chunks it held: they follow this record

@@ -191,6 +191,9 @@ typedef struct gt_config {
      * signal (interpose/core/flight.c). */
     uint32_t flight_s;
     uint32_t flight_mb;
+    /* GPUTRACE_SAMPLE=ON/OFF (seconds): CUPTI's records ON seconds out of every ON + OFF, the
+     * calls all along (capture.c); 0/0: off. */
+    uint32_t sample_on_ms, sample_off_ms;
 } gt_config;
 
 enum gt_cupti_kind_bits {

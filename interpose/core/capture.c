@@ -9,6 +9,10 @@
  * still accepted and written. Each switch writes a GT_REC_CAPTURE record, and the header carries
  * GT_HDR_CAPTURE_WINDOWS, so readers know the trace covers windows, not the whole run.
  *
+ * GPUTRACE_SAMPLE=ON/OFF samples the GPU side instead: the calls are recorded all along, CUPTI's
+ * records ON seconds of every ON + OFF (poll_sample), each switch a GT_REC_CAPTURE record of
+ * source GT_CAPTURE_SRC_SAMPLE; the analysis scales what it measures on the GPU from the windows.
+ *
  * With the flight recorder (GPUTRACE_FLIGHT_RECORDER) there are no windows: recording runs all
  * along, and the signal, or the trigger file appearing, asks the writer to write what the flight
  * recorder holds instead.
@@ -72,6 +76,31 @@ static void on_capture_signal(int sig)
 /* The writer thread, each round, no lock of ours held (the switch calls into CUPTI). The wanted
  * state is compared with the current one, not counted: a forked child, which inherits the count,
  * or two signals within one round, end in the state the signals' parity asks for. */
+static uint64_t g_sample_t0;  /* writer thread only: when sampling began */
+static int g_sample_gpu = -1; /* writer thread only: the state last recorded (-1: none yet) */
+
+/* GPUTRACE_SAMPLE, each writer round (so windows are as exact as GPUTRACE_FLUSH_MS): CUPTI's
+ * records on or off by where the round falls in the period. The hook runs every round, not only
+ * on a change: CUPTI may have started since (it ignores a switch before it is active). */
+static void poll_sample(void)
+{
+    if (!g_cfg.sample_on_ms || atomic_load(&g_recording) != GT_RECORDING_ON)
+        return;
+    uint64_t now = gt_now_ns();
+    if (!g_sample_t0)
+        g_sample_t0 = now;
+    uint64_t on_ns = (uint64_t)g_cfg.sample_on_ms * 1000000u;
+    uint64_t period = on_ns + (uint64_t)g_cfg.sample_off_ms * 1000000u;
+    int want = (now - g_sample_t0) % period < on_ns;
+    if (want != g_sample_gpu) {
+        g_sample_gpu = want;
+        gt_rec_capture rec = {.t_ns = now, .on = (uint32_t)want, .source = GT_CAPTURE_SRC_SAMPLE};
+        gt_record_write(GT_REC_CAPTURE, 0, &rec, sizeof rec);
+        gt_debug("GPU sampling: CUPTI records %s", want ? "on" : "off");
+    }
+    gt_run_hooks_capture(want);
+}
+
 /* Flight recorder: each new signal, or the trigger file appearing, is a trigger. */
 static void poll_flight_trigger(void)
 {
@@ -97,6 +126,7 @@ static void poll_flight_trigger(void)
 
 void gt_capture_poll(void)
 {
+    poll_sample();
     if (g_cfg.flight_s) {
         poll_flight_trigger();
         return;

@@ -229,6 +229,29 @@ static void parse_capture(void)
             v, sizeof g_cfg.capture_file);
 }
 
+/* GPUTRACE_SAMPLE=ON/OFF in seconds (decimals allowed: "0.5/9.5"), each from 0.01 to 86400. */
+static void parse_sample(void)
+{
+    const char *v = env("GPUTRACE_SAMPLE");
+    g_cfg.sample_on_ms = g_cfg.sample_off_ms = 0;
+    if (!v)
+        return;
+    char *end, *end2;
+    double on = strtod(v, &end), off = *end == '/' ? strtod(end + 1, &end2) : -1;
+    if (*end != '/' || *end2 || !(on >= 0.01 && on <= 86400) || !(off >= 0.01 && off <= 86400)) {
+        gt_warn("GPUTRACE_SAMPLE=%s is not ON/OFF in seconds (e.g. 2/18); GPU activity recorded "
+                "all along",
+                v);
+        return;
+    }
+    if (g_cfg.capture_mode != GT_CAPTURE_ALL && !g_cfg.flight_s) {
+        gt_warn("GPUTRACE_SAMPLE is ignored with GPUTRACE_CAPTURE windows");
+        return;
+    }
+    g_cfg.sample_on_ms = (uint32_t)(on * 1000 + 0.5);
+    g_cfg.sample_off_ms = (uint32_t)(off * 1000 + 0.5);
+}
+
 void gt_config_load(void)
 {
     memset(&g_cfg, 0, sizeof g_cfg);
@@ -278,4 +301,5 @@ void gt_config_load(void)
                 "trigger-file:PATH, not profiler-api; recording everything into it");
         g_cfg.capture_mode = GT_CAPTURE_ALL;
     }
+    parse_sample();
 }

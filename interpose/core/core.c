@@ -271,6 +271,8 @@ static void fill_header(void)
         g_hdr.flags |= GT_HDR_CAPTURE_WINDOWS; /* GT_REC_CAPTURE records bound what was recorded */
     if (g_cfg.flight_s)
         g_hdr.flags |= GT_HDR_FLIGHT_RECORDER; /* GT_REC_FLIGHT records say what was kept */
+    if (g_cfg.sample_on_ms)
+        g_hdr.flags |= GT_HDR_GPU_SAMPLED; /* GT_REC_CAPTURE records bound the GPU side */
     gethostname(g_hdr.host, sizeof g_hdr.host - 1);
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;

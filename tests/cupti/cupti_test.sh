@@ -388,6 +388,30 @@ capture_signal | capture_file)
         [ "$(count_of 14 "$T/bad.dump")" = 9 ] || fail "bad value: $(count_of 14 "$T/bad.dump") launches, want 9"
     fi
     ;;
+sample)
+    # GPUTRACE_SAMPLE=0.3/0.3: every call is recorded (30 launches), CUPTI's records only about
+    # half of the time (kernels well under 30, over 0), the windows are CAPTURE records of source
+    # 4 that alternate, the header has GT_HDR_GPU_SAMPLED (256) and info says what it covers.
+    run_traced p GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace p
+    same_as_untraced p "$RUNTIME_APP" loop 30 50
+    D=$T/p.dump
+    [ "$(count_of 14 "$D")" = 30 ] || fail "launches: $(count_of 14 "$D"), want all 30"
+    k=$(count_of 50 "$D")
+    [ "$k" -ge 5 ] && [ "$k" -le 25 ] || fail "kernels: $k, want about half of 30"
+    on=$(grep -c "^capture on=1 source=4$" "$D") off=$(grep -c "^capture on=0 source=4$" "$D")
+    [ "$on" -ge 2 ] && [ "$off" -ge 2 ] || fail "sample windows: $on on, $off off"
+    grep "^capture" "$D" | awk 'prev == $2 { bad = 1 } { prev = $2 } END { exit bad }' || fail "windows do not alternate: $(grep '^capture' "$D" | tr '\n' ' ')"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 256)) != 0 ] || fail "no GT_HDR_GPU_SAMPLED"
+    grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    "$GPUTRACE" info "$T/p.d"/*.gtrace >"$T/p.info" 2>&1 || fail "info: $(cat "$T/p.info")"
+    grep -q "^  GPU sampled  *[0-9]* windows, " "$T/p.info" || fail "info: $(grep -i sampl "$T/p.info")"
+    # A bad value: a warning, and GPU activity all along.
+    run_traced b GPUTRACE_SAMPLE=often GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 5 10
+    dump_trace b
+    grep -q "GPUTRACE_SAMPLE=often is not ON/OFF" "$T/b.err" || fail "no warning: $(cat "$T/b.err")"
+    [ "$(count_of 50 "$T/b.dump")" = 5 ] || fail "bad value: $(count_of 50 "$T/b.dump") kernels, want 5"
+    ;;
 flight_exit)
     # GPUTRACE_FLIGHT_RECORDER=1: 25 rounds 100 ms apart (2.5 s) keep only about the last second
     # in memory and write it at exit: far fewer than 25 launches and kernels, the last round among

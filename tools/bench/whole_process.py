@@ -58,6 +58,8 @@ CONFIGS = {
                        "trigger-file capture armed, the file never appears: recording paused"),
     "flight_30s": ({"GPUTRACE_FLIGHT_RECORDER": "30"}, [],
                    "flight recorder: everything recorded, the last 30 s kept in memory"),
+    "sample_2_8": ({"GPUTRACE_SAMPLE": "2/8"}, [],
+                   "calls all along, CUPTI's records 2 s of every 10 s"),
     "no_hw_trace": ({"GPUTRACE_CUPTI_HW_TRACE": "0"}, [],
                     "default without asking for hardware-event kernel timestamps"),
     "torch_profiler": (None, ["--profiler"], "torch.profiler (CPU + CUDA activities)"),

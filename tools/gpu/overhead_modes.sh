@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 18 items 3-5 on the GPU machine: the hardware-trace fallback (an H200 has no hardware
 # event timestamps: CUPTI must refuse and gputrace must say "CUPTI instrumentation"), on-demand
-# capture by signal and by trigger file, the flight recorder (exit, trigger, crash) and
+# capture by signal and by trigger file, GPU sampling, the flight recorder (exit, trigger, crash) and
 # convert --max-mb on a real trace, with PyTorch ResNet-18 b4. Uses the libgputrace.so and the
 # analyzer packed here (tools/gpu/pack_devbin.sh; carry .devbin). About 2 minutes.
 # Results: $OUT/modes/summary.md (PASS/FAIL lines and the figures), traces and logs in modes.tgz.
@@ -50,6 +50,14 @@ run trigger GPUTRACE_CAPTURE="trigger-file:$W/go" -- trigger --steps 30 --trigge
 K=$(count "$trace" 50)
 grep -q "^  capture *1 window (the trigger file)" "$W/trigger.info" && [ "$K" -gt 0 ] && [ "$K" -lt $((K_ALL * 2 / 3)) ] &&
   pass "capture trigger file: $K of $K_ALL kernels" || fail "capture trigger file: $K of $K_ALL kernels; $(grep '^  capture' "$W/trigger.info")"
+
+# 2b. GPU sampling: calls all along, CUPTI's records 1 s of every 2 (about half the kernels of
+# 60 steps, i.e. about as many as the 30-step plain run).
+run sample GPUTRACE_SAMPLE=1/1 -- plain --steps 60 --sleep-ms 40
+K=$(count "$trace" 50)
+grep -q "^  GPU sampled" "$W/sample.info" && [ "$K" -gt 0 ] && [ "$K" -lt $((K_ALL * 8 / 5)) ] &&
+  pass "GPU sampling: $K kernels (a full 60-step run: about $((K_ALL * 2))); $(grep '^  GPU sampled' "$W/sample.info")" ||
+  fail "GPU sampling: $K kernels of about $((K_ALL * 2)); $(grep '^  GPU sampled' "$W/sample.info")"
 
 # 3. Flight recorder: 2 s kept of a ~6 s run at exit; a trigger in the middle; a crash.
 run flight_exit GPUTRACE_FLIGHT_RECORDER=2 -- plain --steps 120 --sleep-ms 40
