@@ -253,9 +253,9 @@ static void start(const char *why)
     if (r == CUPTI_SUCCESS)
         r = gt_cupti_callbacks_start(queued); /* subscribing first: the sign of a second tool */
     if (r == CUPTI_SUCCESS)
-        r = enable_kinds();
+        try_hw_trace(); /* before the kinds: a way of stamping, like the latency timestamps */
     if (r == CUPTI_SUCCESS)
-        try_hw_trace();
+        r = enable_kinds();
     if (r != CUPTI_SUCCESS) {
         atomic_store(&push_allowed, false);
         gt_cupti_callbacks_stop();

@@ -661,11 +661,12 @@ static void end_trace(bool in_signal_handler)
             if (atomic_load_explicit(&g_rings[i]->state, memory_order_acquire) != RING_FREE)
                 write_ring_losses(g_rings[i]);
         emit_lost(atomic_exchange(&g_lost_no_ring, 0), GT_LOST_BUFFER_FULL, 0, 0, 0);
-        if (flight_on())
-            flight_dump(atomic_load(&g_end_reason) == GT_END_SIGNAL ? GT_FLIGHT_SIGNAL
-                                                                    : GT_FLIGHT_EXIT);
         own_flush();
     }
+    /* After a write failure too: what the flight recorder held is then counted as lost. */
+    if (flight_on())
+        flight_dump(atomic_load(&g_end_reason) == GT_END_SIGNAL ? GT_FLIGHT_SIGNAL
+                                                                : GT_FLIGHT_EXIT);
     count_unwritten();
     write_end_chunk();
     if (!atomic_load(&g_writer_failed) && !in_signal_handler)
