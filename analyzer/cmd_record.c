@@ -68,8 +68,8 @@ static void print_record_help(FILE *out)
         "                     (gputrace doctor --save --copies-only; a few seconds, once)\n"
         "      --capture MODE record only in capture windows (GPUTRACE_CAPTURE):\n"
         "                     profiler-api (cudaProfilerStart/Stop), signal (kill -USR2 PID\n"
-        "                     opens a window, the next closes it), trigger-file:PATH (while\n"
-        "                     PATH exists), all (default)\n"
+        "                     opens a window, the next closes it; gputrace's own PID passes\n"
+        "                     it on), trigger-file:PATH (while PATH exists), all (default)\n"
         "  -q, --quiet        no progress line\n"
         "  -h, --help         this help\n"
         "\n"
@@ -344,6 +344,32 @@ static void forward_signal(int sig, siginfo_t *info, void *ctx)
 static const int FORWARDED_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_FORWARDED (sizeof FORWARDED_SIGNALS / sizeof FORWARDED_SIGNALS[0])
 
+/* --capture signal: the capture signal sent to gputrace record is passed on to the program, so
+ * `kill -USR2 <gputrace's pid>` works as on the program's (which would otherwise end us). Its
+ * slot in the saved actions is the last one. 0: not forwarded. */
+static int capture_signal;
+
+static void forward_capture(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+/* GPUTRACE_CAPTURE_SIGNAL as libgputrace.so reads it (interpose/core/config.c), else SIGUSR2. */
+static int capture_signal_of_env(void)
+{
+    const char *v = getenv("GPUTRACE_CAPTURE_SIGNAL");
+    if (!v || !*v)
+        return SIGUSR2;
+    const char *n = strncasecmp(v, "SIG", 3) ? v : v + 3;
+    if (!strcasecmp(n, "USR1"))
+        return SIGUSR1;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return !*end && end != v && x > 0 && x < NSIG && x != SIGKILL && x != SIGSTOP ? (int)x
+                                                                                  : SIGUSR2;
+}
+
 static void install_forwarding(struct sigaction *saved)
 {
     struct sigaction sa;
@@ -353,12 +379,22 @@ static void install_forwarding(struct sigaction *saved)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_FORWARDED; i++)
         sigaction(FORWARDED_SIGNALS[i], &sa, &saved[i]);
+    if (capture_signal) {
+        struct sigaction cap;
+        memset(&cap, 0, sizeof cap);
+        cap.sa_handler = forward_capture;
+        cap.sa_flags = SA_RESTART;
+        sigemptyset(&cap.sa_mask);
+        sigaction(capture_signal, &cap, &saved[N_FORWARDED]);
+    }
 }
 
 static void restore_signals(const struct sigaction *saved)
 {
     for (size_t i = 0; i < N_FORWARDED; i++)
         sigaction(FORWARDED_SIGNALS[i], &saved[i], NULL);
+    if (capture_signal)
+        sigaction(capture_signal, &saved[N_FORWARDED], NULL);
 }
 
 static pid_t start_child(char **command, const char *lib, const char *dir,
@@ -538,7 +574,9 @@ static int record(const record_options *opt_in)
     if (!make_run_folder(&opt, &paths))
         return 2;
 
-    struct sigaction saved[N_FORWARDED];
+    struct sigaction saved[N_FORWARDED + 1];
+    if (opt.capture && !strcmp(opt.capture, "signal"))
+        capture_signal = capture_signal_of_env();
     install_forwarding(saved);
     if (opt.capture)
         setenv("GPUTRACE_CAPTURE", opt.capture, 1); /* the child inherits it */
