@@ -38,6 +38,11 @@ static void convert_usage(FILE *out)
         "  --format=FORMAT     perfetto (default) or json (Chrome trace-event JSON)\n"
         "  --no-advice         do not compute advice (faster on very large traces)\n"
         "  --step-range=NAME   the NVTX range that is one step, for the advice\n"
+        "  --max-mb=N          keep the output under about N MB (default 256, what\n"
+        "                      ui.perfetto.dev opens comfortably; 0: no limit): a longer\n"
+        "                      run keeps whole steps (the slowest, the median, the first\n"
+        "                      steady ones) and leaves the rest out, marked on the\n"
+        "                      timeline; the advice (and gputrace report) cover it all\n"
         "  -q, --quiet         no warnings\n"
         "  -h, --help          this help\n"
         "\n"
@@ -191,7 +196,10 @@ typedef struct convert_options {
     const char *output, *step_range;
     gt_convert_opts opts;
     int want_advice;
+    uint64_t max_mb;
 } convert_options;
+
+#define GT_CONVERT_DEFAULT_MAX_MB 256
 
 static int convert_option(void *ctx, int c, const char *arg)
 {
@@ -216,10 +224,60 @@ static int convert_option(void *ctx, int c, const char *arg)
     case 'S':
         o->step_range = arg;
         return GT_CLI_OK;
+    case 'M': {
+        char *end;
+        unsigned long long v = strtoull(arg, &end, 10);
+        if (*arg && *arg != '-' && !*end && v <= (1ull << 30)) {
+            o->max_mb = v;
+            return GT_CLI_OK;
+        }
+        gt_cli_usage_error("convert", "--max-mb takes a number of MB (0: no limit), not '%s'", arg);
+        return GT_CLI_USAGE;
+    }
     default: /* 'h' */
         convert_usage(stdout);
         return GT_CLI_HELP;
     }
+}
+
+/* --max-mb: when the whole run would not fit, load the model (steps) and choose what to keep.
+ * Returns the estimate of the whole output's size (0 when it fits or there is no limit). */
+static uint64_t choose_budget(uint64_t max_mb, char *const *inputs, int n, gt_convert_opts *opts,
+                              gt_convert_budget *b)
+{
+    uint64_t limit = max_mb << 20;
+    uint64_t estimate = gt_convert_estimate_bytes((const char *const *)inputs, n);
+    if (!max_mb || estimate <= limit)
+        return 0;
+    gt_run run;
+    if (gt_run_load(&run, (const char *const *)inputs, n, 0) != 0)
+        return 0; /* nothing readable: the conversion says so */
+    int rc = gt_convert_budget_choose(&run, limit, b);
+    gt_run_free(&run);
+    if (rc != 0)
+        return 0;
+    opts->keep = b->keep;
+    opts->n_keep = b->n_keep;
+    opts->left_out_why = b->why;
+    return estimate;
+}
+
+static void say_left_out(uint64_t max_mb, uint64_t estimate, const gt_convert_budget *b,
+                         const gt_convert_stats *st)
+{
+    if (!b->keep)
+        return;
+    fprintf(stderr,
+            "gputrace convert: the whole run would take about %.1f"
+            " MB, over --max-mb %" PRIu64 ": %s; %" PRIu64
+            " events left out (marked on the timeline; the advice and `gputrace "
+            "report` cover the whole run; --max-mb 0 keeps everything)\n",
+            (double)estimate / 1048576.0, max_mb, b->why, st->left_out);
+    if (st->bytes_out > (max_mb << 20))
+        fprintf(stderr,
+                "gputrace convert: warning: the output still takes %" PRIu64 " MB, over "
+                "--max-mb %" PRIu64 " (the steps kept are heavier than the average)\n",
+                st->bytes_out >> 20, max_mb);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -229,9 +287,10 @@ int cmd_convert(int argc, char **argv)
                                              {"no-advice", no_argument, NULL, 'A'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"step-range", required_argument, NULL, 'S'},
+                                             {"max-mb", required_argument, NULL, 'M'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    convert_options co = {.want_advice = 1};
+    convert_options co = {.want_advice = 1, .max_mb = GT_CONVERT_DEFAULT_MAX_MB};
     const gt_cli cli = {.command = "convert",
                         .shortopts = "o:qh",
                         .longopts = longopts,
@@ -287,6 +346,9 @@ int cmd_convert(int argc, char **argv)
     }
     adv.loaded = want_advice;
     opts.progress = isatty(STDERR_FILENO);
+    gt_convert_budget budget;
+    memset(&budget, 0, sizeof budget);
+    uint64_t estimate = choose_budget(co.max_mb, inputs, n, &opts, &budget);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
@@ -330,7 +392,9 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr, ", %" PRIu64 " events with unusable timestamps skipped",
                     st.bad_timestamps);
         fprintf(stderr, "\n");
+        say_left_out(co.max_mb, estimate, &budget, &st);
     }
+    free(budget.keep);
     advice_free(&adv);
     free(owned);
     free(operands);

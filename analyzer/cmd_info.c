@@ -1,6 +1,7 @@
 /* cmd_info.c — `gputrace info FILE...`: what a trace holds and whether it is whole.
  * Exit 0: every file whole; 1: some file truncated or damaged (what was readable is shown);
  * 2: some file is not a trace, unreadable, or of a newer format version. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,12 @@ static void print_header(gt_reader *r)
     printf("  %-22s %s\n", "CUPTI state", gt_cupti_state_name(ri->cupti_state));
     if (h->flags & GT_HDR_STATIC_CUDART)
         printf("  %-22s %s\n", "note", "static CUDA runtime: API calls seen through CUPTI only");
+    /* Format 1.3 says which way CUPTI stamped kernels; older recorders never asked. */
+    if (ri->cupti_state == GT_CUPTI_ACTIVE && (h->version_major > 1 || h->version_minor >= 3))
+        printf("  %-22s %s\n", "kernel timestamps",
+               h->flags & GT_HDR_HW_TRACE
+                   ? "hardware events (cuptiActivityEnableHWTrace)"
+                   : "CUPTI instrumentation (no hardware trace on this GPU or CUPTI)");
     int ndev = ri->device_count < GT_MAX_DEVICES ? ri->device_count : GT_MAX_DEVICES;
     for (int i = 0; i < ndev; i++) {
         const gt_device_info *d = &ri->devices[i];
@@ -81,6 +88,111 @@ static void print_counts(const gt_reader_stats *st)
                (unsigned long long)st->unknown_kinds);
     printf("  chunks                 %llu\n", (unsigned long long)st->chunks_ok);
     printf("  lost records           %llu\n", (unsigned long long)st->lost_records);
+}
+
+/* GPUTRACE_CAPTURE: the windows the trace covers, from its CAPTURE records (format 1.3). */
+typedef struct capture_windows {
+    uint64_t windows, open_since_ns, covered_ns, end_ns;
+    uint32_t source;
+    bool open;
+    /* GPUTRACE_SAMPLE: CUPTI's windows (CAPTURE records of source SAMPLE) */
+    uint64_t gpu_windows, gpu_since_ns, gpu_covered_ns, first_ns;
+    bool gpu_open;
+    /* GPUTRACE_FLIGHT_RECORDER: its writes (FLIGHT records); the last one has the totals */
+    uint64_t flight_writes, flight_records;
+    gt_rec_flight flight_last;
+} capture_windows;
+
+static void note_sample(capture_windows *w, const gt_rec_capture *c)
+{
+    if (!w->first_ns)
+        w->first_ns = c->t_ns;
+    if (c->on && !w->gpu_open) {
+        w->gpu_windows++;
+        w->gpu_open = true;
+        w->gpu_since_ns = c->t_ns;
+    } else if (!c->on && w->gpu_open) {
+        w->gpu_open = false;
+        if (c->t_ns > w->gpu_since_ns)
+            w->gpu_covered_ns += c->t_ns - w->gpu_since_ns;
+    }
+}
+
+static void note_capture(capture_windows *w, const gt_record *rec)
+{
+    if (rec->kind == GT_REC_END && rec->body_size >= sizeof(gt_rec_end)) {
+        const gt_rec_end *e = rec->body;
+        w->end_ns = e->t_begin_ns ? e->t_begin_ns : e->t_ns;
+        return;
+    }
+    if (rec->kind == GT_REC_FLIGHT && rec->body_size >= sizeof(gt_rec_flight)) {
+        memcpy(&w->flight_last, rec->body, sizeof w->flight_last);
+        w->flight_writes++;
+        w->flight_records += w->flight_last.records;
+        return;
+    }
+    if (rec->kind != GT_REC_CAPTURE || rec->body_size < sizeof(gt_rec_capture))
+        return;
+    const gt_rec_capture *c = rec->body;
+    if (c->source == GT_CAPTURE_SRC_SAMPLE) {
+        note_sample(w, c);
+        return;
+    }
+    w->source = c->source;
+    if (c->on && !w->open) {
+        w->windows++;
+        w->open = true;
+        w->open_since_ns = c->t_ns;
+    } else if (!c->on && w->open) {
+        w->open = false;
+        if (c->t_ns > w->open_since_ns)
+            w->covered_ns += c->t_ns - w->open_since_ns;
+    }
+}
+
+static void print_flight(const gt_file_header *h, const capture_windows *w)
+{
+    if (!(h->flags & GT_HDR_FLIGHT_RECORDER))
+        return;
+    static const char *const WHY[] = {"?", "exit", "trigger", "fatal signal"};
+    const gt_rec_flight *f = &w->flight_last;
+    printf("  %-22s last %llu s kept; %llu write%s (the last at %s), %llu records; %llu records "
+           "evicted (on purpose, not lost)\n",
+           "flight recorder", (unsigned long long)(f->window_ns / 1000000000u),
+           (unsigned long long)w->flight_writes, w->flight_writes == 1 ? "" : "s",
+           WHY[f->reason <= 3 ? f->reason : 0], (unsigned long long)w->flight_records,
+           (unsigned long long)f->evicted_records);
+}
+
+static void print_sample(const gt_file_header *h, const capture_windows *w)
+{
+    if (!(h->flags & GT_HDR_GPU_SAMPLED))
+        return;
+    uint64_t covered = w->gpu_covered_ns;
+    if (w->gpu_open && w->end_ns > w->gpu_since_ns)
+        covered += w->end_ns - w->gpu_since_ns;
+    uint64_t span = w->end_ns > w->first_ns && w->first_ns ? w->end_ns - w->first_ns : 0;
+    printf("  %-22s %llu window%s, %.3f s of %.3f s with GPU records (calls recorded all along; "
+           "GPU figures cover the windows only)\n",
+           "GPU sampled", (unsigned long long)w->gpu_windows, w->gpu_windows == 1 ? "" : "s",
+           (double)covered / 1e9, (double)span / 1e9);
+}
+
+static void print_capture(const gt_file_header *h, const capture_windows *w)
+{
+    print_flight(h, w);
+    print_sample(h, w);
+    if (!(h->flags & GT_HDR_CAPTURE_WINDOWS))
+        return;
+    static const char *const SOURCE[] = {"?", "cudaProfilerStart/Stop", "the capture signal",
+                                         "the trigger file"};
+    uint64_t covered = w->covered_ns;
+    if (w->open && w->end_ns > w->open_since_ns)
+        covered += w->end_ns - w->open_since_ns;
+    printf("  %-22s %llu window%s (%s), %.3f s recorded%s; nothing outside them\n", "capture",
+           (unsigned long long)w->windows, w->windows == 1 ? "" : "s",
+           SOURCE[w->source <= 3 ? w->source : 0], (double)covered / 1e9,
+           w->open && !w->end_ns ? " (the last one open at the end of the file)" : "");
 }
 
 /* 0 whole, 1 truncated/damaged, 2 unusable. */
@@ -117,9 +229,11 @@ static int info_one(const char *path)
         return 2;
     }
     gt_record rec;
+    capture_windows windows = {0};
     while (gt_reader_next(r, &rec))
-        ;
+        note_capture(&windows, &rec);
     print_header(r);
+    print_capture(gt_reader_header(r), &windows);
     const gt_reader_stats *st = gt_reader_get_stats(r);
     print_counts(st);
     int status = 0;

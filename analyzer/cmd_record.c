@@ -34,13 +34,14 @@
 #define PERFETTO_SUFFIX ".perfetto-trace"
 
 typedef struct record_options {
-    const char *name; /* -o NAME, NULL: gputrace-run-<time> */
-    const char *lib;  /* --lib PATH, NULL: found beside the gputrace executable */
-    bool force;       /* -f: reuse an existing run folder */
-    bool no_report;   /* --no-report: record and convert only */
-    bool quiet;       /* -q: no progress line */
-    bool peaks;       /* --peaks: measure this machine's copy peaks first when none are saved */
-    char **command;   /* the program and its arguments */
+    const char *name;    /* -o NAME, NULL: gputrace-run-<time> */
+    const char *lib;     /* --lib PATH, NULL: found beside the gputrace executable */
+    bool force;          /* -f: reuse an existing run folder */
+    bool no_report;      /* --no-report: record and convert only */
+    bool quiet;          /* -q: no progress line */
+    bool peaks;          /* --peaks: measure this machine's copy peaks first when none are saved */
+    const char *capture; /* --capture MODE: GPUTRACE_CAPTURE for the child, NULL: as inherited */
+    char **command;      /* the program and its arguments */
 } record_options;
 
 static void print_record_help(FILE *out)
@@ -65,6 +66,10 @@ static void print_record_help(FILE *out)
         "      --no-report    convert only, print no report\n"
         "      --peaks        first measure this machine's copy peaks when none are saved\n"
         "                     (gputrace doctor --save --copies-only; a few seconds, once)\n"
+        "      --capture MODE record only in capture windows (GPUTRACE_CAPTURE):\n"
+        "                     profiler-api (cudaProfilerStart/Stop), signal (kill -USR2 PID\n"
+        "                     opens a window, the next closes it; gputrace's own PID passes\n"
+        "                     it on), trigger-file:PATH (while PATH exists), all (default)\n"
         "  -q, --quiet        no progress line\n"
         "  -h, --help         this help\n"
         "\n"
@@ -77,7 +82,16 @@ static void print_record_help(FILE *out)
         "  gputrace record -o resnet -- torchrun --nproc_per_node=2 train.py\n");
 }
 
-enum { OPT_LIB = 256, OPT_NO_REPORT, OPT_PEAKS };
+enum { OPT_LIB = 256, OPT_NO_REPORT, OPT_PEAKS, OPT_CAPTURE };
+
+/* The values libgputrace.so takes (interpose/core/config.c): checked here, so a typo is a usage
+ * error instead of a warning in the child's output and a whole-run recording. */
+static bool capture_mode_valid(const char *mode)
+{
+    static const char TRIGGER[] = "trigger-file:";
+    return !strcmp(mode, "all") || !strcmp(mode, "profiler-api") || !strcmp(mode, "signal") ||
+           (!strncmp(mode, TRIGGER, sizeof TRIGGER - 1) && mode[sizeof TRIGGER - 1]);
+}
 
 static int record_option(void *ctx, int c, const char *arg)
 {
@@ -104,6 +118,13 @@ static int record_option(void *ctx, int c, const char *arg)
     case OPT_PEAKS:
         opt->peaks = true;
         return GT_CLI_OK;
+    case OPT_CAPTURE:
+        opt->capture = arg;
+        if (capture_mode_valid(arg))
+            return GT_CLI_OK;
+        gt_cli_usage_error("record",
+                           "--capture takes profiler-api, signal, trigger-file:PATH or all");
+        return GT_CLI_USAGE;
     default: /* 'h' */
         print_record_help(stdout);
         return GT_CLI_HELP;
@@ -115,10 +136,15 @@ static int record_option(void *ctx, int c, const char *arg)
 static int parse_record_options(int argc, char **argv, record_options *opt, char ***owned)
 {
     static const struct option LONG_OPTIONS[] = {
-        {"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
-        {"lib", required_argument, NULL, OPT_LIB}, {"no-report", no_argument, NULL, OPT_NO_REPORT},
-        {"peaks", no_argument, NULL, OPT_PEAKS},   {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},
+        {"lib", required_argument, NULL, OPT_LIB},
+        {"no-report", no_argument, NULL, OPT_NO_REPORT},
+        {"peaks", no_argument, NULL, OPT_PEAKS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"capture", required_argument, NULL, OPT_CAPTURE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     memset(opt, 0, sizeof *opt);
     const gt_cli cli = {.command = "record",
@@ -318,6 +344,32 @@ static void forward_signal(int sig, siginfo_t *info, void *ctx)
 static const int FORWARDED_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_FORWARDED (sizeof FORWARDED_SIGNALS / sizeof FORWARDED_SIGNALS[0])
 
+/* --capture signal: the capture signal sent to gputrace record is passed on to the program, so
+ * `kill -USR2 <gputrace's pid>` works as on the program's (which would otherwise end us). Its
+ * slot in the saved actions is the last one. 0: not forwarded. */
+static int capture_signal;
+
+static void forward_capture(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+/* GPUTRACE_CAPTURE_SIGNAL as libgputrace.so reads it (interpose/core/config.c), else SIGUSR2. */
+static int capture_signal_of_env(void)
+{
+    const char *v = getenv("GPUTRACE_CAPTURE_SIGNAL");
+    if (!v || !*v)
+        return SIGUSR2;
+    const char *n = strncasecmp(v, "SIG", 3) ? v : v + 3;
+    if (!strcasecmp(n, "USR1"))
+        return SIGUSR1;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return !*end && end != v && x > 0 && x < NSIG && x != SIGKILL && x != SIGSTOP ? (int)x
+                                                                                  : SIGUSR2;
+}
+
 static void install_forwarding(struct sigaction *saved)
 {
     struct sigaction sa;
@@ -327,12 +379,22 @@ static void install_forwarding(struct sigaction *saved)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_FORWARDED; i++)
         sigaction(FORWARDED_SIGNALS[i], &sa, &saved[i]);
+    if (capture_signal) {
+        struct sigaction cap;
+        memset(&cap, 0, sizeof cap);
+        cap.sa_handler = forward_capture;
+        cap.sa_flags = SA_RESTART;
+        sigemptyset(&cap.sa_mask);
+        sigaction(capture_signal, &cap, &saved[N_FORWARDED]);
+    }
 }
 
 static void restore_signals(const struct sigaction *saved)
 {
     for (size_t i = 0; i < N_FORWARDED; i++)
         sigaction(FORWARDED_SIGNALS[i], &saved[i], NULL);
+    if (capture_signal)
+        sigaction(capture_signal, &saved[N_FORWARDED], NULL);
 }
 
 static pid_t start_child(char **command, const char *lib, const char *dir,
@@ -512,8 +574,12 @@ static int record(const record_options *opt_in)
     if (!make_run_folder(&opt, &paths))
         return 2;
 
-    struct sigaction saved[N_FORWARDED];
+    struct sigaction saved[N_FORWARDED + 1];
+    if (opt.capture && !strcmp(opt.capture, "signal"))
+        capture_signal = capture_signal_of_env();
     install_forwarding(saved);
+    if (opt.capture)
+        setenv("GPUTRACE_CAPTURE", opt.capture, 1); /* the child inherits it */
     pid_t pid = start_child(opt.command, lib, paths.dir, saved);
     if (pid < 0) {
         fprintf(stderr, "gputrace record: fork: %s\n", strerror(errno));

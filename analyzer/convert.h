@@ -39,6 +39,11 @@ typedef void (*gt_convert_record_fn)(void *ctx, int file_index, const char *path
                                      const gt_record *r);
 typedef void (*gt_convert_file_end_fn)(void *ctx, int file_index, const char *path, int complete);
 
+/* --max-mb: a span of time kept on the timeline (CLOCK_REALTIME ns, [lo_ns, hi_ns)). */
+typedef struct gt_convert_window {
+    uint64_t lo_ns, hi_ns;
+} gt_convert_window;
+
 typedef struct gt_convert_opts {
     int format;   /* gt_convert_format */
     int progress; /* print a progress line on stderr (callers set it when stderr is a TTY) */
@@ -52,6 +57,13 @@ typedef struct gt_convert_opts {
      * else NULL: the converter then reads the file's stacks itself */
     struct gt_symtab *(*symtab)(void *ctx, int file_index, const char *path);
     void *record_ctx;
+    /* When set (sorted, disjoint): slices that begin outside every window, and instants and
+     * counter values outside them, are left out; the advice stays, and each gap gets a marker
+     * on the process's "gputrace" track saying what was left out (left_out_why: which steps
+     * were kept and why). convert_budget.c chooses them. */
+    const gt_convert_window *keep;
+    size_t n_keep;
+    const char *left_out_why;
 } gt_convert_opts;
 
 typedef struct gt_convert_stats {
@@ -67,6 +79,7 @@ typedef struct gt_convert_stats {
     uint64_t linked_by_pair;  /* a callback pair */
     uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
     uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
+    uint64_t left_out;        /* events left out by opts.keep (slices count once) */
     int damaged;   /* some input was truncated or damaged (converted what was readable) */
     int not_trace; /* some input could not be opened as a trace */
 } gt_convert_stats;
@@ -80,5 +93,25 @@ int gt_convert_run(const char *const *paths, int n_paths, FILE *out, const gt_co
 /* Same over in-memory traces (for the fuzzer and tests). */
 int gt_convert_mem(const void *const *bufs, const size_t *lens, int n, FILE *out,
                    const gt_convert_opts *opts, gt_convert_stats *stats);
+
+/* --max-mb (convert_budget.c): the output a full conversion of these inputs would take, from the
+ * size of the inputs (about GT_CONVERT_OUT_PER_IN bytes per input byte; measured on real traces).
+ */
+uint64_t gt_convert_estimate_bytes(const char *const *paths, int n);
+
+/* Which whole steps to keep so that the output stays under max_bytes: the slowest and the median
+ * always, then the first steady ones in order, as many as their records allow. The steps are the
+ * model's (model.h) of the process with the most, weighed by the records of every input that fall
+ * in them; without steps, one span from the steady start. Fills windows (sorted, merged; free
+ * with free()) and a sentence saying what was kept; -1 when everything fits after all. */
+struct gt_run;
+typedef struct gt_convert_budget {
+    gt_convert_window *keep;
+    size_t n_keep;
+    size_t steps_total, steps_kept;
+    uint64_t kept_ns, span_ns;
+    char why[320];
+} gt_convert_budget;
+int gt_convert_budget_choose(const struct gt_run *run, uint64_t max_bytes, gt_convert_budget *b);
 
 #endif

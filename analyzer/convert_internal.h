@@ -373,6 +373,7 @@ typedef struct cv_ctx {
     cv_done *done; /* files converted, waiting for their advice */
     size_t n_done, cap_done;
     int64_t max_ts; /* latest timestamp written for the file being converted */
+    int unfiltered; /* advice and --max-mb markers: shown whatever opts->keep says */
 } cv_ctx;
 
 typedef struct cv_args {
@@ -446,8 +447,29 @@ static inline void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t
     e->counter_is_double = 0;
 }
 
+/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
+static inline int cv_kept(const cv_ctx *c, int64_t ts)
+{
+    const gt_convert_opts *o = c->opts;
+    if (!o->n_keep || c->unfiltered)
+        return 1;
+    size_t lo = 0, hi = o->n_keep; /* the first window ending after ts */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((int64_t)o->keep[mid].hi_ns + c->offset <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts;
+}
+
 static inline void cv_emit(cv_ctx *c, const cv_event *e)
 {
+    if ((e->type == CV_INSTANT || e->type == CV_COUNTER) && !cv_kept(c, e->ts)) {
+        c->st->left_out++;
+        return;
+    }
     if (e->ts > c->max_ts)
         c->max_ts = e->ts;
     c->sink->event(c->sink, e);
@@ -464,6 +486,10 @@ static inline void cv_describe(cv_ctx *c, const cv_track_desc *d)
 static inline void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t *end_term,
                             int n_end_term)
 {
+    if (!cv_kept(c, begin->ts)) { /* --max-mb: whole slices, by where they begin */
+        c->st->left_out++;
+        return;
+    }
     begin->type = CV_BEGIN;
     cv_emit(c, begin);
     cv_event end;

@@ -210,6 +210,8 @@ static void cv_warn_damage(cv_ctx *c, const char *path, const gt_reader_stats *r
             rs->truncated ? "truncated" : "not truncated");
 }
 
+static void cv_mark_left_out(cv_ctx *c, cv_file *f);
+
 static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
 {
     cv_file f;
@@ -263,6 +265,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         if (c->opts->progress && (c->st->records & ((1u << 20) - 1)) == 0)
             cv_progress(c, path, &rec);
     }
+    cv_mark_left_out(c, &f);
     gt_op_links_finish(&f.links);
     cv_count_undrawn(&f);
     cv_fold_flush_all(c, &f);
@@ -308,9 +311,40 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     c->f = NULL;
 }
 
+/* --max-mb: a marker at the start of every span left out, on the process's "gputrace" track. */
+static void cv_mark_left_out(cv_ctx *c, cv_file *f)
+{
+    const gt_convert_opts *o = c->opts;
+    if (!o->n_keep)
+        return;
+    c->unfiltered = 1;
+    for (size_t i = 0; i <= o->n_keep; i++) {
+        uint64_t lo = i ? o->keep[i - 1].hi_ns : (uint64_t)f->hdr->start_realtime_ns;
+        uint64_t hi = i < o->n_keep ? o->keep[i].lo_ns : 0; /* 0: to the end */
+        int64_t ts;
+        if (hi && hi <= lo)
+            continue;
+        if (!cv_ts(c, lo, &ts))
+            continue;
+        cv_args x;
+        x.n = 0;
+        if (hi)
+            arg_u(&x, AN_SPAN_NS, hi - lo);
+        if (o->left_out_why)
+            arg_s(&x, AN_DETAIL, o->left_out_why);
+        cv_misc_instant(c, f, ts,
+                        hi ? "left out by convert --max-mb (the report covers it)"
+                           : "left out from here to the end by convert --max-mb (the report "
+                             "covers it)",
+                        0, CAT_GPUTRACE, &x);
+    }
+    c->unfiltered = 0;
+}
+
 /* Advice of every file, then the end of their process sequences. */
 static void cv_advice_all(cv_ctx *c)
 {
+    c->unfiltered = 1; /* the advice covers the whole run, whatever --max-mb left out */
     for (size_t i = 0; i < c->n_done; i++) {
         cv_done *d = &c->done[i];
         cv_file f;

@@ -114,6 +114,45 @@ static bool enable_latency_timestamps(void)
     return r == CUPTI_SUCCESS;
 }
 
+/* Kernel timestamps from the GPU's hardware events (HES: Blackwell and later) instead of CUPTI's
+ * instrumentation of every kernel, which is what CUPTI's kernel records cost (docs/performance.md).
+ * Detected by trying: an older libcupti lacks the function, Hopper and older GPUs refuse it
+ * (NOT_SUPPORTED), and either way CUPTI's usual timestamps are used, silently. The call needs an
+ * initialised driver: refused with NOT_INITIALIZED at start, it is tried once more when the first
+ * records show CUDA is up (on_periodic). CUPTI documents it as incompatible with the queued
+ * timestamps, so GPUTRACE_CUPTI_LINK=queued does without it. */
+enum { HW_UNTRIED, HW_RETRY_LATER, HW_DECIDED };
+static atomic_int hw_trace_state;
+
+static void try_hw_trace(void)
+{
+    const gt_config *cfg = gt_core_config();
+    atomic_store(&hw_trace_state, HW_DECIDED);
+    if (!cfg->cupti_hw_trace || cfg->cupti_latency)
+        return;
+    if (!gt_cupti.ActivityEnableHWTrace) {
+        gt_debug("kernel timestamps: this CUPTI has no hardware trace; CUPTI's own timestamps");
+        return;
+    }
+    CUptiResult r = GT_CUPTI_CALL(gt_cupti.ActivityEnableHWTrace(1));
+    if (r == CUPTI_ERROR_NOT_INITIALIZED) {
+        atomic_store(&hw_trace_state, HW_RETRY_LATER);
+        gt_debug("kernel timestamps: hardware trace needs the driver up; trying again later");
+        return;
+    }
+    if (r == CUPTI_SUCCESS)
+        gt_core_set_header_flag(GT_HDR_HW_TRACE);
+    gt_debug("kernel timestamps: %s (hardware trace: %s)",
+             r == CUPTI_SUCCESS ? "the GPU's hardware events" : "CUPTI's own",
+             gt_cupti_result_string(r));
+}
+
+static void maybe_retry_hw_trace(void)
+{
+    if (atomic_load(&hw_trace_state) == HW_RETRY_LATER && atomic_load(&gt_cupti_records_seen))
+        try_hw_trace();
+}
+
 /* The record kinds and the GPUTRACE_CUPTI_KINDS bit each needs. SYNCHRONIZATION and
  * EXTERNAL_CORRELATION come with the API kinds (enable_api_kinds). */
 static const struct {
@@ -213,6 +252,8 @@ static void start(const char *why)
     atomic_store(&gt_cupti_queued_expected, queued);
     if (r == CUPTI_SUCCESS)
         r = gt_cupti_callbacks_start(queued); /* subscribing first: the sign of a second tool */
+    if (r == CUPTI_SUCCESS)
+        try_hw_trace(); /* before the kinds: a way of stamping, like the latency timestamps */
     if (r == CUPTI_SUCCESS)
         r = enable_kinds();
     if (r != CUPTI_SUCCESS) {
@@ -331,6 +372,7 @@ static void on_periodic(void)
         gt_core_register_late_atexit(); /* CUDA is surely up now: get ahead of its teardown */
     maybe_switch_api_records();
     maybe_link_launches_by_callbacks();
+    maybe_retry_hw_trace();
     gt_cupti_write_stats(false);
 }
 

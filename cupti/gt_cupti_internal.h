@@ -29,8 +29,9 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityPushExternalCorrelationId) *ActivityPushExternalCorrelationId;
     __typeof__(cuptiActivityPopExternalCorrelationId) *ActivityPopExternalCorrelationId;
     __typeof__(cuptiActivityEnableLatencyTimestamps)
-        *ActivityEnableLatencyTimestamps;  /* optional */
-    __typeof__(cuptiSubscribe) *Subscribe; /* the callback API: optional */
+        *ActivityEnableLatencyTimestamps;                          /* optional */
+    __typeof__(cuptiActivityEnableHWTrace) *ActivityEnableHWTrace; /* optional (newer CUPTI) */
+    __typeof__(cuptiSubscribe) *Subscribe;                         /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiEnableCallback) *EnableCallback;
 } gt_cupti_fns;

@@ -185,6 +185,7 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId", false);
     RESOLVE(h, ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId", false);
     RESOLVE(h, ActivityEnableLatencyTimestamps, "cuptiActivityEnableLatencyTimestamps", false);
+    RESOLVE(h, ActivityEnableHWTrace, "cuptiActivityEnableHWTrace", false); /* CUPTI 12.8+ */
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
     RESOLVE(h, EnableCallback, "cuptiEnableCallback", false);

@@ -72,6 +72,8 @@ const char *gt_record_kind_name(uint16_t kind)
         [GT_REC_CLOCK_SYNC] = "clock_sync",
         [GT_REC_THREAD] = "thread",
         [GT_REC_END] = "end",
+        [GT_REC_CAPTURE] = "capture",
+        [GT_REC_FLIGHT] = "flight",
         [GT_REC_API] = "api",
         [GT_REC_API_MEMCPY] = "api_memcpy",
         [GT_REC_API_MEMSET] = "api_memset",

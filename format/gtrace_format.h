@@ -21,7 +21,8 @@
 #define GT_VERSION_MAJOR 1
 #define GT_VERSION_MINOR                                                                           \
     3 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
-         1.3: gt_rec_end counts interrupted and nested calls */
+         1.3: gt_rec_end counts interrupted and nested calls; GT_REC_CAPTURE, GT_REC_FLIGHT,
+         GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS, GT_HDR_FLIGHT_RECORDER, GT_HDR_GPU_SAMPLED */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -99,6 +100,21 @@ enum gt_header_flags {
     /* Another tool (torch.profiler, nsys...) asked CUPTI for its callbacks while gputrace held them
      * and was refused: that tool recorded no GPU activity. */
     GT_HDR_OTHER_PROFILER = 1u << 4,
+    /* 1.3: CUPTI took kernel timestamps from the GPU's hardware events
+     * (cuptiActivityEnableHWTrace, Blackwell and later); without it, CUPTI's own instrumentation
+     * stamped them (the fallback everywhere else). */
+    GT_HDR_HW_TRACE = 1u << 5,
+    /* 1.3: recording ran only in capture windows (GPUTRACE_CAPTURE other than all): GT_REC_CAPTURE
+     * records say when each window opened and closed; outside them nothing was recorded. */
+    GT_HDR_CAPTURE_WINDOWS = 1u << 6,
+    /* 1.3: a flight recorder's file (GPUTRACE_FLIGHT_RECORDER): the application's records come
+     * only from the last seconds before each GT_REC_FLIGHT record (a trigger, the exit, a fatal
+     * signal); older ones were evicted on purpose, counted there, not lost. */
+    GT_HDR_FLIGHT_RECORDER = 1u << 7,
+    /* 1.3: GPU activity sampled (GPUTRACE_SAMPLE): the calls are recorded all along, CUPTI's
+     * records only in windows, which GT_REC_CAPTURE records of source GT_CAPTURE_SRC_SAMPLE open
+     * and close; GPU figures cover the windows only (scale them, and say so). */
+    GT_HDR_GPU_SAMPLED = 1u << 8,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -127,6 +143,8 @@ enum gt_record_kind {
     GT_REC_CLOCK_SYNC = 3,
     GT_REC_THREAD = 4,
     GT_REC_END = 5, /* the end of the trace: the last chunk of a file the recorder ended (1.2) */
+    GT_REC_CAPTURE = 6, /* a capture window opened or closed (1.3, GPUTRACE_CAPTURE) */
+    GT_REC_FLIGHT = 7,  /* the flight recorder wrote what it held (1.3) */
     /* CPU side: wrapped calls (interpose/) */
     GT_REC_API = 10,        /* a call with no specific arguments */
     GT_REC_API_MEMCPY = 11, /* copies */
@@ -224,6 +242,45 @@ enum gt_end_reason {
     GT_END_EXIT = 1,         /* exit, _exit, return from main, or the library unloaded */
     GT_END_SIGNAL = 2,       /* a fatal signal whose default action ended the process */
     GT_END_WRITE_FAILED = 3, /* the file could not be written (full disk, file size limit) */
+};
+
+/* A capture window opened (on = 1) or closed (on = 0) at t_ns: GPUTRACE_CAPTURE=profiler-api,
+ * signal or trigger-file. Between a close and the next open nothing of the application was
+ * recorded (on purpose: not a loss); a window still open at the end of the file ran to the end. */
+typedef struct gt_rec_capture {
+    uint64_t t_ns;
+    uint32_t on;
+    uint32_t source; /* enum gt_capture_source */
+} gt_rec_capture;
+
+enum gt_capture_source {
+    GT_CAPTURE_SRC_PROFILER_API = 1, /* cudaProfilerStart / cudaProfilerStop */
+    GT_CAPTURE_SRC_SIGNAL = 2,       /* the capture signal (SIGUSR2 by default) toggled it */
+    GT_CAPTURE_SRC_TRIGGER_FILE = 3, /* the trigger file appeared / was removed */
+    GT_CAPTURE_SRC_SAMPLE = 4, /* GPUTRACE_SAMPLE: CUPTI's records on (1) or off (0); the calls
+                                * are recorded all along */
+};
+
+/* The flight recorder (GPUTRACE_FLIGHT_RECORDER) wrote the chunks it held: they follow this record
+ * in the file. Before them the application's chunks of the window were dropped on purpose, the
+ * oldest first, when older than window_ns or past the memory cap: the evicted counts (since the
+ * start of the trace) are not losses. Strings, thread names, stacks, modules and cuDNN plans are
+ * never evicted (they are written as they come). */
+typedef struct gt_rec_flight {
+    uint64_t window_ns;       /* GPUTRACE_FLIGHT_RECORDER in ns */
+    uint64_t t_from_ns;       /* when the oldest chunk written now was taken (0: none held) */
+    uint64_t t_ns;            /* when this was written */
+    uint64_t records;         /* application records written now (they follow) */
+    uint64_t evicted_chunks;  /* since the start of the trace */
+    uint64_t evicted_records; /* since the start of the trace */
+    uint32_t reason;          /* enum gt_flight_reason */
+    uint32_t reserved;
+} gt_rec_flight;
+
+enum gt_flight_reason {
+    GT_FLIGHT_EXIT = 1,    /* the process ended (exit) */
+    GT_FLIGHT_TRIGGER = 2, /* the capture signal or the trigger file */
+    GT_FLIGHT_SIGNAL = 3,  /* a fatal signal (a crash, SIGTERM...) */
 };
 
 typedef struct gt_rec_thread { /* names a thread; written once per thread and on rename */

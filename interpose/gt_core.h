@@ -143,6 +143,8 @@ enum gt_stacks_mode { GT_STACKS_OFF = 0, GT_STACKS_ADVICE = 1, GT_STACKS_ALL = 2
 enum gt_capture_mode {
     GT_CAPTURE_ALL = 0,          /* default: from load to exit */
     GT_CAPTURE_PROFILER_API = 1, /* between cudaProfilerStart and cudaProfilerStop */
+    GT_CAPTURE_SIGNAL = 2,       /* each capture signal (SIGUSR2) opens or closes a window */
+    GT_CAPTURE_TRIGGER_FILE = 3, /* while the trigger file exists */
 };
 
 /* GPUTRACE_STACK_PYTHON: Python frames in stacks. */
@@ -176,9 +178,22 @@ typedef struct gt_config {
     int stack_python; /* GPUTRACE_STACK_PYTHON: gt_stack_python_mode */
     bool stack_cache; /* GPUTRACE_STACK_CACHE, default on */
     int capture_mode; /* GPUTRACE_CAPTURE: gt_capture_mode */
+    int capture_signal;     /* GPUTRACE_CAPTURE_SIGNAL, default SIGUSR2 */
+    char capture_file[512]; /* GPUTRACE_CAPTURE=trigger-file:PATH */
     /* GPUTRACE_CUPTI_KINDS: which activity kinds CUPTI records (GT_KIND_* bits; default all). A
      * knob for measuring what each kind costs (tools/bench/whole_process.py), not for users. */
     uint32_t cupti_kinds;
+    /* GPUTRACE_CUPTI_HW_TRACE (default on): ask CUPTI for kernel timestamps from the GPU's
+     * hardware events (cuptiActivityEnableHWTrace, Blackwell and later), falling back silently. */
+    bool cupti_hw_trace;
+    /* GPUTRACE_FLIGHT_RECORDER=SECONDS (0: off): keep the application's last seconds in memory
+     * (at most GPUTRACE_FLIGHT_RECORDER_MB) and write them on a trigger, at exit or at a fatal
+     * signal (interpose/core/flight.c). */
+    uint32_t flight_s;
+    uint32_t flight_mb;
+    /* GPUTRACE_SAMPLE=ON/OFF (seconds): CUPTI's records ON seconds out of every ON + OFF, the
+     * calls all along (capture.c); 0/0: off. */
+    uint32_t sample_on_ms, sample_off_ms;
 } gt_config;
 
 enum gt_cupti_kind_bits {
@@ -201,8 +216,9 @@ void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Capture range (GPUTRACE_CAPTURE=profiler-api, like nsys --capture-range=cudaProfilerApi):
  * recording starts paused; cudaProfilerStart resumes it, cudaProfilerStop pauses it. While paused
  * the wrappers record nothing and the capture hooks tell CUPTI to produce no records; records
- * CUPTI already holds still arrive. No effect in the default mode. Called by the
- * cudaProfilerStart/Stop wrappers. */
+ * CUPTI already holds still arrive. No effect in the other modes. Called by the
+ * cudaProfilerStart/Stop wrappers. The signal and trigger-file modes pause and resume the same
+ * way, from the writer thread (capture.c). */
 void gt_core_capture_set(bool on);
 bool gt_core_capture_paused(void);
 

@@ -1,6 +1,7 @@
 /* config.c — GPUTRACE_* settings, read once at load, and the diagnostics channel.
  * A bad value is never fatal: one warning naming the variable, then the default. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,26 @@ static bool parse_path(const char *name, char *dst, size_t cap, const char *def)
     return true;
 }
 
+/* USR1, USR2 (with or without SIG) or a number: a signal whose default action the application does
+ * not need (never KILL or STOP, which cannot be caught). */
+static int parse_signal(const char *name, int def)
+{
+    const char *v = env(name);
+    if (!v)
+        return def;
+    const char *n = strncasecmp(v, "SIG", 3) ? v : v + 3;
+    if (!strcasecmp(n, "USR1"))
+        return SIGUSR1;
+    if (!strcasecmp(n, "USR2"))
+        return SIGUSR2;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (!*end && end != v && x > 0 && x < NSIG && x != SIGKILL && x != SIGSTOP)
+        return (int)x;
+    gt_warn("%s=%s is not USR1, USR2 or a signal number; using %d", name, v, def);
+    return def;
+}
+
 /* 1 (or any yes), gil, 0 (or any no). */
 static int parse_stack_python(void)
 {
@@ -182,6 +203,55 @@ static uint32_t parse_kinds(const char *name)
     return bits;
 }
 
+/* all, profiler-api, signal or trigger-file:PATH (a path too long for capture_file is refused). */
+static void parse_capture(void)
+{
+    static const char *const MODES[] = {"all", "profiler-api", "signal"};
+    static const char TRIGGER[] = "trigger-file:";
+    const char *v = env("GPUTRACE_CAPTURE");
+    g_cfg.capture_mode = GT_CAPTURE_ALL;
+    g_cfg.capture_signal = parse_signal("GPUTRACE_CAPTURE_SIGNAL", SIGUSR2);
+    if (!v)
+        return;
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(v, MODES[i])) {
+            g_cfg.capture_mode = i;
+            return;
+        }
+    size_t plen = sizeof TRIGGER - 1;
+    if (!strncasecmp(v, TRIGGER, plen) && v[plen] && strlen(v + plen) < sizeof g_cfg.capture_file) {
+        snprintf(g_cfg.capture_file, sizeof g_cfg.capture_file, "%s", v + plen);
+        g_cfg.capture_mode = GT_CAPTURE_TRIGGER_FILE;
+        return;
+    }
+    gt_warn("GPUTRACE_CAPTURE=%s is not all, profiler-api, signal or trigger-file:PATH (a path "
+            "under %zu bytes); recording everything",
+            v, sizeof g_cfg.capture_file);
+}
+
+/* GPUTRACE_SAMPLE=ON/OFF in seconds (decimals allowed: "0.5/9.5"), each from 0.01 to 86400. */
+static void parse_sample(void)
+{
+    const char *v = env("GPUTRACE_SAMPLE");
+    g_cfg.sample_on_ms = g_cfg.sample_off_ms = 0;
+    if (!v)
+        return;
+    char *end, *end2;
+    double on = strtod(v, &end), off = *end == '/' ? strtod(end + 1, &end2) : -1;
+    if (*end != '/' || *end2 || !(on >= 0.01 && on <= 86400) || !(off >= 0.01 && off <= 86400)) {
+        gt_warn("GPUTRACE_SAMPLE=%s is not ON/OFF in seconds (e.g. 2/18); GPU activity recorded "
+                "all along",
+                v);
+        return;
+    }
+    if (g_cfg.capture_mode != GT_CAPTURE_ALL && !g_cfg.flight_s) {
+        gt_warn("GPUTRACE_SAMPLE is ignored with GPUTRACE_CAPTURE windows");
+        return;
+    }
+    g_cfg.sample_on_ms = (uint32_t)(on * 1000 + 0.5);
+    g_cfg.sample_off_ms = (uint32_t)(off * 1000 + 0.5);
+}
+
 void gt_config_load(void)
 {
     memset(&g_cfg, 0, sizeof g_cfg);
@@ -218,10 +288,18 @@ void gt_config_load(void)
                 sizeof g_cfg.cupti_lib - 1);
     static const char *const CLOCK[] = {"auto", "tsc", "realtime"};
     g_cfg.clock_mode = parse_choice("GPUTRACE_CLOCK", CLOCK, 3, GT_CLOCK_AUTO);
-    static const char *const CAPTURE[] = {"all", "profiler-api"};
-    g_cfg.capture_mode = parse_choice("GPUTRACE_CAPTURE", CAPTURE, 2, GT_CAPTURE_ALL);
+    parse_capture();
     g_cfg.nvtx = parse_bool("GPUTRACE_NVTX", true);
     g_cfg.stack_cache = parse_bool("GPUTRACE_STACK_CACHE", true);
     g_cfg.stack_python = parse_stack_python();
     g_cfg.cupti_kinds = parse_kinds("GPUTRACE_CUPTI_KINDS");
+    g_cfg.cupti_hw_trace = parse_bool("GPUTRACE_CUPTI_HW_TRACE", true);
+    g_cfg.flight_s = parse_u32("GPUTRACE_FLIGHT_RECORDER", 0, 0, 7 * 86400);
+    g_cfg.flight_mb = parse_u32("GPUTRACE_FLIGHT_RECORDER_MB", 256, 4, 1u << 16);
+    if (g_cfg.flight_s && g_cfg.capture_mode == GT_CAPTURE_PROFILER_API) {
+        gt_warn("GPUTRACE_FLIGHT_RECORDER takes its trigger from GPUTRACE_CAPTURE=signal or "
+                "trigger-file:PATH, not profiler-api; recording everything into it");
+        g_cfg.capture_mode = GT_CAPTURE_ALL;
+    }
+    parse_sample();
 }

@@ -267,6 +267,12 @@ static void fill_header(void)
     g_hdr.local_rank = env_int(LOCAL);
     g_hdr.world_size = env_int(WORLD);
     g_hdr.flags = GT_HDR_END_RECORD; /* this recorder ends its files with GT_REC_END */
+    if (gt_capture_windows())
+        g_hdr.flags |= GT_HDR_CAPTURE_WINDOWS; /* GT_REC_CAPTURE records bound what was recorded */
+    if (g_cfg.flight_s)
+        g_hdr.flags |= GT_HDR_FLIGHT_RECORDER; /* GT_REC_FLIGHT records say what was kept */
+    if (g_cfg.sample_on_ms)
+        g_hdr.flags |= GT_HDR_GPU_SAMPLED; /* GT_REC_CAPTURE records bound the GPU side */
     gethostname(g_hdr.host, sizeof g_hdr.host - 1);
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
@@ -343,9 +349,9 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
-    bool paused = g_cfg.capture_mode == GT_CAPTURE_PROFILER_API;
+    bool paused = gt_capture_windows();
     atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
-    gt_debug("recording to %s%s", path, paused ? " (paused until cudaProfilerStart)" : "");
+    gt_debug("recording to %s%s", path, paused ? " (paused until a capture window opens)" : "");
     return true;
 }
 
@@ -381,9 +387,13 @@ static void print_summary(void)
     if (interrupted) /* the file counts them with its losses (gt_rec_end.calls_interrupted) */
         snprintf(handlers, sizeof handlers, "; %llu calls from signal handlers, not recorded",
                  (unsigned long long)interrupted);
-    gt_warn("wrote %s (%llu records, %llu lost)%s%s", gt_writer_path(),
+    char evicted[96] = "";
+    if (g_cfg.flight_s)
+        snprintf(evicted, sizeof evicted, ", %llu evicted by the flight recorder, which keeps %u s",
+                 (unsigned long long)gt_writer_flight_evicted(), g_cfg.flight_s);
+    gt_warn("wrote %s (%llu records, %llu lost%s)%s%s", gt_writer_path(),
             (unsigned long long)gt_writer_records_written(),
-            (unsigned long long)gt_writer_end_lost(), late, handlers);
+            (unsigned long long)gt_writer_end_lost(), evicted, late, handlers);
 }
 
 /* Everything recorded so far reaches the file, which ends with its end chunk; later calls are
@@ -606,5 +616,6 @@ __attribute__((constructor)) static void core_init(void)
     atomic_store(&g_recording, GT_RECORDING_LAZY); /* the file comes with the first CUDA activity */
     atexit(at_exit);
     install_signal_handlers();
+    gt_capture_init();
     init_modules();
 }

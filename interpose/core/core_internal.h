@@ -152,6 +152,27 @@ typedef struct gt_clock_info {
 void gt_clock_get_info(gt_clock_info *out);
 void gt_clock_test_shift(int64_t ns); /* tests: the current line moves by ns (a fake error) */
 
+/* capture.c: GPUTRACE_CAPTURE=signal/trigger-file. init at load (the signal handler); poll on
+ * each writer round, no lock held: opens or closes the window the signal or file asks for. */
+void gt_capture_init(void);
+void gt_capture_poll(void);
+bool gt_capture_windows(void); /* recording runs in windows (not with the flight recorder) */
+
+/* flight.c: GPUTRACE_FLIGHT_RECORDER's memory of chunks (writer thread only; see the file). */
+void gt_flight_configure(uint32_t seconds, uint32_t cap_mb);
+void gt_flight_store(const gt_chunk_header *h, const void *payload, uint64_t records,
+                     uint64_t now_ns);
+uint64_t gt_flight_keep(const unsigned char *payload, uint32_t len, uint64_t real_total,
+                        uint32_t tid, uint64_t now_ns, bool (*define)(const gt_record_header *rec));
+uint64_t gt_flight_oldest_ns(uint64_t now_ns); /* evicts what is too old first; 0: none held */
+bool gt_flight_take(gt_chunk_header **h, uint64_t *records); /* the oldest, removed */
+void gt_flight_counts(uint64_t *evicted_chunks, uint64_t *evicted_records, uint64_t *held_records);
+void gt_flight_fork_child(void);
+/* writer.c: write what the flight recorder holds at the next writer round (async-signal-safe). */
+void gt_writer_flight_request(void);
+/* After the end: records the flight recorder evicted (for the exit line). */
+uint64_t gt_writer_flight_evicted(void);
+
 /* core.c */
 extern pthread_mutex_t g_hdr_lock;
 extern gt_file_header g_hdr;

@@ -150,6 +150,25 @@ static int writev_all(struct iovec *iov, int n)
     return 0;
 }
 
+/* A chunk with its header filled (seq is set here): written, and marked for a give-back. */
+static int write_chunk(gt_chunk_header *h, const void *payload, uint64_t real, uint64_t lost)
+{
+    if (atomic_load(&g_writer_failed))
+        return -1;
+    h->seq = g_seq;
+    struct iovec iov[2] = {{h, sizeof *h}, {(void *)payload, h->payload_len}};
+    if (writev_all(iov, 2) < 0)
+        return -1;
+    g_marks[g_mark_next] = (chunk_mark){g_good_off, real, lost, h->tid != 0, g_seq};
+    g_mark_next = (g_mark_next + 1) % CHUNK_MARKS;
+    g_nmarks += g_nmarks < CHUNK_MARKS;
+    g_good_off += sizeof *h + h->payload_len;
+    g_seq++;
+    g_lost_in_file += lost;
+    atomic_fetch_add(&g_records, real);
+    return 0;
+}
+
 /* count: records in the payload (PADs too); real: those a reader returns; lost: the LOST counts
  * in it. */
 static int emit_chunk(const void *payload, uint32_t len, uint32_t count, uint32_t tid,
@@ -159,21 +178,10 @@ static int emit_chunk(const void *payload, uint32_t len, uint32_t count, uint32_
         return -1;
     gt_chunk_header h = {.magic = GT_CHUNK_MAGIC,
                          .payload_len = len,
-                         .seq = g_seq,
                          .crc32 = (uint32_t)crc32(0L, payload, len),
                          .record_count = count,
                          .tid = tid};
-    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
-    if (writev_all(iov, 2) < 0)
-        return -1;
-    g_marks[g_mark_next] = (chunk_mark){g_good_off, real, lost, tid != 0, g_seq};
-    g_mark_next = (g_mark_next + 1) % CHUNK_MARKS;
-    g_nmarks += g_nmarks < CHUNK_MARKS;
-    g_good_off += sizeof h + len;
-    g_seq++;
-    g_lost_in_file += lost;
-    atomic_fetch_add(&g_records, real);
-    return 0;
+    return write_chunk(&h, payload, real, lost);
 }
 
 static void own_flush(void)
@@ -186,14 +194,71 @@ static void own_flush(void)
     g_own_lost = 0;
 }
 
-static void own_add(uint16_t kind, const void *body, uint32_t size)
+static void own_add_flags(uint16_t kind, uint16_t flags, const void *body, uint32_t size)
 {
-    size_t n = gt_record_append(g_own, OWN_CAP, g_own_used, kind, 0, body, size);
+    size_t n = gt_record_append(g_own, OWN_CAP, g_own_used, kind, flags, body, size);
     if (!n) {
         own_flush();
-        n = gt_record_append(g_own, OWN_CAP, 0, kind, 0, body, size);
+        n = gt_record_append(g_own, OWN_CAP, 0, kind, flags, body, size);
     }
     g_own_used += n;
+}
+
+static void own_add(uint16_t kind, const void *body, uint32_t size)
+{
+    own_add_flags(kind, 0, body, size);
+}
+
+/* ---------------------------------------------------------------- flight recorder */
+
+/* GPUTRACE_FLIGHT_RECORDER: the application's chunks go to flight.c's memory instead of the file;
+ * what they define for later records (and the losses) is written as it comes, from g_own. */
+static _Atomic int g_flight_req;
+static bool flight_on(void)
+{
+    return g_cfg.flight_s != 0;
+}
+
+static bool flight_define(const gt_record_header *rec)
+{
+    if (rec->size > OWN_CAP / 2)
+        return false; /* held with the rest instead */
+    own_add_flags(rec->kind, rec->flags, rec + 1, rec->size - (uint32_t)sizeof *rec);
+    return true;
+}
+
+static bool past_deadline(void);
+
+/* Write what the flight recorder holds, after a GT_REC_FLIGHT record saying what it is. Past the
+ * deadline of a fatal signal, what is left is counted as lost (not flushed). */
+static void flight_dump(uint32_t reason)
+{
+    uint64_t now = gt_now_ns();
+    gt_rec_flight f = {.window_ns = (uint64_t)g_cfg.flight_s * 1000000000ull,
+                       .t_from_ns = gt_flight_oldest_ns(now),
+                       .t_ns = now,
+                       .reason = reason};
+    gt_flight_counts(&f.evicted_chunks, &f.evicted_records, &f.records);
+    own_add(GT_REC_FLIGHT, &f, sizeof f);
+    own_flush();
+    gt_chunk_header *h;
+    uint64_t records;
+    while (gt_flight_take(&h, &records))
+        if (past_deadline() || write_chunk(h, h + 1, records, 0) < 0)
+            atomic_fetch_add(&g_lost_total, records);
+}
+
+void gt_writer_flight_request(void)
+{
+    atomic_store(&g_flight_req, 1);
+    gt_writer_kick();
+}
+
+uint64_t gt_writer_flight_evicted(void)
+{
+    uint64_t chunks, records, held;
+    gt_flight_counts(&chunks, &records, &held);
+    return records;
 }
 
 /* pwrite at offset 0: chunks keep appending at the file position. Returns the header size. */
@@ -359,8 +424,11 @@ static void drain_ring(gt_ring *r, uint64_t end)
             count++;
             real += h.kind != GT_REC_PAD;
         }
-        if (count && emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count,
-                                r->tid, real, 0) < 0)
+        if (count && flight_on()) /* held; what it defines is written (and counted) from g_own */
+            gt_flight_keep(r->data + (start & r->mask), (uint32_t)(tail - start), real, r->tid,
+                           gt_now_ns(), flight_define);
+        else if (count && emit_chunk(r->data + (start & r->mask), (uint32_t)(tail - start), count,
+                                     r->tid, real, 0) < 0)
             atomic_fetch_add(&g_lost_total, real); /* the write failed: lost, and counted */
         r->written += real;
         atomic_store_explicit(&r->tail, tail, memory_order_release);
@@ -412,6 +480,8 @@ static void writer_pass(bool final)
             }
         }
     own_flush();
+    if (flight_on() && atomic_exchange(&g_flight_req, 0))
+        flight_dump(GT_FLIGHT_TRIGGER);
     g_passes++;
 }
 
@@ -451,6 +521,8 @@ static void *writer_main(void *arg)
         uint64_t req = atomic_load(&g_flush_req);
         atomic_store(&g_kick, 0);
         uint64_t now = gt_now_ns();
+        if (!end && !atomic_load(&g_end_written))
+            gt_capture_poll(); /* without g_pass_lock: a switch calls CUPTI */
         if (!end && !atomic_load(&g_end_written) &&
             now - g_last_periodic >= (uint64_t)g_cfg.flush_ms * 1000000u) {
             g_last_periodic = now;
@@ -594,6 +666,10 @@ static void end_trace(bool in_signal_handler)
         emit_lost(atomic_exchange(&g_lost_no_ring, 0), GT_LOST_BUFFER_FULL, 0, 0, 0);
         own_flush();
     }
+    /* After a write failure too: what the flight recorder held is then counted as lost. */
+    if (flight_on())
+        flight_dump(atomic_load(&g_end_reason) == GT_END_SIGNAL ? GT_FLIGHT_SIGNAL
+                                                                : GT_FLIGHT_EXIT);
     count_unwritten();
     write_end_chunk();
     if (!atomic_load(&g_writer_failed) && !in_signal_handler)
@@ -800,6 +876,7 @@ static void reset_state(int fd, const char *path)
 int gt_writer_start(int fd, const char *path)
 {
     reset_state(fd, path);
+    gt_flight_configure(g_cfg.flight_s, g_cfg.flight_mb);
     size_t n = write_header();
     if (!n || lseek(fd, (off_t)n, SEEK_SET) < 0)
         return -1;
@@ -816,6 +893,7 @@ void gt_writer_fork_child_reset(void)
     atomic_store(&g_file_open, 0);
     atomic_store(&g_end_written, 0);
     g_end_off = 0;
+    gt_flight_fork_child();
     if (g_fd >= 0)
         close(g_fd);
     g_fd = -1;

@@ -52,6 +52,49 @@ foreign)
 assert (k["count"], k["linked_by_pair"], k["linked_by_order"], k["linked_by_time"]) == (3, 1, 0, 0), k' \
         "$DIR/report.json" || fail "report links"
     ;;
+max_mb)
+    # convert --max-mb on a run too long for it (long.gtrace: 2000 steps of 10 ms, about 6 MB of
+    # Perfetto): whole steps are kept (the slowest, #1200, the median, the first steady ones),
+    # the output fits, the summary says what was left out, and the timeline marks each gap; the
+    # NVTX step ranges all stay (cheap, and they show where the steps left out were); launches
+    # and kernels of a step not kept (#1500) are gone, those of the slowest are there.
+    "$DRIVER" convert --max-mb 1 -o "$DIR/long.pftrace" "$DIR/long.gtrace" 2>"$DIR/err.txt" || fail "exit $?: $(cat "$DIR/err.txt")"
+    cat "$DIR/err.txt"
+    size=$(wc -c <"$DIR/long.pftrace")
+    [ "$size" -lt 1048576 ] || fail "output of $size bytes over --max-mb 1"
+    grep -q "over --max-mb 1: kept [0-9]* of 2000 steps .*the slowest (#1200, 40.0 ms), the median (#[0-9]*, 10.0 ms), the first steady ones (#0-#" "$DIR/err.txt" ||
+        fail "summary: $(cat "$DIR/err.txt")"
+    python3 "$CHECK" "$PROTO" "$DIR/long.pftrace" >"$DIR/check.txt" || fail "invalid trace: $(cat "$DIR/check.txt")"
+    "$DRIVER" convert -q --format=json --max-mb 1 -o "$DIR/long.json" "$DIR/long.gtrace" || fail "json exit $?"
+    python3 - "$DIR/long.json" <<'PY' || fail "timeline content"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+T0, STEP = 1700000000000000000, 10000000
+def step_of(ts_us):  # the step a CPU slice falls in (after the slow one, steps shift by 30 ms)
+    t = ts_us * 1000 - 5000000000000 - 1000000
+    return t // STEP if t < 1200 * STEP else (1200 if t < 1200 * STEP + 4 * STEP else 1201 + (t - 1200 * STEP - 4 * STEP) // STEP)
+launch_steps = {step_of(e["ts"]) for e in ev if e.get("ph") == "B" and e.get("name") == "cudaLaunchKernel"}
+assert 1200 in launch_steps, "the slowest step is not kept"
+assert 0 in launch_steps and 100 in launch_steps, "the first steady steps are not kept"
+assert 1500 not in launch_steps, "a step that was not chosen is there"
+kept = len(launch_steps)
+assert 100 < kept < 1000, kept
+marks = [e for e in ev if e.get("ph") == "i" and "left out" in e.get("name", "")]
+assert len(marks) >= 2 and all("kept" in m["args"]["detail"] for m in marks), marks[:3]
+ranges = sum(1 for e in ev if e.get("ph") == "B" and e.get("name") == "train_step")
+assert ranges == 2000, ranges
+print("max_mb: %d steps kept, %d markers" % (kept, len(marks)))
+PY
+    # No limit, and the default limit (256 MB, far above): everything, and no word about it.
+    "$DRIVER" convert --max-mb 0 -o "$DIR/all.pftrace" "$DIR/long.gtrace" 2>"$DIR/err0.txt" || fail "exit $?"
+    grep -q "left out\|--max-mb" "$DIR/err0.txt" && fail "--max-mb 0 left something out: $(cat "$DIR/err0.txt")"
+    [ "$(wc -c <"$DIR/all.pftrace")" -gt 3000000 ] || fail "--max-mb 0 output too small"
+    "$DRIVER" convert -o "$DIR/def.pftrace" "$DIR/long.gtrace" 2>"$DIR/errd.txt" || fail "exit $?"
+    grep -q "left out" "$DIR/errd.txt" && fail "the default limit left something out"
+    "$DRIVER" convert --max-mb lots -o "$DIR/x.pftrace" "$DIR/long.gtrace" 2>"$DIR/erru.txt"
+    [ $? = 2 ] && grep -q "max-mb takes a number" "$DIR/erru.txt" || fail "--max-mb lots: $(cat "$DIR/erru.txt")"
+    ;;
 default_name)
     "$DRIVER" convert -q "$DIR/basic.gtrace" || fail "exit status $?"
     [ -s "$DIR/basic.perfetto-trace" ] || fail "basic.perfetto-trace not written"

@@ -9,6 +9,8 @@
  *                       call, one held by library calls of two threads (ambiguous)
  *   foreign.gtrace      callback pairs of other tools' kinds (the PyTorch profiler's CUSTOM0/1)
  * beside one of ours: only ours link (one names an id that is also one of our calls)
+ *   long.gtrace         a long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms
+ *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -404,6 +406,38 @@ static int copy_truncated(const char *dir)
     return fclose(out);
 }
 
+#define LONG_STEPS 2000
+#define LONG_SLOW_STEP 1200
+
+/* One step of long.gtrace: a range, 15 launches 10 us apart, each with its kernel and pair. */
+static void long_step(uint64_t t, uint64_t len, uint64_t *corr)
+{
+    nvtx(GT_NVTX_PUSH, t, 2);
+    for (uint64_t i = 0; i < 15; i++, (*corr)++) {
+        uint64_t b = t + 1000 + i * 10000;
+        launch(b, b + 4000, *corr, 1);
+        ext(*corr + 1000000000ull, *corr);
+        kernel(b + 5000, b + 5000 + len / 2000, *corr + 1000000000ull, 1, 7);
+    }
+    nvtx(GT_NVTX_POP, t + len - 1000, 0);
+}
+
+static void write_long(const char *dir)
+{
+    open_trace(dir, "long.gtrace", 5151, -1);
+    gt_test_writer_set_tid(&W, 5151);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_test_writer_string(&W, 2, "train_step");
+    uint64_t t = 1000000, corr = 1;
+    for (int i = 0; i < LONG_STEPS; i++) {
+        uint64_t len = i == LONG_SLOW_STEP ? 40000000 : 10000000;
+        long_step(t, len, &corr);
+        t += len;
+    }
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -414,6 +448,7 @@ int main(int argc, char **argv)
     write_basic(argv[1]);
     write_queued(argv[1]);
     write_foreign(argv[1]);
+    write_long(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     if (copy_truncated(argv[1]) != 0)

@@ -180,6 +180,18 @@ case_options() {
   usage_error "report without a trace" report
   run "$GT" record --bogus -- true
   usage_error "record --bogus" record
+  run "$GT" record --capture sometimes -- true
+  usage_error "record --capture sometimes" record
+  run "$GT" record --capture trigger-file: -- true
+  usage_error "record --capture trigger-file: (no path)" record
+  # --capture reaches the program as GPUTRACE_CAPTURE
+  run "$GT" record --lib "$GT" -q -o cap --capture trigger-file:/tmp/go -- sh -c 'echo "capture=$GPUTRACE_CAPTURE"'
+  grep -qx "capture=trigger-file:/tmp/go" out || fail "record --capture: the program saw '$(cat out)'"
+  # --capture signal: the capture signal sent to gputrace record reaches the program (which traps
+  # it here) instead of ending gputrace record.
+  run "$GT" record --lib "$GT" -q -o capsig --capture signal -- sh -c 'trap "echo got-usr2" USR2; kill -USR2 $PPID; i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done; echo done'
+  expect_rc 0 "record --capture signal"
+  grep -qx "got-usr2" out || fail "record --capture signal did not pass SIGUSR2 on: '$(cat out)'"
 
   # -- ends the options: a file whose name starts with '-'
   cp "$H" ./-x.gtrace

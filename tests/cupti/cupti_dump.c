@@ -138,6 +138,15 @@ int main(int argc, char **argv)
         if (rec.kind == GT_REC_LOST) {
             const gt_rec_lost *l = rec.body;
             printf("lost reason=%u count=%" PRIu64 "\n", l->reason, l->count);
+        } else if (rec.kind == GT_REC_CAPTURE) {
+            const gt_rec_capture *c = rec.body;
+            printf("capture on=%u source=%u\n", c->on, c->source);
+        } else if (rec.kind == GT_REC_FLIGHT) {
+            const gt_rec_flight *f = rec.body;
+            printf("flight reason=%u records=%" PRIu64 " evicted_chunks=%" PRIu64
+                   " evicted_records=%" PRIu64 " window_ms=%" PRIu64 " span_ms=%" PRIu64 "\n",
+                   f->reason, f->records, f->evicted_chunks, f->evicted_records,
+                   f->window_ns / 1000000, f->t_from_ns ? (f->t_ns - f->t_from_ns) / 1000000 : 0);
         } else if (rec.kind == GT_REC_CUPTI_STATS) {
             memcpy(&last, rec.body, sizeof last);
             have_stats = 1;

@@ -3,10 +3,20 @@
  * CUPTI as an external correlation id. Runs ~300 ms so that periodic flushes happen while it runs
  * (the runtime API records must stay off: the wrappers fire).
  * `cupti_runtime_app capture`: 2 rounds, cudaProfilerStart, 3 rounds, cudaProfilerStop, 4 rounds
- * (a capture range: GPUTRACE_CAPTURE=profiler-api records only the middle 3). */
+ * (a capture range: GPUTRACE_CAPTURE=profiler-api records only the middle 3).
+ * `cupti_runtime_app capture-signal`: the same rounds, with raise(SIGUSR2) instead of the range
+ * calls; `cupti_runtime_app capture-file PATH`: creating PATH, then removing it. Each switch is
+ * followed by 300 ms without CUDA calls, so that gputrace's writer thread, which applies it, has
+ * surely done so before the next round.
+ * `cupti_runtime_app loop N MS [abort]`: N rounds, MS ms apart (a longer run for the flight
+ * recorder), then abort() when asked (a crash). */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,9 +32,32 @@ static void round_trip(void *dev, float *host, size_t bytes, long sleep_ms)
     nanosleep(&ts, NULL);
 }
 
+/* How the middle rounds are bracketed: the range calls, a signal, or a file. */
+static void capture_switch(const char *how, const char *path, int on)
+{
+    if (!strcmp(how, "capture")) {
+        if (on)
+            cudaProfilerStart();
+        else
+            cudaProfilerStop();
+        return;
+    }
+    if (!strcmp(how, "capture-signal"))
+        raise(SIGUSR2);
+    else if (on)
+        close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    else
+        unlink(path);
+    struct timespec ts = {0, 300 * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
-    int capture = argc > 1 && strcmp(argv[1], "capture") == 0;
+    const char *how = argc > 1 ? argv[1] : "";
+    const char *path = argc > 2 ? argv[2] : "";
+    int capture = !strcmp(how, "capture") || !strcmp(how, "capture-signal") ||
+                  (!strcmp(how, "capture-file") && path[0]);
     float host[256];
     memset(host, 0, sizeof host);
     void *dev = NULL;
@@ -32,13 +65,21 @@ int main(int argc, char **argv)
         printf("cudaMalloc failed\n");
         return 1;
     }
-    if (capture) {
+    if (!strcmp(how, "loop") && argc > 3) {
+        for (int i = 0; i < atoi(argv[2]); i++)
+            round_trip(dev, host, sizeof host, atol(argv[3]));
+        if (argc > 4 && !strcmp(argv[4], "abort")) {
+            printf("aborting\n");
+            fflush(stdout);
+            abort();
+        }
+    } else if (capture) {
         for (int i = 0; i < 2; i++)
             round_trip(dev, host, sizeof host, 20);
-        cudaProfilerStart();
+        capture_switch(how, path, 1);
         for (int i = 0; i < 3; i++)
             round_trip(dev, host, sizeof host, 20);
-        cudaProfilerStop();
+        capture_switch(how, path, 0);
         for (int i = 0; i < 4; i++)
             round_trip(dev, host, sizeof host, 20);
     } else {

@@ -302,6 +302,46 @@ fork_child)
     [ "$child_calls" = 0 ] || fail "the child made $child_calls CUPTI calls: $(grep "^$child " "$T/calls.log" | sort | uniq -c)"
     [ "$(count_of 50 "$T/k.dump")" = 2 ] || fail "parent kernels $(count_of 50 "$T/k.dump") != 2"
     ;;
+hw_trace)
+    # Kernel timestamps from hardware events (cuptiActivityEnableHWTrace): asked for by default,
+    # used where CUPTI accepts it (GT_HDR_HW_TRACE, 32, and `gputrace info` says so), silently left
+    # where it refuses (Hopper: NOT_SUPPORTED), tried again once CUDA is up when the driver was not
+    # yet (NOT_INITIALIZED), and never asked for with GPUTRACE_CUPTI_HW_TRACE=0 or with the queued
+    # timestamps CUPTI cannot combine with it. Kernels are recorded the same in every case.
+    hw_flag() {
+        local flags
+        flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/$1.dump")
+        [ $(((flags & 32) != 0)) = "$2" ] || fail "$1: GT_HDR_HW_TRACE is $(((flags & 32) != 0)), want $2"
+        [ "$(count_of 50 "$T/$1.dump")" = 6 ] || fail "$1: $(count_of 50 "$T/$1.dump") kernels, want 6"
+        grep -v "^gputrace: wrote " "$T/$1.err" | grep -q "^gputrace: " && fail "$1: gputrace warned: $(cat "$T/$1.err")"
+    }
+    hw_calls() { grep -c " cuptiActivityEnableHWTrace$" "$T/$1.log"; }
+    run_traced refused GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/refused.log" -- "$RUNTIME_APP"
+    dump_trace refused
+    same_as_untraced refused "$RUNTIME_APP"
+    hw_flag refused 0
+    [ "$(hw_calls refused)" = 1 ] || fail "refused: $(hw_calls refused) calls to cuptiActivityEnableHWTrace, want 1"
+    run_traced used GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/used.log" -- "$RUNTIME_APP"
+    dump_trace used
+    hw_flag used 1
+    run_traced late GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=late FAKE_CUPTI_LOG="$T/late.log" -- "$RUNTIME_APP"
+    dump_trace late
+    hw_flag late 1
+    [ "$(hw_calls late)" = 2 ] || fail "late: $(hw_calls late) calls, want 2 (refused before the driver was up, then taken)"
+    run_traced off GPUTRACE_FLUSH_MS=20 GPUTRACE_CUPTI_HW_TRACE=0 FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/off.log" -- "$RUNTIME_APP"
+    dump_trace off
+    hw_flag off 0
+    [ "$(hw_calls off)" = 0 ] || fail "GPUTRACE_CUPTI_HW_TRACE=0 still asked for the hardware trace"
+    run_traced queued GPUTRACE_FLUSH_MS=20 GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/queued.log" -- "$RUNTIME_APP"
+    dump_trace queued
+    hw_flag queued 0
+    [ "$(hw_calls queued)" = 0 ] || fail "the hardware trace was asked for with queued timestamps"
+    # gputrace info names the way kernels were stamped.
+    "$GPUTRACE" info "$T/used.d"/*.gtrace >"$T/used.info" 2>&1 || fail "info failed: $(cat "$T/used.info")"
+    grep -q "^  kernel timestamps  *hardware events" "$T/used.info" || fail "info: $(cat "$T/used.info")"
+    "$GPUTRACE" info "$T/refused.d"/*.gtrace >"$T/refused.info" 2>&1
+    grep -q "^  kernel timestamps  *CUPTI instrumentation" "$T/refused.info" || fail "info: $(cat "$T/refused.info")"
+    ;;
 capture)
     # GPUTRACE_CAPTURE=profiler-api: only the 3 rounds between cudaProfilerStart and Stop are
     # recorded, CPU side (launches, copies) and GPU side (kernels, copies), still linked; both range
@@ -318,11 +358,127 @@ capture)
     grep -q "^cpucall kind=10 func=141 " "$D" || fail "no cudaProfilerStop record"
     check_links "$D" 6 '^cuda(Memcpy|LaunchKernel)$'
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    expect_line "capture on=1 source=1" "$D"
+    expect_line "capture on=0 source=1" "$D"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
     # The default mode ignores the range: all 9 rounds.
     run_traced a GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture
     dump_trace a
     [ "$(count_of 14 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 14 "$T/a.dump") launches, want 9"
     [ "$(count_of 50 "$T/a.dump")" = 9 ] || fail "default mode: $(count_of 50 "$T/a.dump") kernels, want 9"
+    ;;
+capture_signal | capture_file)
+    # GPUTRACE_CAPTURE=signal (SIGUSR2 opens, the next closes) and trigger-file:PATH (open while
+    # PATH exists): without any change to the program, only the 3 middle rounds are recorded, both
+    # sides, still linked; the windows are in the trace (CAPTURE records, GT_HDR_CAPTURE_WINDOWS)
+    # and gputrace info says the trace covers 1 window. The signal never reaches the program (whose
+    # default action would end it), the writer thread made the switches (CUPTI kinds disabled).
+    if [ "$CASE" = capture_signal ]; then
+        mode=signal src=2 args=(capture-signal)
+    else
+        mode="trigger-file:$T/trigger" src=3 args=(capture-file "$T/trigger")
+    fi
+    run_traced s GPUTRACE_CAPTURE="$mode" GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" "${args[@]}"
+    dump_trace s
+    D=$T/s.dump
+    [ "$(cat "$T/s.rc")" = 0 ] || fail "the program ended with $(cat "$T/s.rc"): $(cat "$T/s.err")"
+    grep -qx "runtime done" "$T/s.out" || fail "the program did not finish"
+    [ "$(count_of 14 "$D")" = 3 ] || fail "launch records: $(count_of 14 "$D"), want 3"
+    [ "$(count_of 50 "$D")" = 3 ] || fail "kernel records: $(count_of 50 "$D"), want 3"
+    [ "$(count_of 51 "$D")" = 3 ] || fail "GPU copy records: $(count_of 51 "$D"), want 3"
+    check_links "$D" 6 '^cuda(Memcpy|LaunchKernel)$'
+    [ "$(grep -c "^capture on=1 source=$src$" "$D")" = 1 ] || fail "window openings: $(grep '^capture' "$D")"
+    [ "$(grep -c "^capture on=0 source=$src$" "$D")" = 1 ] || fail "window closings: $(grep '^capture' "$D")"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
+    grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    "$GPUTRACE" info "$T/s.d"/*.gtrace >"$T/s.info" 2>&1 || fail "info failed: $(cat "$T/s.info")"
+    grep -q "^  capture  *1 window " "$T/s.info" || fail "info does not show the window: $(cat "$T/s.info")"
+    if [ "$CASE" = capture_file ]; then
+        # A value that is none of the modes: one warning, and everything is recorded.
+        run_traced bad GPUTRACE_CAPTURE=trigger-file: GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture-file "$T/trigger"
+        dump_trace bad
+        grep -q "GPUTRACE_CAPTURE=trigger-file: is not" "$T/bad.err" || fail "no warning: $(cat "$T/bad.err")"
+        [ "$(count_of 14 "$T/bad.dump")" = 9 ] || fail "bad value: $(count_of 14 "$T/bad.dump") launches, want 9"
+    fi
+    ;;
+sample)
+    # GPUTRACE_SAMPLE=0.3/0.3: every call is recorded (30 launches), CUPTI's records only about
+    # half of the time (kernels well under 30, over 0), the windows are CAPTURE records of source
+    # 4 that alternate, the header has GT_HDR_GPU_SAMPLED (256) and info says what it covers.
+    run_traced p GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace p
+    same_as_untraced p "$RUNTIME_APP" loop 30 50
+    D=$T/p.dump
+    [ "$(count_of 14 "$D")" = 30 ] || fail "launches: $(count_of 14 "$D"), want all 30"
+    k=$(count_of 50 "$D")
+    [ "$k" -ge 5 ] && [ "$k" -le 25 ] || fail "kernels: $k, want about half of 30"
+    on=$(grep -c "^capture on=1 source=4$" "$D") off=$(grep -c "^capture on=0 source=4$" "$D")
+    [ "$on" -ge 2 ] && [ "$off" -ge 2 ] || fail "sample windows: $on on, $off off"
+    grep "^capture" "$D" | awk 'prev == $2 { bad = 1 } { prev = $2 } END { exit bad }' || fail "windows do not alternate: $(grep '^capture' "$D" | tr '\n' ' ')"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 256)) != 0 ] || fail "no GT_HDR_GPU_SAMPLED"
+    grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    "$GPUTRACE" info "$T/p.d"/*.gtrace >"$T/p.info" 2>&1 || fail "info: $(cat "$T/p.info")"
+    grep -q "^  GPU sampled  *[0-9]* windows, " "$T/p.info" || fail "info: $(grep -i sampl "$T/p.info")"
+    # A bad value: a warning, and GPU activity all along.
+    run_traced b GPUTRACE_SAMPLE=often GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 5 10
+    dump_trace b
+    grep -q "GPUTRACE_SAMPLE=often is not ON/OFF" "$T/b.err" || fail "no warning: $(cat "$T/b.err")"
+    [ "$(count_of 50 "$T/b.dump")" = 5 ] || fail "bad value: $(count_of 50 "$T/b.dump") kernels, want 5"
+    ;;
+flight_exit)
+    # GPUTRACE_FLIGHT_RECORDER=1: 25 rounds 100 ms apart (2.5 s) keep only about the last second
+    # in memory and write it at exit: far fewer than 25 launches and kernels, the last round among
+    # them, the rest counted as evicted by the flight recorder (not lost: no LOST record, 0 lost on
+    # the exit line), one FLIGHT record (reason 1, exit) and GT_HDR_FLIGHT_RECORDER (128); the file
+    # reads whole (the chunks held were numbered as written) and info says what it is.
+    run_traced f GPUTRACE_FLIGHT_RECORDER=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 25 100
+    dump_trace f
+    same_as_untraced f "$RUNTIME_APP" loop 25 100
+    D=$T/f.dump
+    launches=$(count_of 14 "$D") kernels=$(count_of 50 "$D")
+    [ "$launches" -ge 5 ] && [ "$launches" -le 15 ] || fail "launches kept: $launches, want about 10 of 25"
+    [ "$kernels" -ge 5 ] && [ "$kernels" -le 15 ] || fail "kernels kept: $kernels, want about 10 of 25"
+    [ "$(grep -c '^flight reason=1 ' "$D")" = 1 ] || fail "flight records: $(grep '^flight' "$D")"
+    evicted=$(awk '$1 == "flight" { sub("evicted_records=", "", $5); print $5 }' "$D")
+    [ "${evicted:-0}" -gt 20 ] || fail "evicted records: '$evicted', want the 15-odd rounds' records"
+    span=$(awk '$1 == "flight" { sub("span_ms=", "", $7); print $7 }' "$D")
+    [ "${span:-9999}" -le 1300 ] || fail "the chunks written span $span ms, more than the 1 s window"
+    [ "$(count_of 2 "$D")" = 0 ] || fail "evicted records written as lost: $(grep '^lost' "$D")"
+    grep -q "0 lost, [1-9][0-9]* evicted by the flight recorder, which keeps 1 s)" "$T/f.err" || fail "exit line: $(cat "$T/f.err")"
+    [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 128)) != 0 ] || fail "no GT_HDR_FLIGHT_RECORDER"
+    "$GPUTRACE" info "$T/f.d"/*.gtrace >"$T/f.info" 2>&1 || fail "info: not whole: $(cat "$T/f.info")"
+    grep -q "^  flight recorder  *last 1 s kept" "$T/f.info" || fail "info does not say it: $(cat "$T/f.info")"
+    # The strings, stacks and modules of evicted rounds stay: every kept launch has its name.
+    grep -q "^cpucall kind=14 .* name=?$" "$D" && fail "a kept launch lost its name"
+    ;;
+flight_trigger)
+    # GPUTRACE_FLIGHT_RECORDER with GPUTRACE_CAPTURE=trigger-file:PATH: the file appearing writes
+    # what is held (the first 2 rounds), recording goes on, the exit writes the rest: two FLIGHT
+    # records (2 trigger, 1 exit), all 9 rounds in the file (the run is shorter than the window),
+    # nothing evicted, the file whole, and no capture windows (recording never paused).
+    run_traced t GPUTRACE_FLIGHT_RECORDER=5 GPUTRACE_CAPTURE="trigger-file:$T/trigger" GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" capture-file "$T/trigger"
+    dump_trace t
+    D=$T/t.dump
+    [ "$(grep '^flight' "$D" | cut -d' ' -f2 | tr '\n' ' ')" = "reason=2 reason=1 " ] || fail "flight records: $(grep '^flight' "$D")"
+    [ "$(count_of 14 "$D")" = 9 ] || fail "launches: $(count_of 14 "$D"), want 9"
+    [ "$(count_of 50 "$D")" = 9 ] || fail "kernels: $(count_of 50 "$D"), want 9"
+    grep -q "^flight reason=1 .* evicted_records=0 " "$D" || fail "records evicted in a run shorter than the window"
+    first=$(awk '$1 == "flight" && $2 == "reason=2" { sub("records=", "", $3); print $3 }' "$D")
+    [ "${first:-0}" -gt 0 ] || fail "the trigger wrote nothing"
+    grep -q "^capture" "$D" && fail "capture windows with the flight recorder"
+    "$GPUTRACE" info "$T/t.d"/*.gtrace >"$T/t.info" 2>&1 || fail "info: not whole: $(cat "$T/t.info")"
+    ;;
+flight_crash)
+    # A crash (abort) writes what the flight recorder holds within the bounded fatal-signal flush:
+    # a FLIGHT record of reason 3, the kernels of the last rounds, an END record; the program
+    # still dies of its signal.
+    run_traced c GPUTRACE_FLIGHT_RECORDER=2 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 8 50 abort
+    dump_trace c
+    D=$T/c.dump
+    [ "$(cat "$T/c.rc")" = 134 ] || fail "exit status $(cat "$T/c.rc"), want 134 (SIGABRT)"
+    grep -q '^flight reason=3 ' "$D" || fail "no flight record of a fatal signal: $(grep '^flight' "$D")"
+    [ "$(count_of 50 "$D")" -ge 6 ] || fail "kernels: $(count_of 50 "$D"), want the 8 rounds' (or nearly)"
+    [ "$(count_of 5 "$D")" = 1 ] || fail "no END record"
     ;;
 correlation)
     # CUPTI writes external-correlation records only with its (costly, here off) API records: the

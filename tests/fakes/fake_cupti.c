@@ -36,7 +36,10 @@
  * (cuptiSubscribe fails with CUPTI_ERROR_NOT_SUPPORTED), FAKE_CUPTI_DROP=<n> (added to
  * the first dropped-record query), FAKE_CUPTI_NO_LATENCY=1 (latency timestamps accepted but
  * never stamped, as when CUDA started before the client asked), FAKE_CUPTI_LOG=<file> (one "pid
- * function" line per call, to prove which process called what). */
+ * function" line per call, to prove which process called what), FAKE_CUPTI_HW_TRACE=1 (the GPU
+ * has hardware-event timestamps: cuptiActivityEnableHWTrace succeeds; unset or 0 refuses it with
+ * NOT_SUPPORTED, as on Hopper; "late" answers NOT_INITIALIZED to the first call, as before the
+ * driver is up, and succeeds after). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -58,6 +61,7 @@
 
 static struct {
     int no_driver, other_subscriber, no_callbacks, worker_ms, no_latency;
+    const char *hw_trace; /* FAKE_CUPTI_HW_TRACE */
     unsigned long extra_drop;
     int log_fd;
 } env = {.log_fd = -1};
@@ -467,6 +471,7 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.no_latency = getenv("FAKE_CUPTI_NO_LATENCY") && atoi(getenv("FAKE_CUPTI_NO_LATENCY"));
     env.worker_ms = getenv("FAKE_CUPTI_WORKER_MS") ? atoi(getenv("FAKE_CUPTI_WORKER_MS")) : 0;
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
+    env.hw_trace = getenv("FAKE_CUPTI_HW_TRACE") ? getenv("FAKE_CUPTI_HW_TRACE") : "0";
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
         env.log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -630,6 +635,20 @@ EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
         return CUPTI_ERROR_UNKNOWN;
     __atomic_store_n(&latency_on, enable != 0, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
+}
+
+/* Blackwell's hardware-event timestamps; see FAKE_CUPTI_HW_TRACE in the file comment. */
+EXPORT CUptiResult cuptiActivityEnableHWTrace(uint8_t enable)
+{
+    static int calls;
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    if (!strcmp(env.hw_trace, "late") && __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) == 0)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    if (!enable || !strcmp(env.hw_trace, "1") || !strcmp(env.hw_trace, "late"))
+        return CUPTI_SUCCESS;
+    return CUPTI_ERROR_NOT_SUPPORTED;
 }
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)

@@ -51,6 +51,17 @@ CONFIGS = {
                          "default, writer waking 5x less often with 4x larger buffers"),
     "paused": ({"GPUTRACE_CAPTURE": "profiler-api"}, [],
                "capture range never started: CUPTI attached, kinds and callbacks disabled"),
+    # issue 18 items 3-4: the ways to bound the cost, idle or recording
+    "paused_signal": ({"GPUTRACE_CAPTURE": "signal"}, [],
+                      "on-demand capture armed (SIGUSR2), never signalled: recording paused"),
+    "paused_trigger": ({"GPUTRACE_CAPTURE": "trigger-file:/nonexistent/gputrace-go"}, [],
+                       "trigger-file capture armed, the file never appears: recording paused"),
+    "flight_30s": ({"GPUTRACE_FLIGHT_RECORDER": "30"}, [],
+                   "flight recorder: everything recorded, the last 30 s kept in memory"),
+    "sample_2_8": ({"GPUTRACE_SAMPLE": "2/8"}, [],
+                   "calls all along, CUPTI's records 2 s of every 10 s"),
+    "no_hw_trace": ({"GPUTRACE_CUPTI_HW_TRACE": "0"}, [],
+                    "default without asking for hardware-event kernel timestamps"),
     "torch_profiler": (None, ["--profiler"], "torch.profiler (CPU + CUDA activities)"),
 }
 MODELS = {"resnet18": (4, 20, 100), "resnet50": (64, 10, 40)}  # batch, warm-up, measured steps
