@@ -15,12 +15,17 @@ cd "$(dirname "$0")/../.." || exit 1
 : "${OUT:?OUT must name the folder for results}"
 W=${STEPS_WORK:-/tmp/gputrace-steps}
 rm -rf "$W" && mkdir -p "$W/steps"
-export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
-  -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=OFF -DCUDA_HOME=/usr/local/cuda \
-  >"$W/steps/build.log" 2>&1 && cmake --build build-gpu -j16 --target gputrace_preload \
-  >>"$W/steps/build.log" 2>&1 || { tail -30 "$W/steps/build.log"; echo "build failed"; }
-LIB=$PWD/build-gpu/lib/libgputrace.so
+# STEPS_LIB: a libgputrace.so built elsewhere (tools/gpu/pack_devbin.sh's .devbin): no build here.
+if [ -n "${STEPS_LIB:-}" ]; then
+  LIB=$(readlink -f "$STEPS_LIB")
+else
+  export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
+    -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=OFF -DCUDA_HOME=/usr/local/cuda \
+    >"$W/steps/build.log" 2>&1 && cmake --build build-gpu -j16 --target gputrace_preload \
+    >>"$W/steps/build.log" 2>&1 || { tail -30 "$W/steps/build.log"; echo "build failed"; }
+  LIB=$PWD/build-gpu/lib/libgputrace.so
+fi
 : >"$W/steps/steps_markers.txt"
 for m in profiler nvtx none; do
   d=$W/steps/$m
