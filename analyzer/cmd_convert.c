@@ -242,14 +242,14 @@ static int convert_option(void *ctx, int c, const char *arg)
 
 /* --max-mb: when the whole run would not fit, load the model (steps) and choose what to keep.
  * Returns the estimate of the whole output's size (0 when it fits or there is no limit). */
-static uint64_t choose_budget(uint64_t max_mb, char *const *inputs, int n, gt_convert_opts *opts,
-                              gt_convert_budget *b)
+static uint64_t choose_budget(uint64_t max_mb, const char *step_range, char *const *inputs, int n,
+                              gt_convert_opts *opts, gt_convert_budget *b)
 {
     uint64_t limit = max_mb << 20;
     uint64_t estimate = gt_convert_estimate_bytes((const char *const *)inputs, n);
     if (!max_mb || estimate <= limit)
         return 0;
-    gt_run run;
+    gt_run run = {.opts.step_range = step_range}; /* the steps kept are the report's steps */
     if (gt_run_load(&run, (const char *const *)inputs, n, 0) != 0)
         return 0; /* nothing readable: the conversion says so */
     int rc = gt_convert_budget_choose(&run, limit, b);
@@ -348,7 +348,7 @@ int cmd_convert(int argc, char **argv)
     opts.progress = isatty(STDERR_FILENO);
     gt_convert_budget budget;
     memset(&budget, 0, sizeof budget);
-    uint64_t estimate = choose_budget(co.max_mb, inputs, n, &opts, &budget);
+    uint64_t estimate = choose_budget(co.max_mb, co.step_range, inputs, n, &opts, &budget);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
