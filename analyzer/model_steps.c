@@ -377,9 +377,23 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
 }
 
 /* The name without a trailing number, so that ProfilerStep#1, #2... are one marker. */
+/* The name without the arguments torch.autograd.profiler.emit_nvtx appends to every range
+ * ("ProfilerStep#3, op_id = 197", "aten::mm, seq = 12, op_id = 40"): seen on the H200. */
+static size_t name_len_without_args(const char *name)
+{
+    static const char *const args[] = {", op_id = ", ", seq = ", ", sizes = "};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        const char *at = strstr(name, args[i]);
+        if (at && (size_t)(at - name) < n)
+            n = (size_t)(at - name);
+    }
+    return n;
+}
+
 static size_t stem_len(const char *name)
 {
-    size_t n = strlen(name), k = n;
+    size_t n = name_len_without_args(name), k = n;
     while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
         k--;
     return k > 0 && k < n ? k : n;

@@ -28,7 +28,7 @@ typedef struct synth {
     uint64_t period_ns;   /* one step, start to start */
     int kernels;          /* distinct kernels per step (1: one kernel repeated) */
     int step_range;       /* a default-domain "train_step" range around each step */
-    int profiler_steps;   /* ProfilerStep#N ranges around each step */
+    int profiler_steps;   /* ProfilerStep#N ranges around each step (2: with emit_nvtx's op_id) */
     int cub_ranges;       /* two CUB ranges (CCCL domain) a step, short */
     int short_log_range;  /* a top-level "log" range each step, 1% of it */
     int graph;            /* the step's kernels come from one CUDA graph launch */
@@ -98,7 +98,10 @@ static void strings(const synth *s)
         gt_test_writer_string(&w, STR_KERNEL0 + (uint32_t)k, buf);
     }
     for (int i = 0; s->profiler_steps && i < s->steps; i++) {
-        snprintf(buf, sizeof buf, "ProfilerStep#%d", i + 1);
+        if (s->profiler_steps == 2) /* torch.autograd.profiler.emit_nvtx names them so */
+            snprintf(buf, sizeof buf, "ProfilerStep#%d, op_id = %d", i + 1, 98 * i + 1);
+        else
+            snprintf(buf, sizeof buf, "ProfilerStep#%d", i + 1);
         gt_test_writer_string(&w, STR_PROFSTEP0 + (uint32_t)i, buf);
     }
 }
@@ -211,6 +214,9 @@ static void test_profiler_steps_one_marker(void)
     s.profiler_steps = 1;
     s.short_log_range = 1;
     expect("profstep.gtrace", &s, NULL, GT_STEPSRC_PROFILER_STEP, 20, "torch.profiler");
+    s.profiler_steps = 2; /* "ProfilerStep#3, op_id = 197": each name unique before the fix */
+    expect("profstep_nvtx.gtrace", &s, NULL, GT_STEPSRC_PROFILER_STEP, 20, "torch.profiler");
+    expect("profstep_nvtx_user.gtrace", &s, "ProfilerStep", GT_STEPSRC_USER, 20, "--step-range");
 }
 
 static void test_short_range_passed_over(void)
