@@ -113,9 +113,9 @@ typedef struct gt_gemm_agg {
 typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
     uint64_t start_ns, end_ns;
     uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
-    int after_sync;         /* began when a blocking call returned */
-    int cause;              /* enum gt_idle_cause, the one that took most of the gap */
-    int phase;              /* enum gt_phase_kind the gap falls in (the one covering most of the gap) */
+    int after_sync; /* began when a blocking call returned */
+    int cause;      /* enum gt_idle_cause, the one that took most of the gap */
+    int phase;      /* enum gt_phase_kind the gap falls in (the one covering most of the gap) */
     uint64_t collective_ns; /* covered by a CPU collective (a gloo thread between handing its
                                data over and taking the result back) */
     int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
@@ -330,7 +330,7 @@ typedef struct gt_run {
     int any_not_trace, any_damaged;
     gt_model_options opts;
     gt_straggler straggler; /* across ranks, set by gt_run_cross_process */
-    gt_proc_note *notes; /* every process known (traces and .procs lines of the run folders) */
+    gt_proc_note *notes;    /* every process known (traces and .procs lines of the run folders) */
     size_t n_notes;
 } gt_run;
 

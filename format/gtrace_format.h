@@ -21,7 +21,7 @@
 #define GT_VERSION_MAJOR 1
 #define GT_VERSION_MINOR                                                                           \
     3 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
-         1.3: gt_rec_end counts interrupted and nested calls; GT_REC_CAPTURE, GT_REC_FLIGHT,
+         1.3: gt_rec_end counts interrupted and nested calls; GT_REC_CAPTURE, GT_REC_FLIGHT,       \
          GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS, GT_HDR_FLIGHT_RECORDER, GT_HDR_GPU_SAMPLED */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */

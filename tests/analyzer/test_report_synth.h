@@ -37,7 +37,7 @@ typedef struct scenario {
     int cudnn_cudart_version; /* 0 = same as runtime */
     int kernel_image_error;   /* a launch fails with cudaErrorNoKernelImageForDevice */
     uint64_t lost_records;
-    uint32_t lost_reason; /* gt_lost_reason of lost_records, 0 = buffer full */
+    uint32_t lost_reason;   /* gt_lost_reason of lost_records, 0 = buffer full */
     int nccl_per_step;      /* NCCL all-reduce kernels per step, after the step's kernels */
     uint64_t nccl_ns;       /* their transfer time once every rank has arrived */
     int dataloader_workers; /* forked children of the process, as DataLoader workers leave */

@@ -360,8 +360,8 @@ static void test_handler(void)
     CHECK(st->lost_records == interrupted, "interrupted calls %llu, the loss count %llu",
           (unsigned long long)interrupted, (unsigned long long)st->lost_records);
     printf("handler calls %ld: recorded %llu, nested %llu, interrupted %llu, lost %llu\n", calls,
-           (unsigned long long)memsets, (unsigned long long)nested,
-           (unsigned long long)interrupted, (unsigned long long)st->lost_records);
+           (unsigned long long)memsets, (unsigned long long)nested, (unsigned long long)interrupted,
+           (unsigned long long)st->lost_records);
     gt_reader_close(r);
 }
 
