@@ -420,12 +420,13 @@ static int save_all(const dr_report *r, const doctor_options *o)
     int rc = 0;
     for (int i = 0; i < r->n_benches; i++) {
         const dr_bench *b = &r->benches[i];
-        char path[4096];
+        char path[4096] = ""; /* dr_peaks_path may fail before it names the file */
         if (!b->ran)
             continue;
         if (dr_peaks_path(&r->driver.gpus[b->gpu], path, sizeof path) != 0 ||
             dr_save_peaks(r, b, path) != 0) {
-            fprintf(stderr, "gputrace doctor: cannot write the peaks file %s\n", path);
+            fprintf(stderr, "gputrace doctor: cannot write the peaks file %s\n",
+                    path[0] ? path : "(its folder could not be created)");
             rc = 2;
             continue;
         }
