@@ -54,37 +54,10 @@ static void note_h2d_call(pass_state *s, const gt_record *r, const gt_api_common
     s->h2d_calls[s->n_h2d_calls++] = c->t_begin_ns;
 }
 
-/* Calls that compile or load code (whatever category a recorder files them under): module and
- * library loads, the driver's linker, NVRTC and nvJitLink. */
-static int jit_function(uint32_t func)
-{
-    static const char *const prefixes[] = {"cuModuleLoad", "cuLibraryLoad", "cuLink", "nvrtc",
-                                           "nvJitLink"};
-    static signed char known[256]; /* 0 not looked at, 1 yes, -1 no */
-    if (func >= 256)
-        return 0;
-    if (!known[func]) {
-        const char *name = gt_api_func_name(func);
-        known[func] = -1;
-        for (size_t i = 0; name && i < sizeof prefixes / sizeof prefixes[0]; i++)
-            if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-                known[func] = 1;
-    }
-    return known[func] > 0;
-}
-
 /* The part of a JIT call inside each gap (gaps are sorted and disjoint). */
 static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
 {
-    size_t lo = 0, hi = p->n_gaps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->gaps[mid].end_ns <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+    for (size_t i = md_gap_lower(p, a); i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
         uint64_t x = a > p->gaps[i].start_ns ? a : p->gaps[i].start_ns;
         uint64_t y = b < p->gaps[i].end_ns ? b : p->gaps[i].end_ns;
         if (y > x)
@@ -98,7 +71,7 @@ static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
 void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
                     int blocking)
 {
-    if (jit_function(c->func) && c->t_end_ns > c->t_begin_ns)
+    if (md_api_is_jit(c->func) && c->t_end_ns > c->t_begin_ns)
         jit_to_gaps(p, c->t_begin_ns, c->t_end_ns);
     size_t i = 0;
     while (i < s->n_coll_tids && s->coll_tid[i] != r->tid)

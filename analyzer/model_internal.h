@@ -175,6 +175,7 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 
 /* model_steps.c */
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
@@ -192,6 +193,7 @@ void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_idle_finish(gt_proc *p, pass_state *s);
 void md_idle_assign(gt_proc *p);
 /* model_phases.c */
+int md_api_is_jit(uint32_t func); /* compiles or loads code (not context creation) */
 void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
 void md_phase_end_record(gt_proc *p, const gt_record *r);
 void md_phases(gt_proc *p, pass_state *s);

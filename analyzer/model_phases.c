@@ -41,6 +41,12 @@ static int is_context_call(uint32_t f)
     return f == GT_FN_cuCtxCreate || f == GT_FN_cuDevicePrimaryCtxRetain;
 }
 
+/* A call that compiles or loads code: the JIT category but its context calls (start-up). */
+int md_api_is_jit(uint32_t func)
+{
+    return gt_api_func_category(func) == GT_CAT_JIT && !is_context_call(func);
+}
+
 static int is_cudnn_find(uint32_t f)
 {
     return f >= GT_FN_cudnnFindConvolutionForwardAlgorithm &&
@@ -55,7 +61,7 @@ void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r)
     gt_body_copy(&c, sizeof c, r);
     uint64_t a = c.c.t_begin_ns, b = c.c.t_end_ns;
     if (r->kind == GT_REC_API) {
-        if (gt_api_func_category(c.c.func) != GT_CAT_JIT || is_context_call(c.c.func))
+        if (!md_api_is_jit(c.c.func))
             return;
         p->jit_calls++;
         p->jit_call_ns += b > a ? b - a : 0;

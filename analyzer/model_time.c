@@ -202,7 +202,7 @@ int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t
 }
 
 /* First gap whose end is after t (gaps are sorted and disjoint). */
-static size_t gap_lower(const gt_proc *p, uint64_t t)
+size_t md_gap_lower(const gt_proc *p, uint64_t t)
 {
     size_t lo = 0, hi = p->n_gaps;
     while (lo < hi) {
@@ -217,7 +217,7 @@ static size_t gap_lower(const gt_proc *p, uint64_t t)
 
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
 {
-    for (size_t i = gap_lower(p, a); i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+    for (size_t i = md_gap_lower(p, a); i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t lo = a > g->start_ns ? a : g->start_ns, hi = b < g->end_ns ? b : g->end_ns;
         if (hi <= lo)
