@@ -23,15 +23,33 @@ import sys
 import tempfile
 import time
 
+FLOOR = {"CUDA_INJECTION64_PATH": "@floor@"}  # tools/bench/cupti_floor.c, no gputrace
+# name -> (gputrace environment (None: not preloaded), extra environment, worker args, what it is)
 CONFIGS = {
-    "untraced": None,
-    "disabled": {"GPUTRACE_DISABLE": "1"},
-    "wrappers_only": {"GPUTRACE_CUPTI": "0"},
-    "cupti_no_callbacks": {"GPUTRACE_CUPTI_CALLBACKS": "0"},
-    "default_stacks_off": {"GPUTRACE_STACKS": "off"},
-    "default": {},
-    "torch_profiler": None,
+    "untraced": (None, {}, [], "no gputrace"),
+    "disabled": ({"GPUTRACE_DISABLE": "1"}, {}, [], "libgputrace.so loaded, recording nothing"),
+    "wrappers_only": ({"GPUTRACE_CUPTI": "0"}, {}, [], "wrappers and writer, no CUPTI"),
+    "kernels": ({"GPUTRACE_CUPTI_KINDS": "kernel", "GPUTRACE_CUPTI_CALLBACKS": "0"}, {}, [],
+                "wrappers + CUPTI kernel records, no callback"),
+    "cupti_no_callbacks": ({"GPUTRACE_CUPTI_CALLBACKS": "0"}, {}, [], "every kind, no callback"),
+    "default_stacks_off": ({"GPUTRACE_STACKS": "off"}, {}, [], "default without call-site stacks"),
+    "default": ({}, {}, [], "gputrace as users run it"),
+    "paused": ({"GPUTRACE_CAPTURE": "signal"}, {}, [],
+               "capture armed, never signalled (CUPTI attaches at the first window)"),
+    "after_window_keep": ({"GPUTRACE_CAPTURE": "signal", "GPUTRACE_CUPTI_DETACH": "0"}, {},
+                          ["--window"], "after one capture window, kinds disabled, CUPTI attached"),
+    "after_window_detach": ({"GPUTRACE_CAPTURE": "signal", "GPUTRACE_CUPTI_DETACH": "1"}, {},
+                            ["--window"], "after one capture window, CUPTI detached (cuptiFinalize)"),
+    "floor_none": (None, dict(FLOOR, CUPTI_FLOOR_KINDS="none"), [],
+                   "minimal CUPTI client: buffers registered, no kind"),
+    "floor_kernels": (None, FLOOR, [], "minimal CUPTI client: kernel records"),
+    "floor_off": (None, dict(FLOOR, CUPTI_FLOOR_OFF_MS="1000"), [],
+                  "minimal client: kernel records, disabled after 1 s"),
+    "floor_finalized": (None, dict(FLOOR, CUPTI_FLOOR_OFF_MS="1000", CUPTI_FLOOR_FINALIZE="1"), [],
+                        "minimal client: kernel records, disabled and cuptiFinalize after 1 s"),
+    "torch_profiler": (None, {}, ["--profiler"], "torch.profiler (CPU + CUDA)"),
 }
+DEFAULT_CONFIGS = "untraced,disabled,wrappers_only,cupti_no_callbacks,default_stacks_off,default,torch_profiler"
 
 
 def worker(a):
@@ -52,6 +70,19 @@ def worker(a):
         "conv2d": lambda: F.conv2d(img, w, padding=1),
         "mm": lambda: torch.mm(m, m),
     }
+    for fn in ops.values():
+        fn()
+    torch.cuda.synchronize()
+    if a.window:  # one capture window (GPUTRACE_CAPTURE=signal), then measure after it
+        import signal
+        os.kill(os.getpid(), signal.SIGUSR2)
+        time.sleep(0.3)
+        for _ in range(200):
+            for fn in ops.values():
+                fn()
+        torch.cuda.synchronize()
+        os.kill(os.getpid(), signal.SIGUSR2)
+    time.sleep(a.settle)  # delayed switches (floor_off, a detach) have happened before timing
     out = {}
     for name, fn in ops.items():
         for _ in range(200):
@@ -71,26 +102,35 @@ def worker(a):
         os._exit(0)
 
 
-def env_for(config, lib, tmp):
+def env_for(config, a, tmp):
     env = dict(os.environ)
-    extra = CONFIGS[config]
-    if extra is not None:
-        env.update(LD_PRELOAD=lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1", **extra)
+    gt_env, extra, _, _ = CONFIGS[config]
+    if gt_env is not None:
+        env.update(LD_PRELOAD=a.lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1", **gt_env)
+    for k, v in extra.items():
+        env[k] = v.replace("@floor@", a.floor or "")
+    if a.cupti_lib:
+        env["CUPTI_FLOOR_LIB"] = a.cupti_lib
     return env
 
 
 def run_one(config, a, kind):
     with tempfile.TemporaryDirectory(prefix="gtlo-") as tmp:
-        env = env_for(config, a.lib, tmp)
+        env = env_for(config, a, tmp)
+        worker_args = CONFIGS[config][2]
         if kind == "torch":
-            args = [sys.executable, os.path.abspath(__file__), "worker", "--n", str(a.n)]
-            if config == "torch_profiler":
-                args.append("--profiler")
+            args = [sys.executable, os.path.abspath(__file__), "worker", "--n", str(a.n),
+                    "--settle", str(a.settle)] + worker_args
         else:
-            if config == "torch_profiler":
+            if worker_args or not a.sample:
                 return None
             args = [a.sample]
+        if a.cpus:
+            args = ["taskset", "-c", a.cpus] + args
         p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        for line in p.stderr.splitlines():
+            if line.startswith("cupti_floor:"):
+                print(f"  {config}: {line}", flush=True)
         if kind == "torch":
             for line in p.stdout.splitlines():
                 if line.startswith("RESULT "):
@@ -103,25 +143,14 @@ def run_one(config, a, kind):
         return None
 
 
-def bench(a):
-    os.makedirs(a.out, exist_ok=True)
-    names = list(CONFIGS)
-    res = {}  # (op, config) -> [us]
-    for rep in range(a.repeats):
-        order = names[rep % len(names):] + names[:rep % len(names)]
-        for config in order:
-            for kind in ("c", "torch"):
-                r = run_one(config, a, kind)
-                for op, us in (r or {}).items():
-                    res.setdefault((op, config), []).append(us)
-                print(f"rep {rep} {kind} {config}: {r}", flush=True)
+def write_table(a, names, res, done):
     ops = sorted({op for op, _ in res}, key=["launch", "add_", "conv2d", "mm"].index)
-    lines = [f"# Per-operation cost, launch-bound loops ({a.repeats} interleaved repeats, "
+    lines = [f"# Per-operation cost, launch-bound loops ({done} of {a.repeats} interleaved repeats, "
              f"{time.strftime('%Y-%m-%d %H:%M')})", "",
              "Median over processes of each process's best-of-5 µs per operation; in brackets the "
              "added µs against untraced.", "",
-             "| config | " + " | ".join(f"{op} µs" for op in ops) + " |",
-             "|---|" + "---|" * len(ops)]
+             "| config | " + " | ".join(f"{op} µs" for op in ops) + " | what |",
+             "|---|" + "---|" * len(ops) + "---|"]
     for config in names:
         cells = []
         for op in ops:
@@ -133,11 +162,31 @@ def bench(a):
             med = statistics.median(v)
             add = f" (+{med - statistics.median(base):.2f})" if base and config != "untraced" else ""
             cells.append(f"{med:.2f}{add}")
-        lines.append(f"| {config} | " + " | ".join(cells) + " |")
+        lines.append(f"| {config} | " + " | ".join(cells) + f" | {CONFIGS[config][3]} |")
     lines += ["", "Raw: " + json.dumps({f"{o}/{c}": [round(x, 3) for x in v] for (o, c), v in res.items()})]
     with open(os.path.join(a.out, "launch_overhead.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def bench(a):
+    os.makedirs(a.out, exist_ok=True)
+    names = a.configs.split(",")
+    unknown = [c for c in names if c not in CONFIGS]
+    if unknown:
+        sys.exit(f"unknown configs: {unknown}")
+    if any("@floor@" in v for c in names for v in CONFIGS[c][1].values()) and not a.floor:
+        sys.exit("floor_* configs need --floor PATH/libcupti_floor.so")
+    res = {}  # (op, config) -> [us]
+    for rep in range(a.repeats):
+        order = names[rep % len(names):] + names[:rep % len(names)]
+        for config in order:
+            for kind in ("c", "torch") if a.sample else ("torch",):
+                r = run_one(config, a, kind)
+                for op, us in (r or {}).items():
+                    res.setdefault((op, config), []).append(us)
+                print(f"rep {rep} {kind} {config}: {r}", flush=True)
+        write_table(a, names, res, rep + 1)
 
 
 def main():
@@ -145,13 +194,20 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("bench")
     b.add_argument("--lib", required=True)
-    b.add_argument("--sample", required=True)
+    b.add_argument("--sample", help="the launch_bound C sample (optional)")
+    b.add_argument("--configs", default=DEFAULT_CONFIGS)
+    b.add_argument("--floor", help="libcupti_floor.so, for the floor_* configs")
+    b.add_argument("--cupti-lib", help="the libcupti the floor loads if none is mapped")
+    b.add_argument("--cpus", help="pin every process to these cores (taskset)")
+    b.add_argument("--settle", type=float, default=0.0)
     b.add_argument("--out", required=True)
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--n", type=int, default=4000)
     w = sub.add_parser("worker")
     w.add_argument("--n", type=int, default=4000)
     w.add_argument("--profiler", action="store_true")
+    w.add_argument("--settle", type=float, default=0.0)
+    w.add_argument("--window", action="store_true")
     a = ap.parse_args()
     (bench if a.cmd == "bench" else worker)(a)
 

@@ -8,5 +8,6 @@ B=${1:-build}
 rm -rf .devbin && mkdir -p .devbin/bin .devbin/lib
 cp "$B/bin/gputrace" "$B/bin/cupti_dump" "$B/bin/test_order_link" .devbin/bin/
 cp "$B/lib/libgputrace.so" .devbin/lib/
+[ -f "$B/lib/libcupti_floor.so" ] && cp "$B/lib/libcupti_floor.so" .devbin/lib/
 cp -L "$(ldconfig -p | awk '/libprotobuf-c.so.1 /{print $NF; exit}')" .devbin/lib/libprotobuf-c.so.1
 du -sh .devbin
