@@ -208,12 +208,74 @@ static void set_kinds(bool on)
                          : gt_cupti.ActivityDisable(api_kinds[i]));
 }
 
+/* Attached: buffers registered, callbacks subscribed, kinds enabled. A capture that starts paused
+ * attaches at its first window, so a process that never opens one never has CUPTI in its
+ * contexts; with GPUTRACE_CUPTI_DETACH a pause also detaches (maybe_detach), because kinds
+ * disabled after a context ran with them may leave CUPTI's per-launch work behind
+ * (docs/performance.md). */
+static atomic_bool attached;
+
+bool gt_cupti_is_attached(void)
+{
+    return atomic_load(&attached);
+}
+
+_Atomic uint64_t gt_cupti_corr_base;
+
+static CUptiResult attach(void)
+{
+    static bool attached_before;
+    if (attached_before)
+        atomic_fetch_add(&gt_cupti_corr_base, 1ull << 32);
+    attached_before = true;
+    CUptiResult r = gt_cupti_register_buffers();
+    bool queued = r == CUPTI_SUCCESS && enable_latency_timestamps();
+    atomic_store(&gt_cupti_queued_expected, queued);
+    if (r == CUPTI_SUCCESS)
+        r = gt_cupti_callbacks_start(queued); /* subscribing first: the sign of a second tool */
+    if (r == CUPTI_SUCCESS)
+        try_hw_trace(); /* before the kinds: a way of stamping, like the latency timestamps */
+    if (r == CUPTI_SUCCESS)
+        r = enable_kinds();
+    if (r != CUPTI_SUCCESS) {
+        atomic_store(&push_allowed, false);
+        gt_cupti_callbacks_stop();
+        return r;
+    }
+    if (atomic_load(&gt_cupti_cb_active)) {
+        atomic_store(&push_allowed, true); /* wrappers set the id the callbacks read */
+        if (gt_core_config()->cupti_anchors)
+            gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
+    }
+    atomic_store(&attached, true);
+    return CUPTI_SUCCESS;
+}
+
+/* Under capture_lock. */
+static void resume_capture(void)
+{
+    if (!atomic_load(&attached)) {
+        CUptiResult r = attach();
+        if (r != CUPTI_SUCCESS)
+            give_up(r);
+        else
+            gt_debug("CUPTI attached for a capture window");
+        return;
+    }
+    set_kinds(true);
+    gt_cupti_callbacks_set(true);
+}
+
 static void apply_capture(bool on)
 {
     pthread_mutex_lock(&capture_lock);
     if (atomic_load(&state) == ST_ACTIVE && capture_off == on) {
-        set_kinds(on);
-        gt_cupti_callbacks_set(on);
+        if (on) {
+            resume_capture();
+        } else {
+            set_kinds(false);
+            gt_cupti_callbacks_set(false);
+        }
         capture_off = !on;
     }
     pthread_mutex_unlock(&capture_lock);
@@ -223,6 +285,48 @@ static void on_capture(bool on)
 {
     if (!gt_core_is_forked_child())
         apply_capture(on);
+}
+
+static atomic_int flushes_in_flight;
+
+static void flush(uint32_t flag)
+{
+    atomic_fetch_add(&flushes_in_flight, 1);
+    gt_cupti_tl_we_flush = true;
+    GT_CUPTI_CALL(gt_cupti.ActivityFlushAll(flag));
+    gt_cupti_tl_we_flush = false;
+    atomic_fetch_sub(&flushes_in_flight, 1);
+}
+
+/* The writer, each round: a paused capture detaches CUPTI (GPUTRACE_CUPTI_DETACH): what it still
+ * holds is flushed, the wrappers stop handing it ids, the subscriber goes, and cuptiFinalize takes
+ * CUPTI out of the contexts; the next window attaches again. Under capture_lock so that a window
+ * opening meanwhile waits; the flush calls back into gt_cupti_records.c, which never takes it. */
+static void maybe_detach(void)
+{
+    if (!gt_core_config()->cupti_detach || !gt_cupti.Finalize)
+        return;
+    pthread_mutex_lock(&capture_lock);
+    if (atomic_load(&state) == ST_ACTIVE && capture_off && atomic_load(&attached)) {
+        atomic_store(&push_allowed, false);
+        flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        gt_cupti_write_stats(true);
+        gt_cupti_callbacks_stop();
+        atomic_store(&attached, false);
+        CUptiResult r = GT_CUPTI_CALL(gt_cupti.Finalize());
+        gt_debug("capture paused: CUPTI detached (%s)", gt_cupti_result_string(r));
+    }
+    pthread_mutex_unlock(&capture_lock);
+}
+
+/* A capture that starts paused: CUPTI stays detached until the first window (resume_capture). */
+static void start_detached(void)
+{
+    pthread_mutex_lock(&capture_lock);
+    capture_off = true;
+    atomic_store(&state, ST_ACTIVE);
+    pthread_mutex_unlock(&capture_lock);
+    gt_debug("capture paused at start: CUPTI attaches at the first window");
 }
 
 static void start(const char *why)
@@ -247,25 +351,11 @@ static void start(const char *why)
     uint32_t version = 0;
     if (gt_cupti.GetVersion && gt_cupti.GetVersion(&version) == CUPTI_SUCCESS)
         gt_core_set_versions(0, 0, 0, 0, 0, (int32_t)version);
-    CUptiResult r = gt_cupti_register_buffers();
-    bool queued = r == CUPTI_SUCCESS && enable_latency_timestamps();
-    atomic_store(&gt_cupti_queued_expected, queued);
-    if (r == CUPTI_SUCCESS)
-        r = gt_cupti_callbacks_start(queued); /* subscribing first: the sign of a second tool */
-    if (r == CUPTI_SUCCESS)
-        try_hw_trace(); /* before the kinds: a way of stamping, like the latency timestamps */
-    if (r == CUPTI_SUCCESS)
-        r = enable_kinds();
+    bool paused = gt_core_capture_paused();
+    CUptiResult r = paused ? CUPTI_SUCCESS : attach();
     if (r != CUPTI_SUCCESS) {
-        atomic_store(&push_allowed, false);
-        gt_cupti_callbacks_stop();
         give_up(r);
         return;
-    }
-    if (atomic_load(&gt_cupti_cb_active)) {
-        atomic_store(&push_allowed, true); /* wrappers set the id the callbacks read */
-        if (gt_core_config()->cupti_anchors)
-            gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
     }
     /* CUPTI stamps records with CLOCK_REALTIME unless told otherwise: keep the pair to prove it. */
     start_realtime_ns = gt_now_ns();
@@ -276,9 +366,15 @@ static void start(const char *why)
         gt_warn("CUPTI's clock differs from CLOCK_REALTIME by %lld ns: GPU times may be shifted",
                 (long long)skew);
     gt_core_set_cupti_state(GT_CUPTI_ACTIVE);
+    if (paused) {
+        start_detached();
+        if (!gt_core_capture_paused())
+            apply_capture(true); /* a window opened while starting */
+        return;
+    }
     atomic_store(&state, ST_ACTIVE);
     if (gt_core_capture_paused())
-        apply_capture(false); /* GPUTRACE_CAPTURE=profiler-api, before cudaProfilerStart */
+        apply_capture(false); /* paused while starting */
 }
 
 static void write_clock_sync(void)
@@ -305,17 +401,6 @@ void gt_cupti_arm_exit_flush(void)
 {
     if (!atomic_exchange(&armed_by_request, true))
         gt_core_register_late_atexit();
-}
-
-static atomic_int flushes_in_flight;
-
-static void flush(uint32_t flag)
-{
-    atomic_fetch_add(&flushes_in_flight, 1);
-    gt_cupti_tl_we_flush = true;
-    GT_CUPTI_CALL(gt_cupti.ActivityFlushAll(flag));
-    gt_cupti_tl_we_flush = false;
-    atomic_fetch_sub(&flushes_in_flight, 1);
 }
 
 /* At exit, the writer's periodic flush may still be converting buffers that our own flush no
@@ -367,6 +452,11 @@ static void on_periodic(void)
     if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
         return;
     write_clock_sync();
+    maybe_detach();
+    if (!atomic_load(&attached)) {
+        gt_cupti_write_stats(false);
+        return;
+    }
     flush(0);
     if (atomic_load(&gt_cupti_records_seen) && !atomic_exchange(&armed_by_records, true))
         gt_core_register_late_atexit(); /* CUDA is surely up now: get ahead of its teardown */
@@ -381,7 +471,8 @@ static void on_before_exit(void)
     if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
         return;
     write_clock_sync();
-    flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (atomic_load(&attached))
+        flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     wait_for_other_flushes();
     if (static_cudart_suspected())
         gt_core_set_header_flag(GT_HDR_STATIC_CUDART);

@@ -281,7 +281,7 @@ static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
     if (!rec)
         return; /* counted as lost by the core */
     rec->external_id = t->id;
-    rec->corr_id = corr;
+    rec->corr_id = gt_cupti_corr(corr);
     rec->ext_kind =
         t->anchor_site == 1 ? GT_EXT_CORR_KIND_ANCHOR_BEGIN : GT_EXT_CORR_KIND_ANCHOR_END;
     rec->pad = 0;
@@ -314,7 +314,7 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
     if (!rec)
         return; /* counted as lost by the core */
     rec->external_id = t->id;
-    rec->corr_id = cb->correlationId;
+    rec->corr_id = gt_cupti_corr(cb->correlationId);
     rec->ext_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
     rec->pad = 0;
     gt_record_commit(rec);

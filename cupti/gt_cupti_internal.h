@@ -33,6 +33,7 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityEnableHWTrace) *ActivityEnableHWTrace; /* optional (newer CUPTI) */
     __typeof__(cuptiSubscribe) *Subscribe;                         /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
+    __typeof__(cuptiFinalize) *Finalize;
     __typeof__(cuptiEnableCallback) *EnableCallback;
 } gt_cupti_fns;
 
@@ -58,6 +59,19 @@ void gt_cupti_records_reset_after_fork(void);
 /* Reads CUPTI's dropped-record count and writes GT_REC_LOST / GT_REC_CUPTI_STATS when anything
  * changed since the last call. */
 void gt_cupti_write_stats(bool force);
+/* CUPTI is in the process's contexts now (not before a paused capture's first window, nor while
+ * a pause has it detached): only then may CUPTI be asked anything that would attach it again. */
+bool gt_cupti_is_attached(void);
+
+/* CUPTI numbers correlation ids from 1 again after each attach (seen on the H200 after a
+ * cuptiFinalize): each attach after the first moves the ids it gives into the next 2^32, so ids
+ * stay unique and ordered over the whole trace, as the analyzer's linking needs. 0 stays "none". */
+extern _Atomic uint64_t gt_cupti_corr_base;
+static inline uint64_t gt_cupti_corr(uint32_t cupti_id)
+{
+    return cupti_id ? atomic_load_explicit(&gt_cupti_corr_base, memory_order_relaxed) + cupti_id
+                    : 0;
+}
 
 /* gt_cupti_callbacks.c — external correlation without CUPTI's costly API records.
  * CUPTI writes EXTERNAL_CORRELATION records only for calls that get a RUNTIME/DRIVER activity

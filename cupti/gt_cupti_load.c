@@ -188,6 +188,7 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityEnableHWTrace, "cuptiActivityEnableHWTrace", false); /* CUPTI 12.8+ */
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
+    RESOLVE(h, Finalize, "cuptiFinalize", false);
     RESOLVE(h, EnableCallback, "cuptiEnableCallback", false);
     if (!gt_cupti.ActivityPushExternalCorrelationId || !gt_cupti.ActivityPopExternalCorrelationId)
         gt_cupti.ActivityPushExternalCorrelationId = NULL; /* push without pop would unbalance */

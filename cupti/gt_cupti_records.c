@@ -154,7 +154,7 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
         return;
     out->start_ns = k->start;
     out->end_ns = k->end;
-    out->corr_id = k->correlationId;
+    out->corr_id = gt_cupti_corr(k->correlationId);
     out->graph_id = k->graphId;
     out->grid_id = (uint64_t)k->gridId;
     out->name_id = name_id;
@@ -182,7 +182,7 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
         return;
     out->start_ns = m->start;
     out->end_ns = m->end;
-    out->corr_id = m->correlationId;
+    out->corr_id = gt_cupti_corr(m->correlationId);
     out->bytes = m->bytes;
     out->graph_id = m->graphId;
     out->device = m->deviceId;
@@ -203,7 +203,7 @@ static void put_memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m)
         return;
     out->start_ns = m->start;
     out->end_ns = m->end;
-    out->corr_id = m->correlationId;
+    out->corr_id = gt_cupti_corr(m->correlationId);
     out->bytes = m->bytes;
     out->graph_id = m->graphId;
     out->device = m->deviceId;
@@ -225,7 +225,7 @@ static void put_memset(const CUpti_ActivityMemset4 *m)
         return;
     out->start_ns = m->start;
     out->end_ns = m->end;
-    out->corr_id = m->correlationId;
+    out->corr_id = gt_cupti_corr(m->correlationId);
     out->bytes = m->bytes;
     out->device = m->deviceId;
     out->context = m->contextId;
@@ -243,7 +243,7 @@ static void put_sync(const CUpti_ActivitySynchronization2 *s)
         return;
     out->start_ns = s->start;
     out->end_ns = s->end;
-    out->corr_id = s->correlationId;
+    out->corr_id = gt_cupti_corr(s->correlationId);
     out->event = s->cudaEventId;
     out->sync_type = (uint32_t)s->type;
     out->context = s->contextId;
@@ -257,7 +257,7 @@ static void put_ext_corr(const CUpti_ActivityExternalCorrelation *e)
     if (!out)
         return;
     out->external_id = e->externalId;
-    out->corr_id = e->correlationId;
+    out->corr_id = gt_cupti_corr(e->correlationId);
     out->ext_kind = (uint32_t)e->externalKind;
     gt_record_commit(out);
 }
@@ -269,7 +269,7 @@ static void put_api(const CUpti_ActivityAPI *a)
         return;
     out->start_ns = a->start;
     out->end_ns = a->end;
-    out->corr_id = a->correlationId;
+    out->corr_id = gt_cupti_corr(a->correlationId);
     out->cbid = a->cbid;
     out->domain = (uint32_t)a->kind;
     out->tid = a->threadId;
@@ -355,7 +355,7 @@ static uint64_t last_dropped, last_refused, last_completed, last_converted, last
 void gt_cupti_write_stats(bool force)
 {
     size_t dropped = 0; /* records dropped outside any buffer callback */
-    if (gt_cupti.ActivityGetNumDroppedRecords &&
+    if (gt_cupti.ActivityGetNumDroppedRecords && gt_cupti_is_attached() &&
         gt_cupti.ActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
         atomic_fetch_add(&stat_dropped, dropped);
 

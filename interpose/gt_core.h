@@ -186,6 +186,9 @@ typedef struct gt_config {
     /* GPUTRACE_CUPTI_HW_TRACE (default on): ask CUPTI for kernel timestamps from the GPU's
      * hardware events (cuptiActivityEnableHWTrace, Blackwell and later), falling back silently. */
     bool cupti_hw_trace;
+    /* GPUTRACE_CUPTI_DETACH (default on): a paused capture detaches CUPTI (cuptiFinalize) and the
+     * next window attaches it again; a capture paused from the start attaches at its first. */
+    bool cupti_detach;
     /* GPUTRACE_FLIGHT_RECORDER=SECONDS (0: off): keep the application's last seconds in memory
      * (at most GPUTRACE_FLIGHT_RECORDER_MB) and write them on a trigger, at exit or at a fatal
      * signal (interpose/core/flight.c). */

@@ -391,6 +391,12 @@ capture_signal | capture_file)
     [ "$(grep -c "^capture on=0 source=$src$" "$D")" = 1 ] || fail "window closings: $(grep '^capture' "$D")"
     [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
+    # Paused from the start, CUPTI attaches only at the window: its kinds are enabled once, for
+    # the window (not enabled at start and disabled until it, as before), and detached after it.
+    awk '/ cuptiActivityDisable$/ { off = 1 } off && / cuptiActivityEnable$/ { bad = 1 } END { exit bad }' "$T/calls.log" ||
+        fail "kinds enabled again after a disable: CUPTI was on before the window"
+    grep -q " cuptiActivityEnable$" "$T/calls.log" || fail "CUPTI never attached for the window"
+    grep -q " cuptiFinalize$" "$T/calls.log" || fail "CUPTI not detached after the window"
     "$GPUTRACE" info "$T/s.d"/*.gtrace >"$T/s.info" 2>&1 || fail "info failed: $(cat "$T/s.info")"
     grep -q "^  capture  *1 window " "$T/s.info" || fail "info does not show the window: $(cat "$T/s.info")"
     if [ "$CASE" = capture_file ]; then
@@ -419,6 +425,22 @@ sample)
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
     "$GPUTRACE" info "$T/p.d"/*.gtrace >"$T/p.info" 2>&1 || fail "info: $(cat "$T/p.info")"
     grep -q "^  GPU sampled  *[0-9]* windows, " "$T/p.info" || fail "info: $(grep -i sampl "$T/p.info")"
+    # Between windows CUPTI is detached (GPUTRACE_CUPTI_DETACH, default on) and each window
+    # attaches it anew: more kernels than one 0.3 s window of 50 ms launches holds (at most 7)
+    # prove that a window after a detach records again.
+    fin=$(grep -c " cuptiFinalize$" "$T/calls.log") subs=$(grep -c " cuptiSubscribe$" "$T/calls.log")
+    [ "$fin" -ge 1 ] && [ "$subs" -ge 2 ] || fail "detach/attach: $fin finalizes, $subs subscribes"
+    [ "$k" -ge 9 ] || fail "kernels: $k, want windows after a detach to record too"
+    # CUPTI numbers ids from 1 again after each attach: every kernel still links to its own
+    # launch (no id paired or linked twice).
+    check_links "$D" "$k" '^cuda(Memcpy|LaunchKernel)$'
+    # GPUTRACE_CUPTI_DETACH=0: kinds disabled between windows, CUPTI never detached.
+    run_traced n GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=0 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/n.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace n
+    ! grep -q " cuptiFinalize$" "$T/n.log" || fail "DETACH=0 still detached"
+    [ "$(grep -c " cuptiSubscribe$" "$T/n.log")" = 1 ] || fail "DETACH=0: subscribed $(grep -c " cuptiSubscribe$" "$T/n.log") times"
+    kn=$(count_of 50 "$T/n.dump")
+    [ "$kn" -ge 9 ] && [ "$kn" -le 25 ] || fail "DETACH=0 kernels: $kn"
     # A bad value: a warning, and GPU activity all along.
     run_traced b GPUTRACE_SAMPLE=often GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 5 10
     dump_trace b

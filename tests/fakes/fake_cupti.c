@@ -354,6 +354,20 @@ static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_Ap
     fn(atomic_load(&sub_userdata), domain, (CUpti_CallbackId)cbid, &d);
 }
 
+/* Like CUPTI after a cuptiFinalize: correlation ids start from 1 again at the next attach. */
+static _Atomic uint32_t corr_max_seen, corr_restart;
+
+static uint32_t renumbered(uint32_t corr)
+{
+    if (!corr)
+        return 0;
+    uint32_t seen = atomic_load(&corr_max_seen);
+    while (corr > seen && !atomic_compare_exchange_weak(&corr_max_seen, &seen, corr)) {
+    }
+    uint32_t base = atomic_load(&corr_restart);
+    return corr > base ? corr - base : corr;
+}
+
 static void store_gpu_op(const fake_gpu_op *op)
 {
     switch (op->kind) {
@@ -379,7 +393,7 @@ static void on_library_op(const fake_gpu_op *in)
 {
     fake_gpu_op op = *in;
     uint32_t (*next)(void) = __atomic_load_n(&shared_corr, __ATOMIC_ACQUIRE);
-    op.correlation_id = next ? next() : atomic_fetch_add(&next_driver_corr, 1);
+    op.correlation_id = renumbered(next ? next() : atomic_fetch_add(&next_driver_corr, 1));
     const char *fn = "cuLaunchKernel";
     op.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
     if (op.kind == FAKE_OP_MEMCPY)
@@ -424,9 +438,12 @@ static void on_driver_call(const fake_gpu_op *op)
     invoke_callback(CUPTI_CB_DOMAIN_DRIVER_API, op->cbid, CUPTI_API_EXIT, op, op->name);
 }
 
-static void on_gpu_op(const fake_gpu_op *op, void *ctx)
+static void on_gpu_op(const fake_gpu_op *in, void *ctx)
 {
     (void)ctx;
+    fake_gpu_op renumbered_op = *in;
+    renumbered_op.correlation_id = renumbered(in->correlation_id);
+    const fake_gpu_op *op = &renumbered_op;
     /* CUPTI does not follow a process into a forked child. */
     if (owner_pid == 0 || getpid() != owner_pid)
         return;
@@ -776,8 +793,21 @@ EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelati
     return CUPTI_SUCCESS;
 }
 
+/* Like CUPTI's detach: records still held are delivered, then the kinds, the callbacks, the buffer
+ * callbacks and the subscriber are gone; a client that wants records again must attach anew
+ * (kernels meanwhile are not recorded). */
 EXPORT CUptiResult cuptiFinalize(void)
 {
     log_call(__func__);
+    deliver_all();
+    pthread_mutex_lock(&lock);
+    memset(enabled, 0, sizeof enabled);
+    atomic_store(&corr_restart, atomic_load(&corr_max_seen));
+    request_cb = NULL;
+    complete_cb = NULL;
+    pthread_mutex_unlock(&lock);
+    memset(cb_runtime, 0, sizeof cb_runtime);
+    memset(cb_driver, 0, sizeof cb_driver);
+    atomic_store(&sub_fn, NULL);
     return CUPTI_SUCCESS;
 }
