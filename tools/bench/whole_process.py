@@ -62,8 +62,13 @@ CONFIGS = {
                    "calls all along, CUPTI's records 2 s of every 10 s"),
     "no_hw_trace": ({"GPUTRACE_CUPTI_HW_TRACE": "0"}, [],
                     "default without asking for hardware-event kernel timestamps"),
+    "sample_05_45": ({"GPUTRACE_SAMPLE": "0.5/4.5"}, [],
+                     "calls all along, CUPTI attached 0.5 s of every 5 s (detached between)"),
     "torch_profiler": (None, ["--profiler"], "torch.profiler (CPU + CUDA activities)"),
+    # not gputrace: tools/bench/cupti_floor.c, the least a CUPTI kernel tracer does (--floor)
+    "cupti_floor": (None, [], "a minimal CUPTI client recording kernels, no gputrace"),
 }
+NOT_PRELOADED_ENV = {"cupti_floor": {"CUDA_INJECTION64_PATH": "@floor@"}}
 MODELS = {"resnet18": (4, 20, 100), "resnet50": (64, 10, 40)}  # batch, warm-up, measured steps
 
 
@@ -83,6 +88,12 @@ def run_one(cfg, a, cpus):
     if env_add is not None:
         tmp = tempfile.mkdtemp(prefix="gtwp-")
         env.update(LD_PRELOAD=a.lib, GPUTRACE_DIR=tmp, GPUTRACE_QUIET="1", **env_add)
+    for k, v in NOT_PRELOADED_ENV.get(cfg, {}).items():
+        if not a.floor:
+            sys.exit(f"{cfg} needs --floor PATH/libcupti_floor.so")
+        env[k] = v.replace("@floor@", os.path.abspath(a.floor))
+        if a.cupti_lib:
+            env["CUPTI_FLOOR_LIB"] = a.cupti_lib
     batch, warmup, steps = MODELS[a.model]
     args = [sys.executable, WORKER, "worker", "--model", a.model, "--batch", str(a.batch or batch),
             "--warmup", str(a.warmup or warmup), "--steps", str(a.steps or steps), *extra_args]
@@ -199,6 +210,8 @@ def main():
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--budget-s", type=float, default=480)
     b.add_argument("--timeout", type=float, default=180)
+    b.add_argument("--floor", help="libcupti_floor.so (tools/bench/cupti_floor.c), for cupti_floor")
+    b.add_argument("--cupti-lib", help="the libcupti the floor loads when none is mapped")
     a = ap.parse_args()
     if a.cmd == "configs":
         for name, (_, _, what) in CONFIGS.items():
