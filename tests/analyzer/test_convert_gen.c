@@ -10,11 +10,14 @@
  *   foreign.gtrace      callback pairs of other tools' kinds (the PyTorch profiler's CUSTOM0/1)
  * beside one of ours: only ours link (one names an id that is also one of our calls)
  *   siblings.gtrace     anchors and launch order: a cuDNN execute whose two module loads (JIT
- * calls, recorded before it) sit inside it, its memset and kernels starting before the first load
- * ends; a second thread's memset inside the execute's anchors (linked by its pair) long.gtrace a
- * long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms (step 1200 takes 40 ms: the
- * slowest), 15 launches and kernels each truncated.gtrace    basic.gtrace cut in the middle of its
- * last chunk not_a_trace.gtrace  text usage: test_convert_gen OUTDIR */
+ *                       calls, recorded before it) sit inside it, its memset and kernels starting
+ * before the first load ends; a second thread's memset and launch inside the execute's anchors
+ * (their pair, launch order)
+ *   long.gtrace         a long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms
+ *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
+ *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
+ *   not_a_trace.gtrace  text
+ * usage: test_convert_gen OUTDIR */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,8 +380,9 @@ static void jit_call(uint64_t b, uint64_t e)
  * milliseconds after its memset and first kernel had started: their arrows went backwards. The
  * links were right (a pair, the anchors). Execute 20 [10, 125] us on thread 7001, loads
  * [12, 87] and [107, 113] us; its memset (pair) at 12.1 us, kernels (anchors 42..50) at 13 and
- * 90 us; thread 7002's cudaMemsetAsync in between (id 45, inside the anchors: its pair wins);
- * then a runtime launch matched by order. */
+ * 90 us; thread 7002's cudaMemsetAsync in between (id 45, inside the anchors: its pair wins)
+ * and a launch (its kernel's id 47 is inside the anchors too: CUPTI's counter is process-wide;
+ * the launch keeps it); then a runtime launch on 7001, matched by order. */
 static void write_siblings(const char *dir)
 {
     open_trace_flags(dir, "siblings.gtrace", 7001, -1, GT_HDR_ORDER_LINKS);
@@ -396,10 +400,12 @@ static void write_siblings(const char *dir)
     gt_rec_api_memset ms = {.c = api(GT_FN_cudaMemsetAsync, 11000, 11500, 30, 0x77), .bytes = 64};
     add(GT_REC_API_MEMSET, &ms, sizeof ms);
     ext(45, 30);
+    launch(30000, 31000, 31, 1);
     gt_test_writer_set_tid(&W, 0);
     gpu_memset(12100, 12200, 43, 1 << 24);
     kernel(13000, 20000, 44, 4, 7);
     gpu_memset(20500, 20600, 45, 64);
+    kernel(40000, 41000, 47, 1, 7);
     kernel(90000, 95000, 46, 4, 7);
     kernel(128000, 129000, 51, 1, 7);
     if (gt_test_writer_close(&W) != 0)
