@@ -381,6 +381,12 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr,
                     ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",
                     st.linked_by_time, st.link_ambiguous);
+        if (st.link_not_anchored)
+            fprintf(stderr,
+                    ", %" PRIu64
+                    " kernels between a library call's anchors not linked to it (began "
+                    "before it, or another thread's launch made them)",
+                    st.link_not_anchored);
         if (st.links_undrawn)
             fprintf(stderr, ", %" PRIu64 " links not drawn (their call or GPU op was forgotten)",
                     st.links_undrawn);

@@ -79,7 +79,8 @@ typedef struct gt_convert_stats {
     uint64_t linked_by_pair;  /* a callback pair */
     uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
     uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
-    uint64_t left_out;        /* events left out by opts.keep (slices count once) */
+    uint64_t link_not_anchored; /* between a call's anchors, not its: left to launches */
+    uint64_t left_out;          /* events left out by opts.keep (slices count once) */
     int damaged;   /* some input was truncated or damaged (converted what was readable) */
     int not_trace; /* some input could not be opened as a trace */
 } gt_convert_stats;

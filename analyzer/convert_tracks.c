@@ -152,12 +152,40 @@ cv_stream *cv_stream_get(cv_ctx *c, cv_file *f, uint32_t device, uint32_t stream
     return s;
 }
 
-/* Make [*b, *e] nest with what this thread track already has. Returns 1 if it had to move. */
+/* The track remembers MAX_DONE finished intervals; when full it forgets the older half: nothing
+ * may begin before the latest end among them any more (a parent of theirs arriving later is
+ * clamped, and counted). */
+static void cv_forget_oldest(cv_thread *t)
+{
+    int n = MAX_DONE / 2;
+    for (int i = 0; i < n; i++)
+        if (t->done[i].e > t->floor)
+            t->floor = t->done[i].e;
+    memmove(t->done, t->done + n, (size_t)(t->n_done - n) * sizeof t->done[0]);
+    t->n_done -= n;
+}
+
+/* The innermost finished interval that [b, e] overlaps without one containing the other, -1 when
+ * none does. */
+static int cv_partial_overlap(const cv_thread *t, int64_t b, int64_t e)
+{
+    for (int i = t->n_done; i-- > 0;) {
+        cv_iv iv = t->done[i];
+        bool before = iv.e <= b, contained = b <= iv.b && iv.e <= e;
+        bool inside = iv.b <= b && e <= iv.e;
+        if (!before && !contained && !inside)
+            return i;
+    }
+    return -1;
+}
+
+/* Make [*b, *e] nest with what this thread track already has. Returns 1 if it had to move.
+ * Finished intervals that ended before this one began stay remembered: they may be siblings
+ * inside a parent that arrives later (a cuDNN call's two module loads come before the call,
+ * which must keep its own begin: the arrows to its GPU work start there). */
 int cv_place_cpu(cv_thread *t, int64_t *b, int64_t *e)
 {
     int moved = 0;
-    int64_t contained_max_end = 0;
-    int tie_begin = 0;
     if (*e < *b)
         *e = *b;
     if (*b < t->floor) {
@@ -166,40 +194,41 @@ int cv_place_cpu(cv_thread *t, int64_t *b, int64_t *e)
             *e = *b;
         moved = 1;
     }
-    while (t->n_done) {
-        cv_iv top = t->done[t->n_done - 1];
-        if (top.e <= *b) { /* finished before this one began */
-            if (top.e > t->floor)
-                t->floor = top.e;
-            t->n_done--;
-            continue;
-        }
-        if (*b <= top.b && top.e <= *e) { /* this one contains it (inner call came first) */
-            if (top.b == *b)
-                tie_begin = 1;
-            if (top.e > contained_max_end)
-                contained_max_end = top.e;
-            t->n_done--;
-            continue;
-        }
-        if (top.b <= *b && *e <= top.e) { /* inside it: out-of-order arrival */
-            if (*e == top.e && *e > *b && *e - 1 >= contained_max_end)
-                (*e)--; /* its END comes later in the file: end strictly before top's */
-            break;
-        }
-        *b = top.e; /* partial overlap: start it where the other ends */
+    for (int i; (i = cv_partial_overlap(t, *b, *e)) >= 0;) {
+        *b = t->done[i].e; /* partial overlap: start it where the other ends */
         if (*e < *b)
             *e = *b;
         moved = 1;
     }
+    /* Now each interval ended before it, lies inside it (its children: forgotten, it stands for
+     * them) or contains it. */
+    int kept = 0, tie_begin = 0, innermost = -1;
+    int64_t contained_max_end = INT64_MIN, room = t->floor; /* room: where it may begin earliest */
+    for (int i = 0; i < t->n_done; i++) {
+        cv_iv iv = t->done[i];
+        if (iv.e <= *b) {
+            room = iv.e > room ? iv.e : room;
+        } else if (*b <= iv.b && iv.e <= *e) {
+            tie_begin |= iv.b == *b;
+            contained_max_end = iv.e > contained_max_end ? iv.e : contained_max_end;
+            continue;
+        } else {
+            room = iv.b > room ? iv.b : room;
+            innermost = kept; /* pushed after the ones containing it */
+        }
+        t->done[kept++] = iv;
+    }
+    t->n_done = kept;
+    /* Inside an interval and ending with it (out-of-order arrival): its END comes later in the
+     * file, so it ends strictly before. */
+    if (innermost >= 0 && *e == t->done[innermost].e && *e > *b && *e - 1 >= contained_max_end)
+        (*e)--;
     /* A parent that begins exactly with its first child was written after it: at equal
      * timestamps the importer keeps file order, so begin the parent 1 ns earlier when room. */
-    if (tie_begin && *b - 1 >= t->floor && (!t->n_done || *b - 1 >= t->done[t->n_done - 1].b))
+    if (tie_begin && *b - 1 >= room)
         (*b)--;
-    if (t->n_done == MAX_DONE) {
-        memmove(t->done, t->done + 1, (MAX_DONE - 1) * sizeof t->done[0]);
-        t->n_done--;
-    }
+    if (t->n_done == MAX_DONE)
+        cv_forget_oldest(t);
     t->done[t->n_done++] = (cv_iv){*b, *e};
     return moved;
 }

@@ -179,6 +179,7 @@ void gt_op_links_finish(gt_op_links *l)
     if (!l->out_of_memory && l->by_order)
         gt_olink_finish(&l->olinker);
     l->ambiguous = l->linker.st.ambiguous + l->olinker.st.ambiguous;
+    l->not_anchored = l->olinker.st.before_call + l->olinker.st.other_thread;
 }
 
 bool gt_op_link_makes_work(int cat, uint32_t func)

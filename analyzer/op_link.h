@@ -53,7 +53,8 @@ typedef struct gt_op_links {
     gt_op_link_slot *slots; /* decisions, by correlation id (a ring: the oldest are forgotten) */
     gt_op_link_emit_fn emit;
     void *ctx;
-    uint64_t ambiguous;        /* kernels left unlinked: several threads could have launched them */
+    uint64_t ambiguous;    /* kernels left unlinked: several threads could have launched them */
+    uint64_t not_anchored; /* kernels between a call's anchors that cannot be its (order_link.h) */
     uint64_t kernels_unqueued; /* kernels without a queued time, while none had one */
     int queued_seen, time_off; /* the time linker keeps no calls while time_off */
     bool out_of_memory;

@@ -10,7 +10,9 @@
 /* How far past its first possible kernel a launch looks for one of its name when no anchor bounds
  * it: unwrapped libraries' kernels (cuDNN's batch norm) sit in between. */
 #define LOOKAHEAD 512
-/* A kernel cannot start before its launch began (a link drawn backwards would be invalid). */
+/* A kernel cannot start before its launch or library call began (a link drawn backwards would be
+ * invalid). No slack for the CPU and CUPTI clocks: both are CLOCK_REALTIME, and on the H200 the
+ * GPU work of 19,700 links (DataLoader and DDP runs) began 5 us or more after its call. */
 #define CLOCK_SLACK_NS 0ull
 /* How long a launch with no bound after it, and a kernel nobody took, wait (trace time). */
 #define UNBOUNDED_WAIT_NS 10000000000ull
@@ -138,6 +140,25 @@ static void on_anchor(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_co
         .call_id = e->external_id, .begin = e->corr_id, .seen_ns = o->newest_ns, .tid = r->tid};
 }
 
+/* An anchored library call's own record (written when it returned, after its end anchor): its
+ * times, so that work that began before it is not linked to it. The begin anchor is among the
+ * latest few (a call's record follows its anchors closely). */
+static void on_library_call(gt_olinker *o, const gt_record *r)
+{
+    gt_api_common c;
+    gt_body_copy(&c, sizeof c, r);
+    if (r->body_size < sizeof c || !c.corr_id)
+        return;
+    for (size_t i = o->n_anchors, seen = 0; i-- > 0 && seen < 256; seen++) {
+        gt_olink_anchor *a = &o->anchors[i];
+        if (a->call_id == c.corr_id && a->tid == r->tid) {
+            a->t_begin = c.t_begin_ns;
+            a->t_end = c.t_end_ns > c.t_begin_ns ? c.t_end_ns : c.t_begin_ns;
+            return;
+        }
+    }
+}
+
 /* A callback pair (a copy, a set, a graph launch; every launch in the reference mode), written
  * by the calling thread inside its call: a bound for that thread's launches like an anchor. A
  * launch's own pair comes before its launch record, hence the inclusive lower bound. */
@@ -179,9 +200,12 @@ static int by_begin(const void *a, const void *b)
     return (x->call_id > y->call_id) - (x->call_id < y->call_id);
 }
 
-/* The anchored call holding corr: 0 none, UINT64_MAX several, and *open when a call that has not
- * ended yet may still hold it. */
-static uint64_t anchored_call(const gt_olinker *o, uint64_t corr, bool *open)
+/* Several anchored calls hold a kernel (anchored_call). */
+static const gt_olink_anchor several_calls;
+
+/* The anchored call holding corr: NULL none, &several_calls several, and *open when a call that
+ * has not ended yet may still hold it. */
+static const gt_olink_anchor *anchored_call(const gt_olinker *o, uint64_t corr, bool *open)
 {
     *open = false;
     size_t lo = 0, hi = o->n_anchors; /* first anchor with begin >= corr */
@@ -192,14 +216,14 @@ static uint64_t anchored_call(const gt_olinker *o, uint64_t corr, bool *open)
         else
             hi = mid;
     }
-    uint64_t call = 0;
+    const gt_olink_anchor *call = NULL;
     /* Library calls on several threads may overlap: look back over a few begins. */
     for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
         const gt_olink_anchor *a = &o->anchors[i];
         if (!a->end)
             *open = true;
         else if (corr < a->end)
-            call = call ? UINT64_MAX : a->call_id;
+            call = call ? &several_calls : a;
     }
     return call;
 }
@@ -267,13 +291,60 @@ static void link(gt_olinker *o, gt_olink_kernel *k, uint64_t call_id, uint64_t *
     o->emit(o->ctx, k->corr, call_id);
 }
 
+/* The first launch (sorted by begin) that began at t or later. */
+static size_t first_launch_from(const gt_olinker *o, uint64_t t)
+{
+    size_t lo = 0, hi = o->n_launches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->launches[mid].t_begin < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether another thread launched, while the anchored call a ran, a kernel of k's name whose ids
+ * may hold k's: CUPTI numbers every thread's calls from one counter, so that launch's kernel
+ * carries an id between a's anchors too. A library does not launch through the wrapped runtime,
+ * so the kernel of that name is the launch's. */
+static bool other_thread_launched(const gt_olinker *o, const gt_olink_anchor *a,
+                                  const gt_olink_kernel *k)
+{
+    for (size_t i = first_launch_from(o, a->t_begin); i < o->n_launches; i++) {
+        const gt_olink_launch *l = &o->launches[i];
+        if (l->t_begin > a->t_end)
+            break;
+        if (l->tid != a->tid && name_equal(l, k) && l->lo <= k->corr &&
+            (!l->hi || k->corr < l->hi) && k->start + CLOCK_SLACK_NS >= l->t_begin)
+            return true;
+    }
+    return false;
+}
+
+/* A kernel inside the anchors of call a: whether it is a's. Unknown until a's record is read. */
+static bool anchored_kernel_is_calls(gt_olinker *o, const gt_olink_anchor *a, gt_olink_kernel *k)
+{
+    if (!a->t_begin)
+        return true;
+    if (k->start + CLOCK_SLACK_NS < a->t_begin)
+        o->st.before_call++;
+    else if (other_thread_launched(o, a, k))
+        o->st.other_thread++;
+    else
+        return true;
+    k->unanchored = 1; /* left to the launches; unlinked and counted if none takes it */
+    return false;
+}
+
 /* Kernels inside anchors, and those already paired, are taken out before launches are matched;
  * one that an anchored call still running may hold waits (done 3) for the next pass. */
 static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
 {
     for (size_t i = 0; i < o->n_kernels; i++) {
         gt_olink_kernel *k = &o->kernels[i];
-        if (k->done || (!final && k->start > horizon))
+        if (k->done || k->unanchored || (!final && k->start > horizon))
             continue;
         k->checked = 1;
         if (k->corr > o->max_checked_corr)
@@ -283,12 +354,13 @@ static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
             continue;
         }
         bool open;
-        uint64_t call = anchored_call(o, k->corr, &open);
-        if (call == UINT64_MAX) {
+        const gt_olink_anchor *call = anchored_call(o, k->corr, &open);
+        if (call == &several_calls) {
             k->done = 2;
             o->st.ambiguous++;
         } else if (call) {
-            link(o, k, call, &o->st.by_anchor);
+            if (anchored_kernel_is_calls(o, call, k))
+                link(o, k, call->call_id, &o->st.by_anchor);
         } else if (open && !final) {
             k->done = 3; /* waits for its library call's end: not a launch candidate this pass */
         }
@@ -414,9 +486,9 @@ static void resolve(gt_olinker *o, bool final)
     if (!final && !horizon)
         return;
     sort_tail(o, o->kernels, o->kernels_sorted, o->n_kernels, sizeof *o->kernels, by_corr);
-    take_anchored(o, horizon, final);
     /* Launches in time order across threads; on one thread that is also their record order. */
     sort_tail(o, o->launches, o->launches_sorted, o->n_launches, sizeof *o->launches, by_begin);
+    take_anchored(o, horizon, final);
     match_launches(o, horizon, final);
     compact(o, horizon, final);
     o->kernels_sorted = o->n_kernels;
@@ -442,6 +514,10 @@ void gt_olink_on_record(gt_olinker *o, const gt_record *r)
     }
     case GT_REC_GPU_KERNEL:
         on_kernel(o, r);
+        break;
+    case GT_REC_API_CUDNN:
+    case GT_REC_API_CUBLAS:
+        on_library_call(o, r);
         break;
     default:
         return;

@@ -18,6 +18,11 @@
  *
  * Callback pairs (copies, sets) on a thread bound its launches like anchors.
  *
+ * Once the anchored call's own record is read, a kernel inside its anchors is not linked to it if
+ * it started before the call began (it cannot be the call's: such a link would be drawn
+ * backwards), nor if another thread launched a kernel of its name during the call (that thread's
+ * launch takes it by order). Neither happened in the H200 recordings; both are counted.
+ *
  * Streaming (window_ns > 0): a kernel is looked up once the newest time read is window_ns past its
  * start; a launch is matched once a kernel above its upper bound has been looked up (one stream
  * runs in order, so every kernel below the bound has been read) and window_ns has passed, or
@@ -37,14 +42,20 @@ typedef struct gt_olink_stats {
     uint64_t kernels_no_call; /* kernels neither anchored nor matched */
     uint64_t ambiguous;       /* kernels inside the anchors of several calls */
     uint64_t launches_no_kernel;
+    /* Kernels inside one call's anchors not linked to it (left to the launches, else unlinked and
+     * counted in kernels_no_call): started before the call began, or a launch of their name on
+     * another thread during the call may have made them (CUPTI's ids are process-wide). */
+    uint64_t before_call;
+    uint64_t other_thread;
 } gt_olink_stats;
 
 typedef struct gt_olink_kernel {
     uint64_t corr, start;
     uint32_t name_id;
     int32_t grid[3], block[3];
-    uint8_t done;    /* 0 waiting, 1 linked, 2 paired or ambiguous, 3 waits for an open anchor */
-    uint8_t checked; /* looked up among the anchors: a launch may take it */
+    uint8_t done;       /* 0 waiting, 1 linked, 2 paired or ambiguous, 3 waits for an open anchor */
+    uint8_t checked;    /* looked up among the anchors: a launch may take it */
+    uint8_t unanchored; /* inside a call's anchors but not its: not looked up again */
 } gt_olink_kernel;
 
 typedef struct gt_olink_launch {
@@ -60,6 +71,7 @@ typedef struct gt_olink_launch {
 typedef struct gt_olink_anchor {
     uint64_t call_id, begin, end; /* end 0: the call has not ended yet */
     uint64_t seen_ns;             /* the newest time read when it was (last) seen */
+    uint64_t t_begin, t_end;      /* the call's own times, from its record (0: not read yet) */
     uint32_t tid;
 } gt_olink_anchor;
 

@@ -39,6 +39,36 @@ assert len(c) == 1 and abs(c[0]["gpu_ms"] - 0.0025) < 1e-9, c
 k=p["kernels"]; assert (k["count"], k["linked_by_pair"], k["linked_by_time"]) == (5, 0, 3), k' "$DIR/report.json" ||
         fail "cuDNN GPU time by queued time"
     ;;
+siblings)
+    # A cuDNN execute with two module loads inside it, recorded before it (the H200 DataLoader
+    # and DDP runs): its slice keeps its own begin, so the arrows to its memset and first kernel,
+    # which started before the first load ended, do not go backwards (the checker fails any flow
+    # that ends before it starts). Six arrows: two pairs (one of another thread, inside the
+    # execute's anchors), two kernels by the anchors, two by launch order (one of the other
+    # thread, its id inside the execute's anchors: left to its launch, and counted).
+    "$DRIVER" convert -o "$DIR/s.pftrace" "$DIR/siblings.gtrace" 2>"$DIR/err.txt" || fail "exit $?"
+    cat "$DIR/err.txt"
+    grep -q " 6 flows, .* 4 kernels linked by anchors and launch order, 1 kernels between a library call's anchors not linked to it .*)$" "$DIR/err.txt" ||
+        fail "summary (no slice may need moving): $(cat "$DIR/err.txt")"
+    python3 "$CHECK" "$PROTO" "$DIR/s.pftrace" >"$DIR/check.txt" || fail "invalid: $(cat "$DIR/check.txt")"
+    grep -q " 6 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    "$DRIVER" convert -q --format=json -o "$DIR/s.json" "$DIR/siblings.gtrace" || fail "json exit $?"
+    python3 - "$DIR/s.json" <<'PY' || fail "the execute's slice or its arrows"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+begins = [e["ts"] for e in ev if e.get("ph") == "B" and e.get("name") == "cudnnBackendExecute"]
+assert begins == [5000000010.0], begins  # its recorded begin, not the first load's end (87 us)
+starts = {e["id"]: e["ts"] for e in ev if e.get("ph") == "s"}
+ends = {e["id"]: e["ts"] for e in ev if e.get("ph") == "f"}
+assert len(starts) == len(ends) == 6 and all(starts[i] <= ends[i] for i in ends), (starts, ends)
+# the other thread's kernel (at 40 us) comes from its launch's slice (at 30 us), not the execute's
+launch = [e["ts"] for e in ev if e.get("ph") == "B" and e.get("name") == "cudaLaunchKernel" and e["tid"] == 7002]
+assert launch == [5000000030.0], launch
+on_kernel = [i for i in ends if 5000000040.0 <= ends[i] < 5000000041.0]  # on the kernel's slice
+assert on_kernel == [i for i in starts if starts[i] == 5000000030.001], (starts, ends)
+PY
+    ;;
 foreign)
     # Pairs of other tools' kinds link nothing, in the converter and the report alike: one arrow
     # (the pair of ours), drawn with both ends; the report counts one kernel linked by its pair.

@@ -9,6 +9,10 @@
  *                       call, one held by library calls of two threads (ambiguous)
  *   foreign.gtrace      callback pairs of other tools' kinds (the PyTorch profiler's CUSTOM0/1)
  * beside one of ours: only ours link (one names an id that is also one of our calls)
+ *   siblings.gtrace     anchors and launch order: a cuDNN execute whose two module loads (JIT
+ *                       calls, recorded before it) sit inside it, its memset and kernels starting
+ * before the first load ends; a second thread's memset and launch inside the execute's anchors
+ * (their pair, launch order)
  *   long.gtrace         a long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms
  *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
@@ -41,7 +45,8 @@ static void add(uint16_t kind, const void *body, uint32_t size)
         die("gt_test_writer_add");
 }
 
-static void open_trace(const char *dir, const char *name, int32_t pid, int32_t rank)
+static void open_trace_flags(const char *dir, const char *name, int32_t pid, int32_t rank,
+                             uint32_t flags)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -58,9 +63,15 @@ static void open_trace(const char *dir, const char *name, int32_t pid, int32_t r
     snprintf(h.host, sizeof h.host, "testhost");
     h.runtime.device_count = 1;
     h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    h.flags = flags;
     static const char cmd[] = "python\0train.py\0--epochs\0001";
     if (gt_test_writer_open(&W, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
         die("gt_test_writer_open");
+}
+
+static void open_trace(const char *dir, const char *name, int32_t pid, int32_t rank)
+{
+    open_trace_flags(dir, name, pid, rank, 0);
 }
 
 static gt_api_common api(uint32_t func, uint64_t b, uint64_t e, uint64_t corr, uint64_t stream)
@@ -347,6 +358,60 @@ static void write_queued(const char *dir)
         die("close");
 }
 
+static void gpu_memset(uint64_t b, uint64_t e, uint64_t corr, uint64_t bytes)
+{
+    gt_rec_gpu_memset m = {
+        .start_ns = T0 + b, .end_ns = T0 + e, .corr_id = corr, .bytes = bytes, .stream = 7};
+    add(GT_REC_GPU_MEMSET, &m, sizeof m);
+}
+
+/* A module load inside a library call, recorded by the CUPTI callback at its exit (no id). */
+static void jit_call(uint64_t b, uint64_t e)
+{
+    gt_rec_api j = {.c = api(GT_FN_cuLibraryLoadData, b, e, 0, 0)};
+    if (gt_test_writer_add(&W, GT_REC_API, GT_RF_DRIVER, &j, sizeof j) != 0)
+        die("gt_test_writer_add");
+}
+
+/* The H200 recordings of DataLoader and DDP runs (2026-12-02): a plan's first cudnnBackendExecute
+ * (or cublasLtMatmul) loads kernels, two module loads inside it, recorded before it (a call's
+ * record is written when it returns). The converter took the first load for a sibling that had
+ * ended, forgot it and raised its floor there, so the execute's slice began where that load ended,
+ * milliseconds after its memset and first kernel had started: their arrows went backwards. The
+ * links were right (a pair, the anchors). Execute 20 [10, 125] us on thread 7001, loads
+ * [12, 87] and [107, 113] us; its memset (pair) at 12.1 us, kernels (anchors 42..50) at 13 and
+ * 90 us; thread 7002's cudaMemsetAsync in between (id 45, inside the anchors: its pair wins)
+ * and a launch (its kernel's id 47 is inside the anchors too: CUPTI's counter is process-wide;
+ * the launch keeps it); then a runtime launch on 7001, matched by order. */
+static void write_siblings(const char *dir)
+{
+    open_trace_flags(dir, "siblings.gtrace", 7001, -1, GT_HDR_ORDER_LINKS);
+    gt_test_writer_set_tid(&W, 7001);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_test_writer_string(&W, 4, "_ZN5cudnn6engine11conv_kernelILi3EEEvPKf");
+    ext_of_kind(42, 20, GT_EXT_CORR_KIND_ANCHOR_BEGIN);
+    ext(43, 20); /* the memset cuDNN made: paired by the callback on this thread */
+    jit_call(12000, 87000);
+    jit_call(107000, 113000);
+    ext_of_kind(50, 20, GT_EXT_CORR_KIND_ANCHOR_END);
+    execute(10000, 125000, 20);
+    launch(126000, 127000, 21, 1);
+    gt_test_writer_set_tid(&W, 7002);
+    gt_rec_api_memset ms = {.c = api(GT_FN_cudaMemsetAsync, 11000, 11500, 30, 0x77), .bytes = 64};
+    add(GT_REC_API_MEMSET, &ms, sizeof ms);
+    ext(45, 30);
+    launch(30000, 31000, 31, 1);
+    gt_test_writer_set_tid(&W, 0);
+    gpu_memset(12100, 12200, 43, 1 << 24);
+    kernel(13000, 20000, 44, 4, 7);
+    gpu_memset(20500, 20600, 45, 64);
+    kernel(40000, 41000, 47, 1, 7);
+    kernel(90000, 95000, 46, 4, 7);
+    kernel(128000, 129000, 51, 1, 7);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
 /* The converter used to take every pair that was not an anchor, the report only gputrace's own:
  * a PyTorch profiler id equal to one of our call ids drew an arrow to the wrong call, another
  * drew an end that no arrow started. One rule now (op_link.h): only ours link. */
@@ -448,6 +513,7 @@ int main(int argc, char **argv)
     write_basic(argv[1]);
     write_queued(argv[1]);
     write_foreign(argv[1]);
+    write_siblings(argv[1]);
     write_long(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);

@@ -10,7 +10,10 @@
  * 5. Overlapping anchors of two threads holding one kernel: ambiguous, not linked.
  * 6. Paired kernels are left to their pairs; an unnamed launch matches by grid and block; a
  *    kernel that started before its launch is not its kernel.
- * 7. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
+ * 7. Two threads, the anchors of thread 1's library call holding ids of thread 2's launch (CUPTI
+ *    numbers every thread's calls from one counter): the launch keeps its kernel; a kernel inside
+ *    the anchors that started before the call did is not the call's (unlinked, counted).
+ * 8. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
  *    late batches) links exactly the truth, streaming (window) and whole-file alike.
  * `test_order_link real TRACE`: a trace recorded with anchors and a callback pair on every launch
  * (GPUTRACE_CUPTI_CALLBACKS=1): the links found without the pairs must agree with every pair, and
@@ -263,6 +266,61 @@ static void test_ambiguous_and_paired(void)
     free(L);
 }
 
+static void library_call(gt_olinker *o, uint32_t tid, uint64_t b, uint64_t e, uint64_t call)
+{
+    gt_rec_api_cudnn c = {.c = {.t_begin_ns = b, .t_end_ns = e, .corr_id = call}};
+    feed(o, GT_REC_API_CUDNN, tid, &c, sizeof c);
+}
+
+/* Library call 900 on thread 1 runs [5000, 9000] with anchors 20..26; thread 2 launches name 7
+ * at 6000 (id 23, between the anchors). Kernel 21 started at 3000, before the call: it cannot be
+ * the call's (an anchor pair gone wrong; a link drawn backwards). */
+static void test_other_thread_in_anchors(bool call_record, links *L, gt_olink_stats *st)
+{
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    launch(&o, 2, 1000, 700, 7, 1);
+    kernel(&o, 10, 1500, 7, 1);
+    anchor(&o, 1, BEGIN, 900, 20);
+    launch(&o, 2, 6000, 701, 7, 1);
+    anchor(&o, 1, END, 900, 26);
+    if (call_record)
+        library_call(&o, 1, 5000, 9000, 900);
+    kernel(&o, 21, 3000, 50, 4);
+    kernel(&o, 22, 6500, 50, 4);
+    kernel(&o, 23, 7000, 7, 1);
+    kernel(&o, 24, 7500, 51, 4);
+    gt_olink_finish(&o);
+    *st = o.st;
+    gt_olink_free(&o);
+}
+
+static void test_other_thread(void)
+{
+    links *L = new_links();
+    gt_olink_stats st;
+    test_other_thread_in_anchors(true, L, &st);
+    EXPECT_LINK(L, 10, 700);
+    EXPECT_LINK(L, 21, 0);
+    EXPECT_LINK(L, 22, 900);
+    EXPECT_LINK(L, 23, 701);
+    EXPECT_LINK(L, 24, 900);
+    CHECK(st.by_anchor == 2 && st.by_order == 2 && st.before_call == 1 && st.other_thread == 1 &&
+              st.kernels_no_call == 1 && !st.launches_no_kernel,
+          "other thread: by_anchor %llu by_order %llu before_call %llu other_thread %llu "
+          "no_call %llu no_kernel %llu",
+          (unsigned long long)st.by_anchor, (unsigned long long)st.by_order,
+          (unsigned long long)st.before_call, (unsigned long long)st.other_thread,
+          (unsigned long long)st.kernels_no_call, (unsigned long long)st.launches_no_kernel);
+    /* Without the call's record (its times unknown) the anchors alone decide, as before. */
+    links *M = new_links();
+    test_other_thread_in_anchors(false, M, &st);
+    EXPECT_LINK(M, 21, 900);
+    EXPECT_LINK(M, 23, 900);
+    free(M);
+    free(L);
+}
+
 /* ------------------------------------------------------------------ generated runs */
 
 typedef struct gen_event {
@@ -435,14 +493,17 @@ static int test_real(const char *path, uint64_t window)
             pair_only++; /* a kernel whose launch is known, left unlinked */
     }
     printf("%s: %llu kernels, by anchor %llu, by order %llu, no call %llu, ambiguous %llu, "
-           "launches without kernel %llu; against the pairs: %zu agree, %zu disagree, %zu "
+           "launches without kernel %llu, inside anchors but not the call's %llu + %llu; against "
+           "the pairs: %zu agree, %zu disagree, %zu "
            "paired kernels unlinked\n",
            path, (unsigned long long)kernels, (unsigned long long)o.st.by_anchor,
            (unsigned long long)o.st.by_order, (unsigned long long)o.st.kernels_no_call,
-           (unsigned long long)o.st.ambiguous, (unsigned long long)o.st.launches_no_kernel, agree,
+           (unsigned long long)o.st.ambiguous, (unsigned long long)o.st.launches_no_kernel,
+           (unsigned long long)o.st.before_call, (unsigned long long)o.st.other_thread, agree,
            disagree, pair_only);
     CHECK(agree > 1000 && !disagree && !pair_only && o.st.by_order > 1000 &&
               o.st.by_anchor > 1000 && !o.st.launches_no_kernel && !o.st.ambiguous &&
+              !o.st.before_call && !o.st.other_thread &&
               o.st.by_anchor + o.st.by_order + o.st.kernels_no_call == kernels,
           "real trace: every kernel with a pair is linked, and to its pair's call");
     free(is_kernel);
@@ -463,6 +524,7 @@ int main(int argc, char **argv)
     test_deep_queue();
     test_two_threads();
     test_ambiguous_and_paired();
+    test_other_thread();
     test_generated();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
