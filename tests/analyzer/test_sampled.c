@@ -289,6 +289,29 @@ static void test_no_whole_step(void)
     free(t);
 }
 
+/* diff: a sampled side's GPU rows come from its windows, and it says so. */
+static void test_diff(void)
+{
+    int rc = run_cmd(cmd_diff, path_of("diff.txt"), 2, path_of("full.gtrace"),
+                     path_of("sampled.gtrace"));
+    CHECK(rc == 0, "diff exit %d", rc);
+    char *t = slurp(path_of("diff.txt"));
+    CHECK(strstr(t, "warning: B is GPU-sampled: its GPU rows come from ") != NULL,
+          "diff names the sampled side:\n%.800s", t);
+    CHECK(strstr(t, "A is GPU-sampled") == NULL, "A is not sampled");
+    const char *row = strstr(t, "GPU busy % (steady)");
+    double a = 0, b = 0;
+    CHECK(row && sscanf(row, "GPU busy %% (steady) %lf %lf", &a, &b) == 2 && fabs(a - b) < 3,
+          "steady busy compared from the windows: %.1f vs %.1f", a, b);
+    row = strstr(t, "kernels per step");
+    CHECK(row && sscanf(row, "kernels per step %lf %lf", &a, &b) == 2 && fabs(a - b) < 1,
+          "kernels per step %.1f vs %.1f", a, b);
+    row = strstr(t, "  GPU busy ms  ");
+    CHECK(row && sscanf(row, "  GPU busy ms %lf %lf", &a, &b) == 2 && fabs(a - b) < 0.1 * a,
+          "run GPU busy ms extrapolated: %.1f vs %.1f", a, b);
+    free(t);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -299,6 +322,7 @@ int main(int argc, char **argv)
     test_model();
     test_report_text();
     test_report_json();
+    test_diff();
     test_no_window();
     test_no_whole_step();
     if (failures)
