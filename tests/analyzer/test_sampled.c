@@ -312,6 +312,69 @@ static void test_diff(void)
     free(t);
 }
 
+/* Time on the "GPU not recorded (sampling)" track of a Chrome JSON conversion, in ms (its
+ * slices are B/E pairs on one track); *slices counts them. */
+static double not_recorded_ms(const char *json_path, int *slices)
+{
+    json_error_t err;
+    json_t *root = json_load_file(json_path, 0, &err);
+    json_t *ev = json_is_object(root) ? json_object_get(root, "traceEvents") : root;
+    double total = 0, open_ts = -1;
+    json_int_t tid = -1;
+    *slices = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        double ts = json_number_value(json_object_get(e, "ts"));
+        if (ph && !strcmp(ph, "B") && name && !strcmp(name, "GPU not recorded (sampling)")) {
+            open_ts = ts;
+            tid = json_integer_value(json_object_get(e, "tid"));
+            (*slices)++;
+        } else if (ph && !strcmp(ph, "E") && open_ts >= 0 &&
+                   json_integer_value(json_object_get(e, "tid")) == tid) {
+            total += (ts - open_ts) / 1e3; /* us */
+            open_ts = -1;
+        }
+    }
+    json_decref(root);
+    return total;
+}
+
+/* convert: the stretches between windows are marked as not recorded, nothing else is. */
+static void test_convert(void)
+{
+    char *argv[] = {"convert",
+                    "--format=json",
+                    "-q",
+                    "-o",
+                    (char *)path_of("sampled.trace.json"),
+                    (char *)path_of("sampled.gtrace")};
+    int rc = run_captured(cmd_convert, 6, argv, path_of("convert.out"));
+    CHECK(rc == 0, "convert exit %d", rc);
+    int n = 0;
+    double ms = not_recorded_ms(path_of("sampled.trace.json"), &n);
+    gt_run run = {0};
+    const gt_proc *p = load_one(&run, path_of("sampled.gtrace"));
+    if (p) {
+        double off = gt_proc_duration_ms(p) - (double)p->gpu_window_ns / 1e6;
+        CHECK(n >= (int)p->n_gpu_windows - 1 && n <= (int)p->n_gpu_windows,
+              "%d not-recorded slices for %zu windows", n, p->n_gpu_windows);
+        CHECK(fabs(ms - off) < 0.05 * off, "%.1f ms marked not recorded, %.1f ms between windows",
+              ms, off);
+    }
+    gt_run_free(&run);
+    char *argf[] = {"convert",
+                    "--format=json",
+                    "-q",
+                    "-o",
+                    (char *)path_of("full.trace.json"),
+                    (char *)path_of("full.gtrace")};
+    rc = run_captured(cmd_convert, 6, argf, path_of("convert.out"));
+    ms = not_recorded_ms(path_of("full.trace.json"), &n);
+    CHECK(rc == 0 && n == 0, "a full trace has no not-recorded slice (%d)", n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -323,6 +386,7 @@ int main(int argc, char **argv)
     test_report_text();
     test_report_json();
     test_diff();
+    test_convert();
     test_no_window();
     test_no_whole_step();
     if (failures)
