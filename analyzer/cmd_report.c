@@ -312,7 +312,9 @@ static void print_sync(const gt_proc *p, FILE *out)
 {
     fprintf(out, "  %llu blocking synchronizations, %.3f ms in all (%s)\n",
             (unsigned long long)p->sync_count, (double)p->sync_total_ns / 1e6,
-            p->syncs_from_cupti ? "from CUPTI: no wrapper saw them" : "from the wrapped calls");
+            !p->syncs_from_cupti ? "from the wrapped calls"
+            : p->gpu_sampled     ? "from CUPTI, in the sampled windows only: no wrapper saw them"
+                                 : "from CUPTI: no wrapper saw them");
     if (!p->n_sync_sites)
         return;
     gt_site_agg *sites = malloc(p->n_sync_sites * sizeof *sites);
@@ -345,6 +347,9 @@ static void print_cudnn(const gt_proc *p, FILE *out)
     }
     if (!p->cudnn_calls_seen)
         fprintf(out, "  no cuDNN call was seen: families INFERRED from kernel names\n");
+    if (p->gpu_sampled)
+        fprintf(out, "  (GPU ms: the kernels of the sampled windows only; calls and autotuning: "
+                     "the whole run)\n");
     static const char *const hdr[] = {"op signature", "mode",   "engine/algorithm", "notes",
                                       "execs",        "GPU ms", "autotune ms",      "plans"};
     gt_table t;
