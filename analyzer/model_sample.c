@@ -239,20 +239,27 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
     return y > x ? y - x : 0;
 }
 
-uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b)
+/* The first steady GPU interval that ends after t (they are sorted and disjoint). */
+static size_t steady_gpu_lower(const gt_proc *p, uint64_t t)
 {
-    if (!p->gpu_sampled)
-        return overlap(a, b, p->steady_start_ns, p->steady_end_ns);
     size_t lo = 0, hi = p->n_steady_gpu;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (p->steady_gpu[mid].end_ns <= a)
+        if (p->steady_gpu[mid].end_ns <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    if (!p->gpu_sampled)
+        return overlap(a, b, p->steady_start_ns, p->steady_end_ns);
     uint64_t sum = 0;
-    for (size_t i = lo; i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++)
+    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
+         i++)
         sum += overlap(a, b, p->steady_gpu[i].start_ns, p->steady_gpu[i].end_ns);
     return sum;
 }
@@ -269,7 +276,8 @@ void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t out[GT_PHASE_COUNT])
 {
     memset(out, 0, GT_PHASE_COUNT * sizeof *out);
-    for (size_t i = 0; i < p->n_steady_gpu; i++) {
+    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
+         i++) {
         uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
         uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
         if (y <= x)
