@@ -376,6 +376,36 @@ static void test_convert(void)
     CHECK(rc == 0 && n == 0, "a full trace has no not-recorded slice (%d)", n);
 }
 
+/* Without markers: repeating GPU work, recorded only in the windows, makes no steps (it would
+ * make one long step of each stretch between windows); the windows still give the busy share. */
+static void test_no_markers(void)
+{
+    scenario sc = busy_loop();
+    sc.nvtx = 0;
+    sc.sample_on_ns = 50000000;
+    sc.sample_off_ns = 150000000;
+    CHECK(scenario_write(path_of("nomark.gtrace"), &sc) == 0, "write");
+    gt_run run = {0};
+    const gt_proc *p = load_one(&run, path_of("nomark.gtrace"));
+    CHECK(p != NULL, "load");
+    if (p) {
+        CHECK(p->n_steps == 0 && strstr(p->step_why, "GPU sampling"), "no steps, why: %s",
+              p->step_why);
+        CHECK(gt_proc_busy_pct(p) > 87 && gt_proc_busy_pct(p) < 95 && p->steady_busy_pct > 87,
+              "busy %.1f%%, steady %.1f%% over the windows", gt_proc_busy_pct(p),
+              p->steady_busy_pct);
+        CHECK(p->steady_gpu_steps > 0.15 && p->steady_gpu_steps < 0.35,
+              "the windows hold %.2f of the steady window", p->steady_gpu_steps);
+        CHECK(p->steady_idle_unexplained_ns < 1000000, "no idle from un-recorded time (%.1f ms)",
+              (double)p->steady_idle_unexplained_ns / 1e6);
+    }
+    gt_advice_list l = {0};
+    gt_advice_from_run(&run, &l);
+    CHECK(!has_advice(&l, "gpu-idle") && !has_advice(&l, "launch-bound"), "no GPU-idle advice");
+    gt_advice_list_free(&l);
+    gt_run_free(&run);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -390,6 +420,7 @@ int main(int argc, char **argv)
     test_convert();
     test_no_window();
     test_no_whole_step();
+    test_no_markers();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     return failures ? 1 : 0;
