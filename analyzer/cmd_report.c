@@ -129,8 +129,10 @@ static void print_steps(const gt_proc *p, FILE *out)
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
-    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, %.1f allocation calls\n",
-            p->steady_sync_ms_per_step, p->steady_copy_ms_per_step, p->steady_nccl_ms_per_step,
+    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %s, %.1f allocation calls\n",
+            p->steady_sync_ms_per_step, p->steady_copy_ms_per_step,
+            p->gpu_per_step_unavailable ? "unavailable (GPU sampled)"
+                                        : gt_fmt("%.3f ms", p->steady_nccl_ms_per_step),
             p->steady_alloc_per_step);
 }
 
