@@ -352,7 +352,8 @@ static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
     double short_share = (double)p->steady_short_kernels / (double)p->steady_kernels;
     double idle = steady_idle_ms_per_step(p);
     double short_idle = p->steady_short_idle_ms_per_step;
-    double run_ms = gt_proc_duration_ms(p), launch_idle_ms = (double)p->launch_idle_ns / 1e6;
+    /* the launch-bound idle was measured over the time the GPU was recorded (sampled windows) */
+    double run_ms = gt_proc_gpu_covered_ms(p), launch_idle_ms = (double)p->launch_idle_ns / 1e6;
     if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 ||
         short_idle / idle < LAUNCH_SHORT_IDLE_SHARE || run_ms <= 0 ||
         launch_idle_ms / run_ms < LAUNCH_RUN_SHARE)

@@ -104,6 +104,7 @@ static void print_run(const gt_proc *p, FILE *out)
         fputc('\n', out);
         print_top_unlinked(p, out);
     }
+    gt_sample_print_run(p, out); /* GPUTRACE_SAMPLE: the windows the GPU figures come from */
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
         fprintf(out,
                 "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
@@ -128,8 +129,10 @@ static void print_steps(const gt_proc *p, FILE *out)
     fprintf(out, "  warm-up   %zu step(s), %.2f ms\n", p->warmup_steps, p->warmup_ms_total);
     fprintf(out, "  steady    median %.3f ms, min %.3f ms, mean %.3f ms per step\n",
             p->step_ms_median, p->step_ms_min, p->step_ms_mean_steady);
-    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %.3f ms, %.1f allocation calls\n",
-            p->steady_sync_ms_per_step, p->steady_copy_ms_per_step, p->steady_nccl_ms_per_step,
+    fprintf(out, "  per step  sync %.3f ms, copies %.3f ms, NCCL %s, %.1f allocation calls\n",
+            p->steady_sync_ms_per_step, p->steady_copy_ms_per_step,
+            p->gpu_per_step_unavailable ? "unavailable (GPU sampled)"
+                                        : gt_fmt("%.3f ms", p->steady_nccl_ms_per_step),
             p->steady_alloc_per_step);
 }
 
@@ -165,24 +168,23 @@ static void print_idle_by_cause(const gt_proc *p, FILE *out)
 static void print_gpu(const gt_proc *p, FILE *out)
 {
     if (!p->gpu_busy_ns) {
-        fprintf(out, "  no GPU activity recorded\n");
+        fprintf(out, "  no GPU activity recorded%s\n",
+                p->gpu_sampled ? " in the sampled windows" : "");
         return;
     }
-    fprintf(out, "  busy      %.1f%% of %.1f ms (steady state %.1f%%)\n", gt_proc_busy_pct(p),
-            (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, p->steady_busy_pct);
-    /* busy % over time: 40 columns from the 200 bins */
-    static const char *const shades[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
+    if (p->gpu_sampled)
+        gt_sample_print_busy(p, out);
+    else
+        fprintf(out, "  busy      %.1f%% of %.1f ms (steady state %.1f%%)\n", gt_proc_busy_pct(p),
+                (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, p->steady_busy_pct);
+    /* busy % over time: 40 columns from the 200 bins ('~': outside the sampled windows) */
     fprintf(out, "  timeline  |");
-    for (int c = 0; c < 40; c++) {
-        uint64_t busy = 0;
-        for (int b = c * 5; b < c * 5 + 5; b++)
-            busy += p->bins[b].gpu_busy_ns;
-        double f = (double)busy / (5.0 * (double)p->bin_ns);
-        int idx = (int)(f * 7.999);
-        fputs(shades[idx < 0 ? 0 : idx > 7 ? 7 : idx], out);
-    }
-    fprintf(out, "|  (%.1f ms per column; ' ' idle .. '#' busy)\n", 5.0 * (double)p->bin_ns / 1e6);
-    double idle = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
+    for (int c = 0; c < 40; c++)
+        fputs(gt_sample_column(p, c * 5, 5), out);
+    fprintf(out, "|  (%.1f ms per column; ' ' idle .. '#' busy%s)\n", 5.0 * (double)p->bin_ns / 1e6,
+            p->gpu_sampled ? ", '~' not recorded" : "");
+    uint64_t span = p->gpu_sampled ? p->gpu_span_ns : p->gpu_last_ns - p->gpu_first_ns;
+    double idle = (double)(span - p->gpu_busy_ns) / 1e6;
     fprintf(out, "  idle      %.1f ms: %llu gaps >= %.0f us, %.1f ms in shorter gaps\n", idle,
             (unsigned long long)p->n_gaps, GT_GAP_MIN_NS / 1e3, (double)p->small_gap_ns / 1e6);
     fprintf(out,
@@ -208,9 +210,12 @@ static void print_kernels(const gt_proc *p, FILE *out, int top_n)
         fprintf(out, "  no kernels recorded\n");
         return;
     }
-    fprintf(out, "  %llu kernels (%zu distinct), %.1f ms; %.1f%% run under 10 us\n",
-            (unsigned long long)p->kernel_count, p->n_kernels, (double)p->kernel_ns / 1e6,
-            100.0 * (double)p->short_kernel_count / (double)p->kernel_count);
+    if (p->gpu_sampled)
+        gt_sample_print_kernels(p, out);
+    else
+        fprintf(out, "  %llu kernels (%zu distinct), %.1f ms; %.1f%% run under 10 us\n",
+                (unsigned long long)p->kernel_count, p->n_kernels, (double)p->kernel_ns / 1e6,
+                100.0 * (double)p->short_kernel_count / (double)p->kernel_count);
     const gt_kernel_agg **order = malloc(p->n_kernels * sizeof *order);
     for (size_t i = 0; i < p->n_kernels; i++)
         order[i] = &p->kernels[i];
@@ -291,6 +296,7 @@ static void print_copies(const gt_proc *p, FILE *out)
         gt_table_print(&t, out, "  ");
         fprintf(out, "  (times from %s)\n",
                 p->copies_from_gpu ? "the GPU (CUPTI)" : "the CPU calls (no CUPTI copy records)");
+        gt_sample_print_copies(p, out);
         gt_peaks_print_copies(p, out);
     } else {
         fprintf(out, "  no copies recorded\n");
@@ -308,7 +314,9 @@ static void print_sync(const gt_proc *p, FILE *out)
 {
     fprintf(out, "  %llu blocking synchronizations, %.3f ms in all (%s)\n",
             (unsigned long long)p->sync_count, (double)p->sync_total_ns / 1e6,
-            p->syncs_from_cupti ? "from CUPTI: no wrapper saw them" : "from the wrapped calls");
+            !p->syncs_from_cupti ? "from the wrapped calls"
+            : p->gpu_sampled     ? "from CUPTI, in the sampled windows only: no wrapper saw them"
+                                 : "from CUPTI: no wrapper saw them");
     if (!p->n_sync_sites)
         return;
     gt_site_agg *sites = malloc(p->n_sync_sites * sizeof *sites);
@@ -341,6 +349,9 @@ static void print_cudnn(const gt_proc *p, FILE *out)
     }
     if (!p->cudnn_calls_seen)
         fprintf(out, "  no cuDNN call was seen: families INFERRED from kernel names\n");
+    if (p->gpu_sampled)
+        fprintf(out, "  (GPU ms: the kernels of the sampled windows only; calls and autotuning: "
+                     "the whole run)\n");
     static const char *const hdr[] = {"op signature", "mode",   "engine/algorithm", "notes",
                                       "execs",        "GPU ms", "autotune ms",      "plans"};
     gt_table t;

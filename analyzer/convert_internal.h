@@ -312,6 +312,9 @@ typedef struct cv_file {
     int misc_described, advice_described, pinned_described, phases_described;
     int64_t pinned_live;
     int64_t first_ts; /* output clock, for items without a usable time */
+    /* GPU sampling (convert_sample.c): when CUPTI's records went off, 0 while on */
+    uint64_t sample_off_ns, sample_uuid;
+    int sample_seen, sample_described;
 
     cv_thread *threads;
     size_t n_threads, cap_threads;
@@ -638,5 +641,9 @@ void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_resolve_syncs(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next);
 void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_flush_streams(cv_ctx *c, cv_file *f);
+
+/* convert_sample.c (GPUTRACE_SAMPLE) */
+void cv_on_capture(cv_ctx *c, cv_file *f, const gt_record *rec);
+void cv_sample_finish(cv_ctx *c, cv_file *f);
 
 #endif

@@ -71,6 +71,9 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_EXT_CORR:
         gt_op_links_on_record(&f->links, rec);
         break;
+    case GT_REC_CAPTURE:
+        cv_on_capture(c, f, rec); /* GPU sampling's windows: mark the time between them */
+        break;
     case GT_REC_STRING:
     case GT_REC_CLOCK_SYNC: /* one mapping per file: the header's snapshot */
     case GT_REC_CUDNN_PERF:
@@ -271,6 +274,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
     cv_close_ranges(c, &f);
+    cv_sample_finish(c, &f);
     for (int i = 0; i < f.n_devices; i++)
         cv_busy_finish(c, &f, &f.devices[i]);
     if (c->opts->on_file_end)

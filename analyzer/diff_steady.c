@@ -82,6 +82,13 @@ static int steady_value(const gt_proc *p, size_t i, double *v)
     int64_t bs = i >= 1 && i <= 3 ? gt_proc_batch(p) : 0;
     double step = p->step_ms_median;
     int steps = has_steps(p);
+    /* GPU sampling: the GPU rows come from the steady steps inside windows (the model's);
+     * without any such step there is no per-step GPU figure to compare */
+    int gpu_rows = i == 5 || i == 6 || i == 9 || i == 10;
+    if (gpu_rows && p->gpu_sampled && (p->gpu_per_step_unavailable || !p->gpu_window_ns))
+        steps = 0;
+    if (i == 4 && p->gpu_sampled && !p->gpu_window_ns)
+        return 0;
     switch (i) {
     case 0:
         *v = step;
@@ -201,9 +208,34 @@ static void steps_warnings(const gt_proc *a, const gt_proc *b, warnings *w)
         warn(w, gt_fmt("the work per step differs: %.0f kernels per step in A, %.0f in B", ka, kb));
 }
 
+/* A GPU-sampled side (GPUTRACE_SAMPLE): where its GPU rows come from. */
+static void sampling_warnings(const gt_proc *a, const gt_proc *b, warnings *w)
+{
+    const gt_proc *pp[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        const gt_proc *p = pp[s];
+        char text[240];
+        if (!p->gpu_sampled)
+            continue;
+        if (!p->gpu_window_ns)
+            snprintf(text, sizeof text,
+                     "%s is GPU-sampled but no window was recorded: it has no GPU figure",
+                     s ? "B" : "A");
+        else
+            snprintf(text, sizeof text,
+                     "%s is GPU-sampled: its GPU rows come from %zu windows (%.0f%% of the run, "
+                     "%zu of %zu steps%s); its run GPU totals are ≈ ×%.1f",
+                     s ? "B" : "A", p->n_gpu_windows, gt_proc_gpu_coverage_pct(p), p->gpu_steps,
+                     p->n_steps, p->gpu_per_step_unavailable ? ": no GPU per-step row" : "",
+                     p->gpu_extrapolation);
+        warn(w, text);
+    }
+}
+
 static void all_warnings(const gt_proc *a, const gt_proc *b, warnings *w)
 {
     memset(w, 0, sizeof *w);
+    sampling_warnings(a, b, w);
     steps_warnings(a, b, w);
     int64_t ba = gt_proc_batch(a), bb = gt_proc_batch(b);
     if (ba > 0 && bb > 0 && ba != bb)
@@ -301,9 +333,16 @@ static totals totals_of(const gt_proc *p)
                 1e6;
     t.run_ms = gt_proc_duration_ms(p);
     t.sync_ms = (double)p->sync_total_ns / 1e6;
-    t.idle_ms = (double)(p->gpu_last_ns - p->gpu_first_ns - p->gpu_busy_ns) / 1e6;
+    uint64_t span = p->gpu_sampled ? p->gpu_span_ns : p->gpu_last_ns - p->gpu_first_ns;
+    t.idle_ms = (double)(span - p->gpu_busy_ns) / 1e6;
     t.busy_pct = gt_proc_busy_pct(p);
     t.gpu_busy_ms = (double)p->gpu_busy_ns / 1e6;
+    if (p->gpu_sampled) { /* run totals from GPU records: extrapolated from the windows */
+        t.idle_ms = gt_proc_gpu_total(p, t.idle_ms);
+        t.gpu_busy_ms = gt_proc_gpu_total(p, t.gpu_busy_ms);
+        if (p->copies_from_gpu)
+            t.copy_ms = gt_proc_gpu_total(p, t.copy_ms);
+    }
     t.autotune_ms = (double)p->autotune_ns / 1e6;
     return t;
 }
@@ -375,6 +414,17 @@ static void aligned_text(const gt_proc *a, const gt_proc *b, FILE *out)
 
 /* ------------------------------------------------------------------ entry points */
 
+/* "360 steady steps"; sampled: "360 steady steps, GPU rows from 88 in windows" */
+static const char *steady_steps_text(const gt_proc *p)
+{
+    if (!has_steps(p))
+        return "no steps";
+    if (!p->gpu_sampled)
+        return gt_fmt("%.0f steady steps", p->steady_steps);
+    return gt_fmt("%.0f steady steps, GPU rows from %.0f in windows", p->steady_steps,
+                  p->steady_gpu_steps);
+}
+
 void gt_diff_steady_text(const gt_proc *a, const gt_proc *b, FILE *out, int top_n)
 {
     (void)top_n;
@@ -386,12 +436,14 @@ void gt_diff_steady_text(const gt_proc *a, const gt_proc *b, FILE *out, int top_
         fprintf(out, "  warning: %s\n", w.text[i]);
     row r[16];
     size_t n = steady_rows(a, b, r);
-    fprintf(out, "\n  steady state, per step (A: %s; B: %s)\n",
-            has_steps(a) ? gt_fmt("%.0f steady steps", a->steady_steps) : "no steps",
-            has_steps(b) ? gt_fmt("%.0f steady steps", b->steady_steps) : "no steps");
+    fprintf(out, "\n  steady state, per step (A: %s; B: %s)\n", steady_steps_text(a),
+            steady_steps_text(b));
     rows_text(r, n, out);
     phases_text(a, b, out);
-    fprintf(out, "\n  whole run (start-up, autotuning and the run's length are in these)\n");
+    fprintf(out, "\n  whole run (start-up, autotuning and the run's length are in these%s)\n",
+            a->gpu_sampled || b->gpu_sampled
+                ? "; a GPU-sampled side's GPU ms are ≈ extrapolated from its windows"
+                : "");
     n = total_rows(a, b, r);
     rows_text(r, n, out);
     aligned_text(a, b, out);

@@ -124,6 +124,7 @@ typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwh
 
 typedef struct gt_bin {
     uint64_t gpu_busy_ns;
+    uint64_t covered_ns; /* GPU sampling: the part of the bin inside a window (else unused) */
 } gt_bin;
 
 typedef struct gt_step {
@@ -300,6 +301,26 @@ typedef struct gt_proc {
      * made a CUDA call nor waited in a collective (the CPU's own work after the wait) */
     uint64_t steady_after_sync_nocall_ns;
 
+    /* GPU sampling (GPUTRACE_SAMPLE, GT_HDR_GPU_SAMPLED; model_sample.c): CUPTI recorded only in
+     * windows, so every GPU figure is over the windows; time outside them is not GPU idle. */
+    int gpu_sampled;
+    gt_step *gpu_windows; /* from the CAPTURE records of source 4, clipped to [t_min, t_max] */
+    size_t n_gpu_windows;
+    uint64_t gpu_window_ns; /* their total */
+    uint64_t gpu_span_ns;   /* the windows' part of [gpu_first, gpu_last] (busy % is over it) */
+    double
+        gpu_extrapolation; /* run time / window time: whole-run GPU totals ≈ ×this; 1 unsampled */
+    /* The steady window's part the GPU's per-step figures come from: the steady steps that lie
+     * wholly inside a window (without steps: the steady window's part inside windows). The
+     * steady GPU ns figures above (idle, causes, kernels) are scaled to the whole steady window
+     * (×steady_steps / steady_gpu_steps), so per step and shares read as for a full trace. */
+    gt_step *steady_gpu;
+    size_t n_steady_gpu;
+    uint64_t steady_gpu_ns;
+    double steady_gpu_steps;      /* 0 with sampling and no whole steady step in a window */
+    size_t gpu_steps;             /* steps (of all) wholly inside a window */
+    int gpu_per_step_unavailable; /* sampled, steps found, none wholly inside a window */
+
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;
     size_t n_stacks, cap_stacks;
@@ -360,7 +381,18 @@ struct gt_symtab *gt_proc_symtab(gt_proc *p);
 /* Helpers shared by report, diff and advice. */
 const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id); /* NULL when unknown */
 double gt_proc_duration_ms(const gt_proc *p);
-double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] */
+double gt_proc_busy_pct(const gt_proc *p); /* GPU busy over [gpu_first, gpu_last] (windows) */
+/* GPU sampling: the windows' share of the run in % (100 when not sampled), and the time in ms the
+ * GPU figures cover (the windows' time; the run's duration when not sampled). */
+double gt_proc_gpu_coverage_pct(const gt_proc *p);
+double gt_proc_gpu_covered_ms(const gt_proc *p);
+/* A whole-run total from GPU records as the report shows it: extrapolated by the windows. */
+double gt_proc_gpu_total(const gt_proc *p, double in_windows);
+/* "≈ " / "" and " (extrapolated ×4.0 from 3 windows covering 25% of the run)" / "" */
+const char *gt_proc_estimate_mark(const gt_proc *p);
+const char *gt_proc_extrapolation_note(const gt_proc *p);
+/* The part of [a, b] in the steady window's GPU-measured part (the steady window unsampled). */
+uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b);
 int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
 /* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */

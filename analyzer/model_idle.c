@@ -177,20 +177,14 @@ static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
     }
 }
 
-static uint64_t overlap_ns(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
-{
-    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
-    return y > x ? y - x : 0;
-}
-
 /* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window. */
 static void steady_small_gaps(gt_proc *p, const pass_state *s)
 {
     p->steady_small_gap_ns = 0;
     for (size_t i = 1; i < s->n_iv; i++)
         if (s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            p->steady_small_gap_ns +=
-                overlap_ns(s->iv[i - 1][1], s->iv[i][0], p->steady_start_ns, p->steady_end_ns);
+            p->steady_small_gap_ns += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+    p->steady_small_gap_ns = md_steady_scaled(p, p->steady_small_gap_ns);
 }
 
 /* After pass 2 and the steady window: the evidence each gap needs, then the causes as if the
@@ -249,7 +243,7 @@ void md_idle_assign(gt_proc *p)
         gt_gap *g = &p->gaps[i];
         uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
         gap_split(p, g, part);
-        uint64_t ov = overlap_ns(g->start_ns, g->end_ns, p->steady_start_ns, p->steady_end_ns);
+        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
         g->cause = 0;
         for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
             if (part[c] > part[g->cause])
@@ -264,6 +258,11 @@ void md_idle_assign(gt_proc *p)
         int named_phase = g->phase == GT_PHASE_JIT || g->phase == GT_PHASE_AUTOTUNE;
         if (ov && g->after_sync && len >= GT_BIG_GAP_NS && !named_phase)
             p->steady_after_sync_nocall_ns += (uint64_t)((double)nocall * (double)ov / (double)len);
+    }
+    if (p->gpu_sampled) { /* measured in the steady steps inside windows: the whole window */
+        for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
+            p->steady_idle_cause_ns[c] = md_steady_scaled(p, p->steady_idle_cause_ns[c]);
+        p->steady_after_sync_nocall_ns = md_steady_scaled(p, p->steady_after_sync_nocall_ns);
     }
     /* launch latency: the CPU was launching (or, with no CPU record, nobody can tell) */
     int small = p->cpu_api_records || p->gpu_api_records ? GT_IDLE_CUDA_CALL : GT_IDLE_UNKNOWN;

@@ -130,7 +130,9 @@ typedef struct pass_state {
     size_t n_h2d_calls, cap_h2d_calls;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
-    const gt_run *run; /* the run being loaded (its process notes), NULL none */
+    const gt_run *run;        /* the run being loaded (its process notes), NULL none */
+    uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
+    size_t n_sample_sw, cap_sample_sw;
 } pass_state;
 
 struct gt_stack_name {
@@ -176,6 +178,7 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
+void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 
 /* model_steps.c */
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
@@ -198,6 +201,19 @@ void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
 void md_phase_end_record(gt_proc *p, const gt_record *r);
 void md_phases(gt_proc *p, pass_state *s);
 void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
+
+/* model_sample.c (GPUTRACE_SAMPLE) */
+void md_sample_on_capture(pass_state *s, const gt_record *r);
+void md_sample_windows(gt_proc *p, pass_state *s);
+void md_sample_clip(gt_proc *p, pass_state *s);
+void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);
+void md_sample_bins(gt_proc *p);
+void md_sample_steady(gt_proc *p, uint64_t lo, uint64_t hi);
+uint64_t md_steady_scaled(const gt_proc *p, uint64_t ns);
+double md_steady_gpu_steps(const gt_proc *p);
+int md_in_steady_gpu(const gt_proc *p, uint64_t t);
+void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t out[GT_PHASE_COUNT]);
 
 /* model_procs.c */
 void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);

@@ -30,6 +30,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
     case GT_REC_END:
         md_phase_end_record(p, r);
         break;
+    case GT_REC_CAPTURE:
+        md_sample_on_capture(s, r);
+        break;
     case GT_REC_CUPTI_STATS: {
         gt_rec_cupti_stats cs;
         gt_body_copy(&cs, sizeof cs, r);
@@ -260,6 +263,7 @@ static void free_pass(pass_state *s)
     free(s->h2d_starts);
     free(s->h2d_calls);
     free(s->phase_ev);
+    free(s->sample_sw);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }
@@ -303,6 +307,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
 
     md_resolve_kernel_names(p, s);
     resolve_stacks(p, s);
+    md_sample_windows(p, s);
     md_busy_and_gaps(p, s);
     copies_finish(p, s);
     if (!p->sync_count && s->cupti_sync_count) { /* no wrapper saw syncs (static cudart, JAX) */
@@ -341,6 +346,7 @@ static void load_finish(gt_proc *p, int complete)
         p->steady_end_ns = hi;
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
+    md_sample_steady(p, lo, hi); /* the steady window's part the GPU figures come from */
     md_phases(p,
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
     md_gap_totals(p, s, lo, hi);
@@ -488,6 +494,8 @@ void gt_run_free(gt_run *run)
         free(p->gemms);
         free(p->steps);
         free(p->phases);
+        free(p->gpu_windows);
+        free(p->steady_gpu);
         for (size_t k = 0; k < p->n_stacks; k++)
             free(p->stacks[k].where);
         free(p->stacks);
@@ -504,7 +512,7 @@ double gt_proc_duration_ms(const gt_proc *p)
 
 double gt_proc_busy_pct(const gt_proc *p)
 {
-    uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
+    uint64_t span = p->gpu_sampled ? p->gpu_span_ns : p->gpu_last_ns - p->gpu_first_ns;
     return span ? 100.0 * (double)p->gpu_busy_ns / (double)span : 0;
 }
 

@@ -155,7 +155,8 @@ static void add_nccl_wait(const round_ctx *x, size_t k, size_t c, uint64_t last)
         w = dur;
     gt_proc *p = x->sides[k].p;
     p->nccl_wait_ns += w;
-    if (col->arrive_ns >= p->steady_start_ns && col->arrive_ns < p->steady_end_ns)
+    if (col->arrive_ns >= p->steady_start_ns && col->arrive_ns < p->steady_end_ns &&
+        md_in_steady_gpu(p, col->arrive_ns))
         p->steady_nccl_wait_ns += w;
 }
 
@@ -251,7 +252,7 @@ static void add_nccl_wait_to_causes(rank_side *sides, size_t n)
     for (size_t k = 0; k < n; k++) {
         gt_proc *p = sides[k].p;
         p->idle_cause_ns[GT_IDLE_COLLECTIVE] += p->nccl_wait_ns;
-        p->steady_idle_cause_ns[GT_IDLE_COLLECTIVE] += p->steady_nccl_wait_ns;
+        p->steady_idle_cause_ns[GT_IDLE_COLLECTIVE] += md_steady_scaled(p, p->steady_nccl_wait_ns);
     }
 }
 

@@ -902,7 +902,16 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     chooser c = {.p = p, .s = s};
     p->step_source[0] = 0;
     p->step_source_kind = GT_STEPSRC_NONE;
-    if (choose_nvtx(&c) || choose_profiler_windows(&c) || choose_graphs(&c) || choose_pattern(&c))
+    if (choose_nvtx(&c) || choose_profiler_windows(&c))
+        return;
+    p->n_steps = 0;
+    if (p->gpu_sampled) { /* GPU work exists only in the windows: its repeats would make steps
+                             there and one long "step" over each stretch between windows */
+        set_why(&c, "no marker: no NVTX step range of the program (GPU sampling: launch patterns, "
+                    "recorded only in the windows, make no steps)");
+        return;
+    }
+    if (choose_graphs(&c) || choose_pattern(&c))
         return;
     p->n_steps = 0;
     set_why(&c, "no marker: no NVTX step range of the program, no repeating launch pattern");

@@ -136,9 +136,25 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
     }
 }
 
+void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)
+{
+    if (b - a < GT_GAP_MIN_NS) {
+        p->small_gap_ns += b - a;
+        p->small_gap_count++;
+        return;
+    }
+    gt_grow((void **)&p->gaps, cap, p->n_gaps, sizeof *p->gaps);
+    memset(&p->gaps[p->n_gaps], 0, sizeof *p->gaps);
+    p->gaps[p->n_gaps].start_ns = a;
+    p->gaps[p->n_gaps].end_ns = b;
+    p->n_gaps++;
+}
+
 void md_busy_and_gaps(gt_proc *p, pass_state *s)
 {
     iv_merge(s, 0);
+    if (p->gpu_sampled) /* only the windows are measured time (model_sample.c) */
+        md_sample_clip(p, s);
     if (!s->n_iv)
         return;
     p->gpu_first_ns = s->iv[0][0];
@@ -146,19 +162,13 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
     size_t cap = 0;
     for (size_t i = 0; i < s->n_iv; i++) {
         p->gpu_busy_ns += s->iv[i][1] - s->iv[i][0];
-        if (i == 0)
-            continue;
-        uint64_t a = s->iv[i - 1][1], b = s->iv[i][0];
-        if (b - a < GT_GAP_MIN_NS) {
-            p->small_gap_ns += b - a;
-            p->small_gap_count++;
-            continue;
-        }
-        gt_grow((void **)&p->gaps, &cap, p->n_gaps, sizeof *p->gaps);
-        memset(&p->gaps[p->n_gaps], 0, sizeof *p->gaps);
-        p->gaps[p->n_gaps].start_ns = a;
-        p->gaps[p->n_gaps].end_ns = b;
-        p->n_gaps++;
+        if (i && !p->gpu_sampled)
+            md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
+    }
+    p->gpu_span_ns = p->gpu_last_ns - p->gpu_first_ns;
+    if (p->gpu_sampled) {
+        p->gpu_span_ns = 0;
+        md_sample_gaps(p, s, &cap);
     }
     /* GPU busy % over time */
     uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
@@ -176,6 +186,8 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
             a = e;
         }
     }
+    if (p->gpu_sampled)
+        md_sample_bins(p);
 }
 
 int md_cmp_u64(const void *a, const void *b)
@@ -284,12 +296,30 @@ static void steady_on_site(gt_proc *p, uint32_t site, uint64_t d)
     p->sync_sites[site].steady_ns += d;
 }
 
+/* GPU sampling: what the GPU records gave over the steady steps inside windows, for the whole
+ * steady window (model_sample.c). */
+static void steady_count_scale(gt_proc *p, double cupti_sync_ms)
+{
+    double f = p->steady_gpu_steps > 0 ? p->steady_steps / p->steady_gpu_steps : 0;
+    p->steady_kernels = md_steady_scaled(p, p->steady_kernels);
+    p->steady_short_kernels = md_steady_scaled(p, p->steady_short_kernels);
+    p->steady_nccl_ms_per_step *= f;
+    p->steady_sync_ms_per_step += cupti_sync_ms * (f - 1);
+    p->steady_cupti_sync_count = md_steady_scaled(p, p->steady_cupti_sync_count);
+    p->steady_cupti_sync_ns = md_steady_scaled(p, p->steady_cupti_sync_ns);
+}
+
 /* The steady window's figures from the log (what a third pass over the file counted). */
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
 {
+    double cupti_sync_ms = 0; /* GPU sampling: CUPTI's syncs, scaled with the kernels below */
     for (size_t i = 0; i < s->n_sev; i++) {
         const steady_ev *e = &s->sev[i];
         if (e->t < lo || e->t >= hi)
+            continue;
+        /* GPU records count only in the steady steps inside windows when sampled */
+        if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
+            !md_in_steady_gpu(p, e->t))
             continue;
         double ms = (double)e->d / 1e6;
         switch (e->kind) {
@@ -318,11 +348,14 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
             break;
         default: /* SE_CUPTI_SYNC */
             p->steady_sync_ms_per_step += ms;
+            cupti_sync_ms += ms;
             p->steady_cupti_sync_count++;
             p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
             break;
         }
     }
+    if (p->gpu_sampled)
+        steady_count_scale(p, cupti_sync_ms);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -373,12 +406,6 @@ void md_analyse_steps(gt_proc *p)
     free(tail);
 }
 
-static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
-{
-    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
-    return y > x ? y - x : 0;
-}
-
 /* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */
 static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
 {
@@ -418,8 +445,11 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         for (int k = 0; k < GT_PHASE_COUNT && len; k++)
             p->phase_idle_ns[k] += part_of(unexpl, in_phase[k], len);
         uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
-        md_phase_overlaps(p, a, b < a ? a : b, part);
-        uint64_t ov = overlap(g->start_ns, g->end_ns, lo, hi);
+        if (p->gpu_sampled) /* the steady window's part in whole steps inside windows */
+            md_steady_gpu_phase_overlaps(p, g->start_ns, g->end_ns, part);
+        else
+            md_phase_overlaps(p, a, b < a ? a : b, part);
+        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
         if (p->n_phases)
             ov -= part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
         if (ov && len) {
@@ -439,19 +469,24 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
             steady_cpu += part_of(unexpl, ov, len);
         }
     }
-    p->steady_idle_unexplained_ns = steady_unexpl;
+    p->steady_idle_unexplained_ns = md_steady_scaled(p, steady_unexpl);
     uint64_t busy = 0;
     for (size_t i = 0; i < s->n_iv; i++) {
-        busy += overlap(s->iv[i][0], s->iv[i][1], lo, hi);
+        busy += gt_proc_steady_gpu_overlap(p, s->iv[i][0], s->iv[i][1]);
         /* gaps below GT_GAP_MIN_NS are not kept: count them here */
         if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            steady_short += overlap(s->iv[i - 1][1], s->iv[i][0], lo, hi);
+            steady_short += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
     }
     p->launch_idle_ns += p->small_gap_ns;
-    double steps = p->steady_steps;
+    /* GPU figures per step: per steady step, or with sampling per steady step inside a window */
+    double steps = md_steady_gpu_steps(p);
+    if (steps <= 0) /* sampled, no steady step inside a window: no per-step GPU figure */
+        steady_short = steady_cpu = steady_unexpl = steady_after_sync = 0, steps = 1;
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
     p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
-    p->steady_busy_pct = hi > lo ? 100.0 * (double)busy / (double)(hi - lo) : 0;
+    p->steady_busy_pct = p->steady_gpu_ns ? 100.0 * (double)busy / (double)p->steady_gpu_ns : 0;
+    if (p->gpu_per_step_unavailable) /* the windows' share instead: a share, not per step */
+        p->steady_busy_pct = gt_proc_busy_pct(p);
     p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
     p->steady_after_sync_idle_ms_per_step = (double)steady_after_sync / 1e6 / steps;
 }

@@ -261,9 +261,12 @@ static json_t *gpu_json(const gt_proc *p)
 {
     json_t *timeline = json_array();
     if (p->bin_ns)
-        for (int i = 0; i < GT_TIMELINE_BINS; i++)
+        for (int i = 0; i < GT_TIMELINE_BINS; i++) {
+            uint64_t over = p->gpu_sampled ? p->bins[i].covered_ns : p->bin_ns;
             json_array_append_new(
-                timeline, json_real(100.0 * (double)p->bins[i].gpu_busy_ns / (double)p->bin_ns));
+                timeline, over ? json_real(100.0 * (double)p->bins[i].gpu_busy_ns / (double)over)
+                               : json_null()); /* sampled: not recorded */
+        }
     json_t *idle = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "blocked_in_sync_ms",
         (double)p->idle_sync_ns / 1e6, "copying_ms", (double)p->idle_copy_ns / 1e6, "launching_ms",
@@ -441,6 +444,28 @@ static json_t *gemms_json(const gt_proc *p)
     return arr;
 }
 
+/* GPU sampling (GPUTRACE_SAMPLE): the windows, and the run totals the GPU records extrapolate
+ * to; the other GPU figures of the process are over the windows (docs/report-schema.md). */
+static json_t *sampling_json(const gt_proc *p)
+{
+    uint64_t bytes = 0;
+    for (int d = 0; d < 5 && p->copies_from_gpu; d++)
+        for (int k = 0; k < 6; k++)
+            bytes += p->copies[d][k].bytes;
+    json_t *est = json_pack("{s:f, s:f, s:f, s:f}", "gpu_busy_ms",
+                            gt_proc_gpu_total(p, (double)p->gpu_busy_ns / 1e6), "kernel_count",
+                            gt_proc_gpu_total(p, (double)p->kernel_count), "kernel_ms",
+                            gt_proc_gpu_total(p, (double)p->kernel_ns / 1e6), "gpu_copied_mb",
+                            gt_proc_gpu_total(p, (double)bytes / 1e6));
+    return json_pack("{s:I, s:f, s:f, s:f, s:I, s:I, s:f, s:b, s:o}", "windows",
+                     (json_int_t)p->n_gpu_windows, "window_ms", (double)p->gpu_window_ns / 1e6,
+                     "coverage_pct", gt_proc_gpu_coverage_pct(p), "extrapolation",
+                     p->gpu_extrapolation, "steps_in_windows", (json_int_t)p->gpu_steps, "steps",
+                     (json_int_t)p->n_steps, "steady_steps_in_windows", p->steady_gpu_steps,
+                     "per_step_available", !p->gpu_per_step_unavailable && p->gpu_window_ns,
+                     "estimated_run_totals", est);
+}
+
 json_t *gt_proc_to_json(const gt_proc *p, int top_n)
 {
     json_t *o = json_object();
@@ -469,6 +494,8 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
     json_object_set_new(o, "steps", steps_json(p));
     gt_phases_json_add(o, p);
     json_object_set_new(o, "gpu", gpu_json(p));
+    if (p->gpu_sampled) /* only then: a full trace's report stays as it was */
+        json_object_set_new(o, "gpu_sampling", sampling_json(p));
     json_object_set_new(o, "kernels", kernels_json(p, top_n));
     json_object_set_new(o, "api", api_json(p));
     json_object_set_new(o, "copies", copies_json(p));

@@ -44,4 +44,13 @@ void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *
 const char *gt_cudnn_mode(const gt_cudnn_opstat *op); /* "autotuned", "heuristic", "inferred"... */
 const char *gt_proc_label(const gt_proc *p); /* "rank 1 (pid 123)" or "pid 123"; static buffer */
 
+/* report_sample.c: a GPU-sampled trace (GPUTRACE_SAMPLE) in the report; nothing when unsampled */
+void gt_sample_print_run(const gt_proc *p, FILE *out);
+int gt_sample_verdict_line(const gt_proc *p, FILE *out); /* lines printed */
+void gt_sample_print_busy(const gt_proc *p, FILE *out);
+const char *gt_sample_column(const gt_proc *p, int first_bin, int bins); /* timeline shade */
+void gt_sample_print_kernels(const gt_proc *p, FILE *out);
+void gt_sample_print_copies(const gt_proc *p, FILE *out);
+json_t *gt_sample_verdict_json(const gt_proc *p);
+
 #endif

@@ -119,20 +119,29 @@ static const char *command_of(const gt_proc *p)
     return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 60);
 }
 
+/* "GPU busy 92.3%"; a sampled trace without any window has no GPU figure */
+static const char *busy_text(const gt_proc *p)
+{
+    if (p->gpu_sampled && !p->gpu_window_ns)
+        return "GPU busy unknown (not recorded)";
+    return gt_fmt("GPU busy %.1f%%%s", p->steady_busy_pct,
+                  p->gpu_sampled ? " in the sampled windows" : "");
+}
+
 static void print_step_line(const gt_proc *p, FILE *out)
 {
     if (has_steps(p)) {
-        fprintf(out, "  steady step  %.3f ms (median of %zu steps%s, from %s); GPU busy %.1f%%\n",
+        fprintf(out, "  steady step  %.3f ms (median of %zu steps%s, from %s); %s\n",
                 p->step_ms_median, p->n_steps - p->warmup_steps,
                 p->warmup_steps ? gt_fmt(" after %zu warm-up", p->warmup_steps) : "",
-                p->step_source[0] ? short_text(p->step_source, 60) : "?", p->steady_busy_pct);
+                p->step_source[0] ? short_text(p->step_source, 60) : "?", busy_text(p));
         return;
     }
     fprintf(out,
             "  steady state no steps found%s%s; the second half of the GPU's active time stands "
-            "for it: GPU busy %.1f%%\n",
+            "for it: %s\n",
             p->step_why[0] ? ": " : "", p->step_why[0] ? gt_fmt("%.90s", p->step_why) : "",
-            p->steady_busy_pct);
+            busy_text(p));
 }
 
 static int any_phase(const gt_proc *p)
@@ -181,6 +190,12 @@ static int any_idle_cause(const gt_proc *p)
 
 static void print_idle_line(const gt_proc *p, FILE *out)
 {
+    if (p->gpu_sampled && (p->gpu_per_step_unavailable || !p->gpu_window_ns)) {
+        fprintf(out, "  GPU idle     unavailable: %s\n",
+                p->gpu_window_ns ? "no whole step lies inside a sampled window"
+                                 : "no sampled window was recorded");
+        return;
+    }
     const char *per = has_steps(p) ? "ms/step" : "ms";
     double steps = p->steady_steps > 0 ? p->steady_steps : 1;
     if (!any_idle_cause(p)) { /* causes not computed: the steady idle time alone */
@@ -236,6 +251,7 @@ int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
     fprintf(out, "%s== verdict: %s, %s ==%s\n", gt_bold(color), gt_proc_label(p), command_of(p),
             gt_color_reset(color));
     print_step_line(p, out);
+    lines += gt_sample_verdict_line(p, out); /* GPUTRACE_SAMPLE: the windows behind the figures */
     print_phases_line(p, out);
     print_idle_line(p, out);
     if (v->other_procs) {
@@ -257,6 +273,8 @@ int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
         print_cause(v, i, out, color);
     return lines;
 }
+
+static json_t *verdict_json(const gt_verdict *v, const gt_proc *p);
 
 static json_t *phases_json(const gt_proc *p)
 {
@@ -306,6 +324,14 @@ json_t *gt_verdict_json(const gt_verdict *v)
     if (!v->p)
         return json_null();
     const gt_proc *p = v->p;
+    json_t *o = verdict_json(v, p);
+    if (o && p->gpu_sampled) /* only then: a full trace's verdict stays as it was */
+        json_object_set_new(o, "gpu_sampling", gt_sample_verdict_json(p));
+    return o;
+}
+
+static json_t *verdict_json(const gt_verdict *v, const gt_proc *p)
+{
     return json_pack("{s:i, s:i, s:o, s:s, s:I, s:I, s:f, s:f, s:f, s:o, s:o, s:o, s:I}", "pid",
                      p->hdr.pid, "rank", p->hdr.rank, "step_ms",
                      has_steps(p) ? json_real(p->step_ms_median) : json_null(), "step_source",

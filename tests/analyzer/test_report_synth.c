@@ -28,6 +28,9 @@ typedef struct sim {
     uint64_t gpu_free; /* when the GPU queue drains */
     uint64_t corr, cupti_corr;
     int rc;
+    uint64_t t0;          /* GPU sampling: the first call, when the windows start */
+    uint64_t next_switch; /* the next window switch not yet written, 0 none */
+    int window_on;
 } sim;
 
 scenario scenario_healthy(void)
@@ -54,10 +57,39 @@ scenario scenario_healthy(void)
     return s;
 }
 
-static void add(sim *s, uint16_t kind, const void *body, uint32_t size)
+static void write_record(sim *s, uint16_t kind, const void *body, uint32_t size)
 {
     if (gt_test_writer_add(&s->w, kind, 0, body, size) != 0)
         s->rc = -1;
+}
+
+/* GPU sampling: the switches the CPU clock has passed, as the recorder's writer writes them. */
+static void sample_switches(sim *s)
+{
+    const scenario *sc = s->sc;
+    while (sc->sample_on_ns && !sc->sample_no_window && s->next_switch && s->next_switch <= s->t) {
+        s->window_on = !s->window_on;
+        gt_rec_capture c = {s->next_switch, (uint32_t)s->window_on, GT_CAPTURE_SRC_SAMPLE};
+        write_record(s, GT_REC_CAPTURE, &c, sizeof c);
+        s->next_switch += s->window_on ? sc->sample_on_ns : sc->sample_off_ns;
+    }
+}
+
+static void add(sim *s, uint16_t kind, const void *body, uint32_t size)
+{
+    sample_switches(s);
+    write_record(s, kind, body, size);
+}
+
+/* Whether CUPTI records GPU work that starts at t (always, unless sampled outside a window). */
+static int gpu_recorded(const sim *s, uint64_t t)
+{
+    const scenario *sc = s->sc;
+    if (!sc->sample_on_ns)
+        return 1;
+    if (sc->sample_no_window || t < s->t0)
+        return 0;
+    return (t - s->t0) % (sc->sample_on_ns + sc->sample_off_ns) < sc->sample_on_ns;
 }
 
 static void common(gt_api_common *c, sim *s, uint32_t func, uint64_t dur, uint32_t stack)
@@ -88,6 +120,8 @@ static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, 
     k.corr_id = ++s->cupti_corr;
     k.name_id = name_id;
     k.stream = 7;
+    if (!gpu_recorded(s, k.start_ns))
+        return;
     add(s, GT_REC_GPU_KERNEL, &k, sizeof k);
     gt_rec_gpu_ext_corr e = {our_corr, k.corr_id, GT_EXT_CORR_KIND_OURS, 0};
     add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
@@ -132,7 +166,8 @@ static void copy(sim *s, uint8_t dir, uint8_t host_kind, int is_async, uint64_t 
     g.src_kind = m.src_kind;
     g.dst_kind = m.dst_kind;
     g.is_async = (uint8_t)is_async;
-    add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
+    if (gpu_recorded(s, g.start_ns))
+        add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
 }
 
 static void sync_stream(sim *s)
@@ -310,6 +345,8 @@ static void header(gt_file_header *h, const scenario *sc)
     rt->devices[0].cc_minor = sc->cc_minor;
     rt->devices[0].sm_count = 132;
     rt->devices[0].total_mem_bytes = 150ull << 30;
+    if (sc->sample_on_ns)
+        h->flags |= GT_HDR_GPU_SAMPLED;
 }
 
 /* A kernel compiled on first use: by a ptxas child (its .procs line) or in the process. */
@@ -387,6 +424,8 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
     if (gt_test_writer_open(&s->w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
         return -1;
     gt_test_writer_set_tid(&s->w, TID_MAIN);
+    s->t0 = s->t; /* the first window opens at the first call */
+    s->next_switch = sc->sample_on_ns ? s->t : 0;
     strings(s);
     if (sc->lost_records) {
         gt_rec_lost l = {sc->lost_records, s->t, s->t + 10,

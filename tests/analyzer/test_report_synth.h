@@ -55,6 +55,12 @@ typedef struct scenario {
     /* CPU work without CUDA calls before each autotuning trial but the first (cudnn >= 2), as
      * when cuDNN builds the next candidate */
     uint64_t autotune_pause_ns;
+    /* GPUTRACE_SAMPLE: GPU records (kernels, copies) only sample_on_ns of every sample_on_ns +
+     * sample_off_ns from the first call, each switch a CAPTURE record of source 4, the header
+     * flag GT_HDR_GPU_SAMPLED; calls are recorded all along. sample_no_window: the flag and no
+     * window at all (CUPTI never switched on). */
+    uint64_t sample_on_ns, sample_off_ns;
+    int sample_no_window;
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */

@@ -441,6 +441,15 @@ sample)
     [ "$(grep -c " cuptiSubscribe$" "$T/n.log")" = 1 ] || fail "DETACH=0: subscribed $(grep -c " cuptiSubscribe$" "$T/n.log") times"
     kn=$(count_of 50 "$T/n.dump")
     [ "$kn" -ge 9 ] && [ "$kn" -le 25 ] || fail "DETACH=0 kernels: $kn"
+    # The report measures the GPU in the windows and says so: the verdict names them, run totals
+    # from GPU records are extrapolated ("≈ N kernels ... (extrapolated ×k ...)", about the 30
+    # launched), the timeline marks the time between windows as not recorded.
+    "$GPUTRACE" report "$T/p.d" >"$T/p.report" 2>&1 || fail "report: $(cat "$T/p.report")"
+    grep -q "^  sampled      GPU figures from [0-9]* sampled windows covering [0-9]*% of the run" "$T/p.report" ||
+        fail "report verdict: $(head -8 "$T/p.report")"
+    est=$(sed -n 's/^  ≈ \([0-9]*\) kernels, .* in the run (extrapolated ×.*/\1/p' "$T/p.report")
+    [ -n "$est" ] && [ "$est" -ge 12 ] && [ "$est" -le 75 ] || fail "report: ≈ '$est' kernels, want about 30: $(grep -A1 '== kernels' "$T/p.report")"
+    grep -q "'~' not recorded" "$T/p.report" || fail "report timeline: $(grep timeline "$T/p.report")"
     # A bad value: a warning, and GPU activity all along.
     run_traced b GPUTRACE_SAMPLE=often GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" loop 5 10
     dump_trace b

@@ -1,0 +1,322 @@
+/* model_sample.c — GPU sampling (GPUTRACE_SAMPLE, header flag GT_HDR_GPU_SAMPLED): the calls were
+ * recorded all along, CUPTI's records only in windows that CAPTURE records of source 4 open and
+ * close. Outside a window nothing says what the GPU did, so it must never count as idle: the busy
+ * intervals are clipped to the windows, idle gaps are what the windows hold between them, and the
+ * steady window's GPU figures come from the steady steps that lie wholly inside a window (scaled
+ * to the whole steady window so per step and shares read as for a full trace). Whole-run totals
+ * from GPU records (GPU time, kernels, bytes copied) are extrapolated where the report shows them,
+ * by the run's time over the windows' time (gt_proc_gpu_total), and marked as estimates. */
+#include "model_internal.h"
+
+/* Pass 1: a CAPTURE record of source GT_CAPTURE_SRC_SAMPLE switched CUPTI's records on or off. */
+void md_sample_on_capture(pass_state *s, const gt_record *r)
+{
+    gt_rec_capture c;
+    if (r->body_size < sizeof c)
+        return;
+    gt_body_copy(&c, sizeof c, r);
+    if (c.source != GT_CAPTURE_SRC_SAMPLE)
+        return;
+    gt_grow((void **)&s->sample_sw, &s->cap_sample_sw, s->n_sample_sw, sizeof *s->sample_sw);
+    s->sample_sw[s->n_sample_sw][0] = c.t_ns;
+    s->sample_sw[s->n_sample_sw][1] = c.on != 0;
+    s->n_sample_sw++;
+}
+
+static void window_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)
+{
+    a = a < p->t_min ? p->t_min : a; /* the run is [t_min, t_max]: coverage is a share of it */
+    b = b > p->t_max ? p->t_max : b;
+    if (b <= a)
+        return;
+    if (p->n_gpu_windows && p->gpu_windows[p->n_gpu_windows - 1].end_ns >= a) {
+        gt_step *last = &p->gpu_windows[p->n_gpu_windows - 1];
+        p->gpu_window_ns += b > last->end_ns ? b - last->end_ns : 0;
+        last->end_ns = b > last->end_ns ? b : last->end_ns;
+        return;
+    }
+    gt_grow((void **)&p->gpu_windows, cap, p->n_gpu_windows, sizeof *p->gpu_windows);
+    p->gpu_windows[p->n_gpu_windows++] = (gt_step){a, b};
+    p->gpu_window_ns += b - a;
+}
+
+/* After pass 1 (t_min and t_max known): the windows, in time order; one still open at the end of
+ * the file runs to the end of the trace. A sampled trace without any window has no GPU coverage. */
+void md_sample_windows(gt_proc *p, pass_state *s)
+{
+    p->gpu_extrapolation = 1;
+    if (!(p->hdr.flags & GT_HDR_GPU_SAMPLED))
+        return;
+    p->gpu_sampled = 1;
+    if (s->n_sample_sw) /* the writer writes them in order; sort anyway (stable for equal t) */
+        qsort(s->sample_sw, s->n_sample_sw, sizeof *s->sample_sw, md_cmp_u64);
+    size_t cap = 0;
+    int open = 0;
+    uint64_t since = 0;
+    for (size_t i = 0; i < s->n_sample_sw; i++) {
+        uint64_t t = s->sample_sw[i][0];
+        if (s->sample_sw[i][1] && !open) {
+            open = 1;
+            since = t;
+        } else if (!s->sample_sw[i][1] && open) {
+            open = 0;
+            window_add(p, &cap, since, t);
+        }
+    }
+    if (open)
+        window_add(p, &cap, since, p->t_max);
+    uint64_t run = p->t_max > p->t_min ? p->t_max - p->t_min : 0;
+    p->gpu_extrapolation = p->gpu_window_ns ? (double)run / (double)p->gpu_window_ns : 0;
+}
+
+/* The merged busy intervals cut to the windows (a kernel CUPTI flushed as a window closed may run
+ * past it: the part outside is not measured time). */
+void md_sample_clip(gt_proc *p, pass_state *s)
+{
+    uint64_t(*out)[2] = NULL;
+    size_t n = 0, cap = 0, w = 0;
+    for (size_t i = 0; i < s->n_iv; i++) {
+        while (w < p->n_gpu_windows && p->gpu_windows[w].end_ns <= s->iv[i][0])
+            w++;
+        for (size_t k = w; k < p->n_gpu_windows && p->gpu_windows[k].start_ns < s->iv[i][1]; k++) {
+            uint64_t a =
+                s->iv[i][0] > p->gpu_windows[k].start_ns ? s->iv[i][0] : p->gpu_windows[k].start_ns;
+            uint64_t b =
+                s->iv[i][1] < p->gpu_windows[k].end_ns ? s->iv[i][1] : p->gpu_windows[k].end_ns;
+            if (b <= a)
+                continue;
+            gt_grow((void **)&out, &cap, n, sizeof *out);
+            out[n][0] = a;
+            out[n++][1] = b;
+        }
+    }
+    free(s->iv);
+    s->iv = out;
+    s->n_iv = n;
+    s->cap_iv = cap;
+}
+
+/* The idle gaps: the windows' part of [gpu_first, gpu_last] the busy intervals leave (each
+ * interval lies inside one window after md_sample_clip). */
+void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap)
+{
+    size_t j = 0;
+    for (size_t w = 0; w < p->n_gpu_windows; w++) {
+        const gt_step *win = &p->gpu_windows[w];
+        uint64_t a = win->start_ns > p->gpu_first_ns ? win->start_ns : p->gpu_first_ns;
+        uint64_t b = win->end_ns < p->gpu_last_ns ? win->end_ns : p->gpu_last_ns;
+        if (b <= a)
+            continue;
+        p->gpu_span_ns += b - a;
+        uint64_t cur = a;
+        while (j < s->n_iv && s->iv[j][1] <= a)
+            j++;
+        for (; j < s->n_iv && s->iv[j][0] < b; j++) {
+            if (s->iv[j][0] > cur)
+                md_gap_add(p, cap, cur, s->iv[j][0]);
+            if (s->iv[j][1] > cur)
+                cur = s->iv[j][1];
+        }
+        if (b > cur)
+            md_gap_add(p, cap, cur, b);
+    }
+}
+
+/* How much of each timeline bin lies in a window (the report shades a bin by its busy share of
+ * that, and marks bins without any as not recorded). */
+void md_sample_bins(gt_proc *p)
+{
+    for (size_t w = 0; w < p->n_gpu_windows; w++) {
+        uint64_t a = p->gpu_windows[w].start_ns, b = p->gpu_windows[w].end_ns;
+        a = a < p->bin_origin ? p->bin_origin : a;
+        while (a < b) {
+            size_t bi = (a - p->bin_origin) / p->bin_ns;
+            if (bi >= GT_TIMELINE_BINS)
+                break;
+            uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns;
+            uint64_t e = b < bend ? b : bend;
+            p->bins[bi].covered_ns += e - a;
+            a = e;
+        }
+    }
+}
+
+/* The window holding [a, b] wholly, or NULL. */
+static const gt_step *window_holding(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    size_t lo = 0, hi = p->n_gpu_windows; /* first window that ends after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->gpu_windows[mid].end_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n_gpu_windows && p->gpu_windows[lo].start_ns <= a && b <= p->gpu_windows[lo].end_ns)
+        return &p->gpu_windows[lo];
+    return NULL;
+}
+
+static void steady_gpu_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return;
+    p->steady_gpu_ns += b - a;
+    if (p->n_steady_gpu && p->steady_gpu[p->n_steady_gpu - 1].end_ns >= a) {
+        p->steady_gpu[p->n_steady_gpu - 1].end_ns = b;
+        return;
+    }
+    gt_grow((void **)&p->steady_gpu, cap, p->n_steady_gpu, sizeof *p->steady_gpu);
+    p->steady_gpu[p->n_steady_gpu++] = (gt_step){a, b};
+}
+
+/* The steady steps wholly inside a window, each with the time to the next step's start (as the
+ * unsampled steady window holds it), cut at its window's end. */
+static void steady_from_steps(gt_proc *p)
+{
+    size_t cap = 0;
+    for (size_t i = p->warmup_steps; i < p->n_steps; i++) {
+        const gt_step *st = &p->steps[i];
+        const gt_step *win = window_holding(p, st->start_ns, st->end_ns);
+        if (!win)
+            continue;
+        uint64_t end = st->end_ns;
+        if (i + 1 < p->n_steps && p->steps[i + 1].start_ns > end)
+            end = p->steps[i + 1].start_ns;
+        end = end < win->end_ns ? end : win->end_ns;
+        uint64_t start = st->start_ns;
+        if (p->n_steady_gpu && p->steady_gpu[p->n_steady_gpu - 1].end_ns > start)
+            start = p->steady_gpu[p->n_steady_gpu - 1].end_ns; /* overlapping steps: once */
+        steady_gpu_add(p, &cap, start, end > start ? end : start);
+        p->steady_gpu_steps += 1;
+    }
+    p->gpu_per_step_unavailable = p->steady_gpu_steps == 0;
+}
+
+/* After the steps and the steady window [lo, hi]: the part of it the GPU figures come from. */
+void md_sample_steady(gt_proc *p, uint64_t lo, uint64_t hi)
+{
+    p->steady_gpu_steps = p->steady_steps;
+    p->steady_gpu_ns = hi > lo ? hi - lo : 0;
+    if (!p->gpu_sampled)
+        return;
+    p->steady_gpu_ns = 0;
+    p->steady_gpu_steps = 0;
+    for (size_t i = 0; i < p->n_steps; i++)
+        p->gpu_steps += window_holding(p, p->steps[i].start_ns, p->steps[i].end_ns) != NULL;
+    if (p->n_steps >= 2) {
+        steady_from_steps(p);
+        return;
+    }
+    size_t cap = 0; /* no steps: the windows' part of the steady window, as a share of one "step" */
+    for (size_t w = 0; w < p->n_gpu_windows; w++) {
+        uint64_t a = p->gpu_windows[w].start_ns > lo ? p->gpu_windows[w].start_ns : lo;
+        uint64_t b = p->gpu_windows[w].end_ns < hi ? p->gpu_windows[w].end_ns : hi;
+        steady_gpu_add(p, &cap, a, b);
+    }
+    p->steady_gpu_steps = hi > lo ? (double)p->steady_gpu_ns / (double)(hi - lo) : 0;
+}
+
+/* A steady-window GPU figure measured over steady_gpu, for the whole steady window. */
+uint64_t md_steady_scaled(const gt_proc *p, uint64_t ns)
+{
+    if (!p->gpu_sampled)
+        return ns;
+    if (p->steady_gpu_steps <= 0)
+        return 0;
+    return (uint64_t)((double)ns * p->steady_steps / p->steady_gpu_steps);
+}
+
+/* The steps the steady GPU figures are per: all steady ones unsampled, else those in windows. */
+double md_steady_gpu_steps(const gt_proc *p)
+{
+    return p->gpu_sampled ? p->steady_gpu_steps : p->steady_steps;
+}
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+    return y > x ? y - x : 0;
+}
+
+/* The first steady GPU interval that ends after t (they are sorted and disjoint). */
+static size_t steady_gpu_lower(const gt_proc *p, uint64_t t)
+{
+    size_t lo = 0, hi = p->n_steady_gpu;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->steady_gpu[mid].end_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    if (!p->gpu_sampled)
+        return overlap(a, b, p->steady_start_ns, p->steady_end_ns);
+    uint64_t sum = 0;
+    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
+         i++)
+        sum += overlap(a, b, p->steady_gpu[i].start_ns, p->steady_gpu[i].end_ns);
+    return sum;
+}
+
+int md_in_steady_gpu(const gt_proc *p, uint64_t t)
+{
+    if (!p->gpu_sampled)
+        return t >= p->steady_start_ns && t < p->steady_end_ns;
+    return gt_proc_steady_gpu_overlap(p, t, t + 1) > 0;
+}
+
+/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
+void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t out[GT_PHASE_COUNT])
+{
+    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
+    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
+         i++) {
+        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
+        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
+        if (y <= x)
+            continue;
+        uint64_t part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, x, y, part);
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            out[k] += part[k];
+    }
+}
+
+double gt_proc_gpu_coverage_pct(const gt_proc *p)
+{
+    if (!p->gpu_sampled)
+        return 100;
+    return p->t_max > p->t_min ? 100.0 * (double)p->gpu_window_ns / (double)(p->t_max - p->t_min)
+                               : 0;
+}
+
+double gt_proc_gpu_covered_ms(const gt_proc *p)
+{
+    return p->gpu_sampled ? (double)p->gpu_window_ns / 1e6 : gt_proc_duration_ms(p);
+}
+
+double gt_proc_gpu_total(const gt_proc *p, double in_windows)
+{
+    return p->gpu_sampled ? in_windows * p->gpu_extrapolation : in_windows;
+}
+
+const char *gt_proc_estimate_mark(const gt_proc *p)
+{
+    return p->gpu_sampled && p->gpu_window_ns ? "≈ " : "";
+}
+
+const char *gt_proc_extrapolation_note(const gt_proc *p)
+{
+    if (!p->gpu_sampled || !p->gpu_window_ns)
+        return "";
+    return gt_fmt(" (extrapolated ×%.1f from %zu window%s covering %.0f%% of the run)",
+                  p->gpu_extrapolation, p->n_gpu_windows, p->n_gpu_windows == 1 ? "" : "s",
+                  gt_proc_gpu_coverage_pct(p));
+}
