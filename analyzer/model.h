@@ -308,8 +308,10 @@ typedef struct gt_proc {
     size_t n_gpu_windows;
     uint64_t gpu_window_ns; /* their total */
     uint64_t gpu_span_ns;   /* the windows' part of [gpu_first, gpu_last] (busy % is over it) */
-    double
-        gpu_extrapolation; /* run time / window time: whole-run GPU totals ≈ ×this; 1 unsampled */
+    /* Whole-run GPU totals ≈ ×this (1 unsampled): the calls that give the GPU work over those
+     * inside the windows (gpu_extrapolation_by_calls), else run time over window time. */
+    double gpu_extrapolation;
+    int gpu_extrapolation_by_calls;
     /* The steady window's part the GPU's per-step figures come from: the steady steps that lie
      * wholly inside a window (without steps: the steady window's part inside windows). The
      * steady GPU ns figures above (idle, causes, kernels) are scaled to the whole steady window

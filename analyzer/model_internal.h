@@ -133,6 +133,8 @@ typedef struct pass_state {
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
     uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
     size_t n_sample_sw, cap_sample_sw;
+    uint64_t *submit_t; /* GPU sampling: when each call that gives the GPU work began */
+    size_t n_submit_t, cap_submit_t;
 } pass_state;
 
 struct gt_stack_name {
@@ -205,6 +207,7 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 /* model_sample.c (GPUTRACE_SAMPLE) */
 void md_sample_on_capture(pass_state *s, const gt_record *r);
 void md_sample_windows(gt_proc *p, pass_state *s);
+void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_api_common *c);
 void md_sample_clip(gt_proc *p, pass_state *s);
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);
 void md_sample_bins(gt_proc *p);

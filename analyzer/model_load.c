@@ -54,6 +54,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
         md_on_api(p, s, r);
+        md_sample_on_call(p, s, r->kind, &c);
         break;
     }
     case GT_REC_CUDNN_PLAN: {
@@ -264,6 +265,7 @@ static void free_pass(pass_state *s)
     free(s->h2d_calls);
     free(s->phase_ev);
     free(s->sample_sw);
+    free(s->submit_t);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }
