@@ -207,6 +207,7 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 /* model_sample.c (GPUTRACE_SAMPLE) */
 void md_sample_on_capture(pass_state *s, const gt_record *r);
 void md_sample_windows(gt_proc *p, pass_state *s);
+void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_api_common *c);
 void md_sample_clip(gt_proc *p, pass_state *s);
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);

@@ -40,19 +40,13 @@ void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_
     s->submit_t[s->n_submit_t++] = c->t_begin_ns;
 }
 
-static int cmp_u64_plain(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The calls that gave the GPU work, all of them over those inside the windows; 0: no such call
  * inside a window (the time-based factor is used). */
 static double calls_factor(const gt_proc *p, pass_state *s)
 {
     if (!s->n_submit_t)
         return 0;
-    qsort(s->submit_t, s->n_submit_t, sizeof *s->submit_t, cmp_u64_plain);
+    qsort(s->submit_t, s->n_submit_t, sizeof *s->submit_t, md_cmp_u64);
     size_t inside = 0, i = 0;
     for (size_t w = 0; w < p->n_gpu_windows; w++) {
         while (i < s->n_submit_t && s->submit_t[i] < p->gpu_windows[w].start_ns)
@@ -174,16 +168,7 @@ void md_sample_bins(gt_proc *p)
 {
     for (size_t w = 0; w < p->n_gpu_windows; w++) {
         uint64_t a = p->gpu_windows[w].start_ns, b = p->gpu_windows[w].end_ns;
-        a = a < p->bin_origin ? p->bin_origin : a;
-        while (a < b) {
-            size_t bi = (a - p->bin_origin) / p->bin_ns;
-            if (bi >= GT_TIMELINE_BINS)
-                break;
-            uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns;
-            uint64_t e = b < bend ? b : bend;
-            p->bins[bi].covered_ns += e - a;
-            a = e;
-        }
+        md_bins_add(p, a < p->bin_origin ? p->bin_origin : a, b, 1);
     }
 }
 

@@ -150,6 +150,24 @@ void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)
     p->n_gaps++;
 }
 
+/* [a, b] spread over the timeline's bins: busy GPU time, or (covered) time inside a sampled
+ * window. */
+void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered)
+{
+    while (a < b) {
+        size_t bi = (a - p->bin_origin) / p->bin_ns;
+        if (bi >= GT_TIMELINE_BINS)
+            break;
+        uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns;
+        uint64_t e = b < bend ? b : bend;
+        if (covered)
+            p->bins[bi].covered_ns += e - a;
+        else
+            p->bins[bi].gpu_busy_ns += e - a;
+        a = e;
+    }
+}
+
 void md_busy_and_gaps(gt_proc *p, pass_state *s)
 {
     iv_merge(s, 0);
@@ -174,18 +192,8 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
     uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
     p->bin_origin = p->gpu_first_ns;
     p->bin_ns = span / GT_TIMELINE_BINS + 1;
-    for (size_t i = 0; i < s->n_iv; i++) {
-        uint64_t a = s->iv[i][0], b = s->iv[i][1];
-        while (a < b) {
-            size_t bi = (a - p->bin_origin) / p->bin_ns;
-            if (bi >= GT_TIMELINE_BINS)
-                break;
-            uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns;
-            uint64_t e = b < bend ? b : bend;
-            p->bins[bi].gpu_busy_ns += e - a;
-            a = e;
-        }
-    }
+    for (size_t i = 0; i < s->n_iv; i++)
+        md_bins_add(p, s->iv[i][0], s->iv[i][1], 0);
     if (p->gpu_sampled)
         md_sample_bins(p);
 }

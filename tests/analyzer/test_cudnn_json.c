@@ -25,7 +25,7 @@
 
 static const char *datadir, *workdir;
 
-static char *slurp(const char *dir, const char *name, size_t *len)
+static char *slurp_trimmed(const char *dir, const char *name, size_t *len)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -58,7 +58,7 @@ static void label_of(const gt_cudnn_plan_desc *d, char *out, size_t cap)
 static void test_real_forward(void)
 {
     size_t len;
-    char *json = slurp(datadir, "cudnn_plan_fwd_9.14.json", &len);
+    char *json = slurp_trimmed(datadir, "cudnn_plan_fwd_9.14.json", &len);
     if (!json)
         return;
     gt_cudnn_plan_desc d;
@@ -97,7 +97,7 @@ static void test_real_backward(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
-        char *json = slurp(datadir, cases[i].file, &len);
+        char *json = slurp_trimmed(datadir, cases[i].file, &len);
         if (!json)
             continue;
         gt_cudnn_plan_desc d;
@@ -212,7 +212,7 @@ static void test_variants(void)
               d.engine_id == -1 && !d.knobs[0],
           "wrong types are ignored, not trusted");
     size_t len;
-    char *json = slurp(datadir, "cudnn_plan_fwd_9.14.json", &len);
+    char *json = slurp_trimmed(datadir, "cudnn_plan_fwd_9.14.json", &len);
     int ok_prefixes = 0;
     for (size_t n = 0; json && n < len; n++) {
         char *copy = malloc(n ? n : 1); /* exact size: a read past the end is caught */
@@ -245,7 +245,7 @@ typedef struct plan_spec {
 static char *plan_json(const plan_spec *ps, size_t *len)
 {
     size_t n;
-    char *base = slurp(datadir, ps->json_file, &n);
+    char *base = slurp_trimmed(datadir, ps->json_file, &n);
     if (!base)
         return NULL;
     json_t *root = json_loads(base, 0, NULL);
@@ -436,7 +436,7 @@ static void test_traces(void)
     snprintf(out, sizeof out, "%s/diff.txt", workdir);
     CHECK(run_captured(cmd_diff, 3, argv, out) == 0, "text diff");
     size_t len;
-    char *txt = slurp(workdir, "diff.txt", &len);
+    char *txt = slurp_trimmed(workdir, "diff.txt", &len);
     CHECK(txt && strstr(txt, "*  conv_fwd 32x64x56x56") && strstr(txt, "~  conv_bwd_data") &&
               strstr(txt, "WORKSPACE=2") && strstr(txt, "WORKSPACE=0") && strstr(txt, "0.50x"),
           "text diff marks '*' and '~' with the knobs:\n%s", txt ? txt : "");

@@ -35,21 +35,6 @@ static int report(const char *out, int n, ...)
     return run_captured(cmd_report, n + 1, argv, out);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static void test_json(void)
 {
     scenario sc = scenario_healthy();

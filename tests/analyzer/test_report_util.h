@@ -5,7 +5,24 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* The whole file as a string ("" when it cannot be opened); the caller frees it. */
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
 
 /* Run fn(argc, argv) with stdout (and stderr when err_too) sent to out_path; returns its status. */
 static inline int run_captured(int (*fn)(int, char **), int argc, char **argv, const char *out_path)

@@ -30,21 +30,6 @@ static const char *path_of(const char *name)
     return b;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static int run_cmd(int (*fn)(int, char **), const char *out, int n, ...)
 {
     char *argv[8] = {fn == cmd_diff ? "diff" : "report"};
