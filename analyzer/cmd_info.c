@@ -97,6 +97,7 @@ typedef struct capture_windows {
     bool open;
     /* GPUTRACE_SAMPLE: CUPTI's windows (CAPTURE records of source SAMPLE) */
     uint64_t gpu_windows, gpu_since_ns, gpu_covered_ns, first_ns;
+    uint64_t last_call_ns; /* the end of the last call: the run's end without an END record */
     bool gpu_open;
     /* GPUTRACE_FLIGHT_RECORDER: its writes (FLIGHT records); the last one has the totals */
     uint64_t flight_writes, flight_records;
@@ -123,6 +124,14 @@ static void note_capture(capture_windows *w, const gt_record *rec)
     if (rec->kind == GT_REC_END && rec->body_size >= sizeof(gt_rec_end)) {
         const gt_rec_end *e = rec->body;
         w->end_ns = e->t_begin_ns ? e->t_begin_ns : e->t_ns;
+        return;
+    }
+    if (rec->kind >= GT_REC_API && rec->kind <= GT_REC_API_CUBLAS &&
+        rec->body_size >= sizeof(gt_api_common)) {
+        gt_api_common c;
+        memcpy(&c, rec->body, sizeof c);
+        if (c.t_end_ns > w->last_call_ns)
+            w->last_call_ns = c.t_end_ns;
         return;
     }
     if (rec->kind == GT_REC_FLIGHT && rec->body_size >= sizeof(gt_rec_flight)) {
@@ -169,9 +178,10 @@ static void print_sample(const gt_file_header *h, const capture_windows *w)
     if (!(h->flags & GT_HDR_GPU_SAMPLED))
         return;
     uint64_t covered = w->gpu_covered_ns;
-    if (w->gpu_open && w->end_ns > w->gpu_since_ns)
-        covered += w->end_ns - w->gpu_since_ns;
-    uint64_t span = w->end_ns > w->first_ns && w->first_ns ? w->end_ns - w->first_ns : 0;
+    uint64_t end = w->end_ns ? w->end_ns : w->last_call_ns; /* no END record: killed, or older */
+    if (w->gpu_open && end > w->gpu_since_ns)
+        covered += end - w->gpu_since_ns;
+    uint64_t span = end > w->first_ns && w->first_ns ? end - w->first_ns : 0;
     printf("  %-22s %llu window%s, %.3f s of %.3f s with GPU records (calls recorded all along; "
            "GPU figures cover the windows only)\n",
            "GPU sampled", (unsigned long long)w->gpu_windows, w->gpu_windows == 1 ? "" : "s",

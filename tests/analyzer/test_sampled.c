@@ -270,6 +270,13 @@ static void test_idle_start(void)
     }
     gt_run_free(&rf);
     gt_run_free(&rs);
+    /* info gives the run's length from its calls when the file has no END record (this one) */
+    char *argv[] = {"info", (char *)path_of("idle_start.gtrace")};
+    int rc = run_captured(cmd_info, 2, argv, path_of("idle_start.info"));
+    char *t = slurp(path_of("idle_start.info"));
+    CHECK(rc == 0 && strstr(t, "GPU sampled            2 windows, 1.200 s of 2.0"),
+          "info: the windows against the run's length:\n%.900s", t);
+    free(t);
 }
 
 /* Windows shorter than a step: no step inside one, so no per-step GPU figure (not zeros). */
