@@ -297,6 +297,12 @@ typedef struct cv_source {
     size_t len;
 } cv_source;
 
+/* A gputrace track of the process (phases, GPU not recorded...), described on first use. */
+typedef struct cv_side_track {
+    uint64_t uuid;
+    int described;
+} cv_side_track;
+
 typedef struct cv_file {
     int index;
     gt_reader *r;
@@ -308,13 +314,14 @@ typedef struct cv_file {
     int64_t tid_shift;
     uint32_t proc_seq;
     uint64_t proc_uuid;
-    uint64_t misc_uuid, advice_uuid, pinned_uuid, phases_uuid;
-    int misc_described, advice_described, pinned_described, phases_described;
+    uint64_t misc_uuid, advice_uuid, pinned_uuid;
+    int misc_described, advice_described, pinned_described;
+    cv_side_track phases, not_sampled; /* model_phases.c's phases; GPU sampling's gaps */
     int64_t pinned_live;
     int64_t first_ts; /* output clock, for items without a usable time */
     /* GPU sampling (convert_sample.c): when CUPTI's records went off, 0 while on */
-    uint64_t sample_off_ns, sample_uuid;
-    int sample_seen, sample_described;
+    uint64_t sample_off_ns;
+    int sample_seen;
 
     cv_thread *threads;
     size_t n_threads, cap_threads;
@@ -598,6 +605,10 @@ void cv_on_plan(cv_file *f, const gt_record *rec);
 void cv_describe_process(cv_ctx *c, cv_file *f);
 void cv_child_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int64_t lane_id,
                     int order);
+/* A slice [ts, end_ts] named name with a "detail" argument on side track t (name, lane, order
+ * describe it the first time). */
+void cv_side_slice(cv_ctx *c, cv_file *f, cv_side_track *t, const char *track_name, int64_t lane,
+                   int order, int64_t ts, int64_t end_ts, const char *name, const char *detail);
 void cv_counter_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int unit,
                       const char *unit_name);
 void cv_describe_thread(cv_ctx *c, cv_file *f, cv_thread *t);

@@ -95,23 +95,8 @@ static void cv_phase_emit(cv_ctx *c, cv_file *f, const gt_convert_advice *item)
     int64_t ts, end_ts;
     if (!cv_ts(c, item->t_ns, &ts) || !cv_ts(c, item->end_ns, &end_ts) || end_ts <= ts)
         return;
-    if (!f->phases_described) {
-        f->phases_uuid = cv_uuid(c);
-        cv_child_track(c, f, f->phases_uuid, "gputrace phases", 2000002, -3);
-        f->phases_described = 1;
-    }
-    cv_args x;
-    x.n = 0;
-    if (item->detail)
-        arg_s(&x, AN_DETAIL, item->detail);
-    cv_event ev = {.track = f->phases_uuid,
-                   .seq = f->proc_seq,
-                   .ts = ts,
-                   .name = item->title,
-                   .args = x.a,
-                   .n_args = x.n};
-    cv_set_cat(&ev, CAT_GPUTRACE);
-    cv_slice(c, &ev, end_ts, NULL, 0);
+    cv_side_slice(c, f, &f->phases, "gputrace phases", 2000002, -3, ts, end_ts, item->title,
+                  item->detail);
 }
 
 static void cv_advice_emit(void *ctx, const gt_convert_advice *item)

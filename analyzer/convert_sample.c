@@ -10,24 +10,8 @@
 
 static void not_recorded(cv_ctx *c, cv_file *f, int64_t ts, int64_t end_ts, const char *detail)
 {
-    if (end_ts <= ts)
-        return;
-    if (!f->sample_described) {
-        f->sample_uuid = cv_uuid(c);
-        cv_child_track(c, f, f->sample_uuid, SAMPLE_TRACK_NAME, SAMPLE_LANE, -4);
-        f->sample_described = 1;
-    }
-    cv_args x;
-    x.n = 0;
-    arg_s(&x, AN_DETAIL, detail);
-    cv_event ev = {.track = f->sample_uuid,
-                   .seq = f->proc_seq,
-                   .ts = ts,
-                   .name = SAMPLE_TRACK_NAME,
-                   .args = x.a,
-                   .n_args = x.n};
-    cv_set_cat(&ev, CAT_GPUTRACE);
-    cv_slice(c, &ev, end_ts, NULL, 0);
+    cv_side_slice(c, f, &f->not_sampled, SAMPLE_TRACK_NAME, SAMPLE_LANE, -4, ts, end_ts,
+                  SAMPLE_TRACK_NAME, detail);
 }
 
 static const char *const BETWEEN =

@@ -40,6 +40,26 @@ void cv_child_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int6
     cv_describe(c, &d);
 }
 
+void cv_side_slice(cv_ctx *c, cv_file *f, cv_side_track *t, const char *track_name, int64_t lane,
+                   int order, int64_t ts, int64_t end_ts, const char *name, const char *detail)
+{
+    if (end_ts <= ts)
+        return;
+    if (!t->described) {
+        t->uuid = cv_uuid(c);
+        cv_child_track(c, f, t->uuid, track_name, lane, order);
+        t->described = 1;
+    }
+    cv_args x;
+    x.n = 0;
+    if (detail)
+        arg_s(&x, AN_DETAIL, detail);
+    cv_event ev = {
+        .track = t->uuid, .seq = f->proc_seq, .ts = ts, .name = name, .args = x.a, .n_args = x.n};
+    cv_set_cat(&ev, CAT_GPUTRACE);
+    cv_slice(c, &ev, end_ts, NULL, 0);
+}
+
 void cv_counter_track(cv_ctx *c, cv_file *f, uint64_t uuid, const char *name, int unit,
                       const char *unit_name)
 {
