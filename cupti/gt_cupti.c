@@ -486,6 +486,7 @@ static void on_fork_child(void)
     atomic_store(&state, ST_OFF);
     tl_push_depth = 0;
     gt_cupti_records_reset_after_fork();
+    gt_cupti_callbacks_reset_after_fork();
 }
 
 static void cupti_init(void)

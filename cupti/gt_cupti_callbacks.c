@@ -364,8 +364,8 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
 }
 
 /* The child of a fork makes no CUPTI call and pairs nothing: its thread state came from the
- * forking thread's call in progress. */
-static void on_fork_child(void)
+ * forking thread's call in progress (called by gt_cupti.c's fork hook). */
+void gt_cupti_callbacks_reset_after_fork(void)
 {
     atomic_store(&gt_cupti_cb_active, false);
     gt_cupti_tl_call_state = (gt_cupti_tl_call){0};
@@ -401,7 +401,6 @@ CUptiResult gt_cupti_callbacks_start(bool queued_timestamps)
         gt_cupti_callbacks_stop();
         return CUPTI_SUCCESS;
     }
-    gt_core_on_fork_child(on_fork_child);
     atomic_store(&gt_cupti_cb_active, true);
     gt_debug("CUPTI callbacks on %zu runtime and %zu driver entry points link GPU work to calls",
              rt, drv);

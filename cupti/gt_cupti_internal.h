@@ -56,6 +56,7 @@ const char *gt_cupti_result_string(CUptiResult r);
 /* gt_cupti_records.c */
 CUptiResult gt_cupti_register_buffers(void);
 void gt_cupti_records_reset_after_fork(void);
+void gt_cupti_callbacks_reset_after_fork(void);
 /* Reads CUPTI's dropped-record count and writes GT_REC_LOST / GT_REC_CUPTI_STATS when anything
  * changed since the last call. */
 void gt_cupti_write_stats(bool force);
