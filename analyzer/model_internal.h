@@ -3,6 +3,7 @@
 #ifndef GT_MODEL_INTERNAL_H
 #define GT_MODEL_INTERNAL_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,11 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 void md_sample_on_capture(pass_state *s, const gt_record *r);
 void md_sample_windows(gt_proc *p, pass_state *s);
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
+/* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after
+ * t, or n: one binary search for every such array. */
+size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t);
+#define MD_FIRST_ENDING_AFTER(arr, n, t)                                                           \
+    md_first_ending_after((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), end_ns), (t))
 void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_api_common *c);
 void md_sample_clip(gt_proc *p, pass_state *s);
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);

@@ -329,14 +329,7 @@ static void build_spans(gt_proc *p, const gt_phase_span *jit, size_t nj, const g
 void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT])
 {
     memset(out, 0, GT_PHASE_COUNT * sizeof *out);
-    size_t lo = 0, hi = p->n_phases; /* first span that ends after a */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->phases[mid].end_ns <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = MD_FIRST_ENDING_AFTER(p->phases, p->n_phases, a);
     for (size_t i = lo; i < p->n_phases && p->phases[i].start_ns < b; i++) {
         uint64_t x = p->phases[i].start_ns > a ? p->phases[i].start_ns : a;
         uint64_t y = p->phases[i].end_ns < b ? p->phases[i].end_ns : b;

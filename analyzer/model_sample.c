@@ -175,14 +175,7 @@ void md_sample_bins(gt_proc *p)
 /* The window holding [a, b] wholly, or NULL. */
 static const gt_step *window_holding(const gt_proc *p, uint64_t a, uint64_t b)
 {
-    size_t lo = 0, hi = p->n_gpu_windows; /* first window that ends after a */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->gpu_windows[mid].end_ns <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = MD_FIRST_ENDING_AFTER(p->gpu_windows, p->n_gpu_windows, a);
     if (lo < p->n_gpu_windows && p->gpu_windows[lo].start_ns <= a && b <= p->gpu_windows[lo].end_ns)
         return &p->gpu_windows[lo];
     return NULL;
@@ -270,27 +263,13 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
     return y > x ? y - x : 0;
 }
 
-/* The first steady GPU interval that ends after t (they are sorted and disjoint). */
-static size_t steady_gpu_lower(const gt_proc *p, uint64_t t)
-{
-    size_t lo = 0, hi = p->n_steady_gpu;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->steady_gpu[mid].end_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b)
 {
     if (!p->gpu_sampled)
         return overlap(a, b, p->steady_start_ns, p->steady_end_ns);
     uint64_t sum = 0;
-    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
-         i++)
+    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
+         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++)
         sum += overlap(a, b, p->steady_gpu[i].start_ns, p->steady_gpu[i].end_ns);
     return sum;
 }
@@ -307,8 +286,8 @@ void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t out[GT_PHASE_COUNT])
 {
     memset(out, 0, GT_PHASE_COUNT * sizeof *out);
-    for (size_t i = steady_gpu_lower(p, a); i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b;
-         i++) {
+    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
+         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
         uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
         uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
         if (y <= x)

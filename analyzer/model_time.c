@@ -222,17 +222,25 @@ int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t
 }
 
 /* First gap whose end is after t (gaps are sorted and disjoint). */
-size_t md_gap_lower(const gt_proc *p, uint64_t t)
+size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t)
 {
-    size_t lo = 0, hi = p->n_gaps;
+    const unsigned char *base = v;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->gaps[mid].end_ns <= t)
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t end;
+        memcpy(&end, base + mid * stride + end_offset, sizeof end);
+        if (end <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+size_t md_gap_lower(const gt_proc *p, uint64_t t)
+{
+    return MD_FIRST_ENDING_AFTER(p->gaps, p->n_gaps, t);
 }
 
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
