@@ -213,11 +213,11 @@ static void set_kinds(bool on)
  * contexts; with GPUTRACE_CUPTI_DETACH a pause also detaches (maybe_detach), because kinds
  * disabled after a context ran with them may leave CUPTI's per-launch work behind
  * (docs/performance.md). */
-static atomic_bool attached;
+atomic_int gt_cupti_link = GT_LINK_DETACHED;
 
 bool gt_cupti_is_attached(void)
 {
-    return atomic_load(&attached);
+    return atomic_load(&gt_cupti_link) == GT_LINK_ATTACHED;
 }
 
 _Atomic uint64_t gt_cupti_corr_base;
@@ -247,14 +247,44 @@ static CUptiResult attach(void)
         if (gt_core_config()->cupti_anchors)
             gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
     }
-    atomic_store(&attached, true);
+    atomic_store(&gt_cupti_link, GT_LINK_ATTACHED);
     return CUPTI_SUCCESS;
+}
+
+static bool push_before_detach; /* push_allowed when the detach was armed */
+
+/* A window opens while the detach is armed and no application call has done it yet: CUPTI stays
+ * attached (taking the armed state first, so no callback can start the detach). Under
+ * capture_lock. Returns the link state from then on. */
+static int cancel_armed_detach(void)
+{
+    int link = GT_LINK_DETACH_ARMED;
+    if (!atomic_compare_exchange_strong(&gt_cupti_link, &link, GT_LINK_ATTACHED))
+        return link;
+    gt_cupti_callbacks_disarm_detach();
+    atomic_store(&push_allowed, push_before_detach);
+    gt_debug("CUPTI stays attached: a window opened before a sync returned to detach it");
+    return GT_LINK_ATTACHED;
+}
+
+/* An application thread is in cuptiFinalize: wait for it (bounded) before attaching again. */
+static bool wait_detached(void)
+{
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 5000 && atomic_load(&gt_cupti_link) == GT_LINK_DETACHING; i++)
+        nanosleep(&ms, NULL);
+    return atomic_load(&gt_cupti_link) == GT_LINK_DETACHED;
 }
 
 /* Under capture_lock. */
 static void resume_capture(void)
 {
-    if (!atomic_load(&attached)) {
+    int link = cancel_armed_detach();
+    if (link == GT_LINK_DETACHING && !wait_detached()) {
+        gt_debug("capture resumed while CUPTI is still detaching: it attaches at a later round");
+        return;
+    }
+    if (link != GT_LINK_ATTACHED) {
         CUptiResult r = attach();
         if (r != CUPTI_SUCCESS)
             give_up(r);
@@ -272,7 +302,7 @@ static void apply_capture(bool on)
     if (atomic_load(&state) == ST_ACTIVE && capture_off == on) {
         if (on) {
             resume_capture();
-        } else {
+        } else if (gt_cupti_is_attached()) { /* else detached: nothing to switch off */
             set_kinds(false);
             gt_cupti_callbacks_set(false);
         }
@@ -298,25 +328,59 @@ static void flush(uint32_t flag)
     atomic_fetch_sub(&flushes_in_flight, 1);
 }
 
-/* The writer, each round: a paused capture detaches CUPTI (GPUTRACE_CUPTI_DETACH): what it still
- * holds is flushed, the wrappers stop handing it ids, the subscriber goes, and cuptiFinalize takes
- * CUPTI out of the contexts; the next window attaches again. Under capture_lock so that a window
- * opening meanwhile waits; the flush calls back into gt_cupti_records.c, which never takes it. */
+/* The writer, each round: a paused capture detaches CUPTI (GPUTRACE_CUPTI_DETACH). What CUPTI
+ * still holds is flushed and the wrappers stop handing it ids; then the detach is armed, and the
+ * application's next context-wide sync does it as it returns, when no GPU work is left in flight
+ * to write into what cuptiFinalize frees (gt_cupti_internal.h). Under capture_lock so that a
+ * window opening meanwhile waits; the flush calls back into gt_cupti_records.c, which never takes
+ * it. A CUPTI without the callback API cannot be detached safely: it stays attached, kinds off. */
 static void maybe_detach(void)
 {
-    if (!gt_core_config()->cupti_detach || !gt_cupti.Finalize)
+    static bool cannot_detach;
+    if (!gt_core_config()->cupti_detach || !gt_cupti.Finalize || cannot_detach)
         return;
+    if (gt_cupti_records_many_contexts()) {
+        cannot_detach = true;
+        gt_debug("GPU work in several contexts: CUPTI is not detached while paused (kinds off)");
+        return;
+    }
     pthread_mutex_lock(&capture_lock);
-    if (atomic_load(&state) == ST_ACTIVE && capture_off && atomic_load(&attached)) {
-        atomic_store(&push_allowed, false);
+    if (atomic_load(&state) == ST_ACTIVE && capture_off && gt_cupti_is_attached()) {
+        push_before_detach = atomic_exchange(&push_allowed, false);
         flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         gt_cupti_write_stats(true);
-        gt_cupti_callbacks_stop();
-        atomic_store(&attached, false);
-        CUptiResult r = GT_CUPTI_CALL(gt_cupti.Finalize());
-        gt_debug("capture paused: CUPTI detached (%s)", gt_cupti_result_string(r));
+        if (gt_cupti_callbacks_arm_detach()) {
+            atomic_store(&gt_cupti_link, GT_LINK_DETACH_ARMED);
+            gt_debug("capture paused: CUPTI detaches at the return of the program's next "
+                     "cudaDeviceSynchronize/cuCtxSynchronize");
+        } else {
+            cannot_detach = true;
+            atomic_store(&push_allowed, push_before_detach);
+            gt_debug("capture paused: this CUPTI has no callback to detach from safely; it stays "
+                     "attached with its kinds disabled");
+        }
     }
+    if (!capture_off && atomic_load(&state) == ST_ACTIVE &&
+        atomic_load(&gt_cupti_link) == GT_LINK_DETACHED)
+        resume_capture(); /* a window that opened while CUPTI was still detaching */
     pthread_mutex_unlock(&capture_lock);
+}
+
+void gt_cupti_detach_in_callback(void)
+{
+    int armed = GT_LINK_DETACH_ARMED;
+    if (!atomic_compare_exchange_strong(&gt_cupti_link, &armed, GT_LINK_DETACHING))
+        return;
+    /* Records CUPTI still delivers are converted in this thread, which stays the application's. */
+    atomic_fetch_add(&flushes_in_flight, 1);
+    gt_cupti_tl_we_flush = true;
+    gt_cupti_callbacks_stop();
+    CUptiResult r = GT_CUPTI_CALL(gt_cupti.Finalize());
+    gt_cupti_tl_we_flush = false;
+    atomic_fetch_sub(&flushes_in_flight, 1);
+    atomic_store(&gt_cupti_link, GT_LINK_DETACHED);
+    gt_debug("capture paused: CUPTI detached at the return of a context-wide sync (%s)",
+             gt_cupti_result_string(r));
 }
 
 /* A capture that starts paused: CUPTI stays detached until the first window (resume_capture). */
@@ -453,7 +517,7 @@ static void on_periodic(void)
         return;
     write_clock_sync();
     maybe_detach();
-    if (!atomic_load(&attached)) {
+    if (!gt_cupti_is_attached()) {
         gt_cupti_write_stats(false);
         return;
     }
@@ -471,7 +535,11 @@ static void on_before_exit(void)
     if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
         return;
     write_clock_sync();
-    if (atomic_load(&attached))
+    pthread_mutex_lock(&capture_lock);
+    if (cancel_armed_detach() == GT_LINK_DETACHING)
+        wait_detached();
+    pthread_mutex_unlock(&capture_lock);
+    if (gt_cupti_is_attached())
         flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     wait_for_other_flushes();
     if (static_cudart_suspected())
@@ -484,6 +552,7 @@ static void on_fork_child(void)
 {
     atomic_store(&push_allowed, false);
     atomic_store(&state, ST_OFF);
+    atomic_store(&gt_cupti_link, GT_LINK_DETACHED);
     tl_push_depth = 0;
     gt_cupti_records_reset_after_fork();
     gt_cupti_callbacks_reset_after_fork();

@@ -28,6 +28,8 @@
 atomic_bool gt_cupti_cb_active;
 _Thread_local gt_cupti_tl_call gt_cupti_tl_call_state __attribute__((tls_model("initial-exec")));
 static CUpti_SubscriberHandle subscriber;
+static bool
+    subscribed_to_detach; /* the subscriber exists only for the detach (no link callbacks) */
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
 #define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
@@ -288,11 +290,20 @@ static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
     gt_record_commit(rec);
 }
 
+static bool is_detach_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
 static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *cbdata)
 {
     (void)userdata;
     const CUpti_CallbackData *cb = cbdata;
+    int link = atomic_load_explicit(&gt_cupti_link, memory_order_acquire);
+    if (link == GT_LINK_DETACH_ARMED || link == GT_LINK_DETACHING) {
+        if (link == GT_LINK_DETACH_ARMED && cb->callbackSite == CUPTI_API_EXIT &&
+            is_detach_site(domain, cbid))
+            gt_cupti_detach_in_callback(); /* recording is paused: nothing else to do here */
+        return;
+    }
     uint32_t jit = domain == CUPTI_CB_DOMAIN_DRIVER_API ? jit_func_of(cbid) : 0;
     if (jit) {
         on_jit_call(cb, jit);
@@ -440,4 +451,55 @@ void gt_cupti_callbacks_stop(void)
     if (subscriber && gt_cupti.Unsubscribe)
         GT_CUPTI_CALL(gt_cupti.Unsubscribe(subscriber));
     subscriber = NULL;
+    subscribed_to_detach = false;
+}
+
+/* The calls at whose return the detach is made: the context-wide syncs (gt_cupti_internal.h). */
+static const uint16_t detach_runtime_cbids[] = {RT(cudaDeviceSynchronize_v3020),
+                                                RT(cudaThreadSynchronize_v3020)};
+static const uint16_t detach_driver_cbids[] = {DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2)};
+
+static bool is_detach_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    const uint16_t *ids =
+        domain == CUPTI_CB_DOMAIN_RUNTIME_API ? detach_runtime_cbids : detach_driver_cbids;
+    size_t n = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? COUNT(detach_runtime_cbids)
+                                                     : COUNT(detach_driver_cbids);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == cbid)
+            return true;
+    return false;
+}
+
+bool gt_cupti_callbacks_arm_detach(void)
+{
+    if (!subscriber) { /* GPUTRACE_CUPTI_CALLBACKS=0, or callbacks unavailable at attach */
+        if (!gt_cupti.Subscribe || !gt_cupti.EnableCallback ||
+            GT_CUPTI_CALL(gt_cupti.Subscribe(&subscriber, on_api_call, NULL)) != CUPTI_SUCCESS) {
+            subscriber = NULL;
+            return false;
+        }
+        subscribed_to_detach = true;
+    }
+    size_t n =
+        enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, detach_runtime_cbids,
+                    COUNT(detach_runtime_cbids)) +
+        enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, detach_driver_cbids, COUNT(detach_driver_cbids));
+    if (!n)
+        gt_cupti_callbacks_disarm_detach();
+    return n > 0;
+}
+
+void gt_cupti_callbacks_disarm_detach(void)
+{
+    if (!subscriber)
+        return;
+    enable_list(0, CUPTI_CB_DOMAIN_RUNTIME_API, detach_runtime_cbids, COUNT(detach_runtime_cbids));
+    enable_list(0, CUPTI_CB_DOMAIN_DRIVER_API, detach_driver_cbids, COUNT(detach_driver_cbids));
+    if (subscribed_to_detach) {
+        if (gt_cupti.Unsubscribe)
+            GT_CUPTI_CALL(gt_cupti.Unsubscribe(subscriber));
+        subscriber = NULL;
+        subscribed_to_detach = false;
+    }
 }

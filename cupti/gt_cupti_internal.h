@@ -56,13 +56,37 @@ const char *gt_cupti_result_string(CUptiResult r);
 /* gt_cupti_records.c */
 CUptiResult gt_cupti_register_buffers(void);
 void gt_cupti_records_reset_after_fork(void);
+/* GPU records came from more than one context: a context-wide sync no longer says that nothing
+ * is in flight, so CUPTI is not detached. */
+bool gt_cupti_records_many_contexts(void);
 void gt_cupti_callbacks_reset_after_fork(void);
 /* Reads CUPTI's dropped-record count and writes GT_REC_LOST / GT_REC_CUPTI_STATS when anything
  * changed since the last call. */
 void gt_cupti_write_stats(bool force);
 /* CUPTI is in the process's contexts now (not before a paused capture's first window, nor while
- * a pause has it detached): only then may CUPTI be asked anything that would attach it again. */
+ * a pause has it detached or is detaching it): only then may CUPTI be asked anything that would
+ * attach it again. */
 bool gt_cupti_is_attached(void);
+
+/* Detaching CUPTI (GPUTRACE_CUPTI_DETACH). cuptiFinalize frees the buffers that GPU work still in
+ * flight writes its timestamps into. Called from the writer thread, it crashed a DataLoader
+ * process on an H200; called at the exit callsite of any API call (where CUPTI's documentation
+ * puts it), JAX and torch.compile programs, which launch a CUDA graph each step with several
+ * queued, still failed with "unspecified launch failure". So the writer only arms the detach,
+ * and it is made at the return of the application's own context-wide sync (cudaDeviceSynchronize,
+ * cuCtxSynchronize), when nothing launched before it is still running (one context only:
+ * gt_cupti_records_many_contexts). A program that never makes one keeps CUPTI attached, kinds
+ * off, as GPUTRACE_CUPTI_DETACH=0 does. */
+enum gt_cupti_link {
+    GT_LINK_DETACHED,     /* never attached, or detached */
+    GT_LINK_ATTACHED,     /* buffers, subscriber and kinds as configured */
+    GT_LINK_DETACH_ARMED, /* paused and flushed: the next API exit detaches */
+    GT_LINK_DETACHING,    /* an application thread is in cuptiFinalize */
+};
+extern atomic_int gt_cupti_link;
+/* In the application's thread, at the exit callsite of its CUDA call, while the detach is armed:
+ * unsubscribes and finalizes (only the thread that takes the armed state does). */
+void gt_cupti_detach_in_callback(void);
 
 /* CUPTI numbers correlation ids from 1 again after each attach (seen on the H200 after a
  * cuptiFinalize): each attach after the first moves the ids it gives into the next 2^32, so ids
@@ -94,6 +118,12 @@ void *gt_cupti_mapped_symbol(const char *name);
 bool gt_cupti_callbacks_held(void);
 /* Capture range: disable (or re-enable) the callbacks while recording is paused. */
 void gt_cupti_callbacks_set(bool on);
+/* The detach: callbacks on the context-wide syncs (a subscriber made for them when there was
+ * none), so that the application's next one returns through gt_cupti_detach_in_callback. False
+ * when this CUPTI cannot (no callback API): CUPTI then stays attached with its kinds off.
+ * Disarming (a window opened before such a sync came) takes those callbacks off again. */
+bool gt_cupti_callbacks_arm_detach(void);
+void gt_cupti_callbacks_disarm_detach(void);
 
 typedef struct gt_cupti_tl_call {
     uint64_t id;         /* gputrace call id of the outermost wrapped call in progress, else 0 */

@@ -34,6 +34,24 @@ static atomic_uint_fast64_t stat_dropped, stat_completed, stat_refused, stat_con
 
 void gt_cupti_arm_exit_flush(void); /* gt_cupti.c */
 
+/* The first context a kernel ran in, +1 (0: none yet), and whether another one was seen. */
+static atomic_uint_fast32_t first_context;
+static atomic_bool other_context;
+
+static void note_context(uint32_t context)
+{
+    uint_fast32_t want = 0;
+    if (!atomic_compare_exchange_strong_explicit(&first_context, &want, context + 1,
+                                                 memory_order_relaxed, memory_order_relaxed) &&
+        want != context + 1)
+        atomic_store_explicit(&other_context, true, memory_order_relaxed);
+}
+
+bool gt_cupti_records_many_contexts(void)
+{
+    return atomic_load(&other_context);
+}
+
 static void *take_buffer(void)
 {
     void *buf = NULL;
@@ -160,6 +178,7 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
     out->name_id = name_id;
     out->device = k->deviceId;
     out->context = k->contextId;
+    note_context(k->contextId);
     out->stream = k->streamId;
     out->grid[0] = k->gridX, out->grid[1] = k->gridY, out->grid[2] = k->gridZ;
     out->block[0] = k->blockX, out->block[1] = k->blockY, out->block[2] = k->blockZ;

@@ -294,7 +294,7 @@ void gt_config_load(void)
     g_cfg.stack_python = parse_stack_python();
     g_cfg.cupti_kinds = parse_kinds("GPUTRACE_CUPTI_KINDS");
     g_cfg.cupti_hw_trace = parse_bool("GPUTRACE_CUPTI_HW_TRACE", true);
-    g_cfg.cupti_detach = parse_bool("GPUTRACE_CUPTI_DETACH", true);
+    g_cfg.cupti_detach = parse_bool("GPUTRACE_CUPTI_DETACH", false);
     g_cfg.flight_s = parse_u32("GPUTRACE_FLIGHT_RECORDER", 0, 0, 7 * 86400);
     g_cfg.flight_mb = parse_u32("GPUTRACE_FLIGHT_RECORDER_MB", 256, 4, 1u << 16);
     if (g_cfg.flight_s && g_cfg.capture_mode == GT_CAPTURE_PROFILER_API) {

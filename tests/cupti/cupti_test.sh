@@ -378,7 +378,11 @@ capture_signal | capture_file)
     else
         mode="trigger-file:$T/trigger" src=3 args=(capture-file "$T/trigger")
     fi
-    run_traced s GPUTRACE_CAPTURE="$mode" GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" "${args[@]}"
+    # The signal case detaches CUPTI after its window (GPUTRACE_CUPTI_DETACH=1); the file case
+    # keeps the default, where CUPTI stays attached with its kinds off.
+    detach=0
+    [ "$CASE" = capture_signal ] && detach=1
+    run_traced s GPUTRACE_CAPTURE="$mode" GPUTRACE_CUPTI_DETACH=$detach GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" "${args[@]}"
     dump_trace s
     D=$T/s.dump
     [ "$(cat "$T/s.rc")" = 0 ] || fail "the program ended with $(cat "$T/s.rc"): $(cat "$T/s.err")"
@@ -392,11 +396,16 @@ capture_signal | capture_file)
     [ $(($(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D") & 64)) != 0 ] || fail "no GT_HDR_CAPTURE_WINDOWS"
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
     # Paused from the start, CUPTI attaches only at the window: its kinds are enabled once, for
-    # the window (not enabled at start and disabled until it, as before), and detached after it.
+    # the window (not enabled at start and disabled until it, as before), and detached after it
+    # only when asked to.
     awk '/ cuptiActivityDisable$/ { off = 1 } off && / cuptiActivityEnable$/ { bad = 1 } END { exit bad }' "$T/calls.log" ||
         fail "kinds enabled again after a disable: CUPTI was on before the window"
     grep -q " cuptiActivityEnable$" "$T/calls.log" || fail "CUPTI never attached for the window"
-    grep -q " cuptiFinalize$" "$T/calls.log" || fail "CUPTI not detached after the window"
+    if [ $detach = 1 ]; then
+        grep -q " cuptiFinalize$" "$T/calls.log" || fail "CUPTI not detached after the window"
+    else
+        ! grep -q " cuptiFinalize$" "$T/calls.log" || fail "CUPTI detached by default"
+    fi
     "$GPUTRACE" info "$T/s.d"/*.gtrace >"$T/s.info" 2>&1 || fail "info failed: $(cat "$T/s.info")"
     grep -q "^  capture  *1 window " "$T/s.info" || fail "info does not show the window: $(cat "$T/s.info")"
     if [ "$CASE" = capture_file ]; then
@@ -411,7 +420,7 @@ sample)
     # GPUTRACE_SAMPLE=0.3/0.3: every call is recorded (30 launches), CUPTI's records only about
     # half of the time (kernels well under 30, over 0), the windows are CAPTURE records of source
     # 4 that alternate, the header has GT_HDR_GPU_SAMPLED (256) and info says what it covers.
-    run_traced p GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" loop 30 50
+    run_traced p GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/calls.log" -- "$RUNTIME_APP" loop 30 50
     dump_trace p
     same_as_untraced p "$RUNTIME_APP" loop 30 50
     D=$T/p.dump
@@ -425,7 +434,7 @@ sample)
     grep -q " cuptiActivityDisable$" "$T/calls.log" || fail "CUPTI kinds never disabled"
     "$GPUTRACE" info "$T/p.d"/*.gtrace >"$T/p.info" 2>&1 || fail "info: $(cat "$T/p.info")"
     grep -q "^  GPU sampled  *[0-9]* windows, " "$T/p.info" || fail "info: $(grep -i sampl "$T/p.info")"
-    # Between windows CUPTI is detached (GPUTRACE_CUPTI_DETACH, default on) and each window
+    # Between windows CUPTI is detached (GPUTRACE_CUPTI_DETACH=1) and each window
     # attaches it anew: more kernels than one 0.3 s window of 50 ms launches holds (at most 7)
     # prove that a window after a detach records again.
     fin=$(grep -c " cuptiFinalize$" "$T/calls.log") subs=$(grep -c " cuptiSubscribe$" "$T/calls.log")
@@ -434,8 +443,8 @@ sample)
     # CUPTI numbers ids from 1 again after each attach: every kernel still links to its own
     # launch (no id paired or linked twice).
     check_links "$D" "$k" '^cuda(Memcpy|LaunchKernel)$'
-    # GPUTRACE_CUPTI_DETACH=0: kinds disabled between windows, CUPTI never detached.
-    run_traced n GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=0 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/n.log" -- "$RUNTIME_APP" loop 30 50
+    # By default (GPUTRACE_CUPTI_DETACH=0): kinds disabled between windows, CUPTI never detached.
+    run_traced n GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/n.log" -- "$RUNTIME_APP" loop 30 50
     dump_trace n
     ! grep -q " cuptiFinalize$" "$T/n.log" || fail "DETACH=0 still detached"
     [ "$(grep -c " cuptiSubscribe$" "$T/n.log")" = 1 ] || fail "DETACH=0: subscribed $(grep -c " cuptiSubscribe$" "$T/n.log") times"
@@ -455,6 +464,39 @@ sample)
     dump_trace b
     grep -q "GPUTRACE_SAMPLE=often is not ON/OFF" "$T/b.err" || fail "no warning: $(cat "$T/b.err")"
     [ "$(count_of 50 "$T/b.dump")" = 5 ] || fail "bad value: $(count_of 50 "$T/b.dump") kernels, want 5"
+    ;;
+sample_detach)
+    # The detach (GPUTRACE_CUPTI_DETACH=1) is made at the return of the program's own context-wide
+    # sync, when no GPU work is left in flight to write into what cuptiFinalize frees (the fake
+    # aborts anywhere else; on an H200 a detach elsewhere failed queued CUDA graphs). Rounds (a
+    # copy, a launch, cudaDeviceSynchronize) 450 ms apart under 0.1/0.1 s windows: most pauses see
+    # no sync before the next window opens, which then cancels the armed detach and keeps CUPTI
+    # attached; a pause that a round comes in is detached in that round's sync. Either way the
+    # program runs as without gputrace, and every kernel recorded links to its own launch.
+    run_traced d GPUTRACE_SAMPLE=0.1/0.1 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_FLUSH_MS=10 GPUTRACE_VERBOSE=1 FAKE_CUPTI_LOG="$T/d.log" -- "$RUNTIME_APP" loop 10 450
+    dump_trace d
+    same_as_untraced d "$RUNTIME_APP" loop 10 450
+    grep -q "CUPTI stays attached: a window opened before" "$T/d.err" ||
+        fail "no armed detach was cancelled: $(grep -i cupti "$T/d.err")"
+    grep -q "CUPTI detached at the return of a context-wide sync" "$T/d.err" ||
+        fail "never detached in a sync: $(grep -i cupti "$T/d.err")"
+    k=$(count_of 50 "$T/d.dump")
+    [ "$k" -ge 1 ] && [ "$k" -le 10 ] || fail "kernels: $k, want 1 to 10"
+    check_links "$T/d.dump" "$k" '^cuda(Memcpy|LaunchKernel)$'
+    # Without link callbacks (GPUTRACE_CUPTI_CALLBACKS=0) a subscriber is made for the detach alone.
+    run_traced c GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_CUPTI_CALLBACKS=0 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/c.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace c
+    same_as_untraced c "$RUNTIME_APP" loop 30 50
+    grep -q " cuptiFinalize$" "$T/c.log" || fail "CALLBACKS=0: never detached"
+    [ "$(count_of 50 "$T/c.dump")" -ge 9 ] || fail "CALLBACKS=0 kernels: $(count_of 50 "$T/c.dump")"
+    # Without the callback API (cuptiSubscribe refused) CUPTI cannot be detached safely: it stays
+    # attached with its kinds disabled between windows, which still record.
+    run_traced x GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=1 FAKE_CUPTI_NO_CALLBACKS=1 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/x.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace x
+    same_as_untraced x "$RUNTIME_APP" loop 30 50
+    ! grep -q " cuptiFinalize$" "$T/x.log" || fail "no callback API, yet detached"
+    kx=$(count_of 50 "$T/x.dump")
+    [ "$kx" -ge 5 ] && [ "$kx" -le 25 ] || fail "no callback API: kernels $kx, want about half of 30"
     ;;
 flight_exit)
     # GPUTRACE_FLIGHT_RECORDER=1: 25 rounds 100 ms apart (2.5 s) keep only about the last second

@@ -39,12 +39,14 @@
  * function" line per call, to prove which process called what), FAKE_CUPTI_HW_TRACE=1 (the GPU
  * has hardware-event timestamps: cuptiActivityEnableHWTrace succeeds; unset or 0 refuses it with
  * NOT_SUPPORTED, as on Hopper; "late" answers NOT_INITIALIZED to the first call, as before the
- * driver is up, and succeeds after). */
+ * driver is up, and succeeds after), FAKE_CUPTI_FINALIZE_ANYWHERE=1 (cuptiFinalize allowed outside
+ * the exit callsite of an API call's callback, where the fake otherwise aborts). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +337,19 @@ static int callback_enabled(CUpti_CallbackDomain domain, uint32_t cbid)
            __atomic_load_n(&cb_driver[cbid], __ATOMIC_RELAXED);
 }
 
+/* Inside the subscriber's callback at the return of a context-wide sync, when no GPU work is in
+ * flight: where cuptiFinalize is safe (cuptiFinalize below). */
+static _Thread_local bool tl_in_sync_exit_callback;
+
+static bool is_context_sync(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+               cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020;
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2;
+}
+
 /* The subscriber's callback, in the calling thread, outside our lock (it may call CUPTI). */
 static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_ApiCallbackSite site,
                             const fake_gpu_op *op, const char *function)
@@ -351,7 +366,9 @@ static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_Ap
     d.contextUid = 1;
     d.correlationData = &correlation_data;
     d.correlationId = op->correlation_id;
+    tl_in_sync_exit_callback = site == CUPTI_API_EXIT && is_context_sync(domain, cbid);
     fn(atomic_load(&sub_userdata), domain, (CUpti_CallbackId)cbid, &d);
+    tl_in_sync_exit_callback = false;
 }
 
 /* Like CUPTI after a cuptiFinalize: correlation ids start from 1 again at the next attach. */
@@ -799,6 +816,18 @@ EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelati
 EXPORT CUptiResult cuptiFinalize(void)
 {
     log_call(__func__);
+    /* The real CUPTI frees the buffers that GPU work in flight still writes its timestamps into:
+     * called from another thread it crashed a process on an H200, and at the return of other
+     * calls, with CUDA graphs queued, it failed kernels ("unspecified launch failure"). This fake
+     * cannot know what is in flight, so it allows only the return of a context-wide sync
+     * (FAKE_CUPTI_FINALIZE_ANYWHERE=1: anywhere). */
+    if (!tl_in_sync_exit_callback && !getenv("FAKE_CUPTI_FINALIZE_ANYWHERE")) {
+        static const char msg[] = "fake_cupti: cuptiFinalize outside the return of a context-wide "
+                                  "sync, where GPU work in flight would fail\n";
+        if (write(2, msg, sizeof msg - 1) < 0) {
+        }
+        abort();
+    }
     deliver_all();
     pthread_mutex_lock(&lock);
     memset(enabled, 0, sizeof enabled);

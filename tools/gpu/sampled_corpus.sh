@@ -11,7 +11,7 @@
 # no run starts past SC_BUDGET_S (default 400) s.
 # Output: $OUT/sampled_corpus.txt (each run's rc, wall time, CORPUS line, trace bytes),
 #         $OUT/sc_<group>.tar.xz (each case's full/ and sampled/ run folders, archived),
-#         $OUT/detach_profiler_api.txt
+#         $OUT/detach_profiler_api.txt, $OUT/detach_signal.txt (the same with the capture signal)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?OUT must name the folder for results}"
@@ -73,6 +73,11 @@ env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach" GPUTRACE_CAPTURE=profiler-api GPU
 note "== detach_check profiler-api: rc=$? $(grep -c 'CUPTI detached' "$DC") detaches, $(grep -c 'CUPTI attached' "$DC") attaches"
 timeout 60 "$GT" info "$W/detach" >>"$DC" 2>&1
 timeout 60 "$GT" report "$W/detach" >>"$DC" 2>&1
+DS=$OUT/detach_signal.txt
+env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach_signal" GPUTRACE_CAPTURE=signal GPUTRACE_VERBOSE=1 \
+  GPUTRACE_FLUSH_MS=50 timeout 120 $PY tools/gpu/detach_check.py >"$DS" 2>&1
+note "== detach_check signal: rc=$? $(grep -c 'CUPTI detached' "$DS") detaches, $(grep -c 'CUPTI attached' "$DS") attaches"
+timeout 60 "$GT" info "$W/detach_signal" >>"$DS" 2>&1
 
 both cupy_loop 60 $PY "$P/cupy_loop.py" --steps 3000
 both triton_loop 60 $PY "$P/triton_loop.py" --steps 60000
@@ -88,11 +93,14 @@ pack() {
   local group=$1
   shift
   local have=()
-  for c in "$@"; do [ -d "$W/$c" ] && have+=("$c" "$c.cmd"); done
+  for c in "$@"; do
+    [ -d "$W/$c" ] && have+=("$c")
+    [ -f "$W/$c.cmd" ] && have+=("$c.cmd")
+  done
   [ ${#have[@]} -gt 0 ] || return
   tar -C "$W" -cf - "${have[@]}" | xz -T8 -6 >"$OUT/sc_$group.tar.xz"
   note "sc_$group.tar.xz: $(stat -c %s "$OUT/sc_$group.tar.xz") bytes"
 }
 pack a cupy_loop triton_loop jax_step
 pack b dataloader_fixed ddp_gloo_slow
-pack c compile_graphs detach
+pack c compile_graphs detach detach_signal
