@@ -62,8 +62,11 @@ CONFIGS = {
                    "calls all along, CUPTI's records 2 s of every 10 s"),
     "no_hw_trace": ({"GPUTRACE_CUPTI_HW_TRACE": "0"}, [],
                     "default without asking for hardware-event kernel timestamps"),
-    "sample_05_45": ({"GPUTRACE_SAMPLE": "0.5/4.5"}, [],
+    "sample_05_45": ({"GPUTRACE_SAMPLE": "0.5/4.5", "GPUTRACE_CUPTI_DETACH": "1"}, [],
                      "calls all along, CUPTI attached 0.5 s of every 5 s (detached between)"),
+    "sample_05_45_keep": ({"GPUTRACE_SAMPLE": "0.5/4.5"}, [],
+                          "calls all along, CUPTI's kinds on 0.5 s of every 5 s (the default: "
+                          "CUPTI stays attached, kinds off between)"),
     "torch_profiler": (None, ["--profiler"], "torch.profiler (CPU + CUDA activities)"),
     # not gputrace: tools/bench/cupti_floor.c, the least a CUPTI kernel tracer does (--floor)
     "cupti_floor": (None, [], "a minimal CUPTI client recording kernels, no gputrace"),

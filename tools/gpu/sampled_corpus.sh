@@ -3,7 +3,8 @@
 # (sample_apps/corpus: CuPy, a Triton kernel loop, JAX/XLA, torch.compile with CUDA graphs, a
 # DataLoader loop, DDP over gloo), each run long enough for several windows and recorded twice,
 # in full and with GPUTRACE_SAMPLE (default 0.5/1.5: CUPTI's records a quarter of the time). The
-# traces come back and are compared here, where the analyzer is built:
+# traces come back and are compared here, where the analyzer is built (SC_MODES="sampled" records
+# only the sampled runs; extra settings for them in SC_SAMPLED_ENV, e.g. GPUTRACE_CUPTI_DETACH=1):
 #     tools/gpu/sampled_compare.py <folder of the unpacked archives>
 # Also checks, with detach_check.py, that `profiler-api` windows detach CUPTI and attach it again
 # inside the application's cudaProfilerStart on the real CUPTI.
@@ -42,7 +43,8 @@ record() {
   fi
   [ "$limit" -le "$l" ] || limit=$l
   local dir=$W/$name/$mode envs=(LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/$name/$mode" NVTX_INJECTION64_PATH="$LIB")
-  [ "$mode" = sampled ] && envs+=(GPUTRACE_SAMPLE="$SAMPLE")
+  # shellcheck disable=SC2206 # SC_SAMPLED_ENV: VAR=value words
+  [ "$mode" = sampled ] && envs+=(GPUTRACE_SAMPLE="$SAMPLE" GPUTRACE_VERBOSE=1 ${SC_SAMPLED_ENV:-})
   mkdir -p "$dir"
   local t0 rc
   t0=$(date +%s.%N)
@@ -50,7 +52,8 @@ record() {
   rc=$?
   note "$(printf '== %s %s: rc=%d wall=%.1fs' "$name" "$mode" "$rc" "$(awk "BEGIN{print $(date +%s.%N) - $t0}")")"
   grep '^CORPUS ' "$dir/out.txt" | sed "s/^/   /" | tee -a "$S"
-  [ "$rc" -eq 0 ] || tail -5 "$dir/err.txt" | sed 's/^/   stderr: /' | tee -a "$S"
+  [ "$rc" -eq 0 ] || grep -v '^gputrace: ' "$dir/err.txt" | tail -5 | sed 's/^/   stderr: /' | tee -a "$S"
+  [ "$mode" = sampled ] && note "   CUPTI: $(grep -c 'CUPTI attached' "$dir/err.txt") attaches, $(grep -c 'CUPTI detached' "$dir/err.txt") detaches, $(grep -c 'CUPTI stays attached' "$dir/err.txt") detaches cancelled by a window, $(grep -c 'not detached while paused' "$dir/err.txt") processes with several contexts"
   tail -c 100000 "$dir/err.txt" >"$dir/err.tail" && mv "$dir/err.tail" "$dir/err.txt"
   timeout -k 5 60 "$GT" archive "$dir" >"$dir/archive.txt" 2>&1
   note "   traces: $(find "$dir" -name '*.gtrace' -printf '%s\n' | awk '{n++; s += $1} END {printf "%d files, %d bytes", n, s}')"
@@ -60,24 +63,30 @@ both() {
   local name=$1 limit=$2
   shift 2
   echo "$*" >"$W/$name.cmd"
-  record "$name" full "$limit" "$@"
-  record "$name" sampled "$limit" "$@"
+  local mode
+  for mode in ${SC_MODES:-full sampled}; do
+    record "$name" "$mode" "$limit" "$@"
+  done
 }
 
 P=$PWD/sample_apps/corpus
 PY=python3
-# The profiler-api windows first: short, and the one check of this call that is no comparison.
+# The detach (GPUTRACE_CUPTI_DETACH=1) with profiler-api and signal windows first: short, and the
+# only checks of this call that are no comparison (SC_DETACH_CHECK=0 leaves them out).
+detach_checks() {
 DC=$OUT/detach_profiler_api.txt
-env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach" GPUTRACE_CAPTURE=profiler-api GPUTRACE_VERBOSE=1 GPUTRACE_FLUSH_MS=50 \
+env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach" GPUTRACE_CAPTURE=profiler-api GPUTRACE_CUPTI_DETACH=1 GPUTRACE_VERBOSE=1 GPUTRACE_FLUSH_MS=50 \
   timeout 120 $PY tools/gpu/detach_check.py profiler-api >"$DC" 2>&1
 note "== detach_check profiler-api: rc=$? $(grep -c 'CUPTI detached' "$DC") detaches, $(grep -c 'CUPTI attached' "$DC") attaches"
 timeout 60 "$GT" info "$W/detach" >>"$DC" 2>&1
 timeout 60 "$GT" report "$W/detach" >>"$DC" 2>&1
 DS=$OUT/detach_signal.txt
-env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach_signal" GPUTRACE_CAPTURE=signal GPUTRACE_VERBOSE=1 \
+env LD_PRELOAD="$LIB" GPUTRACE_DIR="$W/detach_signal" GPUTRACE_CAPTURE=signal GPUTRACE_CUPTI_DETACH=1 GPUTRACE_VERBOSE=1 \
   GPUTRACE_FLUSH_MS=50 timeout 120 $PY tools/gpu/detach_check.py >"$DS" 2>&1
 note "== detach_check signal: rc=$? $(grep -c 'CUPTI detached' "$DS") detaches, $(grep -c 'CUPTI attached' "$DS") attaches"
 timeout 60 "$GT" info "$W/detach_signal" >>"$DS" 2>&1
+}
+[ "${SC_DETACH_CHECK:-1}" = 0 ] || detach_checks
 
 both cupy_loop 60 $PY "$P/cupy_loop.py" --steps 3000
 both triton_loop 60 $PY "$P/triton_loop.py" --steps 60000
