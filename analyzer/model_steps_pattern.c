@@ -39,8 +39,8 @@ static void add_call(pass_state *s, uint64_t t, uint64_t key, uint32_t tid)
     s->calls[s->n_calls++] = (step_op){t, key};
 }
 
-/* A launch's identity: its function (one kernel name may be several functions: CuPy compiles a
- * kernel per module), else its kernel name; its name kept for the report. */
+/* A launch's identity: its function (one kernel name may be several functions: a CuPy loop on the
+ * H200 launched one name from two), else its kernel name; the name is kept for the report. */
 static uint64_t launch_key(pass_state *s, const gt_rec_api_launch *l)
 {
     uint64_t key =
