@@ -141,6 +141,7 @@ enum gt_step_source_kind {
     GT_STEPSRC_PROFILER_RANGE, /* cudaProfilerStart/Stop windows */
     GT_STEPSRC_GRAPH_LAUNCH,   /* repeated CUDA graph launches */
     GT_STEPSRC_KERNEL_PATTERN, /* a repeating launch pattern (one kernel repeated included) */
+    GT_STEPSRC_CALL_PATTERN,   /* GPU-sampled trace: a repeating pattern of the calls */
 };
 
 /* Phases of a process's timeline (issue 21 item 1). The spans are disjoint, in time order, and
@@ -252,10 +253,10 @@ typedef struct gt_proc {
     uint64_t bin_ns, bin_origin;
     gt_step *steps;
     size_t n_steps;
-    char step_source[96]; /* "NVTX range 'train_step'", "kernel pattern: <name>", "" */
-    int step_source_kind; /* enum gt_step_source_kind */
-    char step_why[256];   /* why this marker: "the program's own NVTX range; 'cub::...' is a
-                             library range", or why none was usable */
+    char step_source[128]; /* "NVTX range 'train_step'", "kernel pattern: <name>", "" */
+    int step_source_kind;  /* enum gt_step_source_kind */
+    char step_why[256];    /* why this marker: "the program's own NVTX range; 'cub::...' is a
+                              library range", or why none was usable */
     size_t warmup_steps;
     double step_ms_median, step_ms_min, step_ms_mean_steady;
     double warmup_ms_total;

@@ -113,6 +113,11 @@ typedef struct pass_state {
     const gt_model_options *opts;
     struct step_op *ops; /* GPU kernels and copies in pass 1, for repeating patterns */
     size_t n_ops, cap_ops;
+    struct step_op
+        *calls;          /* GPU sampling: the calls a pattern may repeat (model_steps_pattern.c) */
+    uint32_t *call_tids; /* each call's thread */
+    size_t n_calls, cap_calls, cap_call_tids;
+    gt_u64map call_names;               /* a launch's key -> its kernel's name id */
     struct graph_kernel *graph_kernels; /* kernels launched by CUDA graphs */
     size_t n_graph_kernels, cap_graph_kernels;
     uint64_t *prof_start, *prof_stop; /* cudaProfilerStart/Stop calls */
@@ -188,6 +193,7 @@ void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
 void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_steps_on_api(pass_state *s, const gt_api_common *c);
 void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
+void md_steps_on_call(pass_state *s, const gt_record *r); /* GPU-sampled traces only */
 void md_choose_steps(gt_proc *p, pass_state *s);
 void md_steps_free(pass_state *s);
 /* model_idle.c */

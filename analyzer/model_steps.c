@@ -1,28 +1,21 @@
 /* model_steps.c — which marker makes the steps (issue 21 item 2), in ranked order: the range the
  * user names (--step-range), the program's own markers (torch.profiler's ProfilerStep#N, an NVTX
  * range of the default or a user domain, cudaProfilerStart/Stop windows), then what the GPU shows
- * (repeated CUDA graph launches, a repeating kernel or copy), else none. A library's ranges (CUB,
+ * (repeated CUDA graph launches, a repeating kernel or copy; in a GPU-sampled trace, whose GPU
+ * records exist only in windows, the same from the calls: model_steps_pattern.c), else none. A
+ * library's ranges (CUB,
  * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
  * implausible (too few, much shorter than the time between them, holding little of the GPU's
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
-#include "model_internal.h"
+#include "model_steps_internal.h"
 
 #include "cli_args.h"
 
-#define STEP_OPS_MAX (4u << 20) /* GPU operations kept for the pattern search */
-#define STEP_MIN_DUTY 0.1       /* a range shorter than this share of its period is inside a step */
-#define STEP_MIN_BUSY_OWN 0.3   /* the program's markers must hold this share of GPU busy time */
-#define STEP_MIN_REGULAR 0.9    /* share of a pattern's intervals with the usual operation count */
-#define STEP_PATTERN_TRIES 24
+#define STEP_MIN_DUTY 0.1     /* a range shorter than this share of its period is inside a step */
+#define STEP_MIN_BUSY_OWN 0.3 /* the program's markers must hold this share of GPU busy time */
 #define STEP_MAX_PAUSED                                                                            \
     0.4 /* share of a pattern's time (after warm-up) in pauses: several loops                      \
          */
-
-typedef struct step_op {
-    uint64_t t, key; /* key: kernel name id, or COPY_KEY | kind << 48 | bytes */
-} step_op;
-#define COPY_KEY (1ull << 63)
-#define SYNC_KEY (1ull << 62) /* | the API function, or 1 << 20 | CUPTI's sync type */
 
 typedef struct graph_kernel {
     uint64_t graph_id, corr, t;
@@ -36,12 +29,6 @@ typedef struct marker {
     gt_step *ranges;
     size_t n, cap;
 } marker;
-
-typedef struct chooser {
-    gt_proc *p;
-    pass_state *s;
-    char passed[256]; /* what was passed over, for step_why */
-} chooser;
 
 /* ---- what pass 1 collects ---- */
 
@@ -96,6 +83,9 @@ void md_steps_on_api(pass_state *s, const gt_api_common *c)
 void md_steps_free(pass_state *s)
 {
     free(s->ops);
+    free(s->calls);
+    free(s->call_tids);
+    gt_map_free(&s->call_names);
     free(s->graph_kernels);
     free(s->prof_start);
     free(s->prof_stop);
@@ -168,7 +158,7 @@ static void append(char *dst, size_t cap, const char *src)
     dst[len + n] = 0;
 }
 
-static void note(chooser *c, const char *fmt, const char *a, const char *b)
+void md_steps_note(chooser *c, const char *fmt, const char *a, const char *b)
 {
     size_t len = strlen(c->passed);
     if (len + 8 >= sizeof c->passed)
@@ -184,7 +174,7 @@ static void note_pct(chooser *c, const char *fmt, const char *name, double pct)
 {
     char num[32];
     snprintf(num, sizeof num, "%.0f%%", pct);
-    note(c, fmt, name, num);
+    md_steps_note(c, fmt, name, num);
 }
 
 /* GPU busy time inside [lo, hi] (s->iv: merged, sorted by md_busy_and_gaps). */
@@ -262,11 +252,30 @@ static double paused_share(const uint64_t *t, size_t n)
 }
 
 /* Implausible steps from a series of times (a pattern, graph launches): a note, or 0. */
-static int times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+/* Share of the calls that gave the GPU work (a GPU-sampled trace's, recorded all along) made
+ * between the first and the last time (1 without such calls). */
+static double calls_share(const chooser *c, uint64_t lo, uint64_t hi)
 {
-    double share = busy_share(c, t[0], t[n - 1]), paused = paused_share(t, n);
+    const pass_state *s = c->s;
+    size_t in = 0;
+    for (size_t i = 0; i < s->n_submit_t; i++)
+        in += s->submit_t[i] >= lo && s->submit_t[i] <= hi;
+    return s->n_submit_t ? (double)in / (double)s->n_submit_t : 1.0;
+}
+
+/* A GPU-sampled trace's steps come from its calls: their share of the calls that gave the GPU
+ * work stands for the share of its busy time, which the windows show only in part (windows
+ * outside the loop would reject every loop). */
+int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+{
+    int by_calls = c->p->gpu_sampled;
+    double share = by_calls ? calls_share(c, t[0], t[n - 1]) : busy_share(c, t[0], t[n - 1]);
+    double paused = paused_share(t, n);
     if (share < GT_STEP_MIN_COVER) {
-        note_pct(c, "%s hold only %s of the GPU's busy time", what, 100.0 * share);
+        note_pct(c,
+                 by_calls ? "%s hold only %s of the calls that gave the GPU work"
+                          : "%s hold only %s of the GPU's busy time",
+                 what, 100.0 * share);
         return 1;
     }
     if (paused > STEP_MAX_PAUSED) {
@@ -298,7 +307,7 @@ static size_t leading_markers(const uint64_t *t, size_t n)
 }
 
 /* Steps from a marker's times: each from one time to the next (n times, n - 1 steps). */
-static void take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source)
+void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source)
 {
     gt_proc *p = c->p;
     size_t skip = leading_markers(t, n);
@@ -327,7 +336,7 @@ static void take_ranges(chooser *c, marker *m, int kind, const char *source)
     snprintf(p->step_source, sizeof p->step_source, "%s", source);
 }
 
-static void set_why(chooser *c, const char *why)
+void md_steps_set_why(chooser *c, const char *why)
 {
     c->p->step_why[0] = 0;
     append(c->p->step_why, sizeof c->p->step_why, why);
@@ -348,7 +357,7 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
     if (m->n < min_n) {
         char num[32];
         snprintf(num, sizeof num, "%zu", m->n);
-        note(c, "'%.60s' has %s range(s), too few for steps", m->name, num);
+        md_steps_note(c, "'%.60s' has %s range(s), too few for steps", m->name, num);
         return 1;
     }
     double *dur = gt_xrealloc(NULL, m->n * sizeof *dur),
@@ -500,8 +509,8 @@ static void note_libraries(chooser *c, const marker *g, size_t n)
     }
     for (int k = 0; k < 2; k++)
         if (top[k])
-            note(c, "'%.60s' is a library range (%s)", top[k]->name,
-                 gt_step_library(domain_of(c, top[k]), top[k]->name));
+            md_steps_note(c, "'%.60s' is a library range (%s)", top[k]->name,
+                          gt_step_library(domain_of(c, top[k]), top[k]->name));
 }
 
 static int cmp_candidate(const marker *a, int ra, const marker *b, int rb)
@@ -553,7 +562,7 @@ static int choose_user(chooser *c, marker *g, size_t n)
         return 1;
     }
     take_ranges(c, best, GT_STEPSRC_USER, src);
-    set_why(c, "the range given by --step-range");
+    md_steps_set_why(c, "the range given by --step-range");
     return 1;
 }
 
@@ -587,7 +596,7 @@ static int choose_nvtx(chooser *c)
                      prof ? "torch.profiler's steps" : "the program's own NVTX range",
                      prof ? "" : (m->domain_id ? " (a user domain)" : " (default domain)"));
             take_ranges(c, m, prof ? GT_STEPSRC_PROFILER_STEP : GT_STEPSRC_NVTX, src);
-            set_why(c, why);
+            md_steps_set_why(c, why);
             done = 1;
             break;
         }
@@ -621,7 +630,7 @@ static int choose_profiler_windows(chooser *c)
     int ok = !ranges_implausible(c, &m, 3, 0);
     if (ok) {
         take_ranges(c, &m, GT_STEPSRC_PROFILER_RANGE, "cudaProfilerStart/Stop windows");
-        set_why(c, "the program's own profiler windows (cudaProfilerStart/Stop)");
+        md_steps_set_why(c, "the program's own profiler windows (cudaProfilerStart/Stop)");
     }
     free(m.ranges);
     return ok;
@@ -682,218 +691,24 @@ static int choose_graphs(chooser *c)
     char src[96];
     snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)", best_n);
     if (best_n < 3) {
-        note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
-    } else if (!times_implausible(c, best, best_n, "the CUDA graph launches")) {
-        take_times(c, best, best_n, GT_STEPSRC_GRAPH_LAUNCH, src);
-        set_why(c, graphs > 1 ? "no program marker; the program launches CUDA graphs repeatedly "
-                                "(the graph launched most, first of its step)"
-                              : "no program marker; the program launches a CUDA graph repeatedly");
+        md_steps_note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
+    } else if (!md_steps_times_implausible(c, best, best_n, "the CUDA graph launches")) {
+        md_steps_take_times(c, best, best_n, GT_STEPSRC_GRAPH_LAUNCH, src);
+        md_steps_set_why(
+            c, graphs > 1 ? "no program marker; the program launches CUDA graphs repeatedly "
+                            "(the graph launched most, first of its step)"
+                          : "no program marker; the program launches a CUDA graph repeatedly");
         ok = 1;
     }
     free(best);
     return ok;
 }
 
-/* The repeating launch pattern: an operation (a kernel, or a copy of one size and direction) that
- * recurs every k GPU operations almost always is the start of a pattern; the one that recurs
- * most often (one kernel repeated included) with its steps holding most of the GPU's busy time
- * marks the steps. An operation seen at uneven distances (5 times a step) is no marker. */
-typedef struct pattern {
-    uint32_t id;
-    size_t count, first, period;
-} pattern;
-
-static int cmp_op_time(const void *a, const void *b)
-{
-    const step_op *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
-static int cmp_pattern(const void *a, const void *b)
-{
-    const pattern *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return x->first < y->first ? -1 : x->first > y->first;
-}
-
-/* The commonest distance between successive places, 0 when under STEP_MIN_REGULAR of all. */
-static size_t regular_period(const size_t *pos, const size_t *place, size_t n, uint64_t *tmp)
-{
-    for (size_t i = 0; i + 1 < n; i++)
-        tmp[i] = place[pos[i + 1]] - place[pos[i]];
-    qsort(tmp, n - 1, sizeof *tmp, md_cmp_u64);
-    uint64_t mode = tmp[0];
-    size_t best = 0;
-    for (size_t i = 0; i + 1 < n;) {
-        size_t j = i;
-        while (j + 1 < n && tmp[j] == tmp[i])
-            j++;
-        if (j - i > best) {
-            best = j - i;
-            mode = tmp[i];
-        }
-        i = j;
-    }
-    /* other streams' work shifts long periods by an operation or so; short ones must be exact
-     * (a kernel launched 4 times then a copy: distances 1, 1, 1, 2 are no period of 1) */
-    uint64_t tol = mode >= 50 ? mode / 50 : mode >= 8;
-    size_t near = 0;
-    for (size_t i = 0; i + 1 < n; i++)
-        near += tmp[i] + tol >= mode && tmp[i] <= mode + tol;
-    return (double)near >= STEP_MIN_REGULAR * (double)(n - 1) ? (size_t)mode : 0;
-}
-
-static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
-{
-    static const char *const kinds[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    if (key & COPY_KEY) {
-        unsigned kind = (unsigned)(key >> 48 & 0x7fff);
-        snprintf(buf, size, "Memcpy %s %llu B", kinds[kind <= 10 ? kind : 0],
-                 (unsigned long long)(key & ((1ull << 48) - 1)));
-        return;
-    }
-    if (key & SYNC_KEY) {
-        uint32_t f = (uint32_t)(key & 0xfffff);
-        static const char *const cupti[] = {"a sync", "an event sync", "a sync", "a stream sync",
-                                            "a device sync"};
-        const char *fn = !(key & 1u << 20) ? gt_api_func_name(f)
-                         : (f & 0xff) <= 4 ? cupti[f & 0xff]
-                                           : "a sync";
-        snprintf(buf, size, "%s", fn ? fn : "a sync");
-        return;
-    }
-    uint32_t k = gt_map_get(&c->s->kern_by_name, key);
-    snprintf(buf, size, "%.60s", k < c->p->n_kernels ? c->p->kernels[k].name : "?");
-}
-
-/* Regular operations, most frequent first. pos: the positions of each id, from off[id]. */
-static pattern *find_patterns(pass_state *s, const uint32_t *ids, size_t n_ids, size_t *n_out,
-                              size_t **pos_out, size_t **off_out)
-{
-    size_t n = s->n_ops;
-    size_t *off = gt_xcalloc(n_ids + 1, sizeof *off), *pos = gt_xrealloc(NULL, n * sizeof *pos);
-    for (size_t i = 0; i < n; i++)
-        off[ids[i] + 1]++;
-    for (size_t k = 0; k < n_ids; k++)
-        off[k + 1] += off[k];
-    size_t *fill = gt_xcalloc(n_ids + 1, sizeof *fill);
-    for (size_t i = 0; i < n; i++)
-        pos[off[ids[i]] + fill[ids[i]]++] = i;
-    free(fill);
-    /* A kernel's or a copy's place counts GPU operations only: CPU waits come every few steps
-     * in many programs (a loss logged every 10 steps) and would break a GPU pattern. A wait's
-     * place counts everything, so a wait after each iteration's launches is a pattern. */
-    size_t *place = gt_xrealloc(NULL, n * sizeof *place), *all = gt_xrealloc(NULL, n * sizeof *all);
-    size_t gpu = 0;
-    for (size_t i = 0; i < n; i++) {
-        place[i] = s->ops[i].key & SYNC_KEY ? i : gpu++;
-        all[i] = i;
-    }
-    uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
-    pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
-    size_t np = 0;
-    for (uint32_t k = 0; k < n_ids; k++) {
-        size_t cnt = off[k + 1] - off[k];
-        size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
-        /* one kernel over and over, unless a wait comes between its runs (4 launches and a
-         * sync: the iteration is the launches up to the wait) */
-        if (period == 1 && regular_period(pos + off[k], all, cnt, tmp) != 1)
-            period = 0;
-        if (period)
-            pt[np++] = (pattern){k, cnt, pos[off[k]], period};
-    }
-    free(tmp);
-    free(place);
-    free(all);
-    qsort(pt, np, sizeof *pt, cmp_pattern);
-    *n_out = np;
-    *pos_out = pos;
-    *off_out = off;
-    return pt;
-}
-
-static int try_pattern(chooser *c, const pattern *pt, const size_t *pos, uint64_t key)
-{
-    uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
-    for (size_t i = 0; i < pt->count; i++)
-        t[i] = c->s->ops[pos[i]].t;
-    char name[96], src[128], why[200];
-    op_name(c, key, name, sizeof name);
-    char what[96];
-    snprintf(what, sizeof what, "the steps of '%.50s'", name);
-    size_t before = strlen(c->passed);
-    int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
-    int ok = !times_implausible(c, t, pt->count, what);
-    if (!first)
-        c->passed[before] = 0;
-    if (ok) {
-        snprintf(src, sizeof src, "%s (%zu\xc3\x97 %.50s)",
-                 key & COPY_KEY   ? "repeating copy"
-                 : key & SYNC_KEY ? "repeating sync"
-                                  : "kernel pattern",
-                 pt->count, name);
-        if (key & SYNC_KEY)
-            snprintf(why, sizeof why,
-                     "no program marker; the program waits for the GPU ('%.50s') after every "
-                     "%zu GPU operations: each wait ends a step",
-                     name, pt->period - 1);
-        else if (pt->period == 1)
-            snprintf(why, sizeof why,
-                     "no program marker; the GPU runs one kernel over and over: each '%.50s' "
-                     "is a step",
-                     name);
-        else
-            snprintf(why, sizeof why,
-                     "no program marker; the GPU repeats a pattern of %zu operations, each "
-                     "starting with '%.50s'",
-                     pt->period, name);
-        take_times(c, t, pt->count, GT_STEPSRC_KERNEL_PATTERN, src);
-        set_why(c, why);
-    }
-    free(t);
-    return ok;
-}
-
-static int choose_pattern(chooser *c)
-{
-    pass_state *s = c->s;
-    size_t n = s->n_ops;
-    if (n < 3)
-        return 0;
-    qsort(s->ops, n, sizeof *s->ops, cmp_op_time);
-    gt_u64map dense = {0};
-    uint32_t *ids = gt_xrealloc(NULL, n * sizeof *ids);
-    uint64_t *keys = gt_xrealloc(NULL, n * sizeof *keys);
-    size_t n_ids = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t k = gt_map_get(&dense, s->ops[i].key);
-        if (k == UINT32_MAX) {
-            k = (uint32_t)n_ids;
-            keys[n_ids++] = s->ops[i].key;
-            gt_map_put(&dense, s->ops[i].key, k);
-        }
-        ids[i] = k;
-    }
-    gt_map_free(&dense);
-    size_t np, *pos, *off;
-    pattern *pt = find_patterns(s, ids, n_ids, &np, &pos, &off);
-    int ok = 0;
-    for (size_t i = 0; i < np && i < STEP_PATTERN_TRIES && !ok; i++)
-        ok = try_pattern(c, &pt[i], pos + off[pt[i].id], keys[pt[i].id]);
-    free(pt);
-    free(pos);
-    free(off);
-    free(ids);
-    free(keys);
-    return ok;
-}
-
 const char *gt_step_source_kind_name(int kind)
 {
-    static const char *const names[] = {"none",           "user",         "profiler_step", "nvtx",
-                                        "profiler_range", "graph_launch", "kernel_pattern"};
+    static const char *const names[] = {"none",           "user",           "profiler_step",
+                                        "nvtx",           "profiler_range", "graph_launch",
+                                        "kernel_pattern", "call_pattern"};
     return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "none";
 }
 
@@ -907,14 +722,19 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     p->n_steps = 0;
     if (p->gpu_sampled) { /* GPU work exists only in the windows: its repeats would make steps
                              there and one long "step" over each stretch between windows */
-        set_why(&c, "no marker: no NVTX step range of the program (GPU sampling: launch patterns, "
-                    "recorded only in the windows, make no steps)");
+        if (md_steps_choose_calls(&c))
+            return;
+        p->n_steps = 0;
+        md_steps_set_why(&c, "no marker: no NVTX step range of the program, no repeating pattern "
+                             "of calls (GPU sampled: the GPU's own operations, recorded only in "
+                             "the windows, make no steps)");
         return;
     }
-    if (choose_graphs(&c) || choose_pattern(&c))
+    if (choose_graphs(&c) || md_steps_choose_pattern(&c))
         return;
     p->n_steps = 0;
-    set_why(&c, "no marker: no NVTX step range of the program, no repeating launch pattern");
+    md_steps_set_why(&c,
+                     "no marker: no NVTX step range of the program, no repeating launch pattern");
 }
 
 int gt_run_step_range_check(const gt_run *run)

@@ -3,7 +3,9 @@
  * must read like the full one: the GPU busy ~90% (not ~22%: time between windows is no idle), no
  * gpu-idle or launch-bound advice from un-recorded time, whole-run totals extrapolated ×~4 and
  * marked, the verdict naming the windows; a trace with the flag and no window says it has no GPU
- * coverage; windows shorter than a step leave no per-step GPU figure. Usage: test_sampled WORKDIR
+ * coverage; windows shorter than a step leave no per-step GPU figure. Without NVTX the steps come
+ * from the calls (recorded all along): all of them, whatever the windows cover, from the loop's
+ * thread. Usage: test_sampled WORKDIR
  */
 #include <jansson.h>
 #include <math.h>
@@ -14,6 +16,8 @@
 
 #include "advice.h"
 #include "commands.h"
+#include "gt_test_writer.h"
+#include "gtrace_api.h"
 #include "model.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
@@ -395,34 +399,215 @@ static void test_convert(void)
     CHECK(rc == 0 && n == 0, "a full trace has no not-recorded slice (%d)", n);
 }
 
-/* Without markers: repeating GPU work, recorded only in the windows, makes no steps (it would
- * make one long step of each stretch between windows); the windows still give the busy share. */
+/* A loop of launches and a sync each step, without NVTX nor copies. */
+static scenario launch_sync_loop(void)
+{
+    scenario sc = busy_loop();
+    sc.nvtx = 0;
+    sc.sync_every_step = 1;
+    sc.pinned_h2d_bytes = 0;
+    return sc;
+}
+
+/* Steps of a sampled trace without NVTX come from its calls (recorded all along), not from its
+ * GPU records (only in the windows): every step, timed at the calls. */
+static const gt_proc *load_call_steps(gt_run *run, const char *name, const scenario *sc)
+{
+    CHECK(scenario_write(path_of(name), sc) == 0, "write %s", name);
+    const gt_proc *p = load_one(run, path_of(name));
+    CHECK(p && p->gpu_sampled, "%s loads, sampled", name);
+    if (!p)
+        return NULL;
+    CHECK(p->step_source_kind == GT_STEPSRC_CALL_PATTERN &&
+              !strcmp(gt_step_source_kind_name(p->step_source_kind), "call_pattern"),
+          "%s: steps from the calls' pattern (kind %d, %s)", name, p->step_source_kind,
+          p->step_source);
+    CHECK(strstr(p->step_source, "repeating launch (360\xc3\x97 ") &&
+              strstr(p->step_source, "CPU side, GPU sampled"),
+          "%s: the source says where the steps come from: %s", name, p->step_source);
+    CHECK(strstr(p->step_why, "GPU sampled, so from the calls") &&
+              strstr(p->step_why, "a pattern of 20 calls repeats"),
+          "%s: why: %s", name, p->step_why);
+    CHECK(p->n_steps >= 358 && p->n_steps <= 359, "%s: all %zu steps (360 iterations)", name,
+          p->n_steps);
+    return p;
+}
+
+/* A launch+sync loop without NVTX, sampled 50 ms of every 200: the calls' pattern gives all its
+ * steps, as long as the full trace's GPU pattern gives them, and the steps wholly inside a
+ * window give the per-step GPU figures. */
+static void test_call_steps(void)
+{
+    scenario full = launch_sync_loop(), sampled = full;
+    sampled.sample_on_ns = 50000000;
+    sampled.sample_off_ns = 150000000;
+    CHECK(scenario_write(path_of("calls_full.gtrace"), &full) == 0, "write full");
+    gt_run rf = {0}, rs = {0};
+    const gt_proc *f = load_one(&rf, path_of("calls_full.gtrace"));
+    const gt_proc *s = load_call_steps(&rs, "calls_sampled.gtrace", &sampled);
+    CHECK(f && !f->gpu_sampled && f->step_source_kind == GT_STEPSRC_KERNEL_PATTERN &&
+              !strstr(f->step_source, "CPU side"),
+          "the full trace keeps its GPU pattern: %s", f ? f->step_source : "?");
+    if (f && s) {
+        CHECK(fabs(s->step_ms_median - f->step_ms_median) < 0.02 * f->step_ms_median,
+              "median step %.3f ms sampled, %.3f ms full", s->step_ms_median, f->step_ms_median);
+        CHECK(s->gpu_steps >= 60 && s->gpu_steps < s->n_steps / 2 && !s->gpu_per_step_unavailable,
+              "%zu of %zu steps inside windows give the GPU figures", s->gpu_steps, s->n_steps);
+        double kf = (double)f->steady_kernels / f->steady_steps;
+        double ks = (double)s->steady_kernels / s->steady_steps;
+        CHECK(fabs(ks - kf) < 0.5 && fabs(kf - 20) < 0.5, "kernels per steady step %.2f vs %.2f",
+              ks, kf);
+        CHECK(fabs(s->steady_busy_pct - f->steady_busy_pct) < 5, "steady busy %.1f%% vs %.1f%%",
+              s->steady_busy_pct, f->steady_busy_pct);
+    }
+    gt_run_free(&rf);
+    gt_run_free(&rs);
+    int rc = run_cmd(cmd_report, path_of("calls.txt"), 1, path_of("calls_sampled.gtrace"));
+    char *t = slurp(path_of("calls.txt"));
+    CHECK(rc == 0 && strstr(t, "359 steps from repeating launch (360\xc3\x97 ") &&
+              strstr(t, "GPU sampled, so from the calls"),
+          "the report's steps section names the calls:\n%.1500s", t);
+    free(t);
+}
+
+/* Windows over only a few steps, or none at all: the calls still give every step; per-step GPU
+ * figures come from the few inside a window, or are unavailable. */
+static void test_call_steps_partial(void)
+{
+    scenario sc = launch_sync_loop();
+    sc.sample_on_ns = 20000000; /* 20 ms of every 420: 2 windows of ~9 steps */
+    sc.sample_off_ns = 400000000;
+    gt_run run = {0};
+    const gt_proc *p = load_call_steps(&run, "calls_few.gtrace", &sc);
+    if (p)
+        CHECK(p->gpu_steps >= 8 && p->gpu_steps <= 30 && p->steady_gpu_steps > 0 &&
+                  !p->gpu_per_step_unavailable,
+              "%zu of %zu steps inside the windows", p->gpu_steps, p->n_steps);
+    gt_run_free(&run);
+    sc.sample_no_window = 1;
+    gt_run none = {0};
+    p = load_call_steps(&none, "calls_none.gtrace", &sc);
+    if (p)
+        CHECK(p->n_gpu_windows == 0 && p->gpu_steps == 0 && p->gpu_per_step_unavailable,
+              "no window: steps, but no per-step GPU figure (%zu windows)", p->n_gpu_windows);
+    gt_run_free(&none);
+}
+
+/* No marker and no repeating call (two iterations): no steps, and the verdict's line says why
+ * without cutting the reason inside its parenthesis. */
 static void test_no_markers(void)
 {
     scenario sc = busy_loop();
     sc.nvtx = 0;
+    sc.steps = 2;
     sc.sample_on_ns = 50000000;
     sc.sample_off_ns = 150000000;
     CHECK(scenario_write(path_of("nomark.gtrace"), &sc) == 0, "write");
     gt_run run = {0};
     const gt_proc *p = load_one(&run, path_of("nomark.gtrace"));
     CHECK(p != NULL, "load");
-    if (p) {
-        CHECK(p->n_steps == 0 && strstr(p->step_why, "GPU sampling"), "no steps, why: %s",
-              p->step_why);
-        CHECK(gt_proc_busy_pct(p) > 87 && gt_proc_busy_pct(p) < 95 && p->steady_busy_pct > 87,
-              "busy %.1f%%, steady %.1f%% over the windows", gt_proc_busy_pct(p),
-              p->steady_busy_pct);
-        CHECK(p->steady_gpu_steps > 0.15 && p->steady_gpu_steps < 0.35,
-              "the windows hold %.2f of the steady window", p->steady_gpu_steps);
-        CHECK(p->steady_idle_unexplained_ns < 1000000, "no idle from un-recorded time (%.1f ms)",
-              (double)p->steady_idle_unexplained_ns / 1e6);
-    }
-    gt_advice_list l = {0};
-    gt_advice_from_run(&run, &l);
-    CHECK(!has_advice(&l, "gpu-idle") && !has_advice(&l, "launch-bound"), "no GPU-idle advice");
-    gt_advice_list_free(&l);
+    if (p)
+        CHECK(p->n_steps == 0 && strstr(p->step_why, "no repeating pattern of calls (GPU sampled"),
+              "no steps, why: %s", p->step_why);
     gt_run_free(&run);
+    int rc = run_cmd(cmd_report, path_of("nomark.txt"), 1, path_of("nomark.gtrace"));
+    char *t = slurp(path_of("nomark.txt"));
+    CHECK(rc == 0 &&
+              strstr(t, "steady state no steps found: no marker: no NVTX step range of the "
+                        "program, no repeating pattern of calls...; the second half") &&
+              !strstr(t, "recorded only;"),
+          "the verdict's reason is cut outside its parenthesis:\n%.600s", t);
+    free(t);
+}
+
+/* Calls of a two-thread program, sampled (one 10 ms window): the loop's thread launches (a graph
+ * when graph, then kernel_a, kernel_b) and waits each 2 ms step; a helper thread (gloo's) copies
+ * 1 to 3 times and waits, at its own times. */
+static int write_two_threads(const char *path, int graph)
+{
+    enum { STEPS = 30, STR_A = 300, STR_B = 301 };
+    const uint64_t t0 = 1700000000000000000ull, period = 2000000;
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = 78;
+    h.rank = h.local_rank = h.world_size = -1;
+    h.flags = GT_HDR_GPU_SAMPLED;
+    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    snprintf(h.host, sizeof h.host, "testhost");
+    static const char cmd[] = "python\0loop.py";
+    gt_test_writer w;
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        return -1;
+    gt_test_writer_set_tid(&w, 100);
+    gt_test_writer_string(&w, STR_A, "kernel_a");
+    gt_test_writer_string(&w, STR_B, "kernel_b");
+    gt_rec_capture on = {t0, 1, GT_CAPTURE_SRC_SAMPLE},
+                   off = {t0 + 10000000, 0, GT_CAPTURE_SRC_SAMPLE};
+    gt_test_writer_add(&w, GT_REC_CAPTURE, 0, &on, sizeof on);
+    gt_test_writer_add(&w, GT_REC_CAPTURE, 0, &off, sizeof off);
+    uint64_t corr = 0;
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t t = t0 + 100000 + (uint64_t)i * period;
+        for (int k = graph ? -1 : 0; k < 2; k++, t += 20000) {
+            gt_rec_api_launch l;
+            memset(&l, 0, sizeof l);
+            l.c = (gt_api_common){t, t + 5000, ++corr, 0, GT_FN___cudaLaunchKernel, 0, 0, 0};
+            if (k < 0) {
+                l.c.func = GT_FN_cudaGraphLaunch;
+                l.graph_exec = 0x7f0000abc000ull;
+            } else {
+                l.function = 0x401000u + (uint64_t)k * 0x100;
+                l.name_id = STR_A + (uint32_t)k;
+            }
+            gt_test_writer_add(&w, GT_REC_API_LAUNCH, 0, &l, sizeof l);
+        }
+        gt_rec_api_sync y = {{t + 1300000, t + 1800000, ++corr, 0, GT_FN_cudaStreamSynchronize},
+                             0,
+                             GT_SYNC_STREAM,
+                             0};
+        gt_test_writer_add(&w, GT_REC_API_SYNC, 0, &y, sizeof y);
+    }
+    gt_test_writer_set_tid(&w, 200);
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t t = t0 + 130000 + (uint64_t)i * period;
+        for (int c = 0; c <= i % 3; c++, t += 30000) {
+            gt_rec_api_memcpy m;
+            memset(&m, 0, sizeof m);
+            m.c = (gt_api_common){t, t + 8000, ++corr, 0, GT_FN_cudaMemcpyAsync, 0, 0, 0};
+            m.bytes = 64;
+            m.direction = GT_DIR_D2H;
+            gt_test_writer_add(&w, GT_REC_API_MEMCPY, 0, &m, sizeof m);
+        }
+        gt_rec_api_sync y = {
+            {t + 200000, t + 250000, ++corr, 0, GT_FN_cudaStreamSynchronize}, 0, GT_SYNC_STREAM, 0};
+        gt_test_writer_add(&w, GT_REC_API_SYNC, 0, &y, sizeof y);
+    }
+    return gt_test_writer_close(&w);
+}
+
+/* The loop's thread makes the pattern (the helper's calls, mixed in, would break it); a graph
+ * launched every step makes the steps before the kernels do, as on the GPU side. */
+static void test_call_steps_threads(void)
+{
+    for (int graph = 0; graph < 2; graph++) {
+        const char *name = graph ? "threads_graph.gtrace" : "threads.gtrace";
+        CHECK(write_two_threads(path_of(name), graph) == 0, "write %s", name);
+        gt_run run = {0};
+        const gt_proc *p = load_one(&run, path_of(name));
+        CHECK(p && p->gpu_sampled, "%s: load", name);
+        if (p) {
+            CHECK(p->n_steps == 29 && fabs(p->step_ms_median - 2.0) < 0.01,
+                  "%s: %zu steps of %.3f ms (%s; %s)", name, p->n_steps, p->step_ms_median,
+                  p->step_source, p->step_why);
+            CHECK(graph ? p->step_source_kind == GT_STEPSRC_GRAPH_LAUNCH &&
+                              strstr(p->step_source, "CUDA graph launches (30 launches of one "
+                                                     "graph) \xe2\x80\x94 CPU side, GPU sampled")
+                        : p->step_source_kind == GT_STEPSRC_CALL_PATTERN &&
+                              strstr(p->step_source, "repeating launch (30\xc3\x97 kernel_a)"),
+                  "%s: source %s", name, p->step_source);
+        }
+        gt_run_free(&run);
+    }
 }
 
 int main(int argc, char **argv)
@@ -440,6 +625,9 @@ int main(int argc, char **argv)
     test_no_window();
     test_no_whole_step();
     test_no_markers();
+    test_call_steps();
+    test_call_steps_partial();
+    test_call_steps_threads();
     test_idle_start();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -1,0 +1,50 @@
+/* model_steps_internal.h — what the step choice's two files share: model_steps.c (the markers,
+ * the order they are tried in) and model_steps_pattern.c (repeating patterns: of GPU operations,
+ * or, in a GPU-sampled trace, of the calls, which are recorded all along). */
+#ifndef MODEL_STEPS_INTERNAL_H
+#define MODEL_STEPS_INTERNAL_H
+
+#include "model_internal.h"
+
+#define STEP_OPS_MAX (4u << 20) /* operations (or calls) kept for the pattern search */
+#define STEP_PATTERN_TRIES 24   /* candidates tried, best first, before giving up */
+
+/* One operation of a pattern search: when, and what (the same key = the same operation). */
+typedef struct step_op {
+    uint64_t t, key; /* key: kernel name id, or COPY_KEY | kind << 48 | bytes, or SYNC_KEY | ..., or
+                        CPU_KEY(tag) | payload for a call of a sampled trace */
+} step_op;
+#define COPY_KEY (1ull << 63)
+#define SYNC_KEY (1ull << 62) /* | the API function, or 1 << 20 | CUPTI's sync type */
+
+/* Calls of a GPU-sampled trace (model_steps_pattern.c): bits 56..61 say which kind of call, the
+ * low 56 bits which one (a function or graph exec handle: user-space addresses fit). Copies and
+ * syncs use COPY_KEY and SYNC_KEY as the GPU side does. */
+#define CPU_KEY(tag) ((uint64_t)(tag) << 56)
+#define CPU_KEY_TAG(key) ((unsigned)((key) >> 56 & 0x3f))
+#define CPU_KEY_PAYLOAD(key) ((key) & ((1ull << 56) - 1))
+enum cpu_key_tag {
+    CPU_TAG_NONE = 0,   /* a GPU-side key */
+    CPU_TAG_LAUNCH = 1, /* a kernel launch: by its function, else its name id */
+    CPU_TAG_GRAPH = 2,  /* cudaGraphLaunch of one graph exec */
+    CPU_TAG_LIBRARY = 3 /* a cuDNN or cuBLAS call, by its API function */
+};
+
+typedef struct chooser {
+    gt_proc *p;
+    pass_state *s;
+    char passed[256]; /* what was passed over, for step_why */
+} chooser;
+
+/* model_steps.c */
+void md_steps_note(chooser *c, const char *fmt, const char *a, const char *b);
+int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what);
+void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source);
+void md_steps_set_why(chooser *c, const char *why);
+
+/* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
+ * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
+int md_steps_choose_pattern(chooser *c);
+int md_steps_choose_calls(chooser *c);
+
+#endif

@@ -1,0 +1,453 @@
+/* model_steps_pattern.c — steps from a repeating pattern, when the program has no marker: of the
+ * GPU's operations (kernels by name, copies by kind and size, CPU-blocking waits), or, in a
+ * GPU-sampled trace (GPUTRACE_SAMPLE), of the calls. A sampled trace holds GPU records only in its
+ * windows, so a GPU pattern would make steps there and one long "step" over each stretch between
+ * them; the calls are recorded all along, so their pattern (kernel launches by function, graph
+ * launches, copies by kind and size, cuDNN and cuBLAS calls, CPU-blocking syncs) gives every step,
+ * timed at the calls as NVTX steps are. */
+#include "model_steps_internal.h"
+
+#include "demangle.h"
+
+#define STEP_MIN_REGULAR 0.9 /* share of a pattern's intervals with the usual operation count */
+
+/* The repeating launch pattern: an operation (a kernel, or a copy of one size and direction) that
+ * recurs every k GPU operations almost always is the start of a pattern; the one that recurs
+ * most often (one kernel repeated included) with its steps holding most of the GPU's busy time
+ * marks the steps. An operation seen at uneven distances (5 times a step) is no marker. */
+typedef struct pattern {
+    uint32_t id;
+    size_t count, first, period;
+} pattern;
+
+/* The operations searched: the GPU's (s->ops), or a sampled trace's calls of one thread. */
+typedef struct op_list {
+    step_op *ops;
+    size_t n;
+    int calls; /* the calls of a GPU-sampled trace */
+} op_list;
+
+/* ---- pass 1: the calls of a GPU-sampled trace ---- */
+
+static void add_call(pass_state *s, uint64_t t, uint64_t key, uint32_t tid)
+{
+    if (s->n_calls >= STEP_OPS_MAX || !t)
+        return;
+    gt_grow((void **)&s->calls, &s->cap_calls, s->n_calls, sizeof *s->calls);
+    gt_grow((void **)&s->call_tids, &s->cap_call_tids, s->n_calls, sizeof *s->call_tids);
+    s->call_tids[s->n_calls] = tid;
+    s->calls[s->n_calls++] = (step_op){t, key};
+}
+
+/* A launch's identity: its function (one kernel name may be several functions: a CuPy loop on the
+ * H200 launched one name from two), else its kernel name; the name is kept for the report. */
+static uint64_t launch_key(pass_state *s, const gt_rec_api_launch *l)
+{
+    uint64_t key =
+        CPU_KEY(CPU_TAG_LAUNCH) | CPU_KEY_PAYLOAD(l->function ? l->function : l->name_id);
+    if (l->name_id && gt_map_get(&s->call_names, key) == UINT32_MAX)
+        gt_map_put(&s->call_names, key, l->name_id);
+    return key;
+}
+
+/* A copy call as the GPU side keys its copy: CUPTI's kind (HtoD 1, DtoH 2, DtoD 8, HtoH 9). */
+static uint64_t copy_key(const gt_rec_api_memcpy *m)
+{
+    static const uint8_t cupti_kind[] = {9, 1, 2, 8, 0};
+    uint64_t kind = m->direction < 5 ? cupti_kind[m->direction] : 0;
+    return COPY_KEY | kind << 48 | (m->bytes & ((1ull << 48) - 1));
+}
+
+void md_steps_on_call(pass_state *s, const gt_record *r)
+{
+    union {
+        gt_api_common c;
+        gt_rec_api_launch launch;
+        gt_rec_api_memcpy copy;
+        gt_rec_api_sync sync;
+    } u;
+    gt_body_copy(&u, sizeof u, r);
+    switch (r->kind) {
+    case GT_REC_API_LAUNCH:
+        if (u.launch.graph_exec)
+            add_call(s, u.c.t_begin_ns,
+                     CPU_KEY(CPU_TAG_GRAPH) | CPU_KEY_PAYLOAD(u.launch.graph_exec), r->tid);
+        else if (u.launch.function || u.launch.name_id)
+            add_call(s, u.c.t_begin_ns, launch_key(s, &u.launch), r->tid);
+        break;
+    case GT_REC_API_MEMCPY:
+        add_call(s, u.c.t_begin_ns, copy_key(&u.copy), r->tid);
+        break;
+    case GT_REC_API_CUDNN:
+    case GT_REC_API_CUBLAS:
+        add_call(s, u.c.t_begin_ns, CPU_KEY(CPU_TAG_LIBRARY) | u.c.func, r->tid);
+        break;
+    case GT_REC_API_SYNC: /* the wait's end ends the step, as on the GPU side */
+        if (md_sync_blocks(u.sync.sync_kind))
+            add_call(s, u.c.t_end_ns, SYNC_KEY | u.c.func, r->tid);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the search ---- */
+
+static int cmp_op_time(const void *a, const void *b)
+{
+    const step_op *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int cmp_pattern(const void *a, const void *b)
+{
+    const pattern *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The commonest distance between successive places, 0 when under STEP_MIN_REGULAR of all. */
+static size_t regular_period(const size_t *pos, const size_t *place, size_t n, uint64_t *tmp)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        tmp[i] = place[pos[i + 1]] - place[pos[i]];
+    qsort(tmp, n - 1, sizeof *tmp, md_cmp_u64);
+    uint64_t mode = tmp[0];
+    size_t best = 0;
+    for (size_t i = 0; i + 1 < n;) {
+        size_t j = i;
+        while (j + 1 < n && tmp[j] == tmp[i])
+            j++;
+        if (j - i > best) {
+            best = j - i;
+            mode = tmp[i];
+        }
+        i = j;
+    }
+    /* other streams' work shifts long periods by an operation or so; short ones must be exact
+     * (a kernel launched 4 times then a copy: distances 1, 1, 1, 2 are no period of 1) */
+    uint64_t tol = mode >= 50 ? mode / 50 : mode >= 8;
+    size_t near = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        near += tmp[i] + tol >= mode && tmp[i] <= mode + tol;
+    return (double)near >= STEP_MIN_REGULAR * (double)(n - 1) ? (size_t)mode : 0;
+}
+
+static void call_name(const chooser *c, uint64_t key, char *buf, size_t size)
+{
+    uint64_t what = CPU_KEY_PAYLOAD(key);
+    if (CPU_KEY_TAG(key) == CPU_TAG_GRAPH) {
+        snprintf(buf, size, "cudaGraphLaunch");
+    } else if (CPU_KEY_TAG(key) == CPU_TAG_LIBRARY) {
+        const char *fn = gt_api_func_name((uint32_t)what);
+        snprintf(buf, size, "%s", fn ? fn : "a library call");
+    } else {
+        const char *mangled = gt_reader_string(c->s->reader, gt_map_get(&c->s->call_names, key));
+        if (mangled)
+            gt_demangle_into(mangled, buf, size);
+        else
+            snprintf(buf, size, "kernel at 0x%llx", (unsigned long long)what);
+    }
+}
+
+static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
+{
+    static const char *const kinds[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    if (key & COPY_KEY) {
+        unsigned kind = (unsigned)(key >> 48 & 0x7fff);
+        snprintf(buf, size, "Memcpy %s %llu B", kinds[kind <= 10 ? kind : 0],
+                 (unsigned long long)(key & ((1ull << 48) - 1)));
+        return;
+    }
+    if (key & SYNC_KEY) {
+        uint32_t f = (uint32_t)(key & 0xfffff);
+        static const char *const cupti[] = {"a sync", "an event sync", "a sync", "a stream sync",
+                                            "a device sync"};
+        const char *fn = !(key & 1u << 20) ? gt_api_func_name(f)
+                         : (f & 0xff) <= 4 ? cupti[f & 0xff]
+                                           : "a sync";
+        snprintf(buf, size, "%s", fn ? fn : "a sync");
+        return;
+    }
+    if (CPU_KEY_TAG(key) != CPU_TAG_NONE) {
+        call_name(c, key, buf, size);
+        return;
+    }
+    uint32_t k = gt_map_get(&c->s->kern_by_name, key);
+    snprintf(buf, size, "%.60s", k < c->p->n_kernels ? c->p->kernels[k].name : "?");
+}
+
+/* Regular operations, most frequent first. pos: the positions of each id, from off[id]. */
+static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_ids, size_t *n_out,
+                              size_t **pos_out, size_t **off_out)
+{
+    size_t n = l->n;
+    size_t *off = gt_xcalloc(n_ids + 1, sizeof *off), *pos = gt_xrealloc(NULL, n * sizeof *pos);
+    for (size_t i = 0; i < n; i++)
+        off[ids[i] + 1]++;
+    for (size_t k = 0; k < n_ids; k++)
+        off[k + 1] += off[k];
+    size_t *fill = gt_xcalloc(n_ids + 1, sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        pos[off[ids[i]] + fill[ids[i]]++] = i;
+    free(fill);
+    /* A kernel's or a copy's place counts GPU operations only: CPU waits come every few steps
+     * in many programs (a loss logged every 10 steps) and would break a GPU pattern. A wait's
+     * place counts everything, so a wait after each iteration's launches is a pattern. (Calls:
+     * a launch's or a copy's place counts the calls that give the GPU work.) */
+    size_t *place = gt_xrealloc(NULL, n * sizeof *place), *all = gt_xrealloc(NULL, n * sizeof *all);
+    size_t gpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        place[i] = l->ops[i].key & SYNC_KEY ? i : gpu++;
+        all[i] = i;
+    }
+    uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
+    pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
+    size_t np = 0;
+    for (uint32_t k = 0; k < n_ids; k++) {
+        size_t cnt = off[k + 1] - off[k];
+        size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
+        /* one kernel over and over, unless a wait comes between its runs (4 launches and a
+         * sync: the iteration is the launches up to the wait) */
+        if (period == 1 && regular_period(pos + off[k], all, cnt, tmp) != 1)
+            period = 0;
+        if (period)
+            pt[np++] = (pattern){k, cnt, pos[off[k]], period};
+    }
+    free(tmp);
+    free(place);
+    free(all);
+    qsort(pt, np, sizeof *pt, cmp_pattern);
+    *n_out = np;
+    *pos_out = pos;
+    *off_out = off;
+    return pt;
+}
+
+/* The step source and why of a pattern of the GPU's operations. */
+static void describe_gpu(const pattern *pt, uint64_t key, const char *name, char *src,
+                         size_t src_size, char *why, size_t why_size)
+{
+    snprintf(src, src_size, "%s (%zu\xc3\x97 %.50s)",
+             key & COPY_KEY   ? "repeating copy"
+             : key & SYNC_KEY ? "repeating sync"
+                              : "kernel pattern",
+             pt->count, name);
+    if (key & SYNC_KEY)
+        snprintf(why, why_size,
+                 "no program marker; the program waits for the GPU ('%.50s') after every "
+                 "%zu GPU operations: each wait ends a step",
+                 name, pt->period - 1);
+    else if (pt->period == 1)
+        snprintf(why, why_size,
+                 "no program marker; the GPU runs one kernel over and over: each '%.50s' "
+                 "is a step",
+                 name);
+    else
+        snprintf(why, why_size,
+                 "no program marker; the GPU repeats a pattern of %zu operations, each "
+                 "starting with '%.50s'",
+                 pt->period, name);
+}
+
+/* The same for a pattern of a sampled trace's calls: the source says it is the CPU side's. */
+static void describe_calls(const pattern *pt, uint64_t key, const char *name, char *src,
+                           size_t src_size, char *why, size_t why_size)
+{
+    unsigned tag = key & (COPY_KEY | SYNC_KEY) ? CPU_TAG_NONE : CPU_KEY_TAG(key);
+    snprintf(src, src_size, "%s (%zu\xc3\x97 %.40s) \xe2\x80\x94 CPU side, GPU sampled",
+             key & COPY_KEY           ? "repeating copy"
+             : key & SYNC_KEY         ? "repeating sync"
+             : tag == CPU_TAG_LIBRARY ? "repeating call"
+                                      : "repeating launch",
+             pt->count, name);
+    const char *lead = "no program marker; GPU sampled, so from the calls (recorded all along):";
+    if (key & SYNC_KEY)
+        snprintf(why, why_size,
+                 "%s the program waits for the GPU ('%.50s') after every %zu calls: "
+                 "each wait ends a step",
+                 lead, name, pt->period - 1);
+    else if (pt->period == 1)
+        snprintf(why, why_size,
+                 "%s the program launches one kernel over and over: each '%.50s' "
+                 "is a step",
+                 lead, name);
+    else
+        snprintf(why, why_size, "%s a pattern of %zu calls repeats, each starting with '%.50s'",
+                 lead, pt->period, name);
+}
+
+static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const size_t *pos,
+                       uint64_t key)
+{
+    uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
+    for (size_t i = 0; i < pt->count; i++)
+        t[i] = l->ops[pos[i]].t;
+    char name[96], src[128], why[256];
+    op_name(c, key, name, sizeof name);
+    char what[96];
+    snprintf(what, sizeof what, "the steps of '%.50s'", name);
+    size_t before = strlen(c->passed);
+    int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
+    int ok = !md_steps_times_implausible(c, t, pt->count, what);
+    if (!first)
+        c->passed[before] = 0;
+    if (ok) {
+        if (l->calls)
+            describe_calls(pt, key, name, src, sizeof src, why, sizeof why);
+        else
+            describe_gpu(pt, key, name, src, sizeof src, why, sizeof why);
+        md_steps_take_times(c, t, pt->count,
+                            l->calls ? GT_STEPSRC_CALL_PATTERN : GT_STEPSRC_KERNEL_PATTERN, src);
+        md_steps_set_why(c, why);
+    }
+    free(t);
+    return ok;
+}
+
+static int choose_in(chooser *c, const op_list *l)
+{
+    size_t n = l->n;
+    if (n < 3)
+        return 0;
+    qsort(l->ops, n, sizeof *l->ops, cmp_op_time);
+    gt_u64map dense = {0};
+    uint32_t *ids = gt_xrealloc(NULL, n * sizeof *ids);
+    uint64_t *keys = gt_xrealloc(NULL, n * sizeof *keys);
+    size_t n_ids = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = gt_map_get(&dense, l->ops[i].key);
+        if (k == UINT32_MAX) {
+            k = (uint32_t)n_ids;
+            keys[n_ids++] = l->ops[i].key;
+            gt_map_put(&dense, l->ops[i].key, k);
+        }
+        ids[i] = k;
+    }
+    gt_map_free(&dense);
+    size_t np, *pos, *off;
+    pattern *pt = find_patterns(l, ids, n_ids, &np, &pos, &off);
+    int ok = 0;
+    for (size_t i = 0; i < np && i < STEP_PATTERN_TRIES && !ok; i++)
+        ok = try_pattern(c, l, &pt[i], pos + off[pt[i].id], keys[pt[i].id]);
+    free(pt);
+    free(pos);
+    free(off);
+    free(ids);
+    free(keys);
+    return ok;
+}
+
+int md_steps_choose_pattern(chooser *c)
+{
+    op_list l = {c->s->ops, c->s->n_ops, 0};
+    return choose_in(c, &l);
+}
+
+/* ---- a GPU-sampled trace: the calls ---- */
+
+/* The thread that gives the GPU most work (launches, graph launches, library calls): the loop's.
+ * Other threads' calls (a gloo thread's copies and waits, a data loader's pinned copies) come at
+ * their own times and would shift the loop's pattern. UINT32_MAX: none gives the GPU work (copies
+ * and waits only), all threads count. */
+static uint32_t loop_thread(const pass_state *s)
+{
+    gt_u64map count = {0};
+    uint32_t *n = gt_xcalloc(s->n_calls + 1, sizeof *n), best = UINT32_MAX, best_n = 0;
+    uint32_t *tid_of = gt_xcalloc(s->n_calls + 1, sizeof *tid_of);
+    size_t n_tids = 0;
+    for (size_t i = 0; i < s->n_calls; i++) {
+        if (s->calls[i].key & (COPY_KEY | SYNC_KEY))
+            continue;
+        uint32_t k = gt_map_get(&count, s->call_tids[i]);
+        if (k == UINT32_MAX) {
+            k = (uint32_t)n_tids;
+            tid_of[n_tids++] = s->call_tids[i];
+            gt_map_put(&count, s->call_tids[i], k);
+        }
+        if (++n[k] > best_n) {
+            best_n = n[k];
+            best = tid_of[k];
+        }
+    }
+    gt_map_free(&count);
+    free(n);
+    free(tid_of);
+    return best;
+}
+
+/* Graph launches of the graph exec launched most (3 at least), in time order; NULL when none. */
+static uint64_t *graph_launch_times(const step_op *ops, size_t n, size_t *n_out, size_t *graphs)
+{
+    gt_u64map index = {0};
+    size_t *count = gt_xcalloc(n + 1, sizeof *count), n_graphs = 0, best = SIZE_MAX;
+    uint64_t *exec = gt_xcalloc(n + 1, sizeof *exec);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].key & (COPY_KEY | SYNC_KEY) || CPU_KEY_TAG(ops[i].key) != CPU_TAG_GRAPH)
+            continue;
+        uint32_t k = gt_map_get(&index, ops[i].key);
+        if (k == UINT32_MAX) {
+            k = (uint32_t)n_graphs;
+            exec[n_graphs++] = ops[i].key;
+            gt_map_put(&index, ops[i].key, k);
+        }
+        count[k]++;
+        if (best == SIZE_MAX || count[k] > count[best]) /* ties: the one launched first */
+            best = k;
+    }
+    gt_map_free(&index);
+    *graphs = n_graphs;
+    *n_out = 0;
+    uint64_t *t = NULL;
+    if (best != SIZE_MAX && count[best] >= 3) {
+        t = gt_xrealloc(NULL, count[best] * sizeof *t);
+        for (size_t i = 0; i < n; i++)
+            if (ops[i].key == exec[best])
+                t[(*n_out)++] = ops[i].t;
+    }
+    free(count);
+    free(exec);
+    return t;
+}
+
+static int choose_graph_calls(chooser *c, const op_list *l)
+{
+    size_t n = 0, graphs = 0;
+    uint64_t *t = graph_launch_times(l->ops, l->n, &n, &graphs);
+    int ok = 0;
+    if (t && !md_steps_times_implausible(c, t, n, "the CUDA graph launches")) {
+        char src[128];
+        snprintf(src, sizeof src,
+                 "CUDA graph launches (%zu launches of one graph) \xe2\x80\x94 CPU side, GPU "
+                 "sampled",
+                 n);
+        md_steps_take_times(c, t, n, GT_STEPSRC_GRAPH_LAUNCH, src);
+        md_steps_set_why(c, graphs > 1 ? "no program marker; GPU sampled, so from the calls "
+                                         "(recorded all along): the program launches CUDA graphs "
+                                         "repeatedly (the graph launched most, first of its step)"
+                                       : "no program marker; GPU sampled, so from the calls "
+                                         "(recorded all along): the program launches a CUDA "
+                                         "graph repeatedly");
+        ok = 1;
+    }
+    free(t);
+    return ok;
+}
+
+int md_steps_choose_calls(chooser *c)
+{
+    pass_state *s = c->s;
+    if (s->n_calls < 3)
+        return 0;
+    uint32_t tid = loop_thread(s);
+    op_list l = {gt_xrealloc(NULL, s->n_calls * sizeof *l.ops), 0, 1};
+    for (size_t i = 0; i < s->n_calls; i++)
+        if (tid == UINT32_MAX || s->call_tids[i] == tid)
+            l.ops[l.n++] = s->calls[i];
+    qsort(l.ops, l.n, sizeof *l.ops, cmp_op_time);
+    int ok = choose_graph_calls(c, &l) || choose_in(c, &l);
+    free(l.ops);
+    return ok;
+}
