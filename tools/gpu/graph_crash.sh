@@ -11,7 +11,7 @@ W=$(mktemp -d)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 echo "gdb: $(command -v gdb || echo none)" >"$R"
 CMD=(python3 sample_apps/corpus/compile_graphs.py --steps 3000)
-ENVS=(LD_PRELOAD=$LIB GPUTRACE_DIR=$W/t GPUTRACE_SAMPLE=0.3/0.7 GPUTRACE_VERBOSE=1)
+ENVS=(LD_PRELOAD=$LIB GPUTRACE_DIR=$W/t GPUTRACE_SAMPLE=0.3/0.7 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_VERBOSE=1)
 if command -v gdb >/dev/null; then
   env "${ENVS[@]}" timeout 200 gdb -q -batch -ex 'set pagination off' -ex 'handle SIGUSR1 SIGUSR2 SIGPIPE nostop noprint' \
     -ex run -ex 'thread apply all bt 12' --args "${CMD[@]}" >"$W/gdb.txt" 2>&1

@@ -21,7 +21,7 @@ echo "libcupti for the floor: ${CUPTI:-none found}" | tee "$O/log.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$O/log.txt" 2>&1
 # The detach on the real CUPTI: two signal windows, the trace back for the analyzer here.
 mkdir -p "$O/detach"
-LD_PRELOAD=$LIB GPUTRACE_DIR=$O/detach GPUTRACE_CAPTURE=signal GPUTRACE_VERBOSE=1 GPUTRACE_FLUSH_MS=50 \
+LD_PRELOAD=$LIB GPUTRACE_DIR=$O/detach GPUTRACE_CAPTURE=signal GPUTRACE_CUPTI_DETACH=1 GPUTRACE_VERBOSE=1 GPUTRACE_FLUSH_MS=50 \
   taskset -c 0-7 python3 tools/gpu/detach_check.py >"$O/detach/out.txt" 2>"$O/detach/err.txt"
 echo "detach_check rc=$? $(grep -c 'CUPTI detached' "$O/detach/err.txt") detaches, $(grep -c 'CUPTI attached' "$O/detach/err.txt") attaches" | tee -a "$O/log.txt"
 CONFIGS=${LL_CONFIGS:-untraced,disabled,wrappers_only,kernels,default,paused,after_window_keep,after_window_detach,floor_none,floor_kernels,floor_off,floor_finalized}
