@@ -187,13 +187,18 @@ static void warn(warnings *w, const char *text)
 static void steps_warnings(const gt_proc *a, const gt_proc *b, warnings *w)
 {
     const gt_proc *pp[2] = {a, b};
-    for (int s = 0; s < 2; s++)
-        if (!has_steps(pp[s]))
-            warn(w,
-                 gt_fmt("%s: no steps found%s%.120s; its steady figures cover the second half of "
-                        "its GPU-active time, so its per-step rows are left out",
-                        s ? "B" : "A", pp[s]->step_why[0] ? " (" : "",
-                        pp[s]->step_why[0] ? gt_fmt("%s)", pp[s]->step_why) : ""));
+    for (int s = 0; s < 2; s++) {
+        if (has_steps(pp[s]))
+            continue;
+        char text[240]; /* gt_fmt's 128 bytes cut this sentence short */
+        const char *why = pp[s]->step_why;
+        snprintf(text, sizeof text,
+                 "%s: no steps found%s%s%s; its steady figures cover the second half of its "
+                 "GPU-active time, so its per-step rows are left out",
+                 s ? "B" : "A", why[0] ? " (" : "", why[0] ? gt_step_why_summary(why, 100) : "",
+                 why[0] ? ")" : "");
+        warn(w, text);
+    }
     if (!has_steps(a) || !has_steps(b))
         return;
     if (strcmp(a->step_source, b->step_source) != 0)

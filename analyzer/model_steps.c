@@ -704,6 +704,31 @@ static int choose_graphs(chooser *c)
     return ok;
 }
 
+/* A reason cut inside a parenthesis ("(GPU sampling: launch patterns, recorded only; the second
+ * half...") read as one garbled sentence in the verdict and in diff's warnings. */
+const char *gt_step_why_summary(const char *why, size_t max)
+{
+    const char *passed = strstr(why, "; passed over: ");
+    size_t n = passed ? (size_t)(passed - why) : strlen(why);
+    if (n <= max)
+        return gt_fmt("%.*s", (int)n, why);
+    size_t cut = max, open_at = 0;
+    while (cut > 0 && why[cut] != ' ')
+        cut--;
+    int depth = 0;
+    for (size_t i = 0; i < cut; i++) {
+        if (why[i] == '(' && depth++ == 0)
+            open_at = i;
+        else if (why[i] == ')' && depth > 0)
+            depth--;
+    }
+    if (depth > 0)
+        cut = open_at;
+    while (cut > 0 && (why[cut - 1] == ' ' || why[cut - 1] == ',' || why[cut - 1] == ':'))
+        cut--;
+    return gt_fmt("%.*s...", (int)cut, why);
+}
+
 const char *gt_step_source_kind_name(int kind)
 {
     static const char *const names[] = {"none",           "user",           "profiler_step",

@@ -128,32 +128,6 @@ static const char *busy_text(const gt_proc *p)
                   p->gpu_sampled ? " in the sampled windows" : "");
 }
 
-/* The reason of step_why for the verdict's line: what was passed over is left to the steps
- * section, and a long reason is cut at a word outside any parenthesis (cut inside one, "(GPU
- * sampling: launch patterns, recorded only; the second half..." read as one garbled sentence). */
-static const char *why_summary(const char *why, size_t max)
-{
-    const char *passed = strstr(why, "; passed over: ");
-    size_t n = passed ? (size_t)(passed - why) : strlen(why);
-    if (n <= max)
-        return gt_fmt("%.*s", (int)n, why);
-    size_t cut = max, open_at = 0;
-    while (cut > 0 && why[cut] != ' ')
-        cut--;
-    int depth = 0;
-    for (size_t i = 0; i < cut; i++) {
-        if (why[i] == '(' && depth++ == 0)
-            open_at = i;
-        else if (why[i] == ')' && depth > 0)
-            depth--;
-    }
-    if (depth > 0)
-        cut = open_at;
-    while (cut > 0 && (why[cut - 1] == ' ' || why[cut - 1] == ',' || why[cut - 1] == ':'))
-        cut--;
-    return gt_fmt("%.*s...", (int)cut, why);
-}
-
 static void print_step_line(const gt_proc *p, FILE *out)
 {
     if (has_steps(p)) {
@@ -166,7 +140,7 @@ static void print_step_line(const gt_proc *p, FILE *out)
     fprintf(out,
             "  steady state no steps found%s%s; the second half of the GPU's active time stands "
             "for it: %s\n",
-            p->step_why[0] ? ": " : "", p->step_why[0] ? why_summary(p->step_why, 100) : "",
+            p->step_why[0] ? ": " : "", p->step_why[0] ? gt_step_why_summary(p->step_why, 100) : "",
             busy_text(p));
 }
 
