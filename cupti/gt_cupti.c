@@ -535,10 +535,13 @@ static void on_before_exit(void)
     if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
         return;
     write_clock_sync();
-    pthread_mutex_lock(&capture_lock);
-    if (cancel_armed_detach() == GT_LINK_DETACHING)
-        wait_detached();
-    pthread_mutex_unlock(&capture_lock);
+    /* trylock: this may run in a signal handler, in a thread that holds the lock (then an armed
+     * detach stays armed, and what it had was flushed when it was armed) */
+    if (pthread_mutex_trylock(&capture_lock) == 0) {
+        if (cancel_armed_detach() == GT_LINK_DETACHING)
+            wait_detached();
+        pthread_mutex_unlock(&capture_lock);
+    }
     if (gt_cupti_is_attached())
         flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     wait_for_other_flushes();
