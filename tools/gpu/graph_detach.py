@@ -45,37 +45,24 @@ def window(on):
     (torch.cuda.profiler.start if on else torch.cuda.profiler.stop)()
     if not on:
         time.sleep(0.5)  # closed, then detached on a later writer round / at the next call
-        torch.zeros(1, device=dev)  # a CUDA call whose return can do the detach
+        torch.zeros(1, device=dev)
+        torch.cuda.synchronize()  # a context-wide sync: its return makes an armed detach
         time.sleep(0.3)
 
 
+# Each case as its sequence: O opens a window, C closes it, G makes the graph, R replays it.
+CASES = {"in_window": "O G R C R", "before": "G R O R C R", "plain": "G R",
+         "across": "O G R C O R C R"}
 err = ""
 try:
-    if case == "in_window":
-        window(True)
-        g = make_graph()
-        replay(g)
-        window(False)
-        replay(g)
-    elif case == "before":
-        g = make_graph()
-        replay(g)
-        window(True)
-        replay(g)
-        window(False)
-        replay(g)
-    elif case == "plain":
-        g = make_graph()
-        replay(g)
-    elif case == "across":
-        window(True)
-        g = make_graph()
-        replay(g)
-        window(False)
-        window(True)
-        replay(g)
-        window(False)
-        replay(g)
+    g = None
+    for op in CASES[case].split():
+        if op in "OC":
+            window(op == "O")
+        elif op == "G":
+            g = make_graph()
+        else:
+            replay(g)
     torch.cuda.synchronize()
     ok = 1
 except Exception as e:  # the failure is what this script measures
