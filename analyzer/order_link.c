@@ -236,19 +236,26 @@ static bool config_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
     return true;
 }
 
-/* The first kernel whose correlation id is at least corr. */
-static size_t first_kernel_from(const gt_olinker *o, uint64_t corr)
-{
-    size_t lo = 0, hi = o->n_kernels;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->kernels[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
+/* A binary search over one of the linker's sorted arrays: the first element whose field is at
+ * least value. */
+#define DEFINE_FIRST_AT_LEAST(name, array, count, field)                                           \
+    static size_t name(const gt_olinker *o, uint64_t value)                                        \
+    {                                                                                              \
+        size_t lo = 0, hi = o->count;                                                              \
+        while (lo < hi) {                                                                          \
+            size_t mid = lo + (hi - lo) / 2;                                                       \
+            if (o->array[mid].field < value)                                                       \
+                lo = mid + 1;                                                                      \
+            else                                                                                   \
+                hi = mid;                                                                          \
+        }                                                                                          \
+        return lo;                                                                                 \
     }
-    return lo;
-}
+
+/* The first kernel whose correlation id is at least corr; the first launch (sorted by begin)
+ * that began at t or later. */
+DEFINE_FIRST_AT_LEAST(first_kernel_from, kernels, n_kernels, corr)
+DEFINE_FIRST_AT_LEAST(first_launch_from, launches, n_launches, t_begin)
 
 /* The first free kernel from id `from` on (below the launch's upper bound, or within LOOKAHEAD)
  * that did not start before the launch and that match accepts. */
@@ -289,20 +296,6 @@ static void link(gt_olinker *o, gt_olink_kernel *k, uint64_t call_id, uint64_t *
     k->done = 1;
     (*counter)++;
     o->emit(o->ctx, k->corr, call_id);
-}
-
-/* The first launch (sorted by begin) that began at t or later. */
-static size_t first_launch_from(const gt_olinker *o, uint64_t t)
-{
-    size_t lo = 0, hi = o->n_launches;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->launches[mid].t_begin < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Whether another thread launched, while the anchored call a ran, a kernel of k's name whose ids

@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?}"
-LIB=$PWD/.devbin/lib/libgputrace.so
+. tools/gpu/devbin.sh
 R=$OUT/graph_crash.txt
 W=$(mktemp -d)
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1

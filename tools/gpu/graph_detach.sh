@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?}"
-LIB=$PWD/.devbin/lib/libgputrace.so
+. tools/gpu/devbin.sh
 R=$OUT/graph_detach.txt
 W=$(mktemp -d)
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_PYTHON_CLIENT_MEM_FRACTION=0.10

@@ -16,10 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?OUT must name the folder for results}"
-LIB=$PWD/.devbin/lib/libgputrace.so
-GT=$PWD/.devbin/bin/gputrace
-export LD_LIBRARY_PATH=$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -f "$LIB" ] && [ -x "$GT" ] || { echo "no .devbin: run tools/gpu/pack_devbin.sh here and carry .devbin"; exit 1; }
+. tools/gpu/devbin.sh
 W=${SC_WORK:-/tmp/gputrace-sc}
 rm -rf "$W" && mkdir -p "$W"
 S=$OUT/sampled_corpus.txt

@@ -12,10 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?}"
 O=$OUT/sampled; W=$(mktemp -d); mkdir -p "$O"
-LIB=$PWD/.devbin/lib/libgputrace.so
-GT=$PWD/.devbin/bin/gputrace
-export LD_LIBRARY_PATH=$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -f "$LIB" ] && [ -x "$GT" ] || { echo "no .devbin: run tools/gpu/pack_devbin.sh here and carry .devbin"; exit 1; }
+. tools/gpu/devbin.sh
 S=$O/summary.md
 echo "# sampled report ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))" >"$S"
 pass() { echo "PASS $*" | tee -a "$S"; }
