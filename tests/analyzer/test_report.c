@@ -24,17 +24,6 @@ static const char *path_of(const char *name)
     return b;
 }
 
-static int report(const char *out, int n, ...)
-{
-    char *argv[16] = {"report"};
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++)
-        argv[i + 1] = va_arg(ap, char *);
-    va_end(ap);
-    return run_captured(cmd_report, n + 1, argv, out);
-}
-
 static void test_json(void)
 {
     scenario sc = scenario_healthy();
@@ -43,7 +32,8 @@ static void test_json(void)
     sc.cudnn = 2;
     sc.nvtx = 1;
     CHECK(scenario_write(path_of("json.gtrace"), &sc) == 0, "write");
-    int rc = report(path_of("json.out"), 2, "--json", path_of("json.gtrace"));
+    int rc =
+        run_args(cmd_report, "report", path_of("json.out"), 2, "--json", path_of("json.gtrace"));
     CHECK(rc == 0, "report --json exit %d", rc);
     json_error_t err;
     json_t *root = json_load_file(path_of("json.out"), 0, &err);
@@ -101,7 +91,7 @@ static void test_text_and_fail_on(void)
     sc.sync_every_step = 1;
     CHECK(scenario_write(path_of("text.gtrace"), &sc) == 0, "write");
     setenv("NO_COLOR", "1", 1);
-    int rc = report(path_of("text.out"), 1, path_of("text.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("text.out"), 1, path_of("text.gtrace"));
     CHECK(rc == 0, "plain report exits 0 even with advice, got %d", rc);
     char *t = slurp(path_of("text.out"));
     const char *sections[] = {
@@ -112,15 +102,18 @@ static void test_text_and_fail_on(void)
         CHECK(strstr(t, sections[i]) != NULL, "text report lacks '%s'", sections[i]);
     CHECK(strchr(t, '\033') == NULL, "no colour escapes when not a terminal");
     free(t);
-    rc = report(path_of("fail.out"), 2, "--fail-on=warning", path_of("text.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("fail.out"), 2, "--fail-on=warning",
+                  path_of("text.gtrace"));
     CHECK(rc == 3, "--fail-on=warning with warnings exits 3, got %d", rc);
     scenario ok = scenario_healthy();
     CHECK(scenario_write(path_of("ok.gtrace"), &ok) == 0, "write");
-    rc = report(path_of("ok.out"), 2, "--fail-on=info", path_of("ok.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("ok.out"), 2, "--fail-on=info",
+                  path_of("ok.gtrace"));
     CHECK(rc == 0, "--fail-on=info on a healthy run exits 0, got %d", rc);
-    rc = report(path_of("bad.out"), 2, "--fail-on=loud", path_of("ok.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("bad.out"), 2, "--fail-on=loud",
+                  path_of("ok.gtrace"));
     CHECK(rc == 2, "bad --fail-on value exits 2, got %d", rc);
-    rc = report(path_of("help.out"), 1, "--help");
+    rc = run_args(cmd_report, "report", path_of("help.out"), 1, "--help");
     t = slurp(path_of("help.out"));
     CHECK(rc == 0 && strstr(t, "--fail-on"), "--help");
     free(t);
@@ -131,9 +124,10 @@ static void test_bad_inputs(void)
     FILE *f = fopen(path_of("notatrace.gtrace"), "w");
     fputs("hello, I am not a trace\n", f);
     fclose(f);
-    int rc = report(path_of("nt.out"), 1, path_of("notatrace.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("nt.out"), 1, path_of("notatrace.gtrace"));
     CHECK(rc == 2, "not a trace exits 2, got %d", rc);
-    rc = report(path_of("missing.out"), 1, path_of("does-not-exist.gtrace"));
+    rc =
+        run_args(cmd_report, "report", path_of("missing.out"), 1, path_of("does-not-exist.gtrace"));
     CHECK(rc == 2, "missing file exits 2, got %d", rc);
     /* a damaged file: overwrite bytes in the middle (one of several chunks); still reported */
     scenario sc = scenario_healthy();
@@ -145,7 +139,7 @@ static void test_bad_inputs(void)
     fseek(f, size / 2, SEEK_SET);
     fputs("XXXXXXXXXXXXXXXX", f);
     fclose(f);
-    rc = report(path_of("damaged.out"), 1, path_of("damaged.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("damaged.out"), 1, path_of("damaged.gtrace"));
     char *t = slurp(path_of("damaged.out"));
     CHECK(rc == 1, "damaged input exits 1, got %d", rc);
     CHECK(strstr(t, "== kernels ==") != NULL, "damaged input still reported");
@@ -153,7 +147,7 @@ static void test_bad_inputs(void)
     /* truncated */
     CHECK(scenario_write(path_of("trunc.gtrace"), &sc) == 0, "write");
     CHECK(truncate(path_of("trunc.gtrace"), size / 3) == 0, "truncate");
-    rc = report(path_of("trunc.out"), 1, path_of("trunc.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("trunc.out"), 1, path_of("trunc.gtrace"));
     CHECK(rc == 1, "truncated input exits 1, got %d", rc);
 }
 
@@ -172,7 +166,7 @@ static void test_run_folder(void)
     r1.pid = 4243;
     r1.data_load_ns = 15000000;
     CHECK(scenario_write(p0, &r0) == 0 && scenario_write(p1, &r1) == 0, "write ranks");
-    int rc = report(path_of("run.out"), 2, "--json", run);
+    int rc = run_args(cmd_report, "report", path_of("run.out"), 2, "--json", run);
     CHECK(rc == 0, "folder report exit %d", rc);
     json_error_t err;
     json_t *root = json_load_file(path_of("run.out"), 0, &err);
@@ -188,7 +182,7 @@ static void test_run_folder(void)
             straggler = json_integer_value(json_object_get(json_array_get(adv, i), "rank")) == 1;
     CHECK(straggler, "straggler rank 1 in folder report");
     json_decref(root);
-    rc = report(path_of("run.txt"), 1, run);
+    rc = run_args(cmd_report, "report", path_of("run.txt"), 1, run);
     char *t = slurp(path_of("run.txt"));
     CHECK(strstr(t, "== ranks ==") != NULL, "ranks section in text");
     free(t);

@@ -3,6 +3,7 @@
 #define TEST_REPORT_UTIL_H
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,18 @@ static inline int run_captured(int (*fn)(int, char **), int argc, char **argv, c
     dup2(saved, 1);
     close(saved);
     return rc;
+}
+
+/* Run a subcommand (cmd_report, cmd_diff, ...) named name with n arguments, stdout into out. */
+static inline int run_args(int (*fn)(int, char **), const char *name, const char *out, int n, ...)
+{
+    char *argv[16] = {(char *)name};
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n && i < 15; i++)
+        argv[i + 1] = va_arg(ap, char *);
+    va_end(ap);
+    return run_captured(fn, n + 1, argv, out);
 }
 
 #endif

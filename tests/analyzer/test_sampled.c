@@ -34,17 +34,6 @@ static const char *path_of(const char *name)
     return b;
 }
 
-static int run_cmd(int (*fn)(int, char **), const char *out, int n, ...)
-{
-    char *argv[8] = {fn == cmd_diff ? "diff" : "report"};
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n && i < 7; i++)
-        argv[i + 1] = va_arg(ap, char *);
-    va_end(ap);
-    return run_captured(fn, n + 1, argv, out);
-}
-
 /* A steady loop, GPU ~90% busy: 100 us kernels launched every ~111 us (short gaps only, no gap
  * of 1 ms: neither gpu-idle nor launch-bound fires on the full trace), about 2.3 ms a step. */
 static scenario busy_loop(void)
@@ -144,7 +133,7 @@ out:
 /* The text report says where the figures come from and marks the estimates. */
 static void test_report_text(void)
 {
-    int rc = run_cmd(cmd_report, path_of("sampled.txt"), 1, path_of("sampled.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("sampled.txt"), 1, path_of("sampled.gtrace"));
     CHECK(rc == 0, "report exit %d", rc);
     char *t = slurp(path_of("sampled.txt"));
     const char *verdict = strstr(t, "== verdict");
@@ -182,7 +171,7 @@ static void test_report_text(void)
     CHECK(strstr(t, "'~' not recorded") != NULL, "the timeline marks un-recorded time");
     free(t);
     /* the full trace's report has none of it */
-    rc = run_cmd(cmd_report, path_of("full.txt"), 1, path_of("full.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("full.txt"), 1, path_of("full.gtrace"));
     t = slurp(path_of("full.txt"));
     CHECK(rc == 0 && !strstr(t, "  sampled ") && !strstr(t, "sampled window") && !strstr(t, "≈") &&
               !strstr(t, "extrapolated"),
@@ -192,7 +181,8 @@ static void test_report_text(void)
 
 static void test_report_json(void)
 {
-    int rc = run_cmd(cmd_report, path_of("sampled.json"), 2, "--json", path_of("sampled.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("sampled.json"), 2, "--json",
+                      path_of("sampled.gtrace"));
     CHECK(rc == 0, "report --json exit %d", rc);
     json_error_t err;
     json_t *root = json_load_file(path_of("sampled.json"), 0, &err);
@@ -213,7 +203,7 @@ static void test_report_json(void)
     json_t *v = json_object_get(json_object_get(root, "verdict"), "gpu_sampling");
     CHECK(json_integer_value(json_object_get(v, "windows")) >= 4, "verdict.gpu_sampling.windows");
     json_decref(root);
-    rc = run_cmd(cmd_report, path_of("full.json"), 2, "--json", path_of("full.gtrace"));
+    rc = run_args(cmd_report, "report", path_of("full.json"), 2, "--json", path_of("full.gtrace"));
     root = json_load_file(path_of("full.json"), 0, &err);
     CHECK(root && !json_object_get(json_array_get(json_object_get(root, "processes"), 0),
                                    "gpu_sampling"),
@@ -242,7 +232,7 @@ static void test_no_window(void)
     CHECK(!has_advice(&l, "gpu-idle") && !has_advice(&l, "launch-bound"), "no GPU-idle advice");
     gt_advice_list_free(&l);
     gt_run_free(&run);
-    int rc = run_cmd(cmd_report, path_of("nowin.txt"), 1, path_of("nowin.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("nowin.txt"), 1, path_of("nowin.gtrace"));
     char *t = slurp(path_of("nowin.txt"));
     CHECK(rc == 0 && strstr(t, "no GPU window was recorded") && strstr(t, "GPU busy unknown"),
           "the report says plainly there is no GPU coverage:\n%.700s", t);
@@ -305,7 +295,7 @@ static void test_no_whole_step(void)
     CHECK(!has_advice(&l, "gpu-idle") && !has_advice(&l, "launch-bound"), "no GPU-idle advice");
     gt_advice_list_free(&l);
     gt_run_free(&run);
-    int rc = run_cmd(cmd_report, path_of("short.txt"), 1, path_of("short.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("short.txt"), 1, path_of("short.gtrace"));
     char *t = slurp(path_of("short.txt"));
     CHECK(rc == 0 && strstr(t, "GPU per-step figures unavailable") &&
               strstr(t, "GPU idle     unavailable"),
@@ -316,8 +306,8 @@ static void test_no_whole_step(void)
 /* diff: a sampled side's GPU rows come from its windows, and it says so. */
 static void test_diff(void)
 {
-    int rc = run_cmd(cmd_diff, path_of("diff.txt"), 2, path_of("full.gtrace"),
-                     path_of("sampled.gtrace"));
+    int rc = run_args(cmd_diff, "diff", path_of("diff.txt"), 2, path_of("full.gtrace"),
+                      path_of("sampled.gtrace"));
     CHECK(rc == 0, "diff exit %d", rc);
     char *t = slurp(path_of("diff.txt"));
     CHECK(strstr(t, "warning: B is GPU-sampled: its GPU rows come from ") != NULL,
@@ -462,7 +452,8 @@ static void test_call_steps(void)
     }
     gt_run_free(&rf);
     gt_run_free(&rs);
-    int rc = run_cmd(cmd_report, path_of("calls.txt"), 1, path_of("calls_sampled.gtrace"));
+    int rc =
+        run_args(cmd_report, "report", path_of("calls.txt"), 1, path_of("calls_sampled.gtrace"));
     char *t = slurp(path_of("calls.txt"));
     CHECK(rc == 0 && strstr(t, "359 steps from repeating launch (360\xc3\x97 ") &&
               strstr(t, "GPU sampled, so from the calls"),
@@ -510,7 +501,7 @@ static void test_no_markers(void)
         CHECK(p->n_steps == 0 && strstr(p->step_why, "no repeating pattern of calls (GPU sampled"),
               "no steps, why: %s", p->step_why);
     gt_run_free(&run);
-    int rc = run_cmd(cmd_report, path_of("nomark.txt"), 1, path_of("nomark.gtrace"));
+    int rc = run_args(cmd_report, "report", path_of("nomark.txt"), 1, path_of("nomark.gtrace"));
     char *t = slurp(path_of("nomark.txt"));
     CHECK(rc == 0 &&
               strstr(t, "steady state no steps found: no marker: no NVTX step range of the "
