@@ -220,7 +220,7 @@ void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t);
 #define MD_FIRST_ENDING_AFTER(arr, n, t)                                                           \
     md_first_ending_after((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), end_ns), (t))
-void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_api_common *c);
+void md_sample_on_call(pass_state *s, uint16_t kind, const gt_api_common *c);
 void md_sample_clip(gt_proc *p, pass_state *s);
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);
 void md_sample_bins(gt_proc *p);

@@ -53,10 +53,11 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_api_common c;
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
-        if (p->hdr.flags & GT_HDR_GPU_SAMPLED)
-            md_steps_on_call(s, r);
         md_on_api(p, s, r);
-        md_sample_on_call(p, s, r->kind, &c);
+        if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
+            md_steps_on_call(s, r);
+            md_sample_on_call(s, r->kind, &c);
+        }
         break;
     }
     case GT_REC_CUDNN_PLAN: {

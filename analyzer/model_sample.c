@@ -28,11 +28,9 @@ void md_sample_on_capture(pass_state *s, const gt_record *r)
     s->n_sample_sw++;
 }
 
-/* Pass 1: a call that gives the GPU work, for the extrapolation factor. */
-void md_sample_on_call(const gt_proc *p, pass_state *s, uint16_t kind, const gt_api_common *c)
+/* Pass 1, GPU-sampled traces: a call that gives the GPU work, for the extrapolation factor. */
+void md_sample_on_call(pass_state *s, uint16_t kind, const gt_api_common *c)
 {
-    if (!(p->hdr.flags & GT_HDR_GPU_SAMPLED))
-        return;
     if (kind != GT_REC_API_LAUNCH && kind != GT_REC_API_MEMCPY && kind != GT_REC_API_MEMSET &&
         kind != GT_REC_API_CUDNN && kind != GT_REC_API_CUBLAS)
         return;
