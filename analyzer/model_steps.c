@@ -687,21 +687,30 @@ static int choose_graphs(chooser *c)
         }
         i = j;
     }
-    int ok = 0;
-    char src[96];
-    snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)", best_n);
-    if (best_n < 3) {
-        md_steps_note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
-    } else if (!md_steps_times_implausible(c, best, best_n, "the CUDA graph launches")) {
-        md_steps_take_times(c, best, best_n, GT_STEPSRC_GRAPH_LAUNCH, src);
-        md_steps_set_why(
-            c, graphs > 1 ? "no program marker; the program launches CUDA graphs repeatedly "
-                            "(the graph launched most, first of its step)"
-                          : "no program marker; the program launches a CUDA graph repeatedly");
-        ok = 1;
-    }
+    int ok = md_steps_take_graph_launches(c, best, best_n, graphs, 0);
     free(best);
     return ok;
+}
+
+int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t graphs,
+                                 int from_calls)
+{
+    if (n < 3) {
+        md_steps_note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
+        return 0;
+    }
+    if (md_steps_times_implausible(c, t, n, "the CUDA graph launches"))
+        return 0;
+    char src[128], why[200];
+    snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)%s", n,
+             from_calls ? " \xe2\x80\x94 CPU side, GPU sampled" : "");
+    snprintf(why, sizeof why, "no program marker; %sthe program launches %s",
+             from_calls ? "GPU sampled, so from the calls (recorded all along): " : "",
+             graphs > 1 ? "CUDA graphs repeatedly (the graph launched most, first of its step)"
+                        : "a CUDA graph repeatedly");
+    md_steps_take_times(c, t, n, GT_STEPSRC_GRAPH_LAUNCH, src);
+    md_steps_set_why(c, why);
+    return 1;
 }
 
 /* A reason cut inside a parenthesis ("(GPU sampling: launch patterns, recorded only; the second

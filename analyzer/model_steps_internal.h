@@ -45,6 +45,10 @@ void md_steps_set_why(chooser *c, const char *why);
 /* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
  * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
 int md_steps_choose_pattern(chooser *c);
+/* The launches (t, in time order) of the graph launched most as the steps, of the GPU's graph
+ * kernels or (from_calls) of a sampled trace's graph launch calls; graphs: how many were seen. */
+int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t graphs,
+                                 int from_calls);
 int md_steps_choose_calls(chooser *c);
 
 #endif

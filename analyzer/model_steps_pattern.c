@@ -378,7 +378,7 @@ static uint32_t loop_thread(const pass_state *s)
     return best;
 }
 
-/* Graph launches of the graph exec launched most (3 at least), in time order; NULL when none. */
+/* Graph launches of the graph exec launched most, in time order; NULL when none. */
 static uint64_t *graph_launch_times(const step_op *ops, size_t n, size_t *n_out, size_t *graphs)
 {
     gt_u64map index = {0};
@@ -401,7 +401,7 @@ static uint64_t *graph_launch_times(const step_op *ops, size_t n, size_t *n_out,
     *graphs = n_graphs;
     *n_out = 0;
     uint64_t *t = NULL;
-    if (best != SIZE_MAX && count[best] >= 3) {
+    if (best != SIZE_MAX) {
         t = gt_xrealloc(NULL, count[best] * sizeof *t);
         for (size_t i = 0; i < n; i++)
             if (ops[i].key == exec[best])
@@ -416,22 +416,7 @@ static int choose_graph_calls(chooser *c, const op_list *l)
 {
     size_t n = 0, graphs = 0;
     uint64_t *t = graph_launch_times(l->ops, l->n, &n, &graphs);
-    int ok = 0;
-    if (t && !md_steps_times_implausible(c, t, n, "the CUDA graph launches")) {
-        char src[128];
-        snprintf(src, sizeof src,
-                 "CUDA graph launches (%zu launches of one graph) \xe2\x80\x94 CPU side, GPU "
-                 "sampled",
-                 n);
-        md_steps_take_times(c, t, n, GT_STEPSRC_GRAPH_LAUNCH, src);
-        md_steps_set_why(c, graphs > 1 ? "no program marker; GPU sampled, so from the calls "
-                                         "(recorded all along): the program launches CUDA graphs "
-                                         "repeatedly (the graph launched most, first of its step)"
-                                       : "no program marker; GPU sampled, so from the calls "
-                                         "(recorded all along): the program launches a CUDA "
-                                         "graph repeatedly");
-        ok = 1;
-    }
+    int ok = t && md_steps_take_graph_launches(c, t, n, graphs, 1);
     free(t);
     return ok;
 }
