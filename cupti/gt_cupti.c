@@ -339,17 +339,17 @@ static void maybe_detach(void)
     static bool cannot_detach;
     if (!gt_core_config()->cupti_detach || !gt_cupti.Finalize || cannot_detach)
         return;
-    if (gt_cupti_records_many_contexts()) {
-        cannot_detach = true;
-        gt_debug("GPU work in several contexts: CUPTI is not detached while paused (kinds off)");
-        return;
-    }
     pthread_mutex_lock(&capture_lock);
     if (atomic_load(&state) == ST_ACTIVE && capture_off && gt_cupti_is_attached()) {
         push_before_detach = atomic_exchange(&push_allowed, false);
-        flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* first: its records may show another context */
         gt_cupti_write_stats(true);
-        if (gt_cupti_callbacks_arm_detach()) {
+        if (gt_cupti_records_many_contexts()) {
+            cannot_detach = true;
+            atomic_store(&push_allowed, push_before_detach);
+            gt_debug("GPU work in several contexts: CUPTI is not detached while paused (kinds "
+                     "off)");
+        } else if (gt_cupti_callbacks_arm_detach()) {
             atomic_store(&gt_cupti_link, GT_LINK_DETACH_ARMED);
             gt_debug("capture paused: CUPTI detaches at the return of the program's next "
                      "cudaDeviceSynchronize/cuCtxSynchronize");

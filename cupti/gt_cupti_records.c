@@ -38,12 +38,17 @@ void gt_cupti_arm_exit_flush(void); /* gt_cupti.c */
 static atomic_uint_fast32_t first_context;
 static atomic_bool other_context;
 
+/* Per kernel record: a plain load when the context is the one seen first (the usual case). */
 static void note_context(uint32_t context)
 {
-    uint_fast32_t want = 0;
-    if (!atomic_compare_exchange_strong_explicit(&first_context, &want, context + 1,
-                                                 memory_order_relaxed, memory_order_relaxed) &&
-        want != context + 1)
+    uint_fast32_t seen = atomic_load_explicit(&first_context, memory_order_relaxed);
+    if (seen == context + 1)
+        return;
+    if (!seen &&
+        atomic_compare_exchange_strong_explicit(&first_context, &seen, context + 1,
+                                                memory_order_relaxed, memory_order_relaxed))
+        return;
+    if (seen != context + 1)
         atomic_store_explicit(&other_context, true, memory_order_relaxed);
 }
 

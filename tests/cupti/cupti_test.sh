@@ -489,6 +489,15 @@ sample_detach)
     same_as_untraced c "$RUNTIME_APP" loop 30 50
     grep -q " cuptiFinalize$" "$T/c.log" || fail "CALLBACKS=0: never detached"
     [ "$(count_of 50 "$T/c.dump")" -ge 9 ] || fail "CALLBACKS=0 kernels: $(count_of 50 "$T/c.dump")"
+    # GPU work from two contexts: a context-wide sync no longer says nothing is in flight, so
+    # CUPTI is never detached (kinds off between windows), and the windows still record.
+    run_traced m GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_VERBOSE=1 FAKE_CUPTI_TWO_CONTEXTS=1 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/m.log" -- "$RUNTIME_APP" loop 30 50
+    dump_trace m
+    same_as_untraced m "$RUNTIME_APP" loop 30 50
+    ! grep -q " cuptiFinalize$" "$T/m.log" || fail "two contexts, yet detached"
+    grep -q "GPU work in several contexts" "$T/m.err" || fail "two contexts: $(grep -i cupti "$T/m.err")"
+    km=$(count_of 50 "$T/m.dump")
+    [ "$km" -ge 5 ] && [ "$km" -le 25 ] || fail "two contexts: kernels $km, want about half of 30"
     # Without the callback API (cuptiSubscribe refused) CUPTI cannot be detached safely: it stays
     # attached with its kinds disabled between windows, which still record.
     run_traced x GPUTRACE_SAMPLE=0.3/0.3 GPUTRACE_CUPTI_DETACH=1 FAKE_CUPTI_NO_CALLBACKS=1 GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_LOG="$T/x.log" -- "$RUNTIME_APP" loop 30 50

@@ -29,8 +29,9 @@
  * call) and submitted (+100 ns) after cuptiActivityEnableLatencyTimestamps(1).
  *
  * Fixed values the tests rely on: kernels have registersPerThread 40, staticSharedMemory 1024,
- * dynamicSharedMemory 0, contextId 1; memsets have memoryKind DEVICE; every completed buffer ends
- * with one OVERHEAD record of 1000 ns (when that kind is enabled).
+ * dynamicSharedMemory 0, contextId 1 (unless FAKE_CUPTI_TWO_CONTEXTS); memsets have memoryKind
+ * DEVICE; every completed buffer ends with one OVERHEAD record of 1000 ns (when that kind is
+ * enabled).
  *
  * Environment: FAKE_CUPTI_NO_DRIVER=1, FAKE_CUPTI_OTHER_SUBSCRIBER=1, FAKE_CUPTI_NO_CALLBACKS=1
  * (cuptiSubscribe fails with CUPTI_ERROR_NOT_SUPPORTED), FAKE_CUPTI_DROP=<n> (added to
@@ -40,7 +41,8 @@
  * has hardware-event timestamps: cuptiActivityEnableHWTrace succeeds; unset or 0 refuses it with
  * NOT_SUPPORTED, as on Hopper; "late" answers NOT_INITIALIZED to the first call, as before the
  * driver is up, and succeeds after), FAKE_CUPTI_FINALIZE_ANYWHERE=1 (cuptiFinalize allowed outside
- * the exit callsite of an API call's callback, where the fake otherwise aborts). */
+ * the callback at the return of a context-wide sync, where the fake otherwise aborts),
+ * FAKE_CUPTI_TWO_CONTEXTS=1 (kernels alternate between contexts 1 and 2 by correlation id). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -62,7 +64,7 @@
 #define REC_MAGIC 0x43505446u
 
 static struct {
-    int no_driver, other_subscriber, no_callbacks, worker_ms, no_latency;
+    int no_driver, other_subscriber, no_callbacks, worker_ms, no_latency, two_contexts;
     const char *hw_trace; /* FAKE_CUPTI_HW_TRACE */
     unsigned long extra_drop;
     int log_fd;
@@ -234,7 +236,7 @@ static void store_kernel(const fake_gpu_op *op)
     k.end = op->end_ns;
     k.completed = op->end_ns;
     k.deviceId = op->device;
-    k.contextId = 1;
+    k.contextId = env.two_contexts ? 1 + (op->correlation_id & 1) : 1; /* FAKE_CUPTI_TWO_CONTEXTS */
     k.streamId = op->stream;
     k.gridX = (int32_t)op->grid[0], k.gridY = (int32_t)op->grid[1], k.gridZ = (int32_t)op->grid[2];
     k.blockX = (int32_t)op->block[0], k.blockY = (int32_t)op->block[1],
@@ -506,6 +508,7 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.worker_ms = getenv("FAKE_CUPTI_WORKER_MS") ? atoi(getenv("FAKE_CUPTI_WORKER_MS")) : 0;
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     env.hw_trace = getenv("FAKE_CUPTI_HW_TRACE") ? getenv("FAKE_CUPTI_HW_TRACE") : "0";
+    env.two_contexts = getenv("FAKE_CUPTI_TWO_CONTEXTS") != NULL;
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
         env.log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
