@@ -625,8 +625,8 @@ void gt_cupti_pop_correlation(void)
  * (gt_cupti_callbacks.c). CUPTI numbers API calls from one counter, so the kernels the library
  * launches in between carry ids between the two anchors (on the H200 every one of 13,524 library
  * kernels did, agreeing with a callback pair per launch). The analyzer matches the runtime
- * launches to their kernels by order (analyzer/order_link.h). Without a shared cudart there is no
- * anchor (the library's kernels then stay unlinked, counted). */
+ * launches to their kernels by order (analyzer/model/order_link.h). Without a shared cudart there
+ * is no anchor (the library's kernels then stay unlinked, counted). */
 bool gt_cupti_anchor(bool begin, void *runtime_get_version)
 {
     typedef int (*runtime_version_fn)(int *);

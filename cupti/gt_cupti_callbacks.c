@@ -14,8 +14,8 @@
  * (~1 us) on each of a step's hundreds of launches cost ~3 points of a launch-bound ResNet-18
  * step, so by default (GPUTRACE_CUPTI_LINK=order) only the anchors' entry point gets a callback,
  * which records the correlation ids around each cuDNN/cuBLAS call, and the analyzer matches the
- * launches by order (analyzer/order_link.h); with GPUTRACE_CUPTI_LINK=queued kernels carry their
- * queued time, and the launch callbacks come on only while kernels arrive without one.
+ * launches by order (analyzer/model/order_link.h); with GPUTRACE_CUPTI_LINK=queued kernels carry
+ * their queued time, and the launch callbacks come on only while kernels arrive without one.
  *
  * The callback runs in the application's thread inside its CUDA call: no lock, no allocation, no
  * CUPTI call, one TLS read when no wrapped call is in progress. A driver call nested in a runtime

@@ -7,7 +7,7 @@ usage: check_cudnn_log.py [--gputrace BIN] TRACE CUDNN_LOG[.gz]
 
 TRACE is read with `gputrace report --json` (per op signature: engine, notes with the knob choices,
 executions and autotuning executions). The log is streamed (it is large) and each execute block is
-turned into the same signature text as analyzer/cudnn_json.c writes. Printed: executes per engine
+turned into the same signature text as analyzer/model/cudnn_json.c writes. Printed: executes per engine
 id from both sources, then per (signature, engine, knobs, notes) the counts on both sides, and
 every mismatch. Exit status 0 when both agree, 1 when they differ, 2 on bad input.
 """

@@ -4,7 +4,7 @@
 1. no C source file (.c, .h) of the non-test tree over 1,000 lines (a file that grows past that
    holds more than one responsibility: split it, docs/contributing.md says how);
 2. no include cycle between source units. A unit is a .c file and the .h of the same name in the
-   same folder (analyzer/model.c + analyzer/model.h); unit A depends on unit B when A's .c or .h
+   same folder (analyzer/model/op_link.c + analyzer/model/op_link.h); unit A depends on unit B when A's .c or .h
    includes B's header ("B.h", resolved against the including file's folder, then against every
    folder that holds a header of that name in the tree).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_convert_check.py — decode a `gputrace convert` output with protoc against
-analyzer/perfetto_trimmed.proto and check what Perfetto's importer relies on but does not
+analyzer/convert/perfetto_trimmed.proto and check what Perfetto's importer relies on but does not
 always report: sequence ids and flags, interning order, tracks described before use (counter
 tracks especially), strict nesting per track (simulated the way the importer pairs BEGIN/END:
 sorted by timestamp, file order at equal timestamps), flows: every id that terminates was

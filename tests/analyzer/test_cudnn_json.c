@@ -1,5 +1,5 @@
-/* test_cudnn_json.c — cuDNN backend plans read from their JSON (analyzer/cudnn_json.c), and what
- * report and diff make of them.
+/* test_cudnn_json.c — cuDNN backend plans read from their JSON (analyzer/model/cudnn_json.c), and
+ * what report and diff make of them.
  *
  * 1. Real plan JSON recorded on an H200 (cuDNN 9.14 forward, 9.19 backward data and filter, in
  *    DATADIR) decodes into the right op, shapes, strides, pad/stride, types, engine and knobs.

@@ -1,5 +1,5 @@
 /* test_link.c — kernels linked to the wrapped call that launched them by CUPTI's queued time
- * (analyzer/kernel_link.c).
+ * (analyzer/model/kernel_link.c).
  *
  * 1. One launch: inside, at both ends (closed interval), 1 ns outside (no_call).
  * 2. A launch of the kernel's own name beats a library call on another thread; two such launches

@@ -1,4 +1,4 @@
-/* test_op_link.c — the one link rule (analyzer/op_link.c), fed hand-built records:
+/* test_op_link.c — the one link rule (analyzer/model/op_link.c), fed hand-built records:
  * - pairs of gputrace's own kind (and 0) link, other tools' kinds and anchors do not;
  * - a decision is made once per correlation id (a later pair does not change it);
  * - queued time links a kernel, also one read before its call (pending);

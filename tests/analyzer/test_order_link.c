@@ -1,4 +1,5 @@
-/* test_order_link.c — kernels linked to calls by anchors and launch order (analyzer/order_link.c).
+/* test_order_link.c — kernels linked to calls by anchors and launch order
+ * (analyzer/model/order_link.c).
  *
  * 1. One thread: launches take their kernels in order; kernels of an unwrapped library between
  *    them (other names) stay unlinked and counted.

@@ -1,8 +1,8 @@
-/* test_verdict.c — the verdict that opens `gputrace report` (analyzer/report_verdict.c) on model
- * figures filled by hand: phases and idle causes printed when the model has them, the lines that
- * stand in for them when it does not, causes ranked by their saving's share of what it saves, at
- * most ten lines; and on a synthetic trace, the report opens with it (text and JSON).
- * Usage: test_verdict WORKDIR */
+/* test_verdict.c — the verdict that opens `gputrace report` (analyzer/report/report_verdict.c) on
+ * model figures filled by hand: phases and idle causes printed when the model has them, the lines
+ * that stand in for them when it does not, causes ranked by their saving's share of what it saves,
+ * at most ten lines; and on a synthetic trace, the report opens with it (text and JSON). Usage:
+ * test_verdict WORKDIR */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,9 +13,9 @@
  *   gpuapi domain= cbid= corr=
  *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
  *   timelink ext= corr=                (a kernel's call found by its queued time:
- * analyzer/kernel_link.c, over the whole file, whether or not a callback paired it)
+ * analyzer/model/kernel_link.c, over the whole file, whether or not a callback paired it)
  *   orderlink ext= corr=               (a kernel's call found by anchors and launch order, in
- * files flagged GT_HDR_ORDER_LINKS: analyzer/order_link.c, whole file, pairs not consulted)
+ * files flagged GT_HDR_ORDER_LINKS: analyzer/model/order_link.c, whole file, pairs not consulted)
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -49,8 +49,8 @@ same_as_untraced() {
 # at least MIN of them. No pair may be written twice (callbacks and CUPTI's records both on).
 check_links() {
     # A GPU record's call: its callback pair (extcorr, kind CUSTOM2) or, for kernels, the call its
-    # queued time falls in (timelink, analyzer/kernel_link.c) or that anchors and launch order give
-    # (orderlink, analyzer/order_link.c). Where a pair and a link both exist they must agree.
+    # queued time falls in (timelink, analyzer/model/kernel_link.c) or that anchors and launch order give
+    # (orderlink, analyzer/model/order_link.c). Where a pair and a link both exist they must agree.
     awk -v min="$2" -v call_re="$3" '
         $1 == "cpucall" { split($4, a, "="); split($5, nm, "="); cpu[a[2]] = nm[2] }
         $1 == "extcorr" { split($2, k, "="); split($3, e, "="); split($4, c, "=");

@@ -5,7 +5,7 @@
 # tools/gpu/build.sh, in the default link mode and with a callback pair on every launch.
 # Output: $OUT/arrows.tar.gz (the .gtrace files). Check them on a machine with the analyzer:
 #   for f in arrows/*/*.gtrace; do gputrace convert -o $f.pftrace $f;
-#     python3 tests/analyzer/test_convert_check.py analyzer/perfetto_trimmed.proto $f.pftrace; done
+#     python3 tests/analyzer/test_convert_check.py analyzer/convert/perfetto_trimmed.proto $f.pftrace; done
 # Every output must pass (no flow end without a start, no start without an end), and the "N
 # flows" of convert's summary must be at least the report's linked_by_* sum for the kernels.
 set -uo pipefail
