@@ -337,6 +337,8 @@ static int open_output(char *path, size_t cap)
     return -1;
 }
 
+static void install_sigint_handler(void);
+
 /* Open this process's file and start the writer. */
 static bool start_recording(void)
 {
@@ -349,6 +351,7 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
+    install_sigint_handler();
     bool paused = gt_capture_windows();
     atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
     gt_debug("recording to %s%s", path, paused ? " (paused until a capture window opens)" : "");
@@ -516,22 +519,41 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
     errno = saved;
 }
 
+static void install_signal_handler(int slot)
+{
+    struct sigaction sa, old;
+    if (sigaction(FATAL_SIGNALS[slot], NULL, &old) < 0)
+        return;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+        return; /* ignored (nohup, a script's background job): keep it ignored */
+    g_old_action[slot] = old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal_signal;
+    /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    sigaction(FATAL_SIGNALS[slot], &sa, NULL);
+}
+
+/* At load: every fatal signal but SIGINT. */
 static void install_signal_handlers(void)
 {
-    for (int i = 0; i < N_FATAL; i++) {
-        struct sigaction sa, old;
-        if (sigaction(FATAL_SIGNALS[i], NULL, &old) < 0)
-            continue;
-        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
-            continue; /* ignored (nohup): keep it ignored */
-        g_old_action[i] = old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
-        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-        sigfillset(&sa.sa_mask);
-        sigaction(FATAL_SIGNALS[i], &sa, NULL);
-    }
+    for (int i = 0; i < N_FATAL; i++)
+        if (FATAL_SIGNALS[i] != SIGINT)
+            install_signal_handler(i);
+}
+
+/* SIGINT's handler comes with the trace file, at the first CUDA activity. Python installs its
+ * KeyboardInterrupt handler at start-up only where it finds SIGINT at its default: with ours
+ * installed at load it found a handler and left SIGINT to it, so a Ctrl-C killed the program
+ * instead of raising KeyboardInterrupt (no finally, no checkpoint saved). By the first CUDA call
+ * the interpreter's handler is in place, and ours flushes, then passes the signal on to it. Once
+ * per process image: a forked child inherits the handler (and what it passes on to). */
+static void install_sigint_handler(void)
+{
+    static _Atomic int installed;
+    if (!atomic_exchange(&installed, 1))
+        install_signal_handler(signal_slot(SIGINT));
 }
 
 /* ---------------------------------------------------------------- fork */
