@@ -276,7 +276,6 @@ def case_record_sigint():
     while not os.path.exists(ready) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     check(os.path.exists(ready), "the app never got ready")
-    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)  # to gputrace alone: it must pass it on
     out, err = proc.communicate(timeout=60)
 
@@ -515,7 +514,7 @@ def case_nvtx_many_names():
 
 
 PY_CHILD = textwrap.dedent("""
-    import ctypes, os, sys, time
+    import ctypes, os, sys
     # torch loads its CUDA libraries with RTLD_LOCAL: do the same.
     cudart = ctypes.CDLL("libcudart.so.13", mode=os.RTLD_LOCAL | os.RTLD_NOW)
     nvtx = ctypes.CDLL(sys.argv[1], mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -531,8 +530,7 @@ PY_CHILD = textwrap.dedent("""
         for i in range(4):
             nvtx.wf_nvtx_push(b"load-batch")
             nvtx.wf_nvtx_pop()
-        time.sleep(0.4)
-        os._exit(0)
+        os._exit(0)  # gputrace's _exit writes the records first
     _, status = os.waitpid(pid, 0)
     cudart.cudaDeviceSynchronize()
     sys.exit(os.waitstatus_to_exitcode(status))
