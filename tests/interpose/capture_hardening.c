@@ -335,9 +335,13 @@ static void test_handler(void)
     mkdir(dir, 0700);
     char *argv[] = {"ti_signal_app", "handler", "200", "20000", NULL};
     setenv("GPUTRACE_CUPTI", "0", 1);
+    /* The app's 121,200 calls at most (~80 bytes each) fit: none lost to a full buffer, even when
+     * a busy machine leaves the writer no time until the exit. */
+    setenv("GPUTRACE_BUFFER_KB", "16384", 1);
     rn.pid = spawn(true, dir, argv);
     finish_run(&rn, now_s());
     unsetenv("GPUTRACE_CUPTI");
+    unsetenv("GPUTRACE_BUFFER_KB");
     long calls = -1;
     sscanf(rn.out, "handler %ld", &calls);
     CHECK(WIFEXITED(rn.status) && WEXITSTATUS(rn.status) == 0 && calls >= 200, "status %d: %s",
