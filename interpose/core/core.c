@@ -488,28 +488,37 @@ static void die_by_default(int sig, const siginfo_t *info)
  * then the trace goes on too, after a bounded flush. Under the default action the process ends:
  * the trace is ended (recording stops, the end chunk counts what could not be written), then the
  * signal is delivered again. Async-signal-safe apart from the exit line (as at exit). */
+/* The process is about to end by sig's default action: the trace ends first (bounded), once. */
+static void end_for_default_action(int sig)
+{
+    if (syscall(SYS_getpid) != atomic_load(&g_pid))
+        return; /* a vfork child sharing our memory */
+    if (!atomic_load(&g_started)) {
+        if (atomic_load(&g_recording) == GT_RECORDING_LAZY)
+            gt_procs_note_exit(); /* ends without CUDA activity */
+        return;
+    }
+    if (atomic_exchange(&g_finished, 1))
+        return;
+    /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
+    atomic_store(&g_recording, GT_RECORDING_ENDING);
+    run_before_exit_once();
+    atomic_store(&g_recording, GT_RECORDING_ENDED);
+    gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
+    print_summary();
+}
+
 static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
     int slot = signal_slot(sig);
     struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
     bool app_handles = old && has_handler(old);
-    if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_load(&g_started) &&
-        atomic_load(&g_recording) == GT_RECORDING_LAZY && !app_handles)
-        gt_procs_note_exit(); /* ends without CUDA activity */
-    if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
-        !atomic_load(&g_finished)) {
-        if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
-            gt_writer_flush_wait(SIGNAL_FLUSH_MS);
-        } else if (!atomic_exchange(&g_finished, 1)) {
-            /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
-            atomic_store(&g_recording, GT_RECORDING_ENDING);
-            run_before_exit_once();
-            atomic_store(&g_recording, GT_RECORDING_ENDED);
-            gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
-            print_summary();
-        }
-    }
+    if (!app_handles)
+        end_for_default_action(sig);
+    else if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
+             !atomic_load(&g_finished))
+        gt_writer_flush_wait(SIGNAL_FLUSH_MS); /* CUPTI's exit flush waits for the real exit */
     if (app_handles && (old->sa_flags & SA_SIGINFO))
         old->sa_sigaction(sig, info, ctx);
     else if (app_handles)
@@ -554,6 +563,21 @@ static void install_sigint_handler(void)
     static _Atomic int installed;
     if (!atomic_exchange(&installed, 1))
         install_signal_handler(signal_slot(SIGINT));
+}
+
+/* A program that ends by sending itself a fatal signal left at its default action bypasses
+ * gputrace's handler, which it replaced: Python after an uncaught KeyboardInterrupt sets SIGINT
+ * back to SIG_DFL and calls kill(getpid(), SIGINT), after its finalization and before the C
+ * library's exit handlers, so the trace had no end. The trace is ended first, as the handler ends
+ * it (bounded, async-signal-safe: kill() may be called from a handler). */
+GT_EXPORT int kill(pid_t pid, int sig)
+{
+    struct sigaction cur;
+    if (pid > 0 && pid == (pid_t)syscall(SYS_getpid) && signal_slot(sig) >= 0 &&
+        sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_handler == SIG_DFL)
+        end_for_default_action(sig);
+    return (int)syscall(SYS_kill, pid, sig);
 }
 
 /* ---------------------------------------------------------------- fork */

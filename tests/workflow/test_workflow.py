@@ -89,6 +89,8 @@ def dump(path):
             info["threads"].append((parts[1], parts[2]))
         elif parts[0] == "lost":
             info["lost"] = int(parts[1])
+        elif parts[0] == "end":
+            info["end"] = dict(p.split("=") for p in parts[1:])
     return info
 
 
@@ -433,6 +435,33 @@ def case_record_sigint_alone():
     proc.send_signal(signal.SIGINT)
     expect_one_interrupt(log, proc.send_signal)
     check(proc.wait(timeout=60) == 0, "record: status %d" % proc.returncode)
+
+
+def case_record_sigint_uncaught():
+    """An uncaught KeyboardInterrupt: Python ends by SIGINT at its default action, which it sends
+    itself after its finalization (gputrace's handler is gone by then); the trace still ends, by
+    that signal, with the program's calls."""
+    work, log, cmd = signal_child_setup("sigint-uncaught")
+    script = cmd[-2]
+    with open(script) as f:
+        text = f.read()
+    with open(script, "w") as f:  # the same program, with its KeyboardInterrupt left uncaught
+        f.write(text.replace("except KeyboardInterrupt:", "except ZeroDivisionError:"))
+    with open(os.path.join(work, "out"), "w") as out:
+        proc = subprocess.Popen(cmd, env=base_env(), cwd=work, stdout=out, stderr=out)
+    LEFT_RUNNING.append(proc.pid)
+    wait_until("the program's start", lambda: "ready" in log_lines(log))
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=60)
+    with open(os.path.join(work, "out")) as f:
+        out = f.read()
+    check(rc == 130 and "KeyboardInterrupt" in out, "record: status %d\n%s" % (rc, out))
+    files = traces_in(os.path.join(work, "run.gputrace"))
+    check(len(files) == 1, "one trace expected: %s" % files)
+    info = dump(files[0])
+    check(info.get("end") == {"state": "0", "reason": "2", "signal": str(int(signal.SIGINT))},
+          "the trace should end by SIGINT: %s" % info.get("end"))
+    check(info["kinds"].get("api_alloc", 0) >= 1, "the program's calls: %s" % info["kinds"])
 
 
 def case_record_sigint_ignored():
