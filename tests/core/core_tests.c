@@ -298,6 +298,10 @@ static pid_t spawn_child(const char *mode, const char *const *env_extra, const c
     char outp[512], errp[512];
     snprintf(outp, sizeof outp, "%s/stdout", g_tmp);
     snprintf(errp, sizeof errp, "%s/stderr", g_tmp);
+    /* Gone before the child starts: a slow child must not leave the previous one's "ready" for
+     * wait_ready to find. */
+    unlink(outp);
+    unlink(errp);
     pid_t pid = fork();
     if (pid)
         return pid;

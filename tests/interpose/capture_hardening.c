@@ -68,6 +68,10 @@ static pid_t spawn(bool traced, const char *dir, char *const argv[])
     char outp[512], errp[512];
     tmp_path(outp, sizeof outp, "stdout");
     tmp_path(errp, sizeof errp, "stderr");
+    /* Gone before the child starts: on a busy machine a slow child left the previous run's
+     * "ready" for wait_ready to find, and was signalled before gputrace was even loaded. */
+    unlink(outp);
+    unlink(errp);
     pid_t pid = fork();
     if (pid)
         return pid;
