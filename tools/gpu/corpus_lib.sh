@@ -46,14 +46,17 @@ corpus_facts() {
   {
     echo "# gputrace corpus, $(date -u +%FT%TZ) on $(hostname), git $(git rev-parse --short HEAD 2>/dev/null)"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+    # the installed versions, read without importing (importing them all takes seconds)
     "$PY" - <<'EOF' 2>&1
-import importlib, sys
+import sys
+from importlib import metadata
 print("python", sys.version.split()[0])
-for m in ("torch", "torchvision", "triton", "jax", "jaxlib", "cupy", "numpy"):
+for dist in ("torch", "torchvision", "triton", "jax", "jaxlib", "jax-cuda13-plugin", "cupy-cuda13x",
+             "numpy", "nvidia-cudnn-cu13"):
     try:
-        print(m, importlib.import_module(m).__version__)
-    except Exception as e:  # a missing package is a fact to report, not a failure
-        print(m, "not importable:", e)
+        print(dist, metadata.version(dist))
+    except metadata.PackageNotFoundError:  # a missing package is a fact to report, not a failure
+        print(dist, "not installed")
 EOF
     ls -l "$1" 2>&1
   } >"$C/facts.txt"
