@@ -91,18 +91,44 @@ void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, in
         add_collective(p, s, k->start_ns, k->end_ns, GT_COLL_NCCL);
 }
 
-/* A pageable copy is staged by the CPU through the driver's bounce buffer, a chunk at a time:
+static void staging_add(pass_state *s, uint64_t a, uint64_t b)
+{
+    gt_grow((void **)&s->staging, &s->cap_staging, s->n_staging, sizeof *s->staging);
+    s->staging[s->n_staging][0] = a;
+    s->staging[s->n_staging++][1] = b;
+}
+
+/* The copy in progress is over: after a device-to-host copy's last piece the CPU still copies
+ * that piece out of the bounce buffer, about as long as between pieces. */
+static void staging_close(pass_state *s)
+{
+    if (s->staging_pieces >= 2 && s->staging_d2h)
+        staging_add(s, s->staging_end,
+                    s->staging_end + s->staging_between / (s->staging_pieces - 1));
+    s->staging_corr = 0;
+    s->staging_pieces = 0;
+    s->staging_between = 0;
+}
+
+/* A pageable copy is staged by the CPU through the driver's bounce buffer, a piece at a time:
  * between two GPU records of one copy (one correlation id) the CPU was copying that copy's data,
  * whether or not a wrapper saw the call. */
 static void note_staging(pass_state *s, const gt_rec_gpu_memcpy *m)
 {
     int pageable = m->src_kind == GT_MEM_PAGEABLE || m->dst_kind == GT_MEM_PAGEABLE;
     if (pageable && m->corr_id && m->corr_id == s->staging_corr && m->start_ns > s->staging_end) {
-        gt_grow((void **)&s->staging, &s->cap_staging, s->n_staging, sizeof *s->staging);
-        s->staging[s->n_staging][0] = s->staging_end;
-        s->staging[s->n_staging++][1] = m->start_ns;
+        staging_add(s, s->staging_end, m->start_ns);
+        s->staging_between += m->start_ns - s->staging_end;
+        s->staging_pieces++;
+        s->staging_end = m->end_ns;
+        return;
     }
-    s->staging_corr = pageable ? m->corr_id : 0;
+    staging_close(s);
+    if (!pageable || !m->corr_id)
+        return;
+    s->staging_corr = m->corr_id;
+    s->staging_pieces = 1;
+    s->staging_d2h = m->copy_kind == 2; /* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
     s->staging_end = m->end_ns;
 }
 
@@ -187,6 +213,7 @@ void md_idle_collectives(gt_proc *p)
 
 static void gaps_staging(gt_proc *p, pass_state *s)
 {
+    staging_close(s);
     if (!s->n_staging)
         return;
     qsort(s->staging, s->n_staging, sizeof *s->staging, cmp_window);

@@ -138,7 +138,9 @@ typedef struct pass_state {
     size_t n_blocking, cap_blocking;
     uint64_t (*staging)[2]; /* between GPU records of one pageable copy (model_idle.c) */
     size_t n_staging, cap_staging;
-    uint64_t staging_corr, staging_end; /* the last GPU copy record, when pageable */
+    uint64_t staging_corr, staging_end;       /* the pageable copy in progress: its last record */
+    uint64_t staging_between, staging_pieces; /* its time between pieces, its pieces */
+    int staging_d2h;
     /* compilation (model_compile.c): stacks with a compiler's frame (by stack id), and the
      * calls made with one (pass 2) */
     gt_u64map compiler_stacks;

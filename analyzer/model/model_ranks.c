@@ -11,27 +11,30 @@
  * the reference's neighbours — whatever the number of buckets, the step length, or a collective
  * one rank's trace lacks. Ranks on one host share CLOCK_REALTIME.
  *
- * What the last rank did instead: from the previous matched collective (which every rank left
- * together) to its arrival, its time split by what it was doing (GPU busy, CUDA calls, no call with
- * a batch after it or DataLoader workers, no call, compilation, other collectives: model.h's
- * gt_late_what), less the median of the other ranks' split of their own, shorter, time. A rank
- * sleeping and one computing on the CPU look alike (no call either way) without CPU samples. */
+ * What the last rank did instead: from the last matched collective that ended before any rank
+ * arrived at this one (every rank left it together) to its arrival, its time split by what it was
+ * doing (GPU busy, CUDA calls, no call with a batch after it or DataLoader workers, no call,
+ * compilation, other collectives: model.h's gt_late_what), less the median of the other ranks'
+ * split of their own, shorter, time. A rank sleeping and one computing on the CPU look alike (no
+ * call either way) without CPU samples. */
 #include "model_internal.h"
 
 #define MAX_RANKS 1024
 #define MIN_COUNTED 3 /* fewer matched collectives in the steady window: count them all */
 
+/* Per step, a rank's figures are those of its worst collective in the step: one delay shows at
+ * several collectives of a step (gloo's two threads reduce two buckets at once, each waiting for
+ * the late rank; a late start delays its next bucket too), and summing them would count it more
+ * than once. Without steps each collective is its own slot. */
 typedef struct rank_side {
     gt_proc *p;
     size_t *c; /* this rank's collectives of the chosen kind (indexes, by end) */
     size_t n;
-    size_t at;                 /* matching: the next candidate */
-    double late_ms, wait_ms;   /* counted collectives: lateness where last, wait for later ranks */
-    uint64_t late_to, wait_to; /* the union of those intervals so far (concurrent collectives:
-                                  gloo's two threads run two buckets at once) */
-    size_t last_at;            /* counted collectives it was last at */
-    double *step_late;         /* lateness per step index (where last) */
-    double instead[GT_LATE_COUNT];
+    size_t at;                        /* matching: the next candidate */
+    size_t last_at;                   /* counted collectives it was last at */
+    double *late;                     /* per slot: its largest lateness where it was last */
+    double *wait;                     /* per slot: its largest wait for a later rank */
+    double (*instead)[GT_LATE_COUNT]; /* per slot: what it did instead, at its largest lateness */
 } rank_side;
 
 static int is_worker_of(const gt_proc *w, const gt_proc *p)
@@ -54,6 +57,20 @@ static void find_workers(gt_run *run)
             p->dataloader_workers += is_worker_of(&run->procs[j], p);
         md_idle_assign(p);
     }
+}
+
+/* The first collective of p (in order of their end) that ends after t. */
+static size_t first_done_after(const gt_proc *p, uint64_t t)
+{
+    size_t lo = 0, hi = p->n_collectives;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->collectives[mid].done_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static gt_collective *coll(const rank_side *r, size_t i)
@@ -150,8 +167,31 @@ static int late_what_of_gap(const gt_proc *p, const gt_gap *g)
     return g->ends_with_h2d || p->dataloader_workers > 0 ? GT_LATE_DATA_LOADING : GT_LATE_HOST_WORK;
 }
 
-/* What rank p did in [a, b]: GPU busy outside its idle gaps, and in the gaps the collectives'
- * cover, the CUDA calls' time and the rest, each gap's parts prorated to its part in [a, b]. */
+/* The time of [x, y] inside rank p's CPU collectives (each instant once). */
+static double collective_overlap(const gt_proc *p, uint64_t x, uint64_t y)
+{
+    uint64_t covered_to = x, sum = 0;
+    for (size_t i = first_done_after(p, x); i < p->n_collectives; i++) {
+        const gt_collective *c = &p->collectives[i];
+        if (c->kind != GT_COLL_CPU)
+            continue;
+        if (c->arrive_ns >= y) {
+            if (c->done_ns > y)
+                break; /* in order of their end: the later ones lie after y */
+            continue;
+        }
+        uint64_t lo = c->arrive_ns > covered_to ? c->arrive_ns : covered_to;
+        uint64_t hi = c->done_ns < y ? c->done_ns : y;
+        if (hi > lo) {
+            sum += hi - lo;
+            covered_to = hi;
+        }
+    }
+    return (double)sum;
+}
+
+/* What rank p did in [a, b]: GPU busy outside its idle gaps, and in the gaps its collectives'
+ * time, the CUDA calls' time (each gap's prorated to its part in [a, b]) and the rest. */
 static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LATE_COUNT])
 {
     memset(out, 0, GT_LATE_COUNT * sizeof *out);
@@ -164,7 +204,7 @@ static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LA
         if (y <= x)
             continue;
         double len = (double)(g->end_ns - g->start_ns), f = (double)(y - x) / len;
-        double coll_ns = (double)g->collective_ns * f;
+        double coll_ns = collective_overlap(p, x, y);
         double calls = (double)(g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns +
                                 g->in_other_api_ns) *
                        f;
@@ -185,7 +225,7 @@ typedef struct match_ctx {
     rank_side *sides;
     size_t n;
     size_t *at;      /* each side's collective at this match */
-    size_t *prev;    /* each side's collective at the previous match, SIZE_MAX none */
+    size_t *prev;    /* each side's collective at the last common point, SIZE_MAX none */
     int counted;     /* in the figures (steady window) */
     size_t step;     /* the reference's step it belongs to */
     uint8_t *seen;   /* per step: a counted collective lies in it */
@@ -207,11 +247,12 @@ static void add_nccl_wait(gt_proc *p, const gt_collective *c, uint64_t last)
         p->steady_nccl_wait_ns += w;
 }
 
-/* What the last rank L did instead: its split of [previous done, arrival] beyond the median of
- * the others' splits of theirs. */
-static void add_instead(match_ctx *x, size_t last)
+/* What the last rank did instead: its split of [previous done, arrival] beyond the median of
+ * the others' splits of theirs, into out (zeros without a previous collective). */
+static void instead_of(match_ctx *x, size_t last, double out[GT_LATE_COUNT])
 {
-    double *split = x->scratch + 2 * x->n, med[GT_LATE_COUNT], *col = x->scratch;
+    double *split = x->scratch + 2 * x->n, *col = x->scratch;
+    memset(out, 0, GT_LATE_COUNT * sizeof *out);
     for (size_t k = 0; k < x->n; k++) {
         if (x->prev[k] == SIZE_MAX)
             return;
@@ -223,21 +264,9 @@ static void add_instead(match_ctx *x, size_t last)
         for (size_t k = 0; k < x->n; k++)
             if (k != last)
                 col[m++] = split[k * GT_LATE_COUNT + w];
-        med[w] = median_of(col, m);
-        double excess = split[last * GT_LATE_COUNT + w] - med[w];
-        if (excess > 0)
-            x->sides[last].instead[w] += excess;
+        double excess = split[last * GT_LATE_COUNT + w] - median_of(col, m);
+        out[w] = excess > 0 ? excess : 0;
     }
-}
-
-/* The part of [a, b] (ms) after *to, the end of the union counted so far; *to moves on. Two
- * collectives in flight at once (a bucket per gloo thread) wait for one late arrival once. */
-static double new_part(uint64_t *to, uint64_t a, uint64_t b)
-{
-    uint64_t from = a > *to ? a : *to;
-    if (b > *to)
-        *to = b;
-    return b > from ? (double)(b - from) / 1e6 : 0;
 }
 
 /* One collective matched on every rank: its last rank and lateness, the others' waits. */
@@ -264,22 +293,26 @@ static void score(match_ctx *x)
     if (!x->counted)
         return;
     rank_side *l = &x->sides[last];
-    double late = new_part(&l->late_to, (uint64_t)median_of(others, m), last_t);
-    l->late_ms += late;
+    double late = ((double)last_t - median_of(others, m)) / 1e6;
+    size_t i = x->step;
     l->last_at++;
-    l->step_late[x->step] += late;
-    x->seen[x->step] = 1;
-    for (size_t k = 0; k < x->n; k++)
-        x->sides[k].wait_ms +=
-            new_part(&x->sides[k].wait_to, coll(&x->sides[k], x->at[k])->arrive_ns, last_t);
-    add_instead(x, last);
+    x->seen[i] = 1;
+    if (late > l->late[i]) {
+        l->late[i] = late;
+        instead_of(x, last, l->instead[i]);
+    }
+    for (size_t k = 0; k < x->n; k++) {
+        double w = (double)(last_t - coll(&x->sides[k], x->at[k])->arrive_ns) / 1e6;
+        if (w > x->sides[k].wait[i])
+            x->sides[k].wait[i] = w;
+    }
 }
 
-/* The reference's step holding t (its steps are sorted), 0 without steps. */
-static size_t step_of(const gt_proc *p, uint64_t t)
+/* The slot of the reference's j-th collective: its step (steps are sorted), or j without steps. */
+static size_t slot_of(const gt_proc *p, uint64_t t, size_t j)
 {
     if (p->n_steps < 2)
-        return 0;
+        return j;
     size_t i = MD_FIRST_ENDING_AFTER(p->steps, p->n_steps, t);
     return i < p->n_steps ? i : p->n_steps - 1;
 }
@@ -289,14 +322,35 @@ static int in_steady(const gt_proc *p, uint64_t t)
     return t >= p->steady_start_ns && t <= p->steady_end_ns;
 }
 
+#define HISTORY 64 /* matched collectives remembered for the last common point */
+
+/* The last point every rank left together before collective `at`: the latest earlier match that
+ * ended before any rank arrived at it. Collectives in flight at once (gloo's two threads reduce
+ * two buckets together) ended after some rank arrived: not a common point. */
+static int common_point(const match_ctx *x, const size_t *hist, size_t n_hist, size_t *prev)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t k = 0; k < x->n; k++) {
+        uint64_t a = coll(&x->sides[k], x->at[k])->arrive_ns;
+        first = a < first ? a : first;
+    }
+    for (size_t h = n_hist; h-- > 0 && h + HISTORY >= n_hist;) {
+        const size_t *m = hist + (h % HISTORY) * x->n;
+        if (coll(&x->sides[0], m[0])->done_ns <= first) {
+            memcpy(prev, m, x->n * sizeof *m);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Every reference collective matched on all ranks, scored in order. Returns the matched ones
  * counted. */
 static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, uint8_t *seen)
 {
     rank_side *ref = &sides[0];
-    size_t *at = gt_xcalloc(2 * n, sizeof *at), *prev = at + n, counted = 0;
-    for (size_t k = 0; k < n; k++)
-        prev[k] = SIZE_MAX;
+    size_t *at = gt_xcalloc(2 * n, sizeof *at), *prev = at + n, counted = 0, n_hist = 0;
+    size_t *hist = gt_xcalloc(HISTORY * n, sizeof *hist);
     double *scratch = gt_xcalloc(2 * n + n * GT_LATE_COUNT, sizeof *scratch);
     match_ctx x = {run, sides, n, at, prev, 0, 0, seen, scratch};
     for (size_t j = 0; j < ref->n; j++) {
@@ -308,13 +362,17 @@ static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, ui
                 break;
         if (k < n)
             continue;
+        if (!common_point(&x, hist, n_hist, prev))
+            for (k = 0; k < n; k++)
+                prev[k] = SIZE_MAX;
         x.counted = use_all || in_steady(ref->p, t);
-        x.step = step_of(ref->p, t);
+        x.step = slot_of(ref->p, t, j);
         score(&x);
         counted += x.counted != 0;
-        memcpy(prev, at, n * sizeof *at);
+        memcpy(hist + (n_hist++ % HISTORY) * n, at, n * sizeof *at);
     }
     free(at);
+    free(hist);
     free(scratch);
     return counted;
 }
@@ -338,23 +396,31 @@ static size_t steady_matches(rank_side *sides, size_t n)
     return count;
 }
 
-/* Steps (of the reference) with a counted collective, and those rank s was the latest in. */
-static size_t rounds_and_last(rank_side *sides, size_t n, const uint8_t *seen, size_t n_steps,
+/* Slots with a counted collective, and those rank s was the latest in. */
+static size_t rounds_and_last(rank_side *sides, size_t n, const uint8_t *seen, size_t n_slots,
                               size_t s, size_t *last_in)
 {
     size_t rounds = 0;
     *last_in = 0;
-    for (size_t i = 0; i < n_steps; i++) {
+    for (size_t i = 0; i < n_slots; i++) {
         if (!seen[i])
             continue;
         size_t best = 0;
         for (size_t k = 1; k < n; k++)
-            if (sides[k].step_late[i] > sides[best].step_late[i])
+            if (sides[k].late[i] > sides[best].late[i])
                 best = k;
         rounds++;
         *last_in += best == s;
     }
     return rounds;
+}
+
+static double sum_of(const double *v, const uint8_t *seen, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += seen[i] ? v[i] : 0;
+    return sum;
 }
 
 /* The straggler: the rank with most lateness; its figures per step (median over the steps with
@@ -363,9 +429,12 @@ static void name_straggler(gt_run *run, rank_side *sides, size_t n, size_t count
                            const uint8_t *seen, size_t n_steps)
 {
     size_t s = 0;
+    double late_of_s = sum_of(sides[0].late, seen, n_steps);
     for (size_t k = 1; k < n; k++)
-        if (sides[k].late_ms > sides[s].late_ms)
+        if (sum_of(sides[k].late, seen, n_steps) > late_of_s) {
             s = k;
+            late_of_s = sum_of(sides[k].late, seen, n_steps);
+        }
     const gt_proc *ref = sides[0].p;
     gt_straggler *st = &run->straggler;
     st->found = 1;
@@ -381,22 +450,24 @@ static void name_straggler(gt_run *run, rank_side *sides, size_t n, size_t count
     size_t m = 0;
     for (size_t i = 0; i < n_steps; i++)
         if (seen[i])
-            v[m++] = sides[s].step_late[i];
-    st->lateness_ms = st->per_step ? median_of(v, m) : sides[s].late_ms;
+            v[m++] = sides[s].late[i];
+    st->lateness_ms = st->per_step ? median_of(v, m) : late_of_s;
     free(v);
     st->period_ms = st->per_step ? ref->step_ms_median
                                  : (double)(ref->steady_end_ns - ref->steady_start_ns) / 1e6;
     double wait = 0;
     for (size_t k = 0; k < n; k++)
         if (k != s)
-            wait += sides[k].wait_ms / (double)(n - 1);
-    st->others_wait_ms = wait / steps;
-    for (int w = 0; w < GT_LATE_COUNT; w++)
-        st->instead_ms[w] = sides[s].instead[w] / steps;
+            wait += sum_of(sides[k].wait, seen, n_steps) / (double)(n - 1);
+    double per = st->per_step ? steps : 1;
+    st->others_wait_ms = wait / per;
+    for (size_t i = 0; i < n_steps; i++)
+        for (int w = 0; w < GT_LATE_COUNT && seen[i]; w++)
+            st->instead_ms[w] += sides[s].instead[i][w] / per;
     for (size_t k = 0; k < n; k++) {
         gt_proc *p = sides[k].p;
-        p->coll_late_ms_per_step = sides[k].late_ms / steps;
-        p->coll_wait_ms_per_step = sides[k].wait_ms / steps;
+        p->coll_late_ms_per_step = sum_of(sides[k].late, seen, n_steps) / per;
+        p->coll_wait_ms_per_step = sum_of(sides[k].wait, seen, n_steps) / per;
         p->coll_last_at = sides[k].last_at;
         p->coll_matched = counted;
     }
@@ -418,9 +489,12 @@ static void causes_again(rank_side *sides, size_t n)
 static void analyse_ranks(gt_run *run, rank_side *sides, size_t n, int kind)
 {
     const gt_proc *ref = sides[0].p;
-    size_t n_steps = ref->n_steps >= 2 ? ref->n_steps : 1;
-    for (size_t k = 0; k < n; k++)
-        sides[k].step_late = gt_xcalloc(n_steps + 1, sizeof *sides[k].step_late);
+    size_t n_steps = ref->n_steps >= 2 ? ref->n_steps : sides[0].n; /* slots */
+    for (size_t k = 0; k < n; k++) {
+        sides[k].late = gt_xcalloc(n_steps + 1, sizeof *sides[k].late);
+        sides[k].wait = gt_xcalloc(n_steps + 1, sizeof *sides[k].wait);
+        sides[k].instead = gt_xcalloc(n_steps + 1, sizeof *sides[k].instead);
+    }
     int use_all = steady_matches(sides, n) < MIN_COUNTED;
     uint8_t *seen = gt_xcalloc(n_steps + 1, 1);
     size_t counted = match_all(run, sides, n, use_all, seen);
@@ -434,7 +508,9 @@ static void free_sides(rank_side *sides, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         free(sides[k].c);
-        free(sides[k].step_late);
+        free(sides[k].late);
+        free(sides[k].wait);
+        free(sides[k].instead);
     }
     free(sides);
 }
