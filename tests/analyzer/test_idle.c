@@ -145,6 +145,76 @@ static void test_data_bound_with_item(void)
     gt_advice_list_free(&l);
 }
 
+/* x.cpu() of 400 MB each step (issue 30): the driver stages the pageable copy through its bounce
+ * buffer, the GPU idle while the CPU copies; that idle is the copy's, whether the call was seen
+ * (its time) or not (between the copy's GPU records), never data loading — even with DataLoader
+ * workers beside the process. A pinned copy leaves no such idle. */
+static void pageable_case(const char *name, int unrecorded, int chunks, int workers,
+                          double want_share)
+{
+    scenario sc = idle_loop();
+    sc.data_load_ns = 0;
+    sc.steps = 10;
+    sc.d2h_bytes = 400u << 20;
+    sc.d2h_chunks = chunks;
+    sc.d2h_gpu_share = 0.4;
+    sc.d2h_unrecorded = unrecorded;
+    sc.dataloader_workers = workers;
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/%s", workdir, name);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    CHECK(system(cmd) == 0, "%s: mkdir", name);
+    snprintf(path, sizeof path, "%s/main.gtrace", dir);
+    CHECK(scenario_write(path, &sc) == 0, "%s: write", name);
+    const char *paths[] = {dir};
+    gt_run run = {0};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0, "%s: load", name);
+    const gt_proc *p = NULL;
+    for (size_t i = 0; i < run.n; i++)
+        if (run.procs[i].hdr.pid == sc.pid)
+            p = &run.procs[i];
+    if (p) {
+        /* the staging: 60% of the copy's time, 400 MB at 20 GB/s = 20.97 ms on the GPU */
+        double staged = 20.97 / 0.4 * 0.6, copy = steady_ms_per_step(p, GT_IDLE_COPY);
+        CHECK(copy > want_share * staged && copy < 1.05 * staged,
+              "%s: %.2f ms a step in the copy, %.2f ms staged", name, copy, staged);
+        CHECK(steady_ms_per_step(p, GT_IDLE_DATA_LOADING) < 0.1 * staged,
+              "%s: %.2f ms a step of data loading", name,
+              steady_ms_per_step(p, GT_IDLE_DATA_LOADING));
+    }
+    gt_advice_list l = {0};
+    gt_advice_from_run(&run, &l);
+    const gt_advice *idle = find(&l, "gpu-idle", -1);
+    CHECK(!idle || !strstr(idle->message, "loaded data"), "%s: %s", name, idle->message);
+    CHECK(unrecorded || find(&l, "pinned-memory", -1), "%s: pinned-memory", name);
+    gt_advice_list_free(&l);
+    gt_run_free(&run);
+}
+
+static void test_pageable_copy(void)
+{
+    pageable_case("xcpu_call_seen", 0, 1, 0, 0.95);
+    pageable_case("xcpu_call_seen_workers", 0, 1, 2, 0.95);
+    /* no call seen: the staging between the 8 records, and after the last as long as between */
+    pageable_case("xcpu_unseen_chunks", 1, 8, 2, 0.95);
+    /* a pinned copy each step: the GPU copies at the link's rate, no staging, no copy idle */
+    scenario pin = idle_loop();
+    pin.data_load_ns = 0;
+    pin.steps = 10;
+    pin.pinned_h2d_bytes = 400u << 20;
+    char path[600];
+    snprintf(path, sizeof path, "%s/pinned_copy.gtrace", workdir);
+    CHECK(scenario_write(path, &pin) == 0, "pinned: write");
+    const char *paths[] = {path};
+    gt_run run = {0};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "pinned: load");
+    if (run.n == 1)
+        CHECK(steady_ms_per_step(&run.procs[0], GT_IDLE_COPY) < 0.05,
+              "pinned: %.3f ms a step in a copy", steady_ms_per_step(&run.procs[0], GT_IDLE_COPY));
+    gt_run_free(&run);
+}
+
 static scenario nccl_rank(int rank, int world)
 {
     scenario sc = scenario_healthy();
@@ -252,6 +322,7 @@ int main(int argc, char **argv)
     workdir = argc > 1 ? argv[1] : ".";
     test_idle_causes();
     test_data_bound_with_item();
+    test_pageable_copy();
     test_straggler();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
