@@ -84,18 +84,17 @@ static void fires(const char *name, const scenario *sc, int kernels, double kern
     double want = kernels * (interval_us - kernel_us) / 1e3;
     CHECK(fabs(o.idle - want) <= 0.15 * want, "%s: idle %.4f ms per step, the loop leaves %.4f",
           name, o.idle, want);
-    CHECK(fabs(o.kernel_us - kernel_us) < 0.1 * kernel_us && fabs(o.interval_us - interval_us) <
-                                                                 0.15 * interval_us,
+    CHECK(fabs(o.kernel_us - kernel_us) < 0.1 * kernel_us &&
+              fabs(o.interval_us - interval_us) < 0.15 * interval_us,
           "%s: kernels %.2f us every %.2f us, written %.2f every %.2f", name, o.kernel_us,
           o.interval_us, kernel_us, interval_us);
     /* the saving: the idle less 0.42 us per gap, what a graph's replay keeps */
     CHECK(o.saving < o.idle && o.saving > o.idle - kernels * 0.00042 - 1e-6,
           "%s: saving %.4f ms of %.4f idle", name, o.saving, o.idle);
-    CHECK(o.severity == (o.saving / (interval_us * kernels / 1e3) >= 0.25 ? GT_SEV_CRITICAL
-                                                                         : GT_SEV_WARNING),
+    CHECK(o.severity ==
+              (o.saving / (interval_us * kernels / 1e3) >= 0.25 ? GT_SEV_CRITICAL : GT_SEV_WARNING),
           "%s: severity %d from the saving's share", name, o.severity);
-    CHECK(strstr(o.message, words) != NULL, "%s: remedy '%s' expected: %s", name, words,
-          o.message);
+    CHECK(strstr(o.message, words) != NULL, "%s: remedy '%s' expected: %s", name, words, o.message);
 }
 
 static void silent(const char *name, const scenario *sc)
