@@ -17,6 +17,7 @@
 #include "advice.h"
 #include "commands.h"
 #include "model.h"
+#include "test_advice_util.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
 #include "../gt_check.h"
@@ -24,14 +25,6 @@
 #define MS 1000000ull
 
 static const char *workdir;
-
-static const gt_advice *find(const gt_advice_list *l, const char *id)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->items[i].id, id))
-            return &l->items[i];
-    return NULL;
-}
 
 /* A training loop of 30 steps, 2 ms of GPU work each, a sync each step. */
 static scenario loop(void)
@@ -50,16 +43,7 @@ static scenario loop(void)
 /* The scenario written as a run folder NAME (its trace, its workers' traces, .procs lines). */
 static const gt_proc *load(const char *name, scenario *sc, gt_run *run, char *dir, size_t cap)
 {
-    char path[700], procs[700];
-    snprintf(dir, cap, "%s/%s", workdir, name);
-    mkdir(dir, 0700);
-    snprintf(path, sizeof path, "%s/gputrace-testhost-%d.gtrace", dir, sc->pid);
-    snprintf(procs, sizeof procs, "%s/gputrace-testhost.procs", dir);
-    sc->procs_path = procs;
-    CHECK(scenario_write(path, sc) == 0, "%s: write", name);
-    const char *paths[] = {dir};
-    memset(run, 0, sizeof *run);
-    CHECK(gt_run_load(run, paths, 1, 0) == 0, "%s: load", name);
+    CHECK(run_folder_load(workdir, name, sc, run, dir, cap) == 0, "%s: write and load", name);
     for (size_t i = 0; i < run->n; i++)
         if (run->procs[i].hdr.pid == sc->pid)
             return &run->procs[i];
@@ -99,15 +83,15 @@ static void first_compilation(const char *name, int stacks)
     }
     gt_advice_list l = {0};
     gt_advice_from_run(&run, &l);
-    const gt_advice *a = find(&l, "compilation");
+    const gt_advice *a = advice_find(&l, "compilation", -1);
     CHECK(a && strstr(a->message, "one-time") && strstr(a->message, "TORCHINDUCTOR_CACHE_DIR") &&
               strstr(a->message, "3 compile workers"),
           "%s: compilation advice: %s", name, a ? a->message : "none");
     if (a)
         CHECK(!a->saving_per_step && fabs(a->saving_ms - 2000) < 100, "%s: saving %.1f ms", name,
               a->saving_ms);
-    CHECK(!find(&l, "recompilation") && !find(&l, "gpu-idle"), "%s: no recompile, no gpu-idle",
-          name);
+    CHECK(!advice_find(&l, "recompilation", -1) && !advice_find(&l, "gpu-idle", -1),
+          "%s: no recompile, no gpu-idle", name);
     gt_advice_list_free(&l);
     gt_run_free(&run);
 }
@@ -133,11 +117,11 @@ static void recompiles(void)
     }
     gt_advice_list l = {0};
     gt_advice_from_run(&run, &l);
-    const gt_advice *a = find(&l, "recompilation");
+    const gt_advice *a = advice_find(&l, "recompilation", -1);
     CHECK(a && strstr(a->message, "2 compilations after the first") &&
               strstr(a->message, "mark_dynamic"),
           "recompiles: advice %s", a ? a->message : "none");
-    CHECK(find(&l, "compilation") != NULL, "recompiles: the first compilation too");
+    CHECK(advice_find(&l, "compilation", -1) != NULL, "recompiles: the first compilation too");
     gt_advice_list_free(&l);
     gt_run_free(&run);
     /* the report's JSON says it */

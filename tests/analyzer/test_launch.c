@@ -14,20 +14,13 @@
 #include "advice.h"
 #include "gtrace_api.h"
 #include "model.h"
+#include "test_advice_util.h"
 #include "test_report_synth.h"
 #include "../gt_check.h"
 
 #define US 1000ull
 
 static const char *workdir;
-
-static double evidence(const gt_advice *a, const char *key)
-{
-    for (int i = 0; i < a->n_evidence; i++)
-        if (!strcmp(a->evidence[i].key, key))
-            return a->evidence[i].value;
-    return -1;
-}
 
 /* 3,000 launches of one 1 us kernel, 24 us of CPU each (the Triton loop), no sync. */
 static scenario tiny_loop(void)
@@ -64,9 +57,9 @@ static outcome run_case(const char *name, const scenario *sc)
             o.fired = 1;
             o.severity = a->severity;
             o.saving = a->saving_ms;
-            o.idle = evidence(a, "launch_idle_ms_per_step");
-            o.kernel_us = evidence(a, "kernel_us_mean");
-            o.interval_us = evidence(a, "kernel_interval_us");
+            o.idle = advice_evidence(a, "launch_idle_ms_per_step");
+            o.kernel_us = advice_evidence(a, "kernel_us_mean");
+            o.interval_us = advice_evidence(a, "kernel_interval_us");
             snprintf(o.message, sizeof o.message, "%s", a->message);
         }
     gt_advice_list_free(&l);

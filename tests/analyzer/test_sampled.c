@@ -19,6 +19,7 @@
 #include "gt_test_writer.h"
 #include "gtrace_api.h"
 #include "model.h"
+#include "test_advice_util.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
 #include "../gt_check.h"
@@ -48,17 +49,9 @@ static scenario busy_loop(void)
     return sc;
 }
 
-static const gt_advice *find_advice(const gt_advice_list *l, const char *id)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->items[i].id, id))
-            return &l->items[i];
-    return NULL;
-}
-
 static int has_advice(const gt_advice_list *l, const char *id)
 {
-    return find_advice(l, id) != NULL;
+    return advice_find(l, id, -1) != NULL;
 }
 
 static const gt_proc *load_one(gt_run *run, const char *path)
@@ -128,8 +121,8 @@ static void test_model(void)
     CHECK(!has_advice(&ls, "gpu-idle"), "no gpu-idle from un-recorded time");
     /* 111 us of CPU per launch for 100 us kernels: the GPU idles ~10% between them, launch-bound
      * by its definition, and the sampled trace says the same as the full one, no more */
-    const gt_advice *lbf = find_advice(&lf, "launch-bound"),
-                    *lbs = find_advice(&ls, "launch-bound");
+    const gt_advice *lbf = advice_find(&lf, "launch-bound", -1),
+                    *lbs = advice_find(&ls, "launch-bound", -1);
     CHECK(lbf && lbs && fabs(lbs->saving_ms - lbf->saving_ms) < 0.1 * lbf->saving_ms,
           "launch-bound alike: full %.4f ms, sampled %.4f ms per step", lbf ? lbf->saving_ms : -1,
           lbs ? lbs->saving_ms : -1);

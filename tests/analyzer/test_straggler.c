@@ -21,6 +21,7 @@
 
 #include "advice.h"
 #include "model.h"
+#include "test_advice_util.h"
 #include "test_report_synth.h"
 #include "util.h"
 #include "../gt_check.h"
@@ -65,14 +66,6 @@ static const gt_proc *proc_of_rank(const gt_run *run, int rank)
     return NULL;
 }
 
-static const gt_advice *find(const gt_advice_list *l, const char *id, int rank)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->items[i].id, id) && (rank < 0 || l->items[i].rank == rank))
-            return &l->items[i];
-    return NULL;
-}
-
 static double per_step(const gt_proc *p, int cause)
 {
     return (double)p->steady_idle_cause_ns[cause] / 1e6 / p->steady_steps;
@@ -100,7 +93,7 @@ static void check_delayed(const ddp_case *c, const gt_run *run, const gt_advice_
           c->name, gt_late_what_name(what), st->instead_ms[what], want, st->instead_ms[GT_LATE_GPU],
           st->instead_ms[GT_LATE_CUDA_CALL], st->instead_ms[GT_LATE_HOST_WORK],
           st->instead_ms[GT_LATE_DATA_LOADING]);
-    const gt_advice *a = find(l, "straggler", c->slow);
+    const gt_advice *a = advice_find(l, "straggler", c->slow);
     CHECK(a && strstr(a->message, gt_late_what_name(what)) &&
               strstr(a->message, gt_fmt("Rank %d ", c->slow)),
           "%s: straggler advice %s", c->name, a ? a->message : "none");
@@ -108,7 +101,7 @@ static void check_delayed(const ddp_case *c, const gt_run *run, const gt_advice_
         const gt_proc *p = proc_of_rank(run, r);
         if (!p)
             continue;
-        const gt_advice *idle = find(l, "gpu-idle", r);
+        const gt_advice *idle = advice_find(l, "gpu-idle", r);
         if (r == c->slow) { /* never waiting: its collective time is the transfer */
             CHECK(per_step(p, GT_IDLE_COLLECTIVE) < 0.1 * want,
                   "%s: the slow rank %d waits %.2f ms a step", c->name, r,
@@ -154,8 +147,8 @@ static double run_case(const ddp_case *c, double balanced_ms)
     if (c->slow >= 0)
         check_delayed(c, &run, &l, balanced_ms);
     else
-        CHECK(!find(&l, "straggler", -1), "%s: a straggler among balanced ranks: %s", c->name,
-              find(&l, "straggler", -1)->message);
+        CHECK(!advice_find(&l, "straggler", -1), "%s: a straggler among balanced ranks: %s",
+              c->name, advice_find(&l, "straggler", -1)->message);
     gt_advice_list_free(&l);
     gt_run_free(&run);
     return step;
