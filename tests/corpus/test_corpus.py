@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tarfile
 
+from corpus_causes import check_of as causes_check_of
 from corpus_variants import STEP_TOLERANCE as VARIANT_STEP_TOLERANCE, VARIANTS
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "corpus")
@@ -417,6 +418,11 @@ def main():
             wrong = DIAGNOSIS[case](report, cuda, [l for l in f if l.startswith("CORPUS ")])
         if wrong:
             sys.exit(f"FAIL: diagnosis of {case}: {wrong}")
+    causes = causes_check_of(case)  # issue 30's causes on the variants (corpus_causes.py)
+    if causes:
+        wrong = causes(report, cuda, lines)
+        if wrong:
+            sys.exit(f"FAIL: issue 30 diagnosis of {case}: {wrong}")
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)
