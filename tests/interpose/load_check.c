@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,25 +24,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../gt_check.h"
 #include "gt_reader.h"
 
 #define WAVES "3"
 #define THREADS "24"
 #define ITERATIONS "400"
 #define MAX_HOGS 1024
-
-static int failures;
-
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    failures++;
-}
 
 /* What the program says it did, and what its trace holds. */
 typedef struct counts {
@@ -96,11 +83,9 @@ static bool run_app(const char *dir, counts *said)
                 : 0;
     if (f)
         fclose(f);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != 4) {
-        fail("%s: the program failed (status %d)", dir, status);
-        return false;
-    }
-    return true;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == 4;
+    CHECK(ok, "%s: the program failed (status %d)", dir, status);
+    return ok;
 }
 
 static bool is_named_load_thread(const char *name, char names[][16], long *n)
@@ -128,10 +113,10 @@ static bool read_trace(const char *dir, trace_counts *tc)
         closedir(d);
     gt_reader *r;
     char err[512];
-    if (files != 1 || gt_reader_open(path, &r, err, sizeof err) != GT_OPEN_OK) {
-        fail("%s: expected one readable trace, found %d", dir, files);
+    bool opened = files == 1 && gt_reader_open(path, &r, err, sizeof err) == GT_OPEN_OK;
+    CHECK(opened, "%s: expected one readable trace, found %d", dir, files);
+    if (!opened)
         return false;
-    }
     static char names[4096][16];
     long named = 0;
     gt_record rec;
@@ -168,18 +153,18 @@ static void check_run(const char *what, const counts *said, const trace_counts *
            what, tc->seen.calls, tc->seen.kernels, tc->seen.copies, tc->seen.threads,
            tc->lost_records, tc->end_lost, tc->after_end, tc->interrupted, said->calls,
            said->kernels, said->copies, said->threads);
-    if (tc->seen.calls != said->calls || tc->seen.kernels != said->kernels ||
-        tc->seen.copies != said->copies || tc->seen.threads != said->threads)
-        fail("%s: the trace does not hold everything the program did", what);
-    if (tc->lost_records || tc->end_lost || tc->after_end || tc->interrupted)
-        fail("%s: records counted lost", what);
+    CHECK(tc->seen.calls == said->calls && tc->seen.kernels == said->kernels &&
+              tc->seen.copies == said->copies && tc->seen.threads == said->threads,
+          "%s: the trace does not hold everything the program did", what);
+    CHECK(!tc->lost_records && !tc->end_lost && !tc->after_end && !tc->interrupted,
+          "%s: records counted lost", what);
     /* Kernels that came before the first wrapped call was done once made gputrace take the
      * program for one with a static cudart, and switch CUPTI's costly API records on. */
-    if (tc->static_flag || tc->gpu_api)
-        fail("%s: taken for a static cudart (flag %d, %ld CUPTI API records)", what,
-             tc->static_flag, tc->gpu_api);
-    if (tc->end_state != GT_ENDED_NORMALLY || !tc->whole)
-        fail("%s: the file is not whole and ended (end state %d)", what, tc->end_state);
+    CHECK(!tc->static_flag && !tc->gpu_api,
+          "%s: taken for a static cudart (flag %d, %ld CUPTI API records)", what, tc->static_flag,
+          tc->gpu_api);
+    CHECK(tc->end_state == GT_ENDED_NORMALLY && tc->whole,
+          "%s: the file is not whole and ended (end state %d)", what, tc->end_state);
 }
 
 static int start_hogs(pid_t *hogs)
@@ -238,10 +223,10 @@ int main(void)
         check_run("idle machine", &idle_said, &idle);
     if (busy_ok)
         check_run("busy machine", &busy_said, &busy);
-    if (idle_ok && busy_ok &&
-        (idle.seen.calls != busy.seen.calls || idle.seen.kernels != busy.seen.kernels ||
-         idle.seen.copies != busy.seen.copies || idle.seen.threads != busy.seen.threads))
-        fail("the busy machine's trace differs from the idle one's");
+    if (idle_ok && busy_ok)
+        CHECK(idle.seen.calls == busy.seen.calls && idle.seen.kernels == busy.seen.kernels &&
+                  idle.seen.copies == busy.seen.copies && idle.seen.threads == busy.seen.threads,
+              "the busy machine's trace differs from the idle one's");
     if (!failures)
         printf("load_check: ok\n");
     return failures ? 1 : 0;
