@@ -34,6 +34,13 @@ esac
 # seconds_after T: seconds from the time T (date +%s.%N) to now
 seconds_after() { awk -v t="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - t }'; }
 
+# trace_whole NAME: NAME.gputrace's traces read whole and each has its end record (info exits 0
+# for a trace without one, saying "ended abnormally"), into NAME.info.
+trace_whole() {
+  "$GT" info "$O/$1.gputrace" >"$O/$1.info" 2>&1 && grep -q '^  ended  *by ' "$O/$1.info" &&
+    ! grep -q '^  ended  *abnormally' "$O/$1.info"
+}
+
 # 2. kill -INT of record alone: timeout --foreground signals record only, after 60 s of training.
 t0=$(date +%s.%N)
 (cd "$O" && timeout --foreground -s INT -k 120 60 "$GT" record --lib "$LIB" -q --no-report -o alone \
@@ -44,7 +51,7 @@ grep -q KeyboardInterrupt "$O/alone.err" && [ "$rc" = 130 ] &&
   pass "kill -INT of record alone: KeyboardInterrupt, status $rc, record ended $took s after the signal (conversion included)" ||
   fail "kill -INT of record alone: status $rc, $(grep -c KeyboardInterrupt "$O/alone.err") KeyboardInterrupt lines"
 [ "$(grep -c '^KeyboardInterrupt' "$O/alone.err")" -le 1 ] || fail "alone: more than one KeyboardInterrupt"
-"$GT" info "$O/alone.gputrace" >"$O/alone.info" 2>&1 &&
+trace_whole alone &&
   pass "alone: the trace is whole ($(grep -E '^  (ended|lost records)' "$O/alone.info" | tr -s ' ' | tr '\n' ';'))" ||
   fail "alone: info: $(tail -3 "$O/alone.info")"
 
@@ -56,7 +63,7 @@ rc=$(cat "$O/bg.rc")
 grep -q "passed on as SIGTERM" "$O/bg.err" && [ "$rc" = 143 ] &&
   pass "background job, kill -INT: passed on as SIGTERM, status $rc, record ended $took s after the signal (conversion included)" ||
   fail "background job: status $rc, record said: $(grep '^gputrace record' "$O/bg.err" | head -3)"
-"$GT" info "$O/bg.gputrace" >"$O/bg.info" 2>&1 &&
+trace_whole bg &&
   pass "background job: the trace is whole ($(grep -E '^  (ended|lost records)' "$O/bg.info" | tr -s ' ' | tr '\n' ';'))" ||
   fail "background job: info: $(tail -3 "$O/bg.info")"
 echo "logs in $O"
