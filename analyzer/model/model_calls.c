@@ -1,15 +1,7 @@
 /* model_calls.c — CPU calls in pass 1: API tables, copies by direction and memory kind, sync
  * stalls by call site, cuBLAS GEMM shapes, call-site stacks. */
-#include "model_internal.h"
-
-int md_contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (!strncasecmp(hay, needle, n))
-            return 1;
-    return 0;
-}
+#include "model_calls.h"
+#include "model_cudnn.h"
 
 static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
 {
@@ -38,32 +30,6 @@ static void add_sync_stall(gt_proc *p, pass_state *s, const gt_api_common *c)
     p->sync_count++;
 }
 
-int md_sync_blocks(uint32_t kind)
-{
-    return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
-}
-
-uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind)
-{
-    if (dir == GT_DIR_H2D || dir == GT_DIR_H2H)
-        return src_kind < 6 ? src_kind : GT_MEM_UNKNOWN;
-    if (dir == GT_DIR_D2H)
-        return dst_kind < 6 ? dst_kind : GT_MEM_UNKNOWN;
-    return GT_MEM_DEVICE;
-}
-
-/* A copy the CPU waits for: synchronous calls, and pageable D2H (staged, returns when done). */
-static int copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk)
-{
-    return !m->is_async || (m->direction == GT_DIR_D2H && hk == GT_MEM_PAGEABLE);
-}
-
-/* A blocking read-back of a small result (loss.item()): a synchronization, not a data copy. */
-int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk)
-{
-    return m->direction == GT_DIR_D2H && copy_blocks(m, hk) && m->bytes <= GT_ITEM_COPY_MAX_BYTES;
-}
-
 static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m, uint64_t d)
 {
     uint8_t dir = m->direction <= GT_DIR_D2D ? m->direction : GT_DIR_DEFAULT;
@@ -77,7 +43,7 @@ static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m,
         a->top_stack_ns = d;
         a->top_stack = m->c.stack_id;
     }
-    if (copy_blocks(m, hk)) {
+    if (md_copy_blocks(m, hk)) {
         a->blocking_count++;
         a->blocking_ns += d;
         if (md_copy_is_item_like(m, hk)) /* waits for all queued GPU work */

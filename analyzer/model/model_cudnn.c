@@ -1,6 +1,6 @@
 /* model_cudnn.c — cuDNN operations: wrapped calls grouped by what they ran, plans and their JSON,
  * convolution signatures, the engine or algorithm chosen per op, autotuning. */
-#include "model_internal.h"
+#include "model_cudnn.h"
 
 static const char *legacy_algo_name(int op_kind, int algo)
 {

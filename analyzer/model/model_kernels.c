@@ -1,6 +1,6 @@
 /* model_kernels.c — Kernels: families inferred from their names (tensor cores, implicit GEMM,
  * Winograd...), per-name tables, readable names, and the call each kernel links to (op_link.h). */
-#include "model_internal.h"
+#include "model_kernels.h"
 
 #include "demangle.h"
 

@@ -3,7 +3,17 @@
  * The parts (model_internal.h lists what they share): model_calls.c (CPU calls),
  * model_kernels.c (kernel families and links), model_cudnn.c (cuDNN operations), model_time.c
  * (busy intervals, gaps, NVTX, steps, the steady window); links come from op_link.c. */
-#include "model_internal.h"
+#include "model_calls.h"
+#include "model_core.h"
+#include "model_cudnn.h"
+#include "model_idle.h"
+#include "model_kernels.h"
+#include "model_phases.h"
+#include "model_procs.h"
+#include "model_sample.h"
+#include "model_steady.h"
+#include "model_steps.h"
+#include "model_time.h"
 
 #include "cli_args.h"
 
@@ -508,25 +518,4 @@ void gt_run_free(gt_run *run)
     free(run->procs);
     md_run_notes_free(run);
     memset(run, 0, sizeof *run);
-}
-
-double gt_proc_duration_ms(const gt_proc *p)
-{
-    return p->t_max > p->t_min ? (double)(p->t_max - p->t_min) / 1e6 : 0;
-}
-
-double gt_proc_busy_pct(const gt_proc *p)
-{
-    uint64_t span = p->gpu_sampled ? p->gpu_span_ns : p->gpu_last_ns - p->gpu_first_ns;
-    return span ? 100.0 * (double)p->gpu_busy_ns / (double)span : 0;
-}
-
-int gt_proc_has_data(const gt_proc *p)
-{
-    return p->open_status == GT_OPEN_OK && (p->cpu_api_records || p->gpu_records);
-}
-
-int gt_proc_rank(const gt_proc *p)
-{
-    return p->hdr.rank;
 }

@@ -20,7 +20,7 @@
  * tear-down follows the last GPU work. JIT and autotuning spans after start-up replace the base
  * phase where they lie (autotuning over JIT where both: cuDNN's own runtime compilation during a
  * sweep is the sweep's cost). */
-#include "model_internal.h"
+#include "model_phases.h"
 
 #define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
 #define PHASE_WEAK_AUTOTUNE GT_PHASE_COUNT /* plan finalization: autotuning only beside a trial */
@@ -361,4 +361,11 @@ void md_phases(gt_proc *p, pass_state *s)
                 best = k;
         g->phase = best;
     }
+}
+
+const char *gt_phase_name(int kind)
+{
+    static const char *const names[GT_PHASE_COUNT] = {
+        "start-up", "JIT compilation", "cuDNN autotuning", "warm-up", "steady state", "tear-down"};
+    return kind >= 0 && kind < GT_PHASE_COUNT ? names[kind] : "?";
 }

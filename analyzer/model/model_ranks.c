@@ -4,7 +4,9 @@
  * long the other ranks' NCCL kernels spin waiting for it. Step times cannot show a straggler in
  * lock-stepped data parallelism (every rank waits for the slowest, so all steps are equal); the
  * arrival at each collective can. Ranks on one host share CLOCK_REALTIME. */
-#include "model_internal.h"
+#include "model_core.h"
+#include "model_idle.h"
+#include "model_sample.h"
 
 #define MAX_RANKS 1024
 #define MIN_ROUNDS_STEADY 3 /* fewer matched rounds in the steady window: use them all */
