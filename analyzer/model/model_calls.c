@@ -1,7 +1,7 @@
 /* model_calls.c — CPU calls in pass 1: API tables, copies by direction and memory kind, sync
- * stalls by call site, cuBLAS GEMM shapes, call-site stacks. */
+ * stalls by call site, cuBLAS GEMM shapes, call-site stacks (resolved to text after the pass).
+ * A cuDNN call's own figures are model_cudnn.c's: the loader gives it the record after this. */
 #include "model_calls.h"
-#include "model_cudnn.h"
 
 static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
 {
@@ -83,7 +83,6 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_api_memcpy memcpy_;
         gt_rec_api_sync sync;
         gt_rec_api_alloc alloc;
-        gt_rec_api_cudnn cudnn;
         gt_rec_api_cublas cublas;
         gt_rec_api_launch launch;
     } u;
@@ -155,9 +154,6 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         p->alloc_calls++;
         p->alloc_ns += d;
         break;
-    case GT_REC_API_CUDNN:
-        md_on_api_cudnn(p, s, &u.cudnn, d);
-        break;
     case GT_REC_API_CUBLAS:
         on_api_cublas(p, s, &u.cublas, d);
         break;
@@ -206,4 +202,38 @@ void md_on_stack(pass_state *s, const gt_record *r)
         }
     }
     gt_map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
+}
+
+/* After pass 1 (strings known): each stack as the report shows its call site. */
+void md_resolve_stacks(gt_proc *p, pass_state *s)
+{
+    p->stacks = gt_xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
+    for (size_t i = 0; i < s->n_stacks; i++) {
+        const stack_py *sp = &s->stacks[i];
+        char buf[512];
+        const char *site = gt_symtab_callsite(s->symtab, sp->stack_id);
+        if (site) { /* symbolize.c: innermost user frame, Python or native */
+            snprintf(buf, sizeof buf, "%s", site);
+        } else if (sp->have_py) {
+            const char *file = gt_reader_string(s->reader, sp->file_id);
+            const char *func = gt_reader_string(s->reader, sp->func_id);
+            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line, func ? func : "?");
+        } else {
+            snprintf(buf, sizeof buf, "stack #%u (pc 0x%llx)", sp->stack_id,
+                     (unsigned long long)sp->pc0);
+        }
+        p->stacks[i].id = sp->stack_id;
+        p->stacks[i].where = gt_xstrdup(buf);
+    }
+    p->n_stacks = s->n_stacks;
+}
+
+const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
+{
+    if (!stack_id)
+        return NULL;
+    for (size_t i = 0; i < p->n_stacks; i++)
+        if (p->stacks[i].id == stack_id)
+            return p->stacks[i].where;
+    return NULL;
 }

@@ -7,5 +7,6 @@
 
 void md_on_api(gt_proc *p, pass_state *s, const gt_record *r);
 void md_on_stack(pass_state *s, const gt_record *r);
+void md_resolve_stacks(gt_proc *p, pass_state *s);
 
 #endif

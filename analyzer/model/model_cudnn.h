@@ -5,8 +5,9 @@
 
 #include "model_core.h"
 
-void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d);
-void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
+void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_record *r);
+void md_on_cudnn_plan(pass_state *s, const gt_record *r);
+void md_on_cudnn_sig(pass_state *s, const gt_record *r);
 void md_on_cudnn_perf(pass_state *s, const gt_record *r);
 void md_build_cudnn_ops(gt_proc *p, pass_state *s);
 void md_build_inferred_ops(gt_proc *p);
