@@ -516,35 +516,35 @@ static inline void cv_set_cat(cv_event *e, int cat)
     e->cat_iid = IID_CAT((uint64_t)cat);
 }
 
-static inline void arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
+static inline void cv_arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
 {
     if (x->n < CV_MAX_ARGS)
         x->a[x->n++] =
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
 }
 
-static inline void arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
+static inline void cv_arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
         x->a[x->n++] =
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
 }
 
-static inline void arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
+static inline void cv_arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
 {
     if (x->n < CV_MAX_ARGS)
         x->a[x->n++] =
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
 }
 
-static inline void arg_s(cv_args *x, enum cv_arg_name name, const char *v)
+static inline void cv_arg_s(cv_args *x, enum cv_arg_name name, const char *v)
 {
     if (x->n < CV_MAX_ARGS)
         x->a[x->n++] =
             (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
 }
 
-static inline void arg_d(cv_args *x, enum cv_arg_name name, double v)
+static inline void cv_arg_d(cv_args *x, enum cv_arg_name name, double v)
 {
     if (x->n < CV_MAX_ARGS)
         x->a[x->n++] =

@@ -119,7 +119,7 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
     cv_args x;
     x.n = 0;
     if (item->detail)
-        arg_s(&x, AN_DETAIL, item->detail);
+        cv_arg_s(&x, AN_DETAIL, item->detail);
     cv_event ev = {.type = CV_INSTANT,
                    .track = f->advice_uuid,
                    .seq = f->proc_seq,
@@ -319,9 +319,9 @@ static void cv_mark_left_out(cv_ctx *c, cv_file *f)
         cv_args x;
         x.n = 0;
         if (hi)
-            arg_u(&x, AN_SPAN_NS, hi - lo);
+            cv_arg_u(&x, AN_SPAN_NS, hi - lo);
         if (o->left_out_why)
-            arg_s(&x, AN_DETAIL, o->left_out_why);
+            cv_arg_s(&x, AN_DETAIL, o->left_out_why);
         cv_misc_instant(c, f, ts,
                         hi ? "left out by convert --max-mb (the report covers it)"
                            : "left out from here to the end by convert --max-mb (the report "
