@@ -184,3 +184,51 @@ void cv_on_plan(cv_file *f, const gt_record *rec)
                         .numerical_notes = pl.numerical_notes,
                         .sig_id = pl.sig_id};
 }
+
+const char *const ARG_NAMES[AN_END] = {"",
+#define CV_ARG_STR(id, str) str,
+                                       CV_ARG_NAMES(CV_ARG_STR)
+#undef CV_ARG_STR
+};
+
+const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
+{
+    const char *s = id ? gt_reader_string(f->r, id) : NULL;
+    return s ? s : fallback;
+}
+
+/* A slice's arguments, one call per argument on the hot path: `inline` as in convert_events.c. */
+inline void cv_arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
+}
+
+inline void cv_arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
+}
+
+inline void cv_arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
+}
+
+inline void cv_arg_s(cv_args *x, enum cv_arg_name name, const char *v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
+}
+
+inline void cv_arg_d(cv_args *x, enum cv_arg_name name, double v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
+}
