@@ -7,6 +7,7 @@
  * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
  * implausible (too few, much shorter than the time between them, holding little of the GPU's
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
+#include "model_steps.h"
 #include "model_steps_internal.h"
 
 #include "cli_args.h"

@@ -6,7 +6,7 @@
 #ifndef MODEL_STEPS_INTERNAL_H
 #define MODEL_STEPS_INTERNAL_H
 
-#include "model_steps.h"
+#include "model_core.h"
 
 #define STEP_OPS_MAX (4u << 20) /* operations (or calls) kept for the pattern search */
 #define STEP_PATTERN_TRIES 24   /* candidates tried, best first, before giving up */
