@@ -74,7 +74,7 @@ typedef struct stack_py {
 
 /* What the steady-window figures need of one record, logged in pass 2 (the window is known only
  * after it): kept in file order so that sums come out as a third pass over the file gave them. */
-enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC };
+enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC, SE_LAUNCH };
 typedef struct steady_ev {
     uint64_t t, d;
     uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
@@ -136,6 +136,18 @@ typedef struct pass_state {
     size_t n_h2d, cap_h2d;
     uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
     size_t n_h2d_calls, cap_h2d_calls;
+    uint64_t (*blocking)[2]; /* blocking calls (pass 2): a small gap after one is the wait's */
+    size_t n_blocking, cap_blocking;
+    uint64_t (*staging)[2]; /* between GPU records of one pageable copy (model_idle.c) */
+    size_t n_staging, cap_staging;
+    uint64_t staging_corr, staging_end;       /* the pageable copy in progress: its last record */
+    uint64_t staging_between, staging_pieces; /* its time between pieces, its pieces */
+    int staging_d2h;
+    /* compilation (model_compile.c): stacks with a compiler's frame (by stack id), and the
+     * calls made with one (pass 2) */
+    gt_u64map compiler_stacks;
+    gt_phase_span *compile_ev;
+    size_t n_compile_ev, cap_compile_ev;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */

@@ -12,5 +12,6 @@ void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, in
 void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_idle_finish(gt_proc *p, pass_state *s);
 void md_idle_assign(gt_proc *p);
+void md_idle_collectives(gt_proc *p); /* the gaps' collective cover, again from zero */
 
 #endif
