@@ -243,14 +243,6 @@ typedef struct cv_decided_slot {
     cv_api_slot call;
 } cv_decided_slot;
 
-/* How far behind the newest id each cache is asked for something (convert_lag.c). */
-typedef struct cv_lag {
-    uint64_t call_span;    /* call ids: from a call's slice to its link */
-    uint64_t ahead_span;   /* call ids: a link naming a call not read yet, ahead of the newest */
-    uint64_t late_span;    /* correlation ids: from a GPU op to its link */
-    uint64_t decided_span; /* correlation ids: from a link to its GPU op */
-} cv_lag;
-
 typedef struct cv_wait_slot { /* our call id -> CUPTI corr ids of its late ops */
     uint64_t external;
     uint64_t corr[WAIT_OPS];
@@ -485,12 +477,10 @@ static inline void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t
     e->counter_is_double = 0;
 }
 
-/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
-static inline int cv_kept(const cv_ctx *c, int64_t ts)
+/* --max-mb: the kept window that holds output time ts, n_keep when none does. */
+static inline size_t cv_window(const cv_ctx *c, int64_t ts)
 {
     const gt_convert_opts *o = c->opts;
-    if (!o->n_keep || c->unfiltered)
-        return 1;
     size_t lo = 0, hi = o->n_keep; /* the first window ending after ts */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -499,7 +489,16 @@ static inline int cv_kept(const cv_ctx *c, int64_t ts)
         else
             hi = mid;
     }
-    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts;
+    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts ? lo : o->n_keep;
+}
+
+/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
+static inline int cv_kept(const cv_ctx *c, int64_t ts)
+{
+    const gt_convert_opts *o = c->opts;
+    if (!o->n_keep || c->unfiltered)
+        return 1;
+    return cv_window(c, ts) < o->n_keep;
 }
 
 static inline void cv_emit(cv_ctx *c, const cv_event *e)
@@ -510,8 +509,14 @@ static inline void cv_emit(cv_ctx *c, const cv_event *e)
     }
     if (e->ts > c->max_ts)
         c->max_ts = e->ts;
+    uint64_t before = c->sink->bytes;
     c->sink->event(c->sink, e);
     c->st->events++;
+    if (c->opts->keep_bytes) { /* --max-mb measures the steps it chose */
+        size_t w = cv_window(c, e->ts);
+        if (w < c->opts->n_keep)
+            c->opts->keep_bytes[w] += c->sink->bytes - before;
+    }
 }
 
 static inline void cv_describe(cv_ctx *c, const cv_track_desc *d)
@@ -619,7 +624,7 @@ static inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
 }
 
 /* convert_lag.c */
-int cv_measure_lag(const cv_source *src, cv_lag *out);
+int cv_measure_lag(const cv_source *src, gt_link_lag *out);
 unsigned cv_ring_bits(uint64_t span, unsigned min_bits, unsigned max_bits);
 
 /* convert_args.c */

@@ -136,8 +136,10 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
  * cannot be measured). */
 static int cv_file_alloc(cv_file *f)
 {
-    cv_lag lag;
-    if (cv_measure_lag(&f->src, &lag) != 0)
+    gt_link_lag lag;
+    const gt_convert_opts *o = f->ctx_opts;
+    if ((!o->link_lag || o->link_lag(o->record_ctx, f->index, gt_reader_path(f->r), &lag) != 0) &&
+        cv_measure_lag(&f->src, &lag) != 0)
         memset(&lag, 0, sizeof lag);
     f->api_mask = (1ull << cv_ring_bits(lag.call_span, API_MIN_BITS, API_MAX_BITS)) - 1;
     f->late_mask = (1ull << cv_ring_bits(lag.late_span, LATE_MIN_BITS, LATE_MAX_BITS)) - 1;
