@@ -17,6 +17,7 @@
 #include "cudnn_names.h" /* op and dtype names, for the model's readers */
 #include "gt_reader.h"
 #include "gtrace_format.h"
+#include "op_link.h"
 
 #define GT_SHORT_KERNEL_NS 10000ull /* kernels shorter than 10 µs count as short */
 #define GT_GAP_MIN_NS 20000ull      /* idle gaps shorter than this are launch latency, not kept */
@@ -259,6 +260,7 @@ typedef struct gt_proc {
         calls_not_recorded; /* counted by the end record: after the end, from signal handlers */
     uint32_t end_reason;    /* enum gt_end_reason, 0 without an end record */
     uint64_t cupti_dropped, cupti_overhead_ns;
+    gt_link_lag link_lag;  /* pass 1: how far apart calls, ops and links are (op_link.h) */
     uint64_t t_min, t_max; /* over all timestamps */
     uint64_t cpu_api_records, gpu_records, gpu_api_records;
 

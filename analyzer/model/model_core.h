@@ -86,6 +86,7 @@ typedef struct pass_state {
     steady_ev *sev;
     size_t n_sev, cap_sev;
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
+    gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
     gt_symtab *symtab;
     gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
         sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;

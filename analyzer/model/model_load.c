@@ -45,12 +45,14 @@
 static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     pass_state *s = ctx;
+    gt_link_lag_decided(&s->lag, corr, call);
     gt_map_put(&s->link_call, corr, (uint32_t)call);
     gt_map_put(&s->link_how, corr, (uint32_t)how);
 }
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
+    gt_link_lag_record(&s->lag, r);
     gt_op_links_on_record(&s->links, r);
     md_phase_evidence(p, s, r);
     switch (r->kind) {
@@ -295,6 +297,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
+    p->link_lag = s->lag;
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;
     p->chunk_seq_gaps = st->chunk_seq_gaps;

@@ -15,6 +15,8 @@
  * (their pair, launch order)
  *   long.gtrace         a long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms
  *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
+ *   heavy.gtrace        600 steps of long.gtrace whose every launch has a kernel of its own
+ *                       long name: a step takes several times the bytes its records suggest
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -474,29 +476,37 @@ static int copy_truncated(const char *dir)
 #define LONG_STEPS 2000
 #define LONG_SLOW_STEP 1200
 
-/* One step of long.gtrace: a range, 15 launches 10 us apart, each with its kernel and pair. */
-static void long_step(uint64_t t, uint64_t len, uint64_t *corr)
+/* One step of long.gtrace: a range, 15 launches 10 us apart, each with its kernel and pair.
+ * heavy: each kernel has a name of its own (string id 100 + its correlation id), 220 bytes. */
+static void long_step(uint64_t t, uint64_t len, uint64_t *corr, int heavy)
 {
     nvtx(GT_NVTX_PUSH, t, 2);
     for (uint64_t i = 0; i < 15; i++, (*corr)++) {
         uint64_t b = t + 1000 + i * 10000;
-        launch(b, b + 4000, *corr, 1);
+        uint32_t name = 1;
+        if (heavy) {
+            char text[240];
+            name = (uint32_t)(100 + *corr);
+            snprintf(text, sizeof text, "_Z%uheavy_kernel_%0200u", name, name);
+            gt_test_writer_string(&W, name, text);
+        }
+        launch(b, b + 4000, *corr, name);
         ext(*corr + 1000000000ull, *corr);
-        kernel(b + 5000, b + 5000 + len / 2000, *corr + 1000000000ull, 1, 7);
+        kernel(b + 5000, b + 5000 + len / 2000, *corr + 1000000000ull, name, 7);
     }
     nvtx(GT_NVTX_POP, t + len - 1000, 0);
 }
 
-static void write_long(const char *dir)
+static void write_long(const char *dir, const char *name, int steps, int heavy)
 {
-    open_trace(dir, "long.gtrace", 5151, -1);
+    open_trace(dir, name, 5151, -1);
     gt_test_writer_set_tid(&W, 5151);
     gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
     gt_test_writer_string(&W, 2, "train_step");
     uint64_t t = 1000000, corr = 1;
-    for (int i = 0; i < LONG_STEPS; i++) {
+    for (int i = 0; i < steps; i++) {
         uint64_t len = i == LONG_SLOW_STEP ? 40000000 : 10000000;
-        long_step(t, len, &corr);
+        long_step(t, len, &corr, heavy);
         t += len;
     }
     if (gt_test_writer_close(&W) != 0)
@@ -514,7 +524,8 @@ int main(int argc, char **argv)
     write_queued(argv[1]);
     write_foreign(argv[1]);
     write_siblings(argv[1]);
-    write_long(argv[1]);
+    write_long(argv[1], "long.gtrace", LONG_STEPS, 0);
+    write_long(argv[1], "heavy.gtrace", 600, 1);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     if (copy_truncated(argv[1]) != 0)

@@ -678,6 +678,46 @@ cudnn_anchors)
     dump_trace off
     ! grep -q '^extcorr kind=10[12] ' "$T/off.dump" || fail "anchors written with GPUTRACE_CUPTI_LINK=callbacks"
     ;;
+convert_long_run)
+    # A launch loop whose calls run further ahead of their kernels than a fixed cache holds: every
+    # GPU record comes in one batch at the end (GPUTRACE_FLUSH_MS=60000), 77,500 calls after the
+    # first (2,500 steps of 30 launches and a sync; the converter's caches used to keep 65,536).
+    # Whatever the link rule, the converter draws an arrow to every kernel the report links, and
+    # leaves no link undrawn. For the default rule the arrows written are counted as well (JSON).
+    [ -n "$GPUTRACE" ] || { fail "no gputrace command to convert with"; exit 1; }
+    for link in order callbacks queued; do
+        run_traced "$link" GPUTRACE_FLUSH_MS=60000 GPUTRACE_CUPTI_LINK=$link -- \
+            "$RUNTIME_APP" launch-loop 2500 30
+        tr=$(ls "$T/$link.d"/*.gtrace | head -1)
+        "$GPUTRACE" convert --no-advice -o "$T/$link.pftrace" "$tr" 2>"$T/$link.conv" ||
+            fail "$link: convert exit status $?: $(cat "$T/$link.conv")"
+        "$GPUTRACE" report --json "$tr" >"$T/$link.json" 2>/dev/null || fail "$link: report exit status $?"
+        python3 - "$link" "$T/$link.conv" "$T/$link.json" <<'PY' || fail "$link: converter and report disagree"
+import json, re, sys
+link, conv, report = sys.argv[1], open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+k = report["processes"][0]["kernels"]
+key, words = {"order": ("linked_by_order", "anchors and launch order"),
+              "callbacks": ("linked_by_pair", "callback pairs"),
+              "queued": ("linked_by_time", "queued time")}[link]
+assert k["count"] == k[key] == 75000, ("the report links", k)
+m = re.search(r"(\d+) kernels linked by " + words, conv)
+assert m and int(m.group(1)) == 75000, ("the converter drew", conv)
+assert "not drawn" not in conv, conv
+PY
+    done
+    tr=$(ls "$T/order.d"/*.gtrace | head -1)
+    "$GPUTRACE" convert -q --no-advice --format=json -o "$T/order.json.out" "$tr" || fail "json exit status $?"
+    python3 - "$T/order.json.out" <<'PY' || fail "arrows written"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+starts = {e["id"] for e in ev if e.get("ph") == "s"}
+ends = {e["id"] for e in ev if e.get("ph") == "f"}
+kernels = sum(1 for e in ev if e.get("ph") == "B" and e.get("cat") == "kernel")
+assert kernels == 75000 and len(starts & ends) >= kernels, (kernels, len(starts), len(ends))
+print("%d kernels, %d arrows with both ends" % (kernels, len(starts & ends)))
+PY
+    ;;
 cublas_correlation)
     # cuBLAS GEMMs (through cublasLtMatmul, as in the real library) link to the wrapped cuBLAS call.
     # The app does not link cudart; the fake GPU lives in the fake libcudart: preload it.
