@@ -1,6 +1,7 @@
 /* wrap_cublas_blas.c — the cuBLAS entry points beyond wrap_cublas.c's GEMMs that PyTorch, CuPy and
  * JAX call (issue 30): matrix-vector products (PyTorch's addmv and linear on a vector, CuPy's dot),
- * complex GEMMs, and batched GEMMs by pointer array or by stride (bmm, matmul on 3-D arrays). Their
+ * complex GEMMs, batched GEMMs by pointer array or by stride (bmm, matmul on 3-D arrays), and the
+ * typed cublasSgemmEx that CuPy's float32 and float16 matmul call. Their
  * kernels come from cuBLAS's own static runtime: without a wrapper they were "from calls no wrapper
  * sees". Each records one GT_REC_API_CUBLAS with the shape as a GEMM: a gemv computes y = op(A) x,
  * the GEMM m = rows of op(A), n = 1, k = columns of op(A) (2mnk flops as for any GEMM).
@@ -111,6 +112,27 @@
                                               (h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, \
                                                C, ct, ldc, batch, comp, algo))
 
+/* cublasSgemmEx / CgemmEx: typed data, float (complex) scalars and compute */
+#define GEMM_EX_ENTRY(name, T, I, comp)                                                            \
+    static cublasStatus_t name##_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, I m, I n, \
+                                      I k, const T *al, const void *A, cudaDataType at, I lda,     \
+                                      const void *B, cudaDataType bt, I ldb, const T *be, void *C, \
+                                      cudaDataType ct, I ldc){                                     \
+        GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, I, I, I, const T *, const void *,        \
+                                          cudaDataType, I, const void *, cudaDataType, I,          \
+                                          const T *, void *, cudaDataType, I))                     \
+            GT_GEMM_BODY(                                                                          \
+                GT_FN_##name,                                                                      \
+                real(h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc),              \
+                GT_GEMM_ARGS(m, n, k, 1, ta, tb, at, bt, ct,                                       \
+                             comp))} GT_ENTRY(cublasStatus_t, name, GT_LIB_CUBLAS, name##_impl, 0, \
+                                              (bh h, op_t ta, op_t tb, I m, I n, I k, const T *al, \
+                                               const void *A, cudaDataType at, I lda,              \
+                                               const void *B, cudaDataType bt, I ldb, const T *be, \
+                                               void *C, cudaDataType ct, I ldc),                   \
+                                              (h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, \
+                                               C, ct, ldc))
+
 #define R32 CUDA_R_32F, CUBLAS_COMPUTE_32F
 #define R64 CUDA_R_64F, CUBLAS_COMPUTE_64F
 #define R16 CUDA_R_16F, CUBLAS_COMPUTE_16F
@@ -152,6 +174,10 @@ EXPAND(STRIDED_ENTRY, cublasDgemmStridedBatched_64, double, int64_t, R64)
 EXPAND(STRIDED_ENTRY, cublasHgemmStridedBatched_64, gt_half, int64_t, R16)
 EXPAND(STRIDED_ENTRY, cublasCgemmStridedBatched_64, cuComplex, int64_t, C32)
 EXPAND(STRIDED_ENTRY, cublasZgemmStridedBatched_64, cuDoubleComplex, int64_t, C64)
+GEMM_EX_ENTRY(cublasSgemmEx, float, int, CUBLAS_COMPUTE_32F)
+GEMM_EX_ENTRY(cublasSgemmEx_64, float, int64_t, CUBLAS_COMPUTE_32F)
+GEMM_EX_ENTRY(cublasCgemmEx, cuComplex, int, CUBLAS_COMPUTE_32F)
+GEMM_EX_ENTRY(cublasCgemmEx_64, cuComplex, int64_t, CUBLAS_COMPUTE_32F)
 BATCHED_EX_ENTRY(cublasGemmBatchedEx, int)
 BATCHED_EX_ENTRY(cublasGemmBatchedEx_64, int64_t)
 /* clang-format on */

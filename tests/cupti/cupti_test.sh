@@ -687,11 +687,12 @@ cudnn_anchors)
     ;;
 cublas_correlation)
     # cuBLAS GEMMs (through cublasLtMatmul, as in the real library) link to the wrapped cuBLAS call,
-    # and so do the kernels of gemv, complex and batched GEMMs (issue 30): 11 calls, 11 kernels.
+    # and so do the kernels of gemv, complex, batched and typed GEMMs (issue 30): 12 calls, 12
+    # kernels.
     # The app does not link cudart; the fake GPU lives in the fake libcudart: preload it.
     run_traced l FAKE_CUPTI_LOG="$T/calls.log" LD_PRELOAD="$GT_LIB:$FAKES/libcudart.so.13" -- "$CUBLAS_APP"
     dump_trace l
-    check_links "$T/l.dump" 11 '^cublas'
+    check_links "$T/l.dump" 12 '^cublas'
     grep -vE '^(kernel|memcpy|memset) ' "$T/l.dump" >"$T/gemv.dump"
     grep -E '^kernel name=_Z15gemv2' "$T/l.dump" >>"$T/gemv.dump"
     check_links "$T/gemv.dump" 3 '^cublas[SD]gemv_v2'

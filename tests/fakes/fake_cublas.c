@@ -175,3 +175,10 @@ EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta
 {
     return gemm(h, ta, tb, m, n, k, at, bt, ct, comp, batch);
 }
+EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                    int m, int n, int k, const float *alpha, const void *A,
+                                    cudaDataType at, int lda, const void *B, cudaDataType bt,
+                                    int ldb, const float *beta, void *C, cudaDataType ct, int ldc)
+{
+    return gemm(h, ta, tb, m, n, k, at, bt, ct, CUBLAS_COMPUTE_32F, 1);
+}

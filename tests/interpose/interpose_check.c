@@ -410,7 +410,7 @@ static void check_python_local(void)
 static void check_cublas(int want_result)
 {
     /* the GEMMs, then issue 30's: a gemv records as the GEMM m x 1 x k of op(A) */
-    enum { N = 11 };
+    enum { N = 12 };
     EXPECT_EQ("calls recorded once each (nested cublasLtMatmul not again)",
               count(GT_REC_API_CUBLAS, 0), N);
     static const struct {
@@ -430,6 +430,7 @@ static void check_cublas(int want_result)
         {GT_FN_cublasSgemmBatched, 32, 32, 32, 8, 0, 0, 0, 68, 0, 1, 0},
         {GT_FN_cublasSgemmStridedBatched, 64, 48, 32, 3, 0, 0, 0, 68, 0, 0, 0},
         {GT_FN_cublasGemmBatchedEx, 128, 64, 256, 2, 14, 14, 0, 68, 1, 0, 0},
+        {GT_FN_cublasSgemmEx, 100, 50, 25, 1, 2, 2, 0, 68, 0, 0, 0},
     };
     for (int i = 0; i < N; i++) {
         rec *r = nth(GT_REC_API_CUBLAS, 0, i);

@@ -20,7 +20,7 @@ static int more(cublasHandle_t h, int want)
     float *const out[1] = {NULL};
     const void *const varr[1] = {NULL};
     void *const vout[1] = {NULL};
-    int r[7], expect[7] = {0, 0, 0, want, want, want, want};
+    int r[8], expect[8] = {0, 0, 0, want, want, want, want, want};
     r[0] = cublasSgemv_v2(h, CUBLAS_OP_N, 300, 200, &one, NULL, 300, NULL, 1, &zero, NULL, 1);
     r[1] = cublasDgemv_v2(h, CUBLAS_OP_T, 300, 200, &done, NULL, 300, NULL, 1, &dzero, NULL, 1);
     r[2] = cublasSgemv_v2_64(h, CUBLAS_OP_N, 1000, 10, &one, NULL, 1000, NULL, 1, &zero, NULL, 1);
@@ -33,7 +33,9 @@ static int more(cublasHandle_t h, int want)
     r[6] = cublasGemmBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 128, 64, 256, &one, varr, CUDA_R_16BF,
                                256, varr, CUDA_R_16BF, 256, &zero, vout, CUDA_R_32F, 128, 2,
                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    for (int i = 0; i < 7; i++)
+    r[7] = cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 100, 50, 25, &one, NULL, CUDA_R_16F, 100,
+                         NULL, CUDA_R_16F, 25, &zero, NULL, CUDA_R_32F, 100);
+    for (int i = 0; i < 8; i++)
         if (r[i] != expect[i]) {
             fprintf(stderr, "call %d returned %d, expected %d\n", i, r[i], expect[i]);
             return 1;
