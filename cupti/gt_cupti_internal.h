@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gt_cupti.h"
+
 /* Every libcupti function we use, resolved once with dlsym. */
 typedef struct gt_cupti_fns {
     __typeof__(cuptiGetResultString) *GetResultString;
@@ -46,6 +48,15 @@ bool gt_cupti_load(char *path_out, size_t path_cap);
 bool gt_cupti_cuda_libs_loaded(void);
 /* True when the main executable carries CUDA fat binaries (nvcc-built, e.g. with static cudart). */
 bool gt_cupti_exe_has_fatbin(void);
+/* True when a shared libcudart is mapped now. */
+bool gt_cupti_cudart_mapped(void);
+
+/* The process's CUDA runtime is (also) a static one that no wrapper sees (issue 30): an nvcc-built
+ * executable without a shared libcudart (known at load), or one found later: kernels ran while no
+ * runtime wrapper fired, or a cuDNN/cuBLAS call found no shared cudart to anchor with. Then the
+ * runtime launch callbacks are on: a launch inside a wrapped library call pairs with it, and a
+ * launch outside any is recorded as a call of its own (gt_cupti.h, the unseen-launch hook). */
+extern atomic_bool gt_cupti_static_runtime;
 
 /* Checks a CUPTI result: on failure logs the call text and CUPTI's error string (verbose only:
  * a machine without a driver must stay silent). Returns the result unchanged. */
@@ -107,6 +118,8 @@ static inline uint64_t gt_cupti_corr(uint32_t cupti_id)
  * gt_cupti_callbacks_start subscribes and enables the callbacks: CUPTI_SUCCESS also when they
  * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps);
+/* The unseen-launch hook the wrap module set (gt_cupti.h), NULL when none. */
+gt_cupti_unseen_launch_fn gt_cupti_unseen_launch_hook(void);
 bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 /* The runtime entry point the anchors call (its callback writes the anchor records). */
 #define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020

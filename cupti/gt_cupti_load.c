@@ -55,6 +55,12 @@ static bool find_mapped(const char *prefix, char *path, size_t cap)
     return true;
 }
 
+bool gt_cupti_cudart_mapped(void)
+{
+    char path[PATH_MAX];
+    return find_mapped("libcudart.so", path, sizeof path);
+}
+
 bool gt_cupti_cuda_libs_loaded(void)
 {
     char path[PATH_MAX];

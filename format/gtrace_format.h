@@ -177,6 +177,9 @@ enum gt_record_flags {
     GT_RF_VIA_DLSYM = 1u << 1, /* wrapper reached through an interposed dlsym/GetProcAddress */
     GT_RF_TRUNCATED = 1u << 2, /* a variable-length field was cut to fit */
     GT_RF_DRIVER = 1u << 3,    /* a driver API (cu*) entry point */
+    /* 1.4: a call no wrapper saw (a static runtime's kernel launch), recorded from CUPTI's callback
+     * at its exit; its times are the callback's, its call id is paired like a wrapped call's */
+    GT_RF_VIA_CUPTI = 1u << 4,
 };
 
 /* ---- bookkeeping records */

@@ -25,6 +25,7 @@ int gt_wrap_stacks_mode = GT_STACKS_ADVICE;
 static void wrap_init(void)
 {
     gt_wrap_stacks_mode = gt_core_config()->stacks_mode;
+    gt_wrap_unseen_init();
     (void)gt_real_dlsym_address();
     (void)gt_real_dlvsym_address();
 }

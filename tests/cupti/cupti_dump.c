@@ -159,9 +159,8 @@ int main(int argc, char **argv)
         } else if (rec.kind >= GT_REC_API && rec.kind <= GT_REC_API_CUBLAS) {
             const gt_api_common *c = rec.body;
             const char *name = gt_api_func_name(c->func);
-            printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s stack=%u flags=%u\n",
-                   rec.kind, c->func, c->corr_id, name ? name : "?", c->stack_id,
-                   (unsigned)rec.flags);
+            printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s stack=%u flags=%u\n", rec.kind,
+                   c->func, c->corr_id, name ? name : "?", c->stack_id, (unsigned)rec.flags);
             if (gt_api_func_category(c->func) == GT_CAT_JIT) /* whole ms the call took */
                 printf("jitcall name=%s ms=%" PRIu64 " device=%d\n", name ? name : "?",
                        (c->t_end_ns - c->t_begin_ns) / 1000000, c->device);

@@ -5,11 +5,15 @@
  *   decode      3 kernels, 2 copies, 1 set, 2 syncs, 2 runtime API ops, then exit at once
  *   many N      N kernels as fast as possible (buffer cap test)
  *   static MS   a kernel and a runtime API op every 5 ms for MS milliseconds
+ *   launches MS a static runtime's cudaLaunchKernel every 5 ms for MS milliseconds: the launch's
+ *               API op (with the kernel's name and configuration) and its kernel share a
+ *               correlation id, as CUPTI sees a launch no wrapper could
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +65,23 @@ static void api(uint32_t cbid)
     op.name = "cudaLaunchKernel";
     op.cbid = cbid;
     fake_gpu_emit(&op);
+}
+
+static void static_launch(const char *name)
+{
+    fake_gpu_op k = op_new(FAKE_OP_KERNEL, 5000);
+    k.name = name;
+    k.grid[0] = 16, k.grid[1] = 1, k.grid[2] = 1;
+    k.block[0] = 256, k.block[1] = 1, k.block[2] = 1;
+    fake_gpu_emit(&k);
+    fake_gpu_op a = k;
+    a.kind = FAKE_OP_API;
+    a.start_ns = now_ns();
+    a.end_ns = a.start_ns + 1000;
+    a.name = "cudaLaunchKernel";
+    a.symbol = name;
+    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    fake_gpu_emit(&a);
 }
 
 static void decode(void)
@@ -118,6 +139,12 @@ int main(int argc, char **argv)
         for (int t = 0; t < ms; t += 5) {
             kernel("_Z6staticv");
             api(211);
+            sleep_ms(5);
+        }
+    } else if (strcmp(mode, "launches") == 0) {
+        int ms = argc > 2 ? atoi(argv[2]) : 400;
+        for (int t = 0; t < ms; t += 5) {
+            static_launch("_Z7ownkernPf");
             sleep_ms(5);
         }
     } else if (strcmp(mode, "fork") == 0) {

@@ -207,6 +207,34 @@ static_autoswitch)
     dump_trace o
     [ "$(count_of 55 "$T/o.dump")" = 0 ] || fail "API records with GPUTRACE_API=off"
     ;;
+static_launches)
+    # A static runtime's kernel launches (issue 30): no wrapper sees them. Once CUPTI finds kernels
+    # ran while no runtime wrapper fired (the first flush), its runtime launch callbacks record each
+    # launch as a call of its own (GT_RF_VIA_CUPTI = 16) with the kernel's name and configuration,
+    # paired with the kernel's correlation id; kernels before the switch stay unlinked.
+    run_traced s GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" launches 400
+    dump_trace s
+    same_as_untraced s "$EMIT_APP" launches 20
+    D=$T/s.dump
+    awk '$1 == "cpucall" { split($4, a, "="); split($5, n, "="); split($7, f, "=")
+                           if (int(f[2] / 16) % 2) { seen[a[2]] = n[2]; calls++ } }
+         $1 == "extcorr" { split($3, e, "="); split($4, c, "="); ext[c[2]] = e[2] }
+         $1 == "kernel" { kernels++; for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); k[c[2]] = $2 } }
+         END {
+             for (corr in k) {
+                 if (!(corr in ext) || !(ext[corr] in seen)) continue
+                 if (seen[ext[corr]] != "cudaLaunchKernel") { print "linked to " seen[ext[corr]]; bad = 1 }
+                 if (k[corr] != "name=_Z7ownkernPf") { print "linked kernel " k[corr]; bad = 1 }
+                 linked++; used[ext[corr]]++
+             }
+             for (id in seen) if (used[id] != 1) { print "call " id " has " used[id] + 0 " kernels"; bad = 1 }
+             printf "kernels %d, calls %d, linked %d\n", kernels, calls, linked
+             if (kernels < 60 || linked < kernels / 2) bad = 1
+             exit bad
+         }' "$D" >"$T/s.check" || fail "static launches: $(cat "$T/s.check")"
+    grep -q '^cpucall kind=14 .* name=cudaLaunchKernel stack=0 flags=16$' "$D" ||
+        fail "no launch recorded from CUPTI's callback"
+    ;;
 dropped)
     # CUPTI's dropped-record count becomes a GT_REC_LOST (reason CUPTI_DROPPED) and the stats.
     run_traced d FAKE_CUPTI_DROP=123 GPUTRACE_API=off -- "$EMIT_APP" decode

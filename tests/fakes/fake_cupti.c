@@ -365,6 +365,18 @@ static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_Ap
     d.callbackSite = site;
     d.functionName = function;
     d.symbolName = op->kind == FAKE_OP_KERNEL ? op->name : NULL;
+    cudaLaunchKernel_v7000_params launch;
+    static int32_t success; /* cudaSuccess */
+    if (op->kind == FAKE_OP_API && op->symbol) { /* a static runtime's launch */
+        memset(&launch, 0, sizeof launch);
+        launch.func = op->symbol;
+        launch.gridDim = (dim3){op->grid[0], op->grid[1], op->grid[2]};
+        launch.blockDim = (dim3){op->block[0], op->block[1], op->block[2]};
+        launch.stream = (cudaStream_t)(uintptr_t)op->stream;
+        d.symbolName = op->symbol;
+        d.functionParams = &launch;
+        d.functionReturnValue = site == CUPTI_API_EXIT ? &success : NULL;
+    }
     d.contextUid = 1;
     d.correlationData = &correlation_data;
     d.correlationId = op->correlation_id;

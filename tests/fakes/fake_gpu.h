@@ -41,6 +41,10 @@ typedef struct fake_gpu_op {
     int is_async;
     int sync_type; /* CUpti_ActivitySynchronizationType */
     uint32_t cbid; /* CUpti_runtime_api_trace_cbid for FAKE_OP_API */
+    /* FAKE_OP_API of a launch (cudaLaunchKernel_v7000): the kernel's name, which the fake CUPTI
+     * hands the callbacks as symbolName with the call's parameters (grid, block, stream), the
+     * way a static runtime's launch looks to CUPTI */
+    const char *symbol;
 } fake_gpu_op;
 
 typedef void (*fake_gpu_listener)(const fake_gpu_op *op, void *ctx);
