@@ -208,6 +208,9 @@ static void set_kinds(bool on)
     for (size_t i = 0; atomic_load(&api_records_on) && i < 3; i++)
         GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(api_kinds[i])
                          : gt_cupti.ActivityDisable(api_kinds[i]));
+    if (gt_cupti_um_on())
+        GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+                         : gt_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
 }
 
 /* Attached: buffers registered, callbacks subscribed, kinds enabled. A capture that starts paused
@@ -250,6 +253,7 @@ static CUptiResult attach(void)
             gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
     }
     atomic_store(&gt_cupti_link, GT_LINK_ATTACHED);
+    gt_cupti_um_attached();
     return CUPTI_SUCCESS;
 }
 
@@ -541,6 +545,7 @@ static void on_periodic(void)
     maybe_switch_api_records();
     maybe_link_launches_by_callbacks();
     maybe_retry_hw_trace();
+    gt_cupti_um_periodic();
     gt_cupti_write_stats(false);
 }
 
@@ -573,6 +578,7 @@ static void on_fork_child(void)
     tl_push_depth = 0;
     gt_cupti_records_reset_after_fork();
     gt_cupti_callbacks_reset_after_fork();
+    gt_cupti_um_reset_after_fork();
 }
 
 static void cupti_init(void)

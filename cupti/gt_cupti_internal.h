@@ -5,7 +5,8 @@
  * gt_cupti.c is the lifecycle (start, flush, exit, fork, external correlation, API auto-switch);
  * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records;
  * gt_cupti_callbacks.c links GPU work to wrapped calls through CUPTI's launch/copy/set callbacks;
- * gt_cupti_other.c notices another profiler refused CUPTI's subscription while gputrace holds it.
+ * gt_cupti_other.c notices another profiler refused CUPTI's subscription while gputrace holds it;
+ * gt_cupti_um.c switches the unified-memory counters on when managed memory is in use.
  */
 #ifndef GT_CUPTI_INTERNAL_H
 #define GT_CUPTI_INTERNAL_H
@@ -33,7 +34,9 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityEnableLatencyTimestamps)
         *ActivityEnableLatencyTimestamps;                          /* optional */
     __typeof__(cuptiActivityEnableHWTrace) *ActivityEnableHWTrace; /* optional (newer CUPTI) */
-    __typeof__(cuptiSubscribe) *Subscribe;                         /* the callback API: optional */
+    __typeof__(cuptiActivityConfigureUnifiedMemoryCounter)
+        *ActivityConfigureUnifiedMemoryCounter; /* optional */
+    __typeof__(cuptiSubscribe) *Subscribe;      /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiFinalize) *Finalize;
     __typeof__(cuptiEnableCallback) *EnableCallback;
@@ -63,6 +66,14 @@ extern atomic_bool gt_cupti_static_runtime;
 CUptiResult gt_cupti_check(CUptiResult r, const char *call_text);
 #define GT_CUPTI_CALL(call) gt_cupti_check((call), #call)
 const char *gt_cupti_result_string(CUptiResult r);
+
+/* gt_cupti_um.c: the unified-memory counters. At each attach (they are asked again after a
+ * detach, or first with GPUTRACE_UM=on), at each periodic round (a request the driver was not up
+ * for), whether they are on (a paused capture switches their kind off and on with the others). */
+void gt_cupti_um_attached(void);
+void gt_cupti_um_periodic(void);
+bool gt_cupti_um_on(void);
+void gt_cupti_um_reset_after_fork(void);
 
 /* gt_cupti_records.c */
 CUptiResult gt_cupti_register_buffers(void);
@@ -119,7 +130,7 @@ static inline uint64_t gt_cupti_corr(uint32_t cupti_id)
  * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps);
 /* The unseen-launch hook the wrap module set (gt_cupti.h), NULL when none. */
-gt_cupti_unseen_launch_fn gt_cupti_unseen_launch_hook(void);
+gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void);
 bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 /* The runtime entry point the anchors call (its callback writes the anchor records). */
 #define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020

@@ -192,6 +192,8 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId", false);
     RESOLVE(h, ActivityEnableLatencyTimestamps, "cuptiActivityEnableLatencyTimestamps", false);
     RESOLVE(h, ActivityEnableHWTrace, "cuptiActivityEnableHWTrace", false); /* CUPTI 12.8+ */
+    RESOLVE(h, ActivityConfigureUnifiedMemoryCounter, "cuptiActivityConfigureUnifiedMemoryCounter",
+            false);
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
     RESOLVE(h, Finalize, "cuptiFinalize", false);

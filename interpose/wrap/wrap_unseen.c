@@ -7,11 +7,31 @@
  * application's thread at the call's exit; the hook records it as the launch wrapper would
  * (GT_REC_API_LAUNCH, flagged GT_RF_VIA_CUPTI) and returns the call id CUPTI's callback pairs
  * with the launch's correlation id. Launches carry no call-site stack unless GPUTRACE_STACKS=all,
- * as with the wrappers. */
+ * as with the wrappers. Managed allocations (cuMemAllocManaged under the static cudaMallocManaged)
+ * are recorded the same way, with their call site, as the allocation wrapper records them. */
 #include "gt_wrap.h"
 
-static uint64_t record_unseen_launch(const gt_cupti_unseen_launch *l)
+/* A managed allocation of a static runtime: what the cudaMallocManaged wrapper would record. */
+static void record_unseen_alloc(const gt_cupti_unseen_call *a)
 {
+    if (!gt_fast_guard_enter())
+        return;
+    gt_call c = {.t_begin = a->t_begin_ns,
+                 .corr_id = gt_fast_next_corr_id(),
+                 .func = a->func,
+                 .device = gt_wrap_tls_device_plus1 ? gt_wrap_tls_device_plus1 - 1 : -1,
+                 .stack_id = gt_wrap_stack(1)};
+    gt_record_alloc(&c, a->t_end_ns, (uint16_t)(a->flags | GT_RF_VIA_CUPTI), a->result, 0, a->ptr,
+                    a->bytes, GT_ALLOC_MANAGED, 0);
+    gt_fast_guard_leave();
+}
+
+static uint64_t record_unseen_call(const gt_cupti_unseen_call *l)
+{
+    if (l->is_alloc) {
+        record_unseen_alloc(l);
+        return 0; /* an allocation puts no work on the GPU: nothing to pair */
+    }
     /* the name first: interning may write a string record, never inside an open record */
     uint32_t name_id = l->symbol && l->symbol[0] ? gt_intern(l->symbol) : 0;
     if (!gt_fast_guard_enter())
@@ -39,5 +59,5 @@ static uint64_t record_unseen_launch(const gt_cupti_unseen_launch *l)
 
 void gt_wrap_unseen_init(void)
 {
-    gt_cupti_set_unseen_launch_hook(record_unseen_launch);
+    gt_cupti_set_unseen_call_hook(record_unseen_call);
 }

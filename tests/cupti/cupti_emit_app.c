@@ -7,10 +7,12 @@
  *   static MS   a kernel and a runtime API op every 5 ms for MS milliseconds
  *   launches MS a static runtime's cudaLaunchKernel every 5 ms for MS milliseconds: the launch's
  *               API op (with the kernel's name and configuration) and its kernel share a
- *               correlation id, as CUPTI sees a launch no wrapper could
+ *               correlation id, as CUPTI sees a launch no wrapper could; then a managed
+ *               allocation the same way (the driver's cuMemAllocManaged)
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
+#include <cuda.h>
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
@@ -84,6 +86,23 @@ static void static_launch(const char *name)
     fake_gpu_emit(&a);
 }
 
+/* A static runtime's cudaMallocManaged: what CUPTI's driver callback sees of it. */
+static void static_managed_alloc(size_t n)
+{
+    static char memory[1 << 16];
+    CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)memory;
+    struct {
+        CUdeviceptr *dptr;
+        size_t bytesize;
+        unsigned int flags;
+    } params = {&ptr, n, 1};
+    fake_gpu_op op = op_new(FAKE_OP_DRIVER_CALL, 0);
+    op.name = "cuMemAllocManaged";
+    op.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged;
+    op.params = &params;
+    fake_gpu_emit(&op);
+}
+
 static void decode(void)
 {
     kernel("_Z7kernelAv");
@@ -147,6 +166,7 @@ int main(int argc, char **argv)
             static_launch("_Z7ownkernPf");
             sleep_ms(5);
         }
+        static_managed_alloc(4096);
     } else if (strcmp(mode, "fork") == 0) {
         kernel("_Z6parentv");
         fflush(stdout);

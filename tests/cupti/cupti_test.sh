@@ -207,6 +207,63 @@ static_autoswitch)
     dump_trace o
     [ "$(count_of 55 "$T/o.dump")" = 0 ] || fail "API records with GPUTRACE_API=off"
     ;;
+managed)
+    # Unified memory (issue 30): the first managed allocation switches CUPTI's counters on
+    # (GPUTRACE_UM=auto) from the driver callback on cuMemAllocManaged. Faults mode: the first
+    # round faults both 1 MiB buffers over (one GPU fault, two HtoD migrations on demand), each of
+    # rounds 2-4 the one the CPU touched (a CPU fault and a DtoH migration before it).
+    run_traced f -- "$MANAGED_APP" faults
+    dump_trace f
+    same_as_untraced f "$MANAGED_APP" faults
+    D=$T/f.dump
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
+    [ $(((flags >> 9) & 3)) = 1 ] || fail "GT_HDR_UM_COUNTERS not set alone (flags=$flags)"
+    n() { grep -c "^um kind=$1 .*${2:-}" "$D"; }
+    [ "$(n 4 'flags=1 ')" = 4 ] || fail "GPU faults $(n 4): want 4 (read accesses)"
+    [ "$(n 1 'value=1048576 src=-1 dst=0 flags=2 ')" = 5 ] || fail "on-demand HtoD migrations $(n 1): want 5"
+    [ "$(n 3 'src=-1 ')" = 4 ] || fail "CPU faults $(n 3): want 4"
+    [ "$(n 2 'value=1048576 src=0 dst=-1 flags=2 ')" = 4 ] || fail "DtoH migrations $(n 2): want 4"
+    grep -q '^cpualloc name=cudaMallocManaged kind=3 bytes=1048576 free=0 flags=0$' "$D" ||
+        fail "no managed allocation recorded"
+    # prefetch mode: the program's own migrations (cause USER), no GPU fault
+    run_traced p -- "$MANAGED_APP" prefetch
+    dump_trace p
+    D=$T/p.dump
+    [ "$(n 4)" = 0 ] || fail "GPU faults despite the prefetches: $(n 4)"
+    [ "$(n 1 'value=1048576 src=-1 dst=0 flags=1 ')" = 5 ] || fail "prefetched migrations $(n 1): want 5"
+    [ "$(grep -c '^cpucopy name=cudaMemPrefetchAsync dir=1 src=5 dst=5 bytes=1048576 peer=0$' "$D")" = 8 ] ||
+        fail "prefetch calls not recorded as managed-to-device copies"
+    grep -q '^cpucall kind=10 func=13 .* name=cudaMemAdvise ' "$D" || fail "no cudaMemAdvise record"
+    # no managed memory: the counters are never asked for
+    run_traced o FAKE_CUPTI_LOG="$T/none.log" -- "$MANAGED_APP" none
+    dump_trace o
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/o.dump")
+    [ $(((flags >> 9) & 3)) = 0 ] || fail "UM flags set without managed memory (flags=$flags)"
+    ! grep -q ' cuptiActivityConfigureUnifiedMemoryCounter$' "$T/none.log" ||
+        fail "unified-memory counters configured without managed memory"
+    ;;
+managed_off)
+    # GPUTRACE_UM=off: never; GPUTRACE_UM=on: from the start, managed memory or not
+    run_traced f GPUTRACE_UM=off FAKE_CUPTI_LOG="$T/off.log" -- "$MANAGED_APP" faults
+    dump_trace f
+    [ "$(count_of 57 "$T/f.dump")" = 0 ] || fail "UM records with GPUTRACE_UM=off"
+    ! grep -q ' cuptiActivityConfigureUnifiedMemoryCounter$' "$T/off.log" || fail "configured with GPUTRACE_UM=off"
+    run_traced o GPUTRACE_UM=on -- "$MANAGED_APP" none
+    dump_trace o
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/o.dump")
+    [ $(((flags >> 9) & 3)) = 1 ] || fail "GPUTRACE_UM=on did not switch the counters on (flags=$flags)"
+    [ "$(count_of 57 "$T/o.dump")" = 0 ] || fail "UM records without managed memory"
+    ;;
+managed_refused)
+    # A CUPTI without the counters: said once, flagged, the program runs on unchanged
+    run_traced f FAKE_CUPTI_UM=refuse GPUTRACE_QUIET=0 -- "$MANAGED_APP" faults
+    dump_trace f
+    same_as_untraced f "$MANAGED_APP" faults
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/f.dump")
+    [ $(((flags >> 9) & 3)) = 2 ] || fail "GT_HDR_UM_REFUSED not set alone (flags=$flags)"
+    [ "$(grep -c 'refused its unified-memory counters' "$T/f.err")" = 1 ] ||
+        fail "the refusal not said exactly once: $(cat "$T/f.err")"
+    ;;
 static_launches)
     # A static runtime's kernel launches (issue 30): no wrapper sees them. Once CUPTI finds kernels
     # ran while no runtime wrapper fired (the first flush), its runtime launch callbacks record each
@@ -217,7 +274,7 @@ static_launches)
     same_as_untraced s "$EMIT_APP" launches 20
     D=$T/s.dump
     awk '$1 == "cpucall" { split($4, a, "="); split($5, n, "="); split($7, f, "=")
-                           if (int(f[2] / 16) % 2) { seen[a[2]] = n[2]; calls++ } }
+                           if (int(f[2] / 16) % 2 && $2 == "kind=14") { seen[a[2]] = n[2]; calls++ } }
          $1 == "extcorr" { split($3, e, "="); split($4, c, "="); ext[c[2]] = e[2] }
          $1 == "kernel" { kernels++; for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); k[c[2]] = $2 } }
          END {
@@ -234,6 +291,12 @@ static_launches)
          }' "$D" >"$T/s.check" || fail "static launches: $(cat "$T/s.check")"
     grep -q '^cpucall kind=14 .* name=cudaLaunchKernel stack=0 flags=16$' "$D" ||
         fail "no launch recorded from CUPTI's callback"
+    # its managed allocation, seen by the driver callback, is a call too, and turns the
+    # unified-memory counters on
+    grep -q '^cpualloc name=cudaMallocManaged kind=3 bytes=4096 free=0 flags=16$' "$D" ||
+        fail "the static runtime's managed allocation not recorded"
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
+    [ $(((flags >> 9) & 1)) = 1 ] || fail "unified-memory counters not on after the managed allocation"
     ;;
 dropped)
     # CUPTI's dropped-record count becomes a GT_REC_LOST (reason CUPTI_DROPPED) and the stats.
