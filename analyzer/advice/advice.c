@@ -33,7 +33,8 @@
 #define ALLOC_MIN_SHARE 0.02            /* their API time / steady window */
 #define PINNED_REF_MIN_BYTES (1u << 20) /* pinned copies this large give a usable bandwidth */
 #define IDLE_SHARE 0.10                 /* unexplained idle in gaps >= 1 ms / steady window */
-/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c */
+/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c,
+ * unified-memory's of advice_unified_memory.c */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -729,6 +730,7 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
         rule_alloc_in_loop(p, out);
         gt_adv_rule_cudnn_benchmark(p, out);
         rule_cudnn_inferred(p, out);
+        gt_adv_rule_unified_memory(p, out);
     }
     gt_adv_rule_straggler(run, out);
     if (out->n)

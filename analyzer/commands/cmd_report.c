@@ -515,6 +515,10 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         print_api(p, out);
         section(out, color, "copies");
         print_copies(p, out);
+        if (gt_um_seen(p)) {
+            section(out, color, "unified memory");
+            gt_um_print(p, out);
+        }
         section(out, color, "sync stalls");
         print_sync(p, out);
         section(out, color, "cuDNN");

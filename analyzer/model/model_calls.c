@@ -160,6 +160,8 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         p->launch_ns += d;
         break;
     case GT_REC_API_MEMCPY: {
+        if (md_um_is_prefetch(c->func)) /* a migration: model_um.c counts it */
+            break;
         on_api_memcpy(p, s, &u.memcpy_, d);
         tid_stack *t = md_tid_for(s, r->tid);
         if (t && u.memcpy_.is_async && u.memcpy_.direction == GT_DIR_H2D) {

@@ -141,6 +141,10 @@ typedef struct pass_state {
     size_t n_sample_sw, cap_sample_sw;
     uint64_t *submit_t; /* GPU sampling: when each call that gives the GPU work began */
     size_t n_submit_t, cap_submit_t;
+    uint64_t (*um_iv)[2]; /* unified memory's stall intervals (model_um.c) */
+    size_t n_um_iv, cap_um_iv;
+    uint64_t *um_fault_t; /* GPU page faults' starts */
+    size_t n_um_fault_t, cap_um_fault_t;
 } pass_state;
 
 struct gt_stack_name {
@@ -187,6 +191,13 @@ void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
+
+/* model_um.c */
+void md_um_on_gpu(gt_proc *p, pass_state *s, const gt_record *r);
+void md_um_on_api(gt_proc *p, const gt_record *r);
+/* A prefetch is recorded as a copy of managed memory: counted here, not with the data copies. */
+int md_um_is_prefetch(uint32_t func);
+void md_um_finish(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 
 /* model_steps.c */
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);

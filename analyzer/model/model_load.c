@@ -54,6 +54,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
         md_on_api(p, s, r);
+        md_um_on_api(p, r);
         if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
             md_steps_on_call(s, r);
             md_sample_on_call(s, r->kind, &c);
@@ -142,6 +143,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         }
         break;
     }
+    case GT_REC_GPU_UM:
+        md_um_on_gpu(p, s, r);
+        break;
     case GT_REC_GPU_API: {
         gt_rec_gpu_api a;
         gt_body_copy(&a, sizeof a, r);
@@ -267,6 +271,8 @@ static void free_pass(pass_state *s)
     free(s->h2d_starts);
     free(s->h2d_calls);
     free(s->phase_ev);
+    free(s->um_iv);
+    free(s->um_fault_t);
     free(s->sample_sw);
     free(s->submit_t);
     if (s->symtab)
@@ -356,6 +362,7 @@ static void load_finish(gt_proc *p, int complete)
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
     md_gap_totals(p, s, lo, hi);
     md_idle_finish(p, s);
+    md_um_finish(p, s, lo, hi);
     if (hi > lo && complete)
         md_steady_count(p, s, lo, hi);
     double steps = p->steady_steps;
