@@ -23,6 +23,7 @@
 #include <cupti.h>
 
 #include "gt_core.h"
+#include "gt_cupti.h"
 #include "gt_cupti_internal.h"
 #include "gtrace_api.h"
 
@@ -300,7 +301,7 @@ void gt_cupti_set_unseen_call_hook(gt_cupti_unseen_call_fn fn)
     atomic_store(&unseen_hook, fn);
 }
 
-gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void)
+static gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void)
 {
     return atomic_load_explicit(&unseen_hook, memory_order_acquire);
 }

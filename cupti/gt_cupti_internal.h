@@ -16,8 +16,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gt_cupti.h"
-
 /* Every libcupti function we use, resolved once with dlsym. */
 typedef struct gt_cupti_fns {
     __typeof__(cuptiGetResultString) *GetResultString;
@@ -129,8 +127,6 @@ static inline uint64_t gt_cupti_corr(uint32_t cupti_id)
  * gt_cupti_callbacks_start subscribes and enables the callbacks: CUPTI_SUCCESS also when they
  * cannot be had (the old push/pop then carries the ids); MULTIPLE_SUBSCRIBERS is passed on. */
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps);
-/* The unseen-launch hook the wrap module set (gt_cupti.h), NULL when none. */
-gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void);
 bool gt_cupti_callbacks_link_launches(bool callbacks_on_now);
 /* The runtime entry point the anchors call (its callback writes the anchor records). */
 #define GT_CUPTI_ANCHOR_CBID CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020

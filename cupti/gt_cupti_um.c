@@ -15,6 +15,7 @@
  * and the header flag GT_HDR_UM_REFUSED tells the report that faults and migrations are unknown,
  * not absent. No lock of ours is held around the CUPTI calls. */
 #include "gt_core.h"
+#include "gt_cupti.h"
 #include "gt_cupti_internal.h"
 
 enum { UM_IDLE, UM_WANTED, UM_ENABLING, UM_ON, UM_REFUSED };
