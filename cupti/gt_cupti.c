@@ -594,8 +594,11 @@ static void cupti_init(void)
     gt_core_on_periodic(on_periodic);
     gt_core_on_before_exit(on_before_exit);
     /* nvcc links cudart statically by default: such a program's calls reach no wrapper */
-    if (gt_cupti_exe_has_fatbin() && !gt_cupti_cudart_mapped())
+    if (gt_cupti_exe_has_fatbin() && !gt_cupti_cudart_mapped()) {
         atomic_store(&gt_cupti_static_runtime, true);
+        gt_debug("the program carries device code and no shared libcudart (static cudart): its "
+                 "kernel launches are recorded from CUPTI's callbacks");
+    }
     if (cfg->cupti_lib[0])
         start("load (GPUTRACE_CUPTI_LIB)");
     else if (gt_cupti_cuda_libs_loaded())
