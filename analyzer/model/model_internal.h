@@ -178,6 +178,8 @@ void md_on_cudnn_perf(pass_state *s, const gt_record *r);
 /* model_time.c */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
+/* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. */
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap);
 tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
 void md_busy_and_gaps(gt_proc *p, pass_state *s);

@@ -9,28 +9,9 @@
 
 #define UM_IV_MAX (1u << 20) /* stall intervals kept before they are merged */
 
-static int cmp_iv(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 static void um_merge(pass_state *s)
 {
-    if (!s->n_um_iv)
-        return;
-    qsort(s->um_iv, s->n_um_iv, sizeof s->um_iv[0], cmp_iv);
-    size_t w = 0;
-    for (size_t i = 1; i < s->n_um_iv; i++) {
-        if (s->um_iv[i][0] <= s->um_iv[w][1]) {
-            if (s->um_iv[i][1] > s->um_iv[w][1])
-                s->um_iv[w][1] = s->um_iv[i][1];
-        } else {
-            s->um_iv[++w][0] = s->um_iv[i][0];
-            s->um_iv[w][1] = s->um_iv[i][1];
-        }
-    }
-    s->n_um_iv = w + 1;
+    s->n_um_iv = md_merge_intervals(s->um_iv, s->n_um_iv, 0);
 }
 
 static void stall_add(pass_state *s, uint64_t a, uint64_t b)

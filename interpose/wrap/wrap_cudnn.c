@@ -158,12 +158,7 @@ static int32_t conv_math_type(cudnnConvolutionDescriptor_t conv)
 
 /* The signature must be read before the record is opened (it writes its own record). */
 #define LEGACY_CONV_BODY(fnid, op, call_real, x, w, conv, y, algo_v, ws)                           \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    gt_call c;                                                                                     \
-    gt_cudnn_call_begin(&c, fnid);                                                                 \
-    cudnnStatus_t r = call_real;                                                                   \
-    uint64_t t_end = gt_call_end(&c);                                                              \
+    GT_CUDNN_CALL(fnid, call_real)                                                                 \
     gt_rec_api_cudnn f = {.handle = (uint64_t)(uintptr_t)h,                                        \
                           .algo = (int32_t)(algo_v),                                               \
                           .math_type = conv_math_type(conv),                                       \
@@ -261,12 +256,7 @@ static void record_perf(uint64_t corr, uint32_t sig, const cudnnConvolutionFwdAl
 }
 
 #define FIND_BODY(fnid, op, call_real, x, w, conv, y, returned, perf)                              \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    gt_call c;                                                                                     \
-    gt_cudnn_call_begin(&c, fnid);                                                                 \
-    cudnnStatus_t r = call_real;                                                                   \
-    uint64_t t_end = gt_call_end(&c);                                                              \
+    GT_CUDNN_CALL(fnid, call_real)                                                                 \
     gt_rec_api_cudnn f = {                                                                         \
         .handle = (uint64_t)(uintptr_t)h, .algo = -1, .math_type = conv_math_type(conv)};          \
     f.sig_id = conv_signature(op, x, w, conv, y);                                                  \

@@ -16,6 +16,16 @@
         return CUDNN_STATUS_NOT_SUPPORTED;                                                         \
     }
 
+/* The start of a launching call's wrapper: the real call made outside a recording (nested,
+ * paused), else begun, anchored, made and ended: c, r and t_end are then in scope. */
+#define GT_CUDNN_CALL(fnid, call_real)                                                             \
+    if (!gt_fast_guard_enter())                                                                    \
+        return call_real;                                                                          \
+    gt_call c;                                                                                     \
+    gt_cudnn_call_begin(&c, fnid);                                                                 \
+    cudnnStatus_t r = call_real;                                                                   \
+    uint64_t t_end = gt_call_end(&c);
+
 uint64_t gt_cudnn_handle_stream(cudnnHandle_t h); /* 0 when unknown */
 void gt_cudnn_call_begin(gt_call *c, uint32_t fnid);
 void gt_cudnn_record(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,

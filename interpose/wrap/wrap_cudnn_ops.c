@@ -15,12 +15,7 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #define OP_BODY(fnid, call_real, ws, algo_v)                                                       \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    gt_call c;                                                                                     \
-    gt_cudnn_call_begin(&c, fnid);                                                                 \
-    cudnnStatus_t r = call_real;                                                                   \
-    uint64_t t_end = gt_call_end(&c);                                                              \
+    GT_CUDNN_CALL(fnid, call_real)                                                                 \
     gt_rec_api_cudnn f = {.handle = (uint64_t)(uintptr_t)h,                                        \
                           .algo = (int32_t)(algo_v),                                               \
                           .math_type = -1,                                                         \
