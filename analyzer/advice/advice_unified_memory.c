@@ -21,10 +21,9 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
-#define UM_STALL_SHARE 0.05      /* steady stall per step / step time: warning */
-#define UM_STALL_CRITICAL 0.25   /* ... critical */
+#define UM_STALL_SHARE 0.05      /* steady stall per step / step time (severity: its share) */
 #define UM_RUN_SHARE 0.05        /* without a steady stall: whole-run stall / GPU busy time ... */
-#define UM_RUN_MIN_MS 1.0        /* ... and at least this much: info */
+#define UM_RUN_MIN_MS 1.0        /* ... and at least this much: the once-only form */
 #define UM_PINGPONG_MIN_FAULTS 2 /* CPU faults that bring data back between kernels */
 
 static int is_python(const gt_proc *p)
@@ -84,10 +83,10 @@ void gt_adv_rule_unified_memory(const gt_proc *p, gt_advice_list *l)
     int in_steady = share >= UM_STALL_SHARE;
     if (!in_steady && (run_ms < UM_RUN_MIN_MS || busy_ms <= 0 || run_ms / busy_ms < UM_RUN_SHARE))
         return;
-    int sev = !in_steady                   ? GT_SEV_INFO
-              : share >= UM_STALL_CRITICAL ? GT_SEV_CRITICAL
-                                           : GT_SEV_WARNING;
-    gt_advice *a = gt_adv_add(l, p, "unified-memory", sev);
+    /* severity from the saving's share: of the step, or of the run for the once-only form */
+    double run_share = run_ms / (gt_proc_duration_ms(p) + 1e-9);
+    gt_advice *a = gt_adv_add(l, p, "unified-memory",
+                              gt_adv_severity_for_share(in_steady ? share : run_share));
     char pingpong[256];
     note_pingpong(u, pingpong, sizeof pingpong);
     if (in_steady)
@@ -113,6 +112,7 @@ void gt_adv_rule_unified_memory(const gt_proc *p, gt_advice_list *l)
     gt_adv_ev(a, "stall_ms_per_step", per_step, "ms");
     gt_adv_ev(a, "stall_share", 100 * share, "%");
     gt_adv_ev(a, "stall_ms_run", run_ms, "ms");
+    gt_adv_ev(a, "stall_share_run", 100 * run_share, "%");
     gt_adv_ev(a, "fault_service_ms", (double)u->gpu_fault_ns / 1e6, "ms");
     gt_adv_ev(a, "cpu_faults", (double)u->cpu_faults, "count");
     gt_adv_ev(a, "on_demand_dtoh_mb", (double)u->demand_bytes[1] / 1e6, "MB");
