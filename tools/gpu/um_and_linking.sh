@@ -12,122 +12,129 @@
 #   - PyTorch: ResNet-18 training at batch 32 and ResNet-50 batch-1 inference (cuDNN's legacy
 #     batch norm: sample_apps/corpus/resnet_loop.py);
 #   - CuPy: matmuls and element-wise work (sample_apps/corpus/cupy_matmul.py).
-# Builds libgputrace.so here (build-gpu/, as tools/gpu/build.sh) and the sample with nvcc. The
-# analyzer needs protobuf-c, which this machine lacks: when .devbin was carried
-# (tools/gpu/pack_devbin.sh), each trace is reported here and the summary shows per trace the
-# kernels linked to a call vs "from calls no wrapper sees", the unified-memory section and the
-# advice ids; without it the traces come back for the analyzer there.
+# Builds libgputrace.so into build-gpu/ (tools/gpu/corpus_lib.sh) unless UM_LIB names one (the
+# carried .devbin/lib/libgputrace.so), and the sample with nvcc. The analyzer needs protobuf-c,
+# which the GPU machine lacks: when .devbin was carried (tools/gpu/pack_devbin.sh), each trace is
+# reported there and the summary shows per trace the kernels linked to a call vs "from calls no
+# wrapper sees", the unified-memory section, the info lines and the advice ids; without it the
+# traces come back for the analyzer here.
 #
 # Run from the repo root on the GPU machine:   OUT=<folder> bash tools/gpu/um_and_linking.sh
-# Output: $OUT/um_linking.txt      the summary (facts, each run's rc, wall time, own timing line,
-#                                  then per trace: links, unified memory, advice ids, info lines)
-#         $OUT/um_linking.tar.gz   um_linking/<case>/{cmd.txt,out.txt,err.txt,run/*.gtrace,
-#                                  report.txt,info.txt} and build logs
-# Time: about 4 minutes; no run starts past UM_BUDGET_S (default 480) s.
+# Output: $OUT/um_linking.txt          the summary (facts, each run's rc, wall time, own CORPUS
+#                                      line, then per trace: links, unified memory, info, advice)
+#         $OUT/um_linking_reports.txt  every case's `gputrace report` in full (with .devbin)
+#         $OUT/um_linking.tar.xz       um_linking/{build.log,facts.txt,<case>/{cmd.txt,traced.out,
+#                                      traced.err,ls.txt,run/*.gtrace,report.txt,info.txt}} (at most
+#                                      15 MB: past that, without the traces over 3 MB, named in the
+#                                      summary)
+# Environment: UM_BUDGET_S (default 480): no run starts past that many seconds from the start,
+# build included; UM_WORK: the work folder (default /tmp/gputrace-um); UM_LIB: a libgputrace.so to
+# use instead of building one; PYTHON (default python3). Time: about 5 minutes.
 set -uo pipefail
-cd "$(dirname "$0")/../.." || exit 1
 : "${OUT:?OUT must name the folder for results}"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 REPO=$PWD
-W=${UM_WORK:-/tmp/gputrace-um}/um_linking
-rm -rf "$(dirname "$W")" && mkdir -p "$W"
-SUM=$W/um_linking.txt
-: >"$SUM"
-T0=$(date +%s)
 PY=${PYTHON:-python3}
-note() { echo "$*" | tee -a "$SUM"; }
-budget_left() { echo $((${UM_BUDGET_S:-480} - ($(date +%s) - T0))); }
+WORK=${UM_WORK:-/tmp/gputrace-um} C=${UM_WORK:-/tmp/gputrace-um}/um_linking
+SUMMARY=${UM_WORK:-/tmp/gputrace-um}/um_linking.txt
+BUDGET_S=${UM_BUDGET_S:-480}
+# shellcheck source=tools/gpu/corpus_lib.sh
+. "$REPO/tools/gpu/corpus_lib.sh"
+corpus_start
 
-# --- libgputrace.so (no analyzer, no samples) and the sample, both builds of its cudart
-export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
-build_library() {
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
-    -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=OFF -DCUDA_HOME=/usr/local/cuda \
-    >"$W/build.log" 2>&1 && cmake --build build-gpu -j16 --target gputrace_preload >>"$W/build.log" 2>&1
-}
-if ! build_library && { rm -rf build-gpu; ! build_library; }; then
-  tail -30 "$W/build.log"; note "um_and_linking.sh: the library did not build"; exit 1
+# --- libgputrace.so and the sample, with each build of its cudart
+if [ -n "${UM_LIB:-}" ]; then
+  LIB=$(readlink -f "$UM_LIB")
+else
+  corpus_build gputrace_preload || note "um_and_linking.sh: the library did not build (build.log in the archive)"
+  LIB=$REPO/build-gpu/lib/libgputrace.so
 fi
-LIB=$REPO/build-gpu/lib/libgputrace.so
-B=$W/bin; mkdir -p "$B"
+[ -f "$LIB" ] || { note "um_and_linking.sh: no library at $LIB"; cp "$SUMMARY" "$OUT/"; exit 1; }
+export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
+B=$C/bin
+mkdir -p "$B"
 for rt in static shared; do
   nvcc -O2 -arch=sm_90 -cudart=$rt -Xcompiler -fopenmp -Isample_apps sample_apps/managed_gemv.cu \
-    -lcublas -o "$B/managed_gemv_$rt" >>"$W/build.log" 2>&1 || note "managed_gemv ($rt cudart) did not build"
+    -lcublas -o "$B/managed_gemv_$rt" >>"$C/build.log" 2>&1 ||
+    note "managed_gemv ($rt cudart) did not build (build.log in the archive)"
 done
+note "build done after $(($(date +%s) - T_START)) s; library $LIB"
 
 # The analyzer, when carried (tools/gpu/pack_devbin.sh): reports here.
 G=$REPO/.devbin/bin/gputrace
-if [ -x "$G" ]; then
-  export LD_LIBRARY_PATH=$REPO/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ -x "$G" ] && LD_LIBRARY_PATH=$REPO/.devbin/lib "$G" --help >/dev/null 2>&1; then
   note "analyzer: $G"
 else
-  note "analyzer: none carried (.devbin): traces recorded only, analyze them where protobuf-c is"
+  note "analyzer: none carried (.devbin, or it does not run here): traces recorded only"
   G=
 fi
-{
-  echo "# um_and_linking, $(date -u +%FT%TZ) on $(hostname), git $(git rev-parse --short HEAD 2>/dev/null)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  nvcc --version | tail -1
-  "$PY" -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())' 2>&1 | tail -1
-  "$PY" -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
-} | tee -a "$SUM"
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+gputrace() { LD_LIBRARY_PATH=$REPO/.devbin/lib timeout -k 5 60 "$G" "$@"; }
+corpus_facts "$LIB" | tee -a "$SUMMARY"
+corpus_env
 
-# run CASE TIMEOUT [VAR=value...] -- CMD...: recorded (GPUTRACE_VERBOSE=1) unless VAR untraced=1
-run() {
-  local name=$1 limit=$2 left t1 rc traced=1
+# um_case CASE TIMEOUT [VAR=value...] -- CMD...: recorded with GPUTRACE_VERBOSE=1 and the VARs
+# (untraced with untraced=1), then, with the analyzer, reported: the summary gets its links, its
+# unified-memory section, the lines of `gputrace info` that say what was recorded, its advice ids.
+um_case() {
+  local name=$1 limit=$2 mode=traced
   shift 2
-  local envs=()
+  local envs=(GPUTRACE_VERBOSE=1)
   while [ "$1" != "--" ]; do
-    [ "$1" = untraced=1 ] && traced=0 || envs+=("$1")
+    if [ "$1" = untraced=1 ]; then mode=untraced; else envs+=("$1"); fi
     shift
   done
   shift
-  left=$(budget_left)
-  [ "$left" -ge 20 ] || { note "== $name: skipped, budget spent"; return; }
-  [ "$limit" -le "$left" ] || limit=$left
-  local d=$W/$name
-  mkdir -p "$d/run"
-  echo "$*" >"$d/cmd.txt"
-  [ $traced = 1 ] && envs+=(LD_PRELOAD="$LIB" GPUTRACE_DIR="$d/run" NVTX_INJECTION64_PATH="$LIB"
-                            GPUTRACE_VERBOSE=1)
-  local t
-  t=$(date +%s.%N)
-  env "${envs[@]}" timeout -k 10 "$limit" "$@" >"$d/out.txt" 2>"$d/err.txt"
-  rc=$?
-  t1=$(date +%s.%N)
-  note "$(printf '== %s: rc=%d wall=%.1fs %s' "$name" "$rc" "$(awk "BEGIN{print $t1 - $t}")" \
-    "$(grep -hE '^CORPUS ' "$d/out.txt" | tail -1)")"
-  [ "$rc" -eq 0 ] || tail -4 "$d/err.txt" | sed 's/^/   stderr: /' | tee -a "$SUM"
+  local d=$C/$name
+  mkdir -p "$d"
+  echo "${envs[*]} $*" >"$d/cmd.txt"
+  [ -x "$1" ] || [[ "$1" != /* ]] || { note "== $name: skipped, $1 was not built"; return; }
+  run_one "$name" "$mode" "$limit" env "${envs[@]}" "$@"
+  [ -f "$d/$mode.err" ] || return # skipped: budget spent
   # what the recorder said about the static runtime and the unified-memory counters
-  grep -hE 'static cudart|unified-memory|UM_|refused' "$d/err.txt" | sort | uniq -c | head -5 |
-    sed 's/^/   recorder: /' | tee -a "$SUM"
-  [ $traced = 1 ] && [ -n "$G" ] || return
-  timeout -k 5 60 "$G" report "$d/run" >"$d/report.txt" 2>&1
-  timeout -k 5 30 "$G" info "$d/run" >"$d/info.txt" 2>&1
-  grep -E '^  links|^            the most runs' "$d/report.txt" | sed 's/^ */   /' | tee -a "$SUM"
-  sed -n '/^== unified memory ==/,/^$/p' "$d/report.txt" | sed -n '2,9p' | sed 's/^ */   um: /' | tee -a "$SUM"
-  grep -E '^\s+(unified memory|records|gpu_um|api_launch|gpu_kernel) ' "$d/info.txt" | sort -u |
-    sed 's/^ */   info: /' | tee -a "$SUM"
-  grep -oE '^  \[(critical|warning|info)\] [a-z-]+' "$d/report.txt" | sed 's/^ */   advice: /' | tee -a "$SUM"
+  grep -hE 'static cudart|unified-memory|refused' "$d/$mode.err" | sort | uniq -c | head -5 |
+    sed 's/^ */   recorder: /' | tee -a "$SUMMARY"
+  [ "$mode" = traced ] || return
+  list_run "$name"
+  [ -n "$G" ] || return
+  gputrace report "$d/run" >"$d/report.txt" 2>&1
+  gputrace info "$d/run" >"$d/info.txt" 2>&1
+  grep -E '^  links|^            the most runs' "$d/report.txt" | sed 's/^ */   /' | tee -a "$SUMMARY"
+  sed -n '/^== unified memory ==/,/^$/p' "$d/report.txt" | sed -n '2,9p' | sed 's/^ */   um: /' |
+    tee -a "$SUMMARY"
+  grep -E '^\s+(unified memory|note|gpu_um|api_launch|gpu_kernel) ' "$d/info.txt" | sort | uniq -c |
+    sed 's/^ */   info: /' | tee -a "$SUMMARY"
+  grep -oE '^  \[(critical|warning|info)\] [a-z-]+' "$d/report.txt" | sed 's/^ */   advice: /' |
+    tee -a "$SUMMARY"
+  { echo "######## $name: $(cat "$d/cmd.txt")"; cat "$d/report.txt"; } >>"$WORK/reports.txt"
 }
 
 M=(4 2048 30)
-P=sample_apps/corpus
-run managed_static_untraced 60 untraced=1 -- "$B/managed_gemv_static" "${M[@]}"
-run managed_static 90 -- "$B/managed_gemv_static" "${M[@]}"
-run managed_static_prefetch 90 -- "$B/managed_gemv_static" "${M[@]}" --prefetch
-run managed_static_advise 90 -- "$B/managed_gemv_static" "${M[@]}" --advise
-run managed_static_um_on 90 GPUTRACE_UM=on -- "$B/managed_gemv_static" "${M[@]}"
-run managed_static_um_off 90 GPUTRACE_UM=off -- "$B/managed_gemv_static" "${M[@]}"
-run managed_static_callbacks 90 GPUTRACE_CUPTI_LINK=callbacks -- "$B/managed_gemv_static" "${M[@]}"
-run managed_shared 90 -- "$B/managed_gemv_shared" "${M[@]}"
-run managed_shared_prefetch 90 -- "$B/managed_gemv_shared" "${M[@]}" --prefetch
-run resnet_train 150 -- "$PY" "$P/resnet_loop.py" --mode train --model resnet18 --batch-size 32 --steps 40
-run resnet_infer_b1 150 -- "$PY" "$P/resnet_loop.py" --mode infer --model resnet50 --batch-size 1 --steps 300
-run cupy_matmul 120 -- "$PY" "$P/cupy_matmul.py" --n 512
-note "== done in $(( $(date +%s) - T0 )) s"
+P=$REPO/sample_apps/corpus
+um_case managed_static_untraced 60 untraced=1 -- "$B/managed_gemv_static" "${M[@]}"
+um_case managed_static 90 -- "$B/managed_gemv_static" "${M[@]}"
+um_case managed_static_prefetch 90 -- "$B/managed_gemv_static" "${M[@]}" --prefetch
+um_case managed_static_advise 90 -- "$B/managed_gemv_static" "${M[@]}" --advise
+um_case managed_static_um_on 90 GPUTRACE_UM=on -- "$B/managed_gemv_static" "${M[@]}"
+um_case managed_static_um_off 90 GPUTRACE_UM=off -- "$B/managed_gemv_static" "${M[@]}"
+um_case managed_static_callbacks 90 GPUTRACE_CUPTI_LINK=callbacks -- "$B/managed_gemv_static" "${M[@]}"
+um_case managed_shared 90 -- "$B/managed_gemv_shared" "${M[@]}"
+um_case managed_shared_prefetch 90 -- "$B/managed_gemv_shared" "${M[@]}" --prefetch
+um_case resnet_train 150 -- "$PY" "$P/resnet_loop.py" --mode train --model resnet18 --batch-size 32 --steps 40
+um_case resnet_infer_b1 150 -- "$PY" "$P/resnet_loop.py" --mode infer --model resnet50 --batch-size 1 --steps 300
+um_case cupy_matmul 120 -- "$PY" "$P/cupy_matmul.py" --n 512
+note "== runs done after $(($(date +%s) - T_START)) s"
 
-# Evidence: the summary, and everything in one archive (traces included).
-cp "$SUM" "$OUT/um_linking.txt"
-tar -C "$(dirname "$W")" -czf "$OUT/um_linking.tar.gz" um_linking
+# --- the evidence: the summary, the reports, everything in one archive (traces included)
+MAX_BYTES=15000000
+tar -C "$WORK" -cJf "$OUT/um_linking.tar.xz" --exclude=um_linking/bin um_linking
+if [ "$(stat -c %s "$OUT/um_linking.tar.xz")" -gt $MAX_BYTES ]; then
+  (cd "$WORK" && find um_linking -name '*.gtrace' -size +3000000c) >"$WORK/left_out.txt"
+  tar -C "$WORK" -cJf "$OUT/um_linking.tar.xz" --exclude=um_linking/bin -X "$WORK/left_out.txt" um_linking
+  note "archive: over 15 MB, packed again without these traces: $(tr '\n' ' ' <"$WORK/left_out.txt")"
+fi
+note "archive: um_linking.tar.xz, $(stat -c %s "$OUT/um_linking.tar.xz") bytes"
+[ -f "$WORK/reports.txt" ] && cp "$WORK/reports.txt" "$OUT/um_linking_reports.txt"
+note "== all done after $(($(date +%s) - T_START)) s"
+cp "$SUMMARY" "$OUT/um_linking.txt"
 ls -la "$OUT"
