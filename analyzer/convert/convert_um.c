@@ -70,24 +70,24 @@ static void um_args(const gt_rec_gpu_um *u, cv_args *x)
     case GT_UM_HTOD:
     case GT_UM_DTOH:
     case GT_UM_DTOD:
-        arg_u(x, AN_BYTES, u->value);
-        arg_s(x, AN_REASON, cause_name(u->flags));
+        cv_arg_u(x, AN_BYTES, u->value);
+        cv_arg_s(x, AN_REASON, cause_name(u->flags));
         if (u->end_ns > u->start_ns)
-            arg_d(x, AN_GBPS, (double)u->value / (double)(u->end_ns - u->start_ns));
+            cv_arg_d(x, AN_GBPS, (double)u->value / (double)(u->end_ns - u->start_ns));
         break;
     case GT_UM_GPU_FAULT:
-        arg_u(x, AN_COUNT, u->value); /* fault groups for the page */
-        arg_s(x, AN_DETAIL, access_name(u->flags));
+        cv_arg_u(x, AN_COUNT, u->value); /* fault groups for the page */
+        cv_arg_s(x, AN_DETAIL, access_name(u->flags));
         break;
     case GT_UM_CPU_FAULT:
-        arg_s(x, AN_DETAIL, access_name(u->flags));
+        cv_arg_s(x, AN_DETAIL, access_name(u->flags));
         break;
     default:
         if (u->value)
-            arg_u(x, AN_BYTES, u->value);
+            cv_arg_u(x, AN_BYTES, u->value);
         break;
     }
-    arg_p(x, AN_PTR, u->address);
+    cv_arg_p(x, AN_PTR, u->address);
 }
 
 static void um_cpu_fault(cv_ctx *c, cv_file *f, int64_t ts, const gt_rec_gpu_um *u)

@@ -5,7 +5,7 @@
  * faults' service and the on-demand host-to-device migrations (not the program's own prefetches),
  * counted where the GPU was busy (pass 1's busy intervals: kernels, copies, sets), over the whole
  * run and in the steady window. */
-#include "model_internal.h"
+#include "model_um.h"
 
 #define UM_IV_MAX (1u << 20) /* stall intervals kept before they are merged */
 
