@@ -31,7 +31,8 @@
 #define SEV_CRITICAL_SHARE 0.25         /* the saving's share: critical from here ... */
 #define SEV_WARNING_SHARE 0.05          /* ... warning from here, info below */
 /* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c,
- * launch-bound's of advice_launch.c, compilation's of advice_compile.c */
+ * launch-bound's of advice_launch.c, compilation's of advice_compile.c, unified-memory's of
+ * advice_unified_memory.c */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -723,6 +724,7 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
         rule_alloc_in_loop(p, out);
         gt_adv_rule_cudnn_benchmark(p, out);
         rule_cudnn_inferred(p, out);
+        gt_adv_rule_unified_memory(p, out);
     }
     gt_adv_rule_straggler(run, out);
     if (out->n)

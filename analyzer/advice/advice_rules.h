@@ -1,5 +1,5 @@
 /* advice_rules.h — what advice.c lends the rules kept in files of their own (advice_cudnn.c,
- * advice_ranks.c, advice_launch.c, advice_compile.c):
+ * advice_ranks.c, advice_launch.c, advice_compile.c, advice_unified_memory.c):
  * building an item (id, message, evidence, saving) and the steady step; and those rules' entry
  * points, which gt_advice_from_run calls. Not for use outside advice*.c. The types are only
  * declared here (advice.h defines them), so advice.c can include this without a cycle. */
@@ -29,6 +29,8 @@ void gt_adv_rule_cudnn_benchmark(const struct gt_proc *p, struct gt_advice_list 
 void gt_adv_rule_launch_bound(const struct gt_proc *p, struct gt_advice_list *l);
 /* advice_compile.c: a framework's compiler in the process, first compilation and recompiles */
 void gt_adv_rule_compilation(const struct gt_proc *p, struct gt_advice_list *l);
+/* advice_unified_memory.c: kernels that stall on managed memory's page faults */
+void gt_adv_rule_unified_memory(const struct gt_proc *p, struct gt_advice_list *l);
 /* advice_ranks.c: the rank that holds the others back */
 void gt_adv_rule_straggler(const struct gt_run *run, struct gt_advice_list *l);
 

@@ -106,8 +106,8 @@ static void print_run(const gt_proc *p, FILE *out)
     }
     gt_sample_print_run(p, out); /* GPUTRACE_SAMPLE: the windows the GPU figures come from */
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
-        fprintf(out,
-                "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
+        fprintf(out, "  note      the CUDA runtime is linked statically: no wrapper saw its calls; "
+                     "CUPTI's callbacks recorded its kernel launches\n");
     if (p->hdr.flags & GT_HDR_OTHER_PROFILER)
         fprintf(out,
                 "  note      another profiler (torch.profiler, nsys...) was refused CUPTI while "
@@ -521,6 +521,10 @@ static void print_text(const gt_run *run, const gt_advice_list *adv, FILE *out, 
         print_api(p, out);
         section(out, color, "copies");
         print_copies(p, out);
+        if (gt_um_seen(p)) {
+            section(out, color, "unified memory");
+            gt_um_print(p, out);
+        }
         section(out, color, "sync stalls");
         print_sync(p, out);
         section(out, color, "cuDNN");

@@ -65,6 +65,7 @@
 #define IID_FOLD 2003ull
 #define IID_LATE 2004ull
 #define IID_WAITED 2005ull
+#define IID_UM(kind) (2010ull + (kind)) /* unified-memory events by gt_um_kind (< 16) */
 #define IID_KERNEL(id) ((1ull << 32) | (id))
 #define IID_CAT(c) ((uint64_t)(c))
 
@@ -221,6 +222,8 @@ typedef struct cv_device {
     int64_t mem_live;
     int64_t bin0; /* index of the first bin not yet written, -1 before any work */
     uint32_t bins[BIN_RING];
+    cv_lanes um;     /* "GPU n · unified memory": its faults and migrations (convert_um.c) */
+    uint32_t um_seq; /* their sequence, 0 before the first */
 } cv_device;
 
 /* A GPU op written without a link because the pair that explains it came later in the file
@@ -335,6 +338,7 @@ typedef struct cv_file {
     uint64_t misc_uuid, advice_uuid, pinned_uuid;
     int misc_described, advice_described, pinned_described;
     cv_side_track phases, not_sampled; /* model_phases.c's phases; GPU sampling's gaps */
+    cv_side_track um_cpu;              /* CPU page faults on managed memory (convert_um.c) */
     int64_t pinned_live;
     int64_t first_ts; /* output clock, for items without a usable time */
     /* GPU sampling (convert_sample.c): when CUPTI's records went off, 0 while on */
@@ -515,6 +519,8 @@ void cv_flush_streams(cv_ctx *c, cv_file *f);
 
 /* convert_sample.c (GPUTRACE_SAMPLE) */
 void cv_on_capture(cv_ctx *c, cv_file *f, const gt_record *rec);
+/* convert_um.c */
+void cv_on_um(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_sample_finish(cv_ctx *c, cv_file *f);
 
 #endif

@@ -64,6 +64,9 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_EXT_CORR:
         gt_op_links_on_record(&f->links, rec);
         break;
+    case GT_REC_GPU_UM:
+        cv_on_um(c, f, rec);
+        break;
     case GT_REC_CAPTURE:
         cv_on_capture(c, f, rec); /* GPU sampling's windows: mark the time between them */
         break;

@@ -111,6 +111,33 @@ typedef struct gt_gemm_agg {
     uint64_t count, api_ns, gpu_ns;
 } gt_gemm_agg;
 
+/* Unified memory (issue 30): what CUPTI's counters (GT_REC_GPU_UM) and the managed-memory calls
+ * tell, per process (model_um.c). A kernel that touches managed memory on the host stalls while
+ * the driver services the GPU page fault and migrates the pages on demand: that time, while the
+ * GPU was busy, is the stall. */
+typedef struct gt_um_stats {
+    int counters_on;      /* the recorder had CUPTI's counters on (GT_HDR_UM_COUNTERS) */
+    int counters_refused; /* managed memory, but CUPTI refused them (GT_HDR_UM_REFUSED) */
+    uint64_t records;
+    uint64_t cpu_faults;
+    uint64_t gpu_faults, gpu_fault_groups, gpu_fault_ns; /* records, their groups, service time */
+    /* migrations [0] host to device, [1] device to host */
+    uint64_t migrations[2], migration_bytes[2], migration_ns[2];
+    uint64_t demand_bytes[2]; /* on demand: faults and the driver's speculation around them */
+    uint64_t user_bytes[2];   /* the program's prefetches (cudaMemPrefetchAsync) */
+    uint64_t evicted_bytes;   /* device to host to make room on the GPU */
+    uint64_t dtod_bytes;
+    uint64_t thrashing, throttling, throttling_ns, remote_maps;
+    /* GPU fault service and on-demand host-to-device migration (union) while the GPU was busy */
+    uint64_t stall_ns;
+    uint64_t steady_stall_ns, steady_gpu_faults; /* the same in the steady window */
+    uint64_t first_fault_ns;                     /* the first GPU fault, 0 none */
+    /* the calls */
+    uint64_t managed_allocs, managed_bytes;
+    uint64_t prefetch_calls, prefetch_bytes, advise_calls;
+    uint32_t first_alloc_stack; /* call site of the first managed allocation */
+} gt_um_stats;
+
 typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
     uint64_t start_ns, end_ns;
     uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
@@ -275,6 +302,7 @@ typedef struct gt_proc {
         sync_count;       /* blocking synchronizations, incl. synchronous D2H copies */
     int syncs_from_cupti; /* no wrapper saw them: CUPTI sync records */
     uint64_t alloc_calls, alloc_ns;
+    gt_um_stats um; /* unified memory: managed allocations, faults, migrations (model_um.c) */
     int32_t kernel_image_errors, insufficient_driver_errors, other_errors;
 
     /* GPU side */

@@ -156,6 +156,10 @@ typedef struct pass_state {
     size_t n_sample_sw, cap_sample_sw;
     uint64_t *submit_t; /* GPU sampling: when each call that gives the GPU work began */
     size_t n_submit_t, cap_submit_t;
+    uint64_t (*um_iv)[2]; /* unified memory's stall intervals (model_um.c) */
+    size_t n_um_iv, cap_um_iv;
+    uint64_t *um_fault_t; /* GPU page faults' starts */
+    size_t n_um_fault_t, cap_um_fault_t;
 } pass_state;
 
 struct gt_stack_name {
@@ -177,6 +181,8 @@ void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
 tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
 void md_iv_merge(pass_state *s, uint64_t gap); /* sort, merge intervals closer than gap ns */
+/* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. */
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap);
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after

@@ -47,8 +47,18 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
     return i;
 }
 
+/* Batch norm, RNN, CTC, grid sampling: their calls count in the API table and their kernels link
+ * to them, but the cuDNN table is about convolutions (engines, algorithms, autotuning). */
+static int is_other_op(uint32_t func)
+{
+    return func >= GT_FN_cudnnBatchNormalizationForwardTraining &&
+           func <= GT_FN_cudnnSpatialTfSamplerBackward;
+}
+
 static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
 {
+    if (is_other_op(c->c.func))
+        return;
     p->cudnn_calls_seen++;
     if (c->c.func == GT_FN_cudnnBackendFinalize ||
         c->c.func == GT_FN_cudnnBackendDestroyDescriptor ||

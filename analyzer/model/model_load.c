@@ -10,6 +10,8 @@
  *   framework model_framework.c which frameworks the process runs: modules, Python files, kernels
  *   compile   model_compile.c   a framework's compiler in the process: its evidence and the
  *                               compilations (the phases builder asks for their spans)
+ *   um        model_um.c        unified memory: managed allocations, prefetches, page faults and
+ *                               migrations, the kernels' stall on them
  *   calls     model_calls.c     API tables, copies, sync stalls by call site, GEMMs, call stacks
  *   kernels   model_kernels.c   kernel families and names, GPU copies, the call of each kernel
  *   cudnn     model_cudnn.c     cuDNN calls, plans, signatures, engines, autotuning
@@ -38,6 +40,7 @@
 #include "model_steady.h"
 #include "model_steps.h"
 #include "model_time.h"
+#include "model_um.h"
 
 #include "cli_args.h"
 
@@ -90,6 +93,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
         md_on_api(p, s, r);
+        md_um_on_api(p, r);
         if (r->kind == GT_REC_API_CUDNN)
             md_on_api_cudnn(p, s, r);
         if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
@@ -164,6 +168,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         }
         break;
     }
+    case GT_REC_GPU_UM:
+        md_um_on_gpu(p, s, r);
+        break;
     case GT_REC_GPU_API: {
         gt_rec_gpu_api a;
         gt_body_copy(&a, sizeof a, r);
@@ -264,6 +271,8 @@ static void free_pass(pass_state *s)
     free(s->blocking);
     free(s->compile_ev);
     free(s->phase_ev);
+    free(s->um_iv);
+    free(s->um_fault_t);
     free(s->sample_sw);
     free(s->submit_t);
     if (s->symtab)
@@ -355,6 +364,7 @@ static void load_finish(gt_proc *p, int complete)
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
     md_idle_finish(p, s); /* before the gap totals too: a pageable copy's staging is its own */
     md_gap_totals(p, s, lo, hi);
+    md_um_finish(p, s, lo, hi);
     if (hi > lo && complete)
         md_steady_count(p, s, lo, hi);
     double steps = p->steady_steps;

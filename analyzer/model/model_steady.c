@@ -8,6 +8,7 @@
 
 #include "model_phases.h"
 #include "model_sample.h"
+#include "model_um.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -114,7 +115,7 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
             steady_log(s, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
             steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
-        } else if (r->kind == GT_REC_API_MEMCPY) {
+        } else if (r->kind == GT_REC_API_MEMCPY && !md_um_is_prefetch(u.c.func)) {
             uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
             steady_log(s, md_copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns,
                        d, steady_site(s, &u.c));

@@ -187,7 +187,9 @@ bool gt_op_link_makes_work(int cat, uint32_t func)
     return cat == GT_CAT_LAUNCH || cat == GT_CAT_COPY || cat == GT_CAT_SET ||
            cat == GT_CAT_CUBLAS || func == GT_FN_cudnnBackendExecute ||
            (func >= GT_FN_cudnnConvolutionForward &&
-            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
+            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx) ||
+           (func >= GT_FN_cudnnBatchNormalizationForwardTraining &&
+            func <= GT_FN_cudnnSpatialTfSamplerBackward); /* batch norm and the other ops */
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)

@@ -533,6 +533,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
     json_object_set_new(o, "kernels", kernels_json(p, top_n));
     json_object_set_new(o, "api", api_json(p));
     json_object_set_new(o, "copies", copies_json(p));
+    json_object_set_new(o, "unified_memory", gt_um_json(p));
     json_object_set_new(o, "sync", sync_json(p));
     json_object_set_new(o, "cudnn", cudnn);
     json_object_set_new(o, "cudnn_calls_seen", json_boolean(p->cudnn_calls_seen > 0));

@@ -44,6 +44,11 @@ void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *
 const char *gt_cudnn_mode(const gt_cudnn_opstat *op); /* "autotuned", "heuristic", "inferred"... */
 const char *gt_proc_label(const gt_proc *p); /* "rank 1 (pid 123)" or "pid 123"; static buffer */
 
+/* report_um.c: unified memory (managed allocations, faults, migrations) of a process */
+int gt_um_seen(const gt_proc *p); /* anything to show */
+void gt_um_print(const gt_proc *p, FILE *out);
+json_t *gt_um_json(const gt_proc *p); /* null when nothing to show */
+
 /* report_sample.c: a GPU-sampled trace (GPUTRACE_SAMPLE) in the report; nothing when unsampled */
 void gt_sample_print_run(const gt_proc *p, FILE *out);
 int gt_sample_verdict_line(const gt_proc *p, FILE *out); /* lines printed */

@@ -95,6 +95,59 @@ static void test_sync_stall(void)
     run_case("no_sync", &ok, "sync-stall", 0, NULL);
 }
 
+/* Unified memory (issue 30): kernels stalling on page faults, by the faults' own times; quiet when
+ * the program prefetches, when the counters are unknown, and one-time faults are only info. */
+static void test_unified_memory(void)
+{
+    scenario sc = scenario_healthy();
+    sc.um_buffers = 2;
+    sc.um_bytes = 8u << 20; /* 2 x 0.84 ms at 10 GB/s, + 50 us of fault service, every step */
+    sc.um_fault_ns = 50000;
+    sc.um_cpu_touch = 1;
+    gt_advice a;
+    if (run_case("um_faults", &sc, "unified-memory", 1, &a)) {
+        double stall = 0.05 + 2 * (double)sc.um_bytes / 10.0 / 1e6;
+        CHECK(a.severity == GT_SEV_WARNING, "um severity %s", gt_severity_name(a.severity));
+        CHECK(a.has_saving && a.saving_per_step && a.saving_ms > stall * 0.9 &&
+                  a.saving_ms < stall * 1.1,
+              "um saving %.3f ms per step (the stall: %.3f)", a.saving_ms, stall);
+        CHECK(evidence(&a, "gpu_faults_per_step") > 0.9 &&
+                  evidence(&a, "gpu_faults_per_step") < 1.1,
+              "um faults per step %.2f", evidence(&a, "gpu_faults_per_step"));
+        CHECK(evidence(&a, "on_demand_htod_mb") > 2 * 8.3 * 9, "um on-demand MB %.1f",
+              evidence(&a, "on_demand_htod_mb"));
+        CHECK(strstr(a.message, "CPU touches") != NULL, "um message misses the CPU: %s", a.message);
+        CHECK(strstr(a.message, "memPrefetchAsync") != NULL, "um remedy: %s", a.message);
+        CHECK(strstr(a.call_site, "train.py:33") != NULL, "um call site '%s'", a.call_site);
+    }
+    scenario big = sc;
+    big.um_bytes = 64u << 20; /* the stall is most of the step */
+    if (run_case("um_faults_big", &big, "unified-memory", 1, &a))
+        CHECK(a.severity == GT_SEV_CRITICAL, "um big severity %s", gt_severity_name(a.severity));
+    scenario pre = sc;
+    pre.um_prefetch = 1; /* the same bytes move, asked for: no fault, no stall */
+    run_case("um_prefetch", &pre, "unified-memory", 0, NULL);
+    scenario once = sc;
+    once.um_cpu_touch = 0;
+    once.um_bytes = 64u << 20; /* faulted over once, at the first kernel */
+    if (run_case("um_once", &once, "unified-memory", 1, &a)) { /* severity by its run share */
+        double run_share = evidence(&a, "stall_share_run");
+        int want = run_share >= 25  ? GT_SEV_CRITICAL
+                   : run_share >= 5 ? GT_SEV_WARNING
+                                    : GT_SEV_INFO;
+        CHECK(a.severity == want && !a.saving_per_step &&
+                  strstr(a.message, "outside the steady state") != NULL,
+              "um once: %s (%.1f%% of the run) %s", gt_severity_name(a.severity), run_share,
+              a.message);
+    }
+    scenario small = once;
+    small.um_bytes = 1u << 20; /* 0.1 ms once in a second of work: nothing to say */
+    run_case("um_small", &small, "unified-memory", 0, NULL);
+    scenario refused = sc;
+    refused.um_refused = 1; /* faults unknown: no advice on what was not measured */
+    run_case("um_refused", &refused, "unified-memory", 0, NULL);
+}
+
 static void test_pinned_memory(void)
 {
     scenario sc = scenario_healthy();
@@ -333,6 +386,7 @@ int main(int argc, char **argv)
     test_healthy_has_no_advice();
     test_sync_stall();
     test_pinned_memory();
+    test_unified_memory();
     test_non_blocking_copy();
     test_launch_bound();
     test_gpu_idle();

@@ -19,6 +19,14 @@ golden)
     python3 "$CHECK" "$PROTO" "$DIR/basic.pftrace" --expect basic --compare-json "$DIR/basic.json" ||
         fail "invalid trace"
     ;;
+um)
+    # Unified memory (issue 30): faults and migrations on a track per GPU, the CPU's faults on
+    # the process's; the JSON sink writes the same events.
+    "$DRIVER" convert -o "$DIR/um.pftrace" "$DIR/um.gtrace" || fail "exit status $?"
+    "$DRIVER" convert -q --format=json -o "$DIR/um.json" "$DIR/um.gtrace" || fail "json exit $?"
+    python3 "$CHECK" "$PROTO" "$DIR/um.pftrace" --expect um --compare-json "$DIR/um.json" ||
+        fail "invalid trace"
+    ;;
 queued)
     # Kernels linked by queued time (no callback pairs): the launch, the cuDNN call and the late
     # launch get flows; the unwrapped kernel and the ambiguous one do not, and are counted.

@@ -35,6 +35,8 @@ typedef struct sim {
     uint64_t t0;          /* GPU sampling: the first call, when the windows start */
     uint64_t next_switch; /* the next window switch not yet written, 0 none */
     int window_on;
+    int um_on_gpu; /* the managed buffers are on the GPU */
+    int step;
     uint64_t pool_start; /* compilation: when Inductor's compile workers started, 0 none */
 } sim;
 
@@ -116,6 +118,41 @@ static uint64_t gpu_run(sim *s, uint64_t issued, uint64_t dur)
     return start;
 }
 
+#define UM_GBPS 10.0
+#define UM_BASE 0x7e0000000000ull
+
+static void um_event(sim *s, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t addr, uint64_t value,
+                     uint32_t src, uint32_t dst, uint32_t flags)
+{
+    if (s->sc->um_refused || s->sc->um_off)
+        return;
+    gt_rec_gpu_um u = {t0, t1, addr, value, kind, src, dst, flags};
+    add(s, GT_REC_GPU_UM, &u, sizeof u);
+}
+
+/* Whether a kernel issued now faults the managed buffers over, and how long it stalls. */
+static uint64_t um_stall_ns(const sim *s)
+{
+    const scenario *sc = s->sc;
+    if (!sc->um_buffers || s->um_on_gpu || sc->um_prefetch ||
+        (sc->um_fault_steps && s->step >= sc->um_fault_steps))
+        return 0;
+    return sc->um_fault_ns + (uint64_t)sc->um_buffers * (uint64_t)((double)sc->um_bytes / UM_GBPS);
+}
+
+/* The fault and migrations of a kernel starting at t. */
+static void um_fault_in(sim *s, uint64_t t)
+{
+    const scenario *sc = s->sc;
+    um_event(s, GT_UM_GPU_FAULT, t, t + sc->um_fault_ns, UM_BASE, 1, 0, 0, 1);
+    t += sc->um_fault_ns;
+    uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+    for (int b = 0; b < sc->um_buffers; b++, t += d)
+        um_event(s, GT_UM_HTOD, t, t + d, UM_BASE + (uint64_t)b * sc->um_bytes, sc->um_bytes,
+                 GT_UM_CPU_ID, 0, GT_UM_CAUSE_COHERENCE);
+    s->um_on_gpu = 1;
+}
+
 static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, uint64_t our_corr);
 static void sync_stream(sim *s);
 
@@ -168,7 +205,11 @@ static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, 
 {
     gt_rec_gpu_kernel k;
     memset(&k, 0, sizeof k);
+    uint64_t stall = um_stall_ns(s);
+    dur += stall;
     k.start_ns = gpu_run(s, issued, dur);
+    if (stall)
+        um_fault_in(s, k.start_ns);
     k.end_ns = k.start_ns + dur;
     k.corr_id = ++s->cupti_corr;
     k.name_id = name_id;
@@ -253,6 +294,52 @@ static void alloc(sim *s, int is_free)
     a.alloc_kind = GT_ALLOC_DEVICE;
     a.is_free = (uint32_t)is_free;
     add(s, GT_REC_API_ALLOC, &a, sizeof a);
+}
+
+static void managed_alloc(sim *s, int b)
+{
+    gt_rec_api_alloc a;
+    memset(&a, 0, sizeof a);
+    common(&a.c, s, GT_FN_cudaMallocManaged, 20000, STACK_ALLOC);
+    a.bytes = s->sc->um_bytes;
+    a.ptr = UM_BASE + (uint64_t)b * s->sc->um_bytes;
+    a.alloc_kind = GT_ALLOC_MANAGED;
+    add(s, GT_REC_API_ALLOC, &a, sizeof a);
+}
+
+/* cudaMemPrefetchAsync of each buffer to GPU 0: recorded as a copy of managed memory; the
+ * migration runs on the GPU queue before the kernels (cause USER). */
+static void prefetch(sim *s)
+{
+    const scenario *sc = s->sc;
+    for (int b = 0; b < sc->um_buffers && !s->um_on_gpu; b++) {
+        gt_rec_api_memcpy m;
+        memset(&m, 0, sizeof m);
+        common(&m.c, s, GT_FN_cudaMemPrefetchAsync, 4000, 0);
+        m.bytes = sc->um_bytes;
+        m.dst = m.src = UM_BASE + (uint64_t)b * sc->um_bytes;
+        m.direction = GT_DIR_H2D;
+        m.src_kind = m.dst_kind = GT_MEM_MANAGED;
+        m.is_async = 1;
+        add(s, GT_REC_API_MEMCPY, &m, sizeof m);
+        uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+        uint64_t t = gpu_run(s, s->t, d);
+        um_event(s, GT_UM_HTOD, t, t + d, m.dst, sc->um_bytes, GT_UM_CPU_ID, 0, GT_UM_CAUSE_USER);
+    }
+    s->um_on_gpu = 1;
+}
+
+/* The CPU reads the first buffer once the step's work is done: it migrates back. */
+static void cpu_touch(sim *s)
+{
+    const scenario *sc = s->sc;
+    uint64_t t = s->gpu_free > s->t ? s->gpu_free : s->t;
+    uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+    um_event(s, GT_UM_CPU_FAULT, t, 0, UM_BASE, 0x401234, GT_UM_CPU_ID, 0, 1);
+    um_event(s, GT_UM_DTOH, t + 1000, t + 1000 + d, UM_BASE, sc->um_bytes, 0, GT_UM_CPU_ID,
+             GT_UM_CAUSE_COHERENCE);
+    s->t = t + 1000 + d;
+    s->um_on_gpu = 0;
 }
 
 static void nvtx(sim *s, uint32_t kind)
@@ -438,6 +525,8 @@ static void header(gt_file_header *h, const scenario *sc)
     rt->devices[0].total_mem_bytes = 150ull << 30;
     if (sc->sample_on_ns)
         h->flags |= GT_HDR_GPU_SAMPLED;
+    if (sc->um_buffers && !sc->um_off)
+        h->flags |= sc->um_refused ? GT_HDR_UM_REFUSED : GT_HDR_UM_COUNTERS;
 }
 
 /* A kernel compiled on first use: by a ptxas child (its .procs line) or in the process. */
@@ -501,6 +590,9 @@ static void step_compute(sim *s, int step)
     s->t += sc->data_load_ns;
     if (sc->jit_ns && step == sc->jit_step)
         jit(s);
+    s->step = step;
+    if (sc->um_buffers && sc->um_prefetch)
+        prefetch(s);
     if (sc->pageable_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
     if (sc->pinned_h2d_bytes)
@@ -522,6 +614,8 @@ static void step_compute(sim *s, int step)
 static void step_end(sim *s)
 {
     const scenario *sc = s->sc;
+    if (sc->um_buffers && sc->um_cpu_touch)
+        cpu_touch(s);
     if (sc->d2h_bytes)
         pageable_d2h(s);
     if (sc->item_every_step)
@@ -557,6 +651,8 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
                          sc->lost_reason ? sc->lost_reason : GT_LOST_BUFFER_FULL, 100};
         add(s, GT_REC_LOST, &l, sizeof l);
     }
+    for (int b = 0; b < sc->um_buffers; b++)
+        managed_alloc(s, b);
     if (sc->startup_ns || sc->launch_unrecorded) { /* the process's own calls are recorded */
         alloc(s, 0);
         s->t += sc->startup_ns;
