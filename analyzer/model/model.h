@@ -67,7 +67,9 @@ typedef struct gt_copy_agg { /* one per direction × host memory kind */
 typedef struct gt_site_agg { /* sync stalls (and other call-site tallies) per function × stack */
     uint32_t func, stack_id;
     uint64_t count, total_ns, max_ns;
-    uint64_t steady_count, steady_ns; /* in the steady window */
+    uint64_t steady_count, steady_ns; /* in the steady window, outside JIT and autotuning */
+    int in_autotuner; /* the call site is an autotuner's (cudnn_frontend::time_sorted_plan...):
+                         its waits time candidates, they are autotuning's cost, not a stall */
 } gt_site_agg;
 
 typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signature */
@@ -99,7 +101,13 @@ typedef struct gt_cudnn_opstat {
     double timed_winner_ms, timed_heuristic_ms;
     char timed_winner[40], timed_heuristic[40];
     uint64_t autotune_first_ns, autotune_last_ns; /* first trial or Find begins, last ends */
-    int64_t batch; /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
+    int64_t batch;    /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
+    char x_shape[48]; /* the input tensor's dims ("32x64x56x56"), "" unknown: shapes over time */
+    /* Executes the recorder flagged as trials while the op never tried a second plan (no Find
+     * call, no autotuner frame): the first execution of one plan, slow because code is loaded
+     * and plans are built on first use, not autotuning (issue 29 item 5). Counted in execs. */
+    uint64_t first_use_execs, first_use_ns, first_use_first_ns;
+    int autotuner_frames; /* a trial was called from an autotuner (gt_call_site_is_autotuner) */
 } gt_cudnn_opstat;
 enum gt_timed_source { GT_TIMED_NONE = 0, GT_TIMED_FIND_TABLE, GT_TIMED_TRIAL_KERNELS };
 
@@ -162,6 +170,19 @@ typedef struct gt_phase_span {
     uint64_t start_ns, end_ns;
 } gt_phase_span;
 const char *gt_phase_name(int kind); /* "start-up", "JIT compilation", "cuDNN autotuning", ... */
+
+/* The frameworks in a process (model_frameworks.c), a bitmask: what the advice words its
+ * remedies for. GT_FW_PYTHON: a Python interpreter; GT_FW_NATIVE: none (a C/C++ program). */
+enum gt_framework {
+    GT_FW_PYTORCH = 1 << 0,
+    GT_FW_JAX = 1 << 1, /* XLA through JAX */
+    GT_FW_TENSORFLOW = 1 << 2,
+    GT_FW_CUPY = 1 << 3,
+    GT_FW_TRITON = 1 << 4,
+    GT_FW_PYTHON = 1 << 5,
+    GT_FW_NATIVE = 1 << 6,
+};
+const char *gt_framework_name(int fw); /* one bit: "PyTorch", "JAX", ..., "CUDA C/C++" */
 
 /* What the CPU was doing while the GPU sat idle (issue 21 item 3), one cause per gap. */
 enum gt_idle_cause {
@@ -277,6 +298,10 @@ typedef struct gt_proc {
      * spent in sync, copy, allocation or other non-launch calls), whole run */
     uint64_t launch_idle_ns;
     uint64_t steady_cupti_sync_count, steady_cupti_sync_ns; /* CUPTI-only syncs (no call site) */
+    /* copies from/to pageable host memory in the steady window ([0] H2D, [1] D2H; results read
+     * back, loss.item(), are syncs): the GPU's time for them when CUPTI recorded copies, else
+     * their calls' time, and their bytes (KiB-rounded) */
+    uint64_t steady_pageable_count[2], steady_pageable_ns[2], steady_pageable_bytes[2];
     uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
         idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
 
@@ -323,6 +348,12 @@ typedef struct gt_proc {
     double steady_gpu_steps;      /* 0 with sampling and no whole steady step in a window */
     size_t gpu_steps;             /* steps (of all) wholly inside a window */
     int gpu_per_step_unavailable; /* sampled, steps found, none wholly inside a window */
+
+    /* frameworks (enum gt_framework bits) and the library or file that told the first one */
+    int frameworks, frameworks_nvtx;
+    char framework_evidence[96];
+    /* the JIT and autotuning phases' time inside the steady window: its figures leave it out */
+    uint64_t steady_named_phase_ns;
 
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;
@@ -398,6 +429,12 @@ const char *gt_proc_extrapolation_note(const gt_proc *p);
 uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b);
 int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+/* The framework the program is written against (one enum gt_framework bit): PyTorch before
+ * JAX, TensorFlow, CuPy, Triton (which run beside PyTorch), plain Python, native. */
+int gt_proc_framework(const gt_proc *p);
+/* Whether a call site's text names an autotuner (cudnn_frontend::time_sorted_plan, cudnnFind*,
+ * XLA's autotuners and algorithm pickers): its calls time candidates. */
+int gt_call_site_is_autotuner(const char *site);
 /* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
 const char *gt_step_source_kind_name(int kind);
 /* step_why for one line: what was passed over left out (the steps section has it), a reason over

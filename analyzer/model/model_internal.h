@@ -72,12 +72,30 @@ typedef struct stack_py {
 
 /* What the steady-window figures need of one record, logged in pass 2 (the window is known only
  * after it): kept in file order so that sums come out as a third pass over the file gave them. */
-enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC };
+enum steady_kind {
+    SE_ALLOC,
+    SE_SYNC,
+    SE_COPY,
+    SE_COPY_ITEM,
+    SE_KERNEL,
+    SE_CUPTI_SYNC,
+    SE_COPY_PAGEABLE_H2D, /* a copy call from pageable memory; site holds its KiB */
+    SE_COPY_PAGEABLE_D2H, /* to pageable memory (not a read-back of a result) */
+    SE_GPU_PAGEABLE_H2D,  /* the same copies as the GPU ran them (CUPTI), site: KiB */
+    SE_GPU_PAGEABLE_D2H,
+};
 typedef struct steady_ev {
     uint64_t t, d;
     uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
     uint8_t kind;
 } steady_ev;
+
+/* A cuDNN execute the recorder flagged as an autotuning trial (model_phases.c): autotuning's
+ * evidence only once its op is known to have tried several plans (md_cudnn_call_autotuned). */
+typedef struct md_trial {
+    uint64_t a, b;
+    uint32_t func, plan_id, sig_id;
+} md_trial;
 
 typedef struct pass_state {
     gt_reader *reader;
@@ -136,6 +154,8 @@ typedef struct pass_state {
     size_t n_h2d_calls, cap_h2d_calls;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
+    md_trial *trials; /* flagged trials, confirmed once the cuDNN ops are built */
+    size_t n_trials, cap_trials;
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
     uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
     size_t n_sample_sw, cap_sample_sw;
@@ -170,6 +190,9 @@ void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
 void md_build_cudnn_ops(gt_proc *p, pass_state *s);
 void md_build_inferred_ops(gt_proc *p);
 void md_on_cudnn_perf(pass_state *s, const gt_record *r);
+/* Whether the op a cuDNN call ran was autotuned (after md_build_cudnn_ops). */
+int md_cudnn_call_autotuned(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
+                            uint32_t sig_id);
 
 /* model_time.c */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
@@ -230,6 +253,12 @@ double md_steady_gpu_steps(const gt_proc *p);
 int md_in_steady_gpu(const gt_proc *p, uint64_t t);
 void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t out[GT_PHASE_COUNT]);
+
+/* model_frameworks.c */
+void md_frameworks_on_module(gt_proc *p, pass_state *s, const gt_record *r);
+void md_frameworks_on_stack(gt_proc *p, pass_state *s, const gt_record *r);
+void md_frameworks_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v);
+void md_frameworks_finish(gt_proc *p);
 
 /* model_procs.c */
 void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);

@@ -93,6 +93,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_nvtx v;
         gt_body_copy(&v, sizeof v, r);
         md_on_nvtx(p, s, &v, r->tid);
+        md_frameworks_on_nvtx(p, s, &v);
         break;
     }
     case GT_REC_THREAD:
@@ -100,9 +101,11 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         break;
     case GT_REC_STACK:
         md_on_stack(s, r);
+        md_frameworks_on_stack(p, s, r);
         gt_symtab_add_record(s->symtab, s->reader, r);
         break;
     case GT_REC_MODULE:
+        md_frameworks_on_module(p, s, r);
         gt_symtab_add_record(s->symtab, s->reader, r);
         break;
     case GT_REC_GPU_KERNEL: {
@@ -267,6 +270,7 @@ static void free_pass(pass_state *s)
     free(s->h2d_starts);
     free(s->h2d_calls);
     free(s->phase_ev);
+    free(s->trials);
     free(s->sample_sw);
     free(s->submit_t);
     if (s->symtab)
@@ -312,6 +316,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
 
     md_resolve_kernel_names(p, s);
     resolve_stacks(p, s);
+    md_frameworks_finish(p);
     md_sample_windows(p, s);
     md_busy_and_gaps(p, s);
     copies_finish(p, s);
@@ -327,6 +332,25 @@ void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
 {
     if (p->priv)
         on_record_pass2(p, p->priv, r);
+}
+
+int gt_call_site_is_autotuner(const char *site)
+{
+    static const char *const names[] = {"time_sorted_plan", "autotun",          "cudnnFind",
+                                        "AlgorithmPicker",  "algorithm_picker", NULL};
+    for (int i = 0; site && names[i]; i++)
+        if (md_contains_ci(site, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Sync sites inside an autotuner: their waits are the trials' (before the phases, which take
+ * them as evidence of autotuning, and the steady counts, which leave them out). */
+static void mark_autotuner_sites(gt_proc *p)
+{
+    for (size_t i = 0; i < p->n_sync_sites; i++)
+        p->sync_sites[i].in_autotuner =
+            gt_call_site_is_autotuner(gt_proc_call_site(p, p->sync_sites[i].stack_id));
 }
 
 /* After pass 2: cuDNN ops, the steps' figures and the steady window. complete: pass 2
@@ -352,8 +376,12 @@ static void load_finish(gt_proc *p, int complete)
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
     md_sample_steady(p, lo, hi); /* the steady window's part the GPU figures come from */
+    mark_autotuner_sites(p);
     md_phases(p,
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
+    uint64_t in_phase[GT_PHASE_COUNT];
+    md_phase_overlaps(p, lo, hi, in_phase);
+    p->steady_named_phase_ns = in_phase[GT_PHASE_JIT] + in_phase[GT_PHASE_AUTOTUNE];
     md_gap_totals(p, s, lo, hi);
     md_idle_finish(p, s);
     if (hi > lo && complete)

@@ -8,8 +8,9 @@
  * fix; named, it is a cost the user can weigh (a compile cache, fewer shapes).
  *
  * Evidence, from pass 1: JIT/module-load calls (category JIT: NVRTC, nvJitLink, cuModuleLoad*,
- * cuLibraryLoad*, cuLinkComplete), cuDNN Find calls and autotuning executes (plan finalizations
- * join an autotuning span they touch: building candidate plans is part of the sweep), and the
+ * cuLibraryLoad*, cuLinkComplete), cuDNN Find calls and autotuning executes of ops that tried
+ * several plans (plan finalizations join an autotuning span they touch: building candidate
+ * plans is part of the sweep), waits called from an autotuner's frames, and the
  * compiler processes the program started (gt_proc_note: ptxas, gcc... found through the parent
  * chain). Evidence closer than PHASE_BRIDGE_NS is one span: a compilation is a series of steps
  * (lowering in the process, ptxas, gcc for the launcher, the module load) with short CPU work
@@ -66,8 +67,11 @@ void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r)
         p->jit_calls++;
         p->jit_call_ns += b > a ? b - a : 0;
         evidence_add(s, GT_PHASE_JIT, a, b);
-    } else if (is_cudnn_find(c.c.func) || (c.cudnn_flags & GT_CUDNN_AUTOTUNE)) {
+    } else if (is_cudnn_find(c.c.func)) {
         evidence_add(s, GT_PHASE_AUTOTUNE, a, b);
+    } else if (c.cudnn_flags & GT_CUDNN_AUTOTUNE) { /* evidence once its op tried 2+ plans */
+        gt_grow((void **)&s->trials, &s->cap_trials, s->n_trials, sizeof *s->trials);
+        s->trials[s->n_trials++] = (md_trial){a, b, c.c.func, c.plan_id, c.sig_id};
     } else if (c.c.func == GT_FN_cudnnBackendFinalize) {
         evidence_add(s, PHASE_WEAK_AUTOTUNE, a, b);
     }
@@ -338,9 +342,28 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
     }
 }
 
+/* Evidence known only after pass 2 and the cuDNN ops: the flagged trials of ops that really
+ * tried several plans (a single flagged plan is a first execution), and the waits of call sites
+ * inside an autotuner (cudnn_frontend::time_sorted_plan synchronizes around each candidate). */
+static void autotune_evidence(gt_proc *p, pass_state *s)
+{
+    for (size_t i = 0; i < s->n_trials; i++) {
+        const md_trial *t = &s->trials[i];
+        if (md_cudnn_call_autotuned(p, s, t->func, t->plan_id, t->sig_id))
+            evidence_add(s, GT_PHASE_AUTOTUNE, t->a, t->b);
+    }
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if ((e->kind == SE_SYNC || e->kind == SE_COPY_ITEM) && e->site < p->n_sync_sites &&
+            p->sync_sites[e->site].in_autotuner)
+            evidence_add(s, GT_PHASE_AUTOTUNE, e->t, e->t + e->d);
+    }
+}
+
 void md_phases(gt_proc *p, pass_state *s)
 {
     children_evidence(p, s);
+    autotune_evidence(p, s);
     if (p->t_max <= p->t_min)
         return;
     gt_phase_span *jit, *tune;

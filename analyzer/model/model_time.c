@@ -270,6 +270,12 @@ static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
     return gt_map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
 }
 
+static uint32_t kib(uint64_t bytes)
+{
+    uint64_t k = (bytes + 1023) / 1024;
+    return k < UINT32_MAX ? (uint32_t)k : UINT32_MAX;
+}
+
 /* Pass 2 logs what the steady window will count (see steady_count). */
 void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
 {
@@ -287,8 +293,15 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
             steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
         } else if (r->kind == GT_REC_API_MEMCPY) {
             uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
-            steady_log(s, md_copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns,
-                       d, steady_site(s, &u.c));
+            int item = md_copy_is_item_like(&u.m, hk);
+            if (hk == GT_MEM_PAGEABLE && !item &&
+                (u.m.direction == GT_DIR_H2D || u.m.direction == GT_DIR_D2H))
+                steady_log(
+                    s, u.m.direction == GT_DIR_H2D ? SE_COPY_PAGEABLE_H2D : SE_COPY_PAGEABLE_D2H,
+                    u.c.t_begin_ns, d, kib(u.m.bytes));
+            else
+                steady_log(s, item ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns, d,
+                           steady_site(s, &u.c));
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
@@ -296,6 +309,15 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
         steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
                    ki < p->n_kernels && p->kernels[ki].is_nccl);
+    } else if (r->kind == GT_REC_GPU_MEMCPY) { /* pageable copies as the GPU ran them */
+        gt_rec_gpu_memcpy m;
+        gt_body_copy(&m, sizeof m, r);
+        int h2d = m.copy_kind == 1 && m.src_kind == GT_MEM_PAGEABLE;
+        int d2h = m.copy_kind == 2 && m.dst_kind == GT_MEM_PAGEABLE &&
+                  m.bytes > GT_ITEM_COPY_MAX_BYTES; /* not a result read back */
+        if ((h2d || d2h) && m.end_ns > m.start_ns)
+            steady_log(s, h2d ? SE_GPU_PAGEABLE_H2D : SE_GPU_PAGEABLE_D2H, m.start_ns,
+                       m.end_ns - m.start_ns, kib(m.bytes));
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
@@ -325,13 +347,42 @@ static void steady_count_scale(gt_proc *p, double cupti_sync_ms)
     p->steady_cupti_sync_ns = md_steady_scaled(p, p->steady_cupti_sync_ns);
 }
 
+/* An event that belongs to JIT compilation or autotuning rather than the steady state: inside
+ * those phases for most of its time, or a wait at an autotuner's call site. Its cost is the
+ * phase's (the compilation and cudnn-benchmark advice), never a sync stall's as well. */
+static int in_named_phase(const gt_proc *p, const steady_ev *e)
+{
+    if ((e->kind == SE_SYNC || e->kind == SE_COPY_ITEM || e->kind == SE_COPY) &&
+        e->site < p->n_sync_sites && p->sync_sites[e->site].in_autotuner)
+        return 1;
+    if (!p->steady_named_phase_ns)
+        return 0;
+    uint64_t ov[GT_PHASE_COUNT], end = e->t + (e->d ? e->d : 1);
+    md_phase_overlaps(p, e->t, end, ov);
+    return 2 * (ov[GT_PHASE_JIT] + ov[GT_PHASE_AUTOTUNE]) > end - e->t;
+}
+
+/* Pageable copies: as the GPU ran them when CUPTI recorded copies (a static cudart's calls are
+ * not seen), else as the calls took; a sampled trace's GPU records exist only in windows. */
+static int pageable_from_gpu(const gt_proc *p)
+{
+    return p->copies_from_gpu && !p->gpu_sampled;
+}
+
+static void steady_pageable(gt_proc *p, int d2h, const steady_ev *e)
+{
+    p->steady_pageable_count[d2h]++;
+    p->steady_pageable_ns[d2h] += e->d;
+    p->steady_pageable_bytes[d2h] += (uint64_t)e->site * 1024;
+}
+
 /* The steady window's figures from the log (what a third pass over the file counted). */
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
 {
     double cupti_sync_ms = 0; /* GPU sampling: CUPTI's syncs, scaled with the kernels below */
     for (size_t i = 0; i < s->n_sev; i++) {
         const steady_ev *e = &s->sev[i];
-        if (e->t < lo || e->t >= hi)
+        if (e->t < lo || e->t >= hi || in_named_phase(p, e))
             continue;
         /* GPU records count only in the steady steps inside windows when sampled */
         if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
@@ -346,6 +397,17 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
         case SE_SYNC:
             p->steady_sync_ms_per_step += ms;
             steady_on_site(p, e->site, e->d);
+            break;
+        case SE_COPY_PAGEABLE_H2D:
+        case SE_COPY_PAGEABLE_D2H:
+            p->steady_copy_ms_per_step += ms;
+            if (!pageable_from_gpu(p))
+                steady_pageable(p, e->kind == SE_COPY_PAGEABLE_D2H, e);
+            break;
+        case SE_GPU_PAGEABLE_H2D:
+        case SE_GPU_PAGEABLE_D2H:
+            if (pageable_from_gpu(p))
+                steady_pageable(p, e->kind == SE_GPU_PAGEABLE_D2H, e);
             break;
         case SE_COPY:
         case SE_COPY_ITEM:
