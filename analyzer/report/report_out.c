@@ -40,7 +40,7 @@ const char *gt_bold(int color)
 }
 
 /* Evidence as people write numbers: 14640, 0.35, 12.5 -- never 1.464e+04 (%g's choice). */
-static const char *evidence_number(double v)
+const char *gt_evidence_number(double v)
 {
     double mag = fabs(v);
     if (!isfinite(v))
@@ -151,55 +151,6 @@ const char *gt_cudnn_mode(const gt_cudnn_opstat *op)
     if (op->heuristic)
         return "heuristic";
     return "unknown";
-}
-
-/* ------------------------------------------------------------------ advice */
-
-void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent)
-{
-    if (!l->n) {
-        fprintf(out, "%sNo advice: nothing stood out.\n", indent);
-        return;
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        const gt_advice *a = &l->items[i];
-        fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
-                gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
-                gt_color_reset(color));
-        if (a->pid)
-            fprintf(out, "  (%s)",
-                    a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
-        if (a->has_saving)
-            fprintf(out, "  est. saving %.2f ms%s", a->saving_ms,
-                    a->saving_per_step ? " per step" : "");
-        fprintf(out, "\n%s    %s\n", indent, a->message);
-        if (a->call_site[0])
-            fprintf(out, "%s    at %s\n", indent, a->call_site);
-        fprintf(out, "%s    evidence:", indent);
-        for (int e = 0; e < a->n_evidence; e++)
-            fprintf(out, "%s %s=%s%s", e ? "," : "", a->evidence[e].key,
-                    evidence_number(a->evidence[e].value),
-                    a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count")
-                        ? a->evidence[e].unit
-                        : "");
-        fputc('\n', out);
-    }
-}
-
-json_t *gt_advice_to_json(const gt_advice *a)
-{
-    json_t *ev = json_object(), *units = json_object();
-    for (int e = 0; e < a->n_evidence; e++) {
-        json_object_set_new(ev, a->evidence[e].key, json_real(a->evidence[e].value));
-        json_object_set_new(units, a->evidence[e].key, json_string(a->evidence[e].unit));
-    }
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:I, s:i, s:i}", "id", a->id,
-                     "severity", gt_severity_name(a->severity), "message", a->message, "evidence",
-                     ev, "evidence_units", units, "estimated_saving_ms",
-                     a->has_saving ? json_real(a->saving_ms) : json_null(), "saving_basis",
-                     a->saving_per_step ? "per_step" : "run", "call_site",
-                     a->call_site[0] ? json_string(a->call_site) : json_null(), "t_ns",
-                     (json_int_t)a->t_ns, "pid", a->pid, "rank", a->rank);
 }
 
 /* ------------------------------------------------------------------ process JSON */
