@@ -51,6 +51,7 @@ typedef struct scenario {
      * the process without a call and a cuModuleLoadData call takes its last 40%. */
     uint64_t jit_ns;
     int jit_step, jit_child;
+    int jit_step2; /* > 0: the same compilation again before this step's launches (a recompile) */
     const char *procs_path;
     /* CPU work without CUDA calls before each autotuning trial but the first (cudnn >= 2), as
      * when cuDNN builds the next candidate */
@@ -61,6 +62,17 @@ typedef struct scenario {
      * window at all (CUPTI never switched on). */
     uint64_t sample_on_ns, sample_off_ns;
     int sample_no_window;
+    /* A library the process loaded (a GT_REC_MODULE record), which tells its framework:
+     * ".../site-packages/torch/lib/libtorch_cuda.so" (the healthy default), ".../jaxlib/_jax.so",
+     * NULL for none; exe: the program ("/usr/bin/python3" by default). */
+    const char *module;
+    const char *exe;
+    /* A second stream that copies device-to-host in parallel with the kernels, each step
+     * synchronized once (multi-stream copies that keep the GPU busy while the CPU waits). */
+    uint64_t side_copy_bytes;
+    /* The first execution of each convolution flagged as a trial though no other plan is tried
+     * (an event recorded before it, as PyTorch's DDP does): first use, not autotuning. */
+    int first_exec_flagged;
 } scenario;
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */

@@ -133,7 +133,7 @@ def check_data_loading(report, cuda, own):
     loading = cuda[0]["gpu"]["idle_by_cause"]["data_loading"]["steady_ms_per_step"]
     if not abs(loading - wait) <= 0.2 * wait:
         return f"data loading {loading} ms a step, the program waited {wait} ms in next(loader)"
-    if not idle or "loaded data" not in idle[0]["message"]:
+    if not idle or "loads data" not in idle[0]["message"]:
         return f"no data-loading advice: {[a['id'] for a in report['advice']]}"
     return None
 
