@@ -191,20 +191,22 @@ static json_t *steps_json(const gt_proc *p)
 }
 
 /* Idle time by what the CPU was doing (model_idle.c): whole run, and the steady window per step
- * with each cause's share of the steady idle time. */
+ * with each cause's share of the steady idle time; the steady figures as the verdict and the
+ * advice take them (gt_adv_idle_cause_ms: NCCL kernels spinning for a late rank are busy GPU
+ * time, given apart as nccl_spin_ms_per_step). */
 static json_t *idle_by_cause_json(const gt_proc *p)
 {
     json_t *o = json_object();
-    uint64_t steady = 0;
+    double steady = 0;
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        steady += p->steady_idle_cause_ns[c];
+        steady += gt_adv_idle_cause_ms(p, c);
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
         json_object_set_new(
             o, gt_idle_cause_key(c),
             json_pack("{s:s, s:f, s:f, s:f}", "name", gt_idle_cause_name(c), "ms",
                       (double)p->idle_cause_ns[c] / 1e6, "steady_ms_per_step",
-                      (double)p->steady_idle_cause_ns[c] / 1e6 / p->steady_steps, "steady_pct",
-                      steady ? 100.0 * (double)p->steady_idle_cause_ns[c] / (double)steady : 0.0));
+                      gt_adv_idle_cause_ms(p, c), "steady_pct",
+                      steady > 0 ? 100.0 * gt_adv_idle_cause_ms(p, c) / steady : 0.0));
     return o;
 }
 
@@ -225,11 +227,18 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:o}", "busy_pct", gt_proc_busy_pct(p), "busy_ms",
         (double)p->gpu_busy_ns / 1e6, "active_ms", (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6,
         "steady_busy_pct", p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
         "timeline_busy_pct", timeline, "idle", idle, "idle_by_cause", idle_by_cause_json(p));
+    /* what the steady per-step figures are a share of (the advice's base): the mean steady step,
+     * or the steady window less JIT and autotuning when no steps were found */
+    json_object_set_new(o, "steady_base_ms", json_real(gt_adv_step_ms(p)));
+    json_object_set_new(o, "steady_idle_ms_per_step", json_real(gt_adv_idle_ms(p)));
+    json_object_set_new(o, "nccl_spin_ms_per_step",
+                        json_real((double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p)));
+    return o;
 }
 
 static int cmp_kernel_total(const void *a, const void *b)
