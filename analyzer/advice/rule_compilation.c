@@ -13,10 +13,12 @@
 #include "advice_rule.h"
 #include "util.h"
 
-#define COMPILE_MIN_MS 10.0  /* a JIT phase shorter than this is module loading, not worth a line  \
-                              */
-#define RECOMPILE_SHARE 0.05 /* compilation after the steady state began, of the phase: recurring  \
-                              */
+#define COMPILE_MIN_MS                                                                             \
+    10.0 /* a JIT phase shorter than this is module loading, not worth a line                      \
+          */
+#define RECOMPILE_SHARE                                                                            \
+    0.05 /* compilation after the steady state began, of the phase: recurring                      \
+          */
 
 enum { SRC_INDUCTOR, SRC_TRITON, SRC_XLA, SRC_CUPY, SRC_PYTORCH, SRC_NATIVE };
 

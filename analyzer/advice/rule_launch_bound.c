@@ -27,7 +27,11 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
     double idle = gt_adv_idle_ms(p);
     /* the launch-bound idle was measured over the time the GPU was recorded (sampled windows) */
     double run_ms = gt_proc_gpu_covered_ms(p), launch_idle_ms = (double)p->launch_idle_ns / 1e6;
-    d->short_idle_ms = p->steady_short_idle_ms_per_step;
+    /* the launch-latency gaps after a wait are the wait's (sync-stall) */
+    d->short_idle_ms = p->steady_short_idle_ms_per_step -
+                       (double)p->steady_after_sync_small_ns / 1e6 / gt_adv_steps(p);
+    if (d->short_idle_ms < 0)
+        d->short_idle_ms = 0;
     if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 ||
         d->short_idle_ms / idle < LAUNCH_SHORT_IDLE_SHARE || run_ms <= 0 ||
         launch_idle_ms / run_ms < LAUNCH_RUN_SHARE)

@@ -17,8 +17,7 @@
 #define LOOP_MIN_CALLS 10     /* without steps: waits in the steady window that make a loop */
 #define SYNC_MIN_CALLS 3      /* a call site blocking this often in the steady window ... */
 #define SYNC_MIN_PER_STEP 0.5 /* ... and in at least every other step repeats */
-#define SYNC_BUSY_SHARE 0.1 /* idle after the waits under this share of them: the GPU stayed busy  \
-                             */
+#define SYNC_BUSY_SHARE 0.1   /* idle after the waits under this share of them: little to save */
 
 typedef struct sync_data {
     double sync_ms, calls, idle_ms;
@@ -90,8 +89,11 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
     d->fn = top && top->func ? gt_api_func_name(top->func) : NULL;
     if (top)
         gt_adv_site(a, p, top->stack_id);
-    /* the GPU idles after each wait until new work arrives (gaps under 20 us are not kept) */
-    d->idle_ms = p->steady_after_sync_idle_ms_per_step - after_sync_excess_ms(p);
+    /* the GPU idles after each wait until new work arrives: the gaps that began with a wait,
+     * launch latency included (a drained queue waits for the next launch every time) */
+    d->idle_ms = p->steady_after_sync_idle_ms_per_step +
+                 (double)p->steady_after_sync_small_ns / 1e6 / gt_adv_steps(p) -
+                 after_sync_excess_ms(p);
     if (d->idle_ms < 0)
         d->idle_ms = 0;
     d->gpu_stayed_busy = d->idle_ms < SYNC_BUSY_SHARE * d->sync_ms;
@@ -107,7 +109,8 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
                   "count");
     }
     gt_adv_saving(a, d->idle_ms, gt_adv_basis(p), GT_POOL_IDLE,
-                  "the GPU's idle time after the waits, until the CPU queued new work");
+                  "the GPU's idle time after the waits until the CPU queued new work, launch "
+                  "latency included");
     return 1;
 }
 
@@ -147,8 +150,8 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     if (d->gpu_stayed_busy) {
         GT_SEEN(w,
                 "The CPU waits for the GPU %s %s (%.1f%% of %s) in %.1f blocking calls%s, but the "
-                "GPU stays busy through the waits (its queue does not drain: %s idle after "
-                "them), so removing them saves little here.",
+                "GPU idles only %s after them: it is busy while the CPU waits and new work "
+                "reaches it within launch latency, so removing the waits saves little here.",
                 gt_adv_ms(d->sync_ms), gt_adv_per(p), 100 * d->sync_ms / gt_adv_step_ms(p),
                 gt_adv_base_words(p), d->calls, at, gt_adv_ms(d->idle_ms));
         return;

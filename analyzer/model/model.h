@@ -294,6 +294,9 @@ typedef struct gt_proc {
     uint64_t steady_alloc_calls, steady_alloc_ns, steady_kernels, steady_short_kernels;
     uint64_t steady_idle_unexplained_ns, steady_big_gaps;
     uint64_t after_sync_idle_ns; /* GPU idle time in gaps that began with a blocking call */
+    /* launch-latency gaps (< GT_GAP_MIN_NS) in which a blocking call returned, steady window:
+     * the drained queue waiting for the next launch (model_time.c) */
+    uint64_t steady_after_sync_small_ns;
     /* GPU idle while the CPU was launching (gaps < GT_GAP_MIN_NS, and the part of gaps < 1 ms not
      * spent in sync, copy, allocation or other non-launch calls), whole run */
     uint64_t launch_idle_ns;

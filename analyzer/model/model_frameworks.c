@@ -38,13 +38,23 @@ static const fw_mark path_marks[] = {
     {"__triton_launcher", GT_FW_TRITON},
     {"site-packages/triton/", GT_FW_TRITON},
     {"libpython", GT_FW_PYTHON},
-    {"/python3", GT_FW_PYTHON},
 };
+
+/* The interpreter itself, or an extension module it loaded (_bz2.cpython-312-x86_64-linux-gnu.so):
+ * a library that merely lies under a Python folder (pip's nvidia/cudnn in a C program) is not. */
+static int is_python_module(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return !strncmp(base, "python", 6) || strstr(base, ".cpython-") != NULL;
+}
 
 static void mark_path(gt_proc *p, const char *path)
 {
     if (!path)
         return;
+    if (is_python_module(path))
+        p->frameworks |= GT_FW_PYTHON;
     for (size_t i = 0; i < sizeof path_marks / sizeof path_marks[0]; i++)
         if (strstr(path, path_marks[i].text) && !(p->frameworks & path_marks[i].fw)) {
             p->frameworks |= path_marks[i].fw;

@@ -206,6 +206,7 @@ int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
 void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
+void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */

@@ -384,8 +384,10 @@ static void load_finish(gt_proc *p, int complete)
     p->steady_named_phase_ns = in_phase[GT_PHASE_JIT] + in_phase[GT_PHASE_AUTOTUNE];
     md_gap_totals(p, s, lo, hi);
     md_idle_finish(p, s);
-    if (hi > lo && complete)
+    if (hi > lo && complete) {
         md_steady_count(p, s, lo, hi);
+        md_after_sync_small_gaps(p, s, lo, hi);
+    }
     double steps = p->steady_steps;
     p->steady_nccl_ms_per_step /= steps;
     p->steady_sync_ms_per_step /= steps;

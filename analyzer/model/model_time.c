@@ -436,6 +436,48 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
         steady_count_scale(p, cupti_sync_ms);
 }
 
+/* The busy interval that starts first after t (s->iv is sorted and merged), or n_iv. */
+static size_t iv_after(const pass_state *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->n_iv;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->iv[mid][0] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Launch-latency gaps (under GT_GAP_MIN_NS, not kept as gaps) in which a blocking call returned:
+ * the queue had drained and the GPU waited for the CPU's next launch. Small each time, but a
+ * loop that waits every step pays it every step (sync_every_iter: 13 us of an 89 us step, the
+ * program's own clock 8% slower than without the waits). Each gap once, in the steady window
+ * outside JIT and autotuning; the larger gaps after a wait are in steady_after_sync_idle. */
+void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    p->steady_after_sync_small_ns = 0;
+    if (p->gpu_sampled || s->n_iv < 2)
+        return;
+    size_t last = SIZE_MAX;
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if ((e->kind != SE_SYNC && e->kind != SE_COPY_ITEM && e->kind != SE_CUPTI_SYNC) ||
+            e->t < lo || e->t >= hi || in_named_phase(p, e))
+            continue;
+        uint64_t end = e->t + e->d;
+        size_t k = iv_after(s, end);
+        if (k == 0 || k >= s->n_iv || k == last || end < s->iv[k - 1][1])
+            continue; /* before the first work, after the last, counted, or the GPU still busy */
+        uint64_t len = s->iv[k][0] - s->iv[k - 1][1];
+        if (len < GT_GAP_MIN_NS) {
+            p->steady_after_sync_small_ns += len;
+            last = k;
+        }
+    }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
