@@ -132,9 +132,10 @@ static void remedy(const compile_data *d, gt_words *w)
                      "keep it across runs and warm it before timing.");
         break;
     case SRC_PYTORCH:
-        GT_REMEDY(w, "Kernels compiled at run time (NVRTC, cuDNN's runtime-compiled engines) are "
-                     "compiled on first use: warm up before timing, and keep the driver's JIT "
-                     "cache (CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE) across runs.");
+        GT_REMEDY(w, "It is paid on first use, once per process: warm up before timing; "
+                     "CUDA_MODULE_LOADING=EAGER moves the module loads to start-up, and the "
+                     "driver's JIT cache (CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE) kept across runs "
+                     "saves the compiling.");
         break;
     default:
         GT_REMEDY(w, "Build SASS for this GPU (-gencode arch=compute_XX,code=sm_XX) so the "
@@ -147,12 +148,14 @@ static void remedy(const compile_data *d, gt_words *w)
 static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_words *w)
 {
     const compile_data *d = data;
-    static const char *const who[] = {"torch.compile (Dynamo, Inductor, Triton)",
-                                      "Triton",
-                                      "XLA",
-                                      "CuPy",
-                                      "NVRTC and cuDNN's runtime-compiled engines",
-                                      "The driver or NVRTC"};
+    static const char *const who[] = {
+        "torch.compile's compilation (Dynamo, Inductor, Triton)",
+        "Triton's compilation",
+        "XLA's compilation",
+        "CuPy's kernel compilation",
+        "Module loading and run-time compilation (CUDA lazy loading, NVRTC, cuDNN's "
+        "runtime-compiled engines)",
+        "JIT compilation by the driver or NVRTC"};
     char parts[200] = "";
     size_t u = 0;
     if (d->calls > 0)
@@ -166,7 +169,7 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
         snprintf(late, sizeof late,
                  " It recurs: %zu compilation%s began after the steady state, %s of it.", d->late,
                  d->late == 1 ? "" : "s", gt_adv_ms(d->late_ms));
-    GT_SEEN(w, "%s compiled while the GPU waited: %s of the %s run (%.0f%%) in %zu span%s%s%s%s.%s",
+    GT_SEEN(w, "%s took %s of the %s run (%.0f%%) while the GPU waited, in %zu span%s%s%s%s.%s",
             who[d->source], gt_adv_ms(d->ms), gt_adv_ms(d->run_ms), a->share_pct, d->spans,
             d->spans == 1 ? "" : "s", parts[0] ? " (" : "", parts, parts[0] ? ")" : "", late);
     (void)c;

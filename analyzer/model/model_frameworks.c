@@ -33,10 +33,10 @@ static const fw_mark path_marks[] = {
     {"site-packages/tensorflow/", GT_FW_TENSORFLOW},
     {"site-packages/cupy/", GT_FW_CUPY},
     {"site-packages/cupy_backends/", GT_FW_CUPY},
-    /* not libtriton: PyTorch loads it whether or not a Triton kernel ever runs; the launcher
-     * module is built for the first Triton kernel launched */
+    /* Not libtriton, nor Triton's Python files: PyTorch imports Triton (whose driver code makes
+     * CUDA calls) whether or not a Triton kernel ever runs. Its launcher module is built for the
+     * first Triton kernel launched; Inductor's kernels are named triton_* (below). */
     {"__triton_launcher", GT_FW_TRITON},
-    {"site-packages/triton/", GT_FW_TRITON},
     {"libpython", GT_FW_PYTHON},
 };
 
