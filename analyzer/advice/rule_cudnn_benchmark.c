@@ -36,6 +36,7 @@ typedef struct bench_data {
     size_t timed, find_only, trials_on_gpu;
     double cost_ms, run_ms, gain_ms, winners_ms, breakeven, steps, last_late_s, conv_ms;
     int paid, never, known;
+    int legacy; /* the legacy API (cudnnFind*, Get_v7) rather than the backend's: a C remedy */
     char chose[160];
 } bench_data;
 
@@ -84,6 +85,7 @@ static void count_ops(const gt_proc *p, bench_data *d)
             d->conv_ms += (double)op->choices[c].gpu_ns / 1e6;
         }
         d->ops++;
+        d->legacy |= op->legacy;
         d->heuristic += op->heuristic && !op->autotuned;
         d->static_ops += execs >= BENCH_MIN_EXECS;
         if (!op->autotuned)
@@ -269,7 +271,7 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 
 /* ------------------------------------------------------------------ wording */
 
-static void remedy_recurring(int fw, gt_words *w)
+static void remedy_recurring(int fw, int legacy, gt_words *w)
 {
     switch (fw) {
     case GT_FW_PYTORCH:
@@ -286,14 +288,17 @@ static void remedy_recurring(int fw, gt_words *w)
                      "(TF_CUDNN_USE_AUTOTUNE=0).");
         break;
     default:
-        GT_REMEDY(w, "Keep the cudnnFind* (or backend autotuning) result per shape and reuse "
-                     "it, pad the inputs to a few shapes, or take the heuristics' pick "
-                     "(cudnnGetConvolution*Algorithm_v7) for shapes that come once.");
+        GT_REMEDY(w,
+                  "Keep the %s per shape and reuse it, pad the inputs to a few shapes, or "
+                  "take the heuristics' pick (%s) for shapes that come once.",
+                  legacy ? "cudnnFind* result" : "timed engine config (a plan cache)",
+                  legacy ? "cudnnGetConvolution*Algorithm_v7"
+                         : "the first engine config of CUDNN_HEUR_MODE_A");
         break;
     }
 }
 
-static void remedy_off(int fw, gt_words *w, const char *why)
+static void remedy_off(int fw, int legacy, gt_words *w, const char *why)
 {
     switch (fw) {
     case GT_FW_PYTORCH:
@@ -309,15 +314,22 @@ static void remedy_off(int fw, gt_words *w, const char *why)
         GT_REMEDY(w, "%s: TF_CUDNN_USE_AUTOTUNE=0.", why);
         break;
     default:
-        GT_REMEDY(w,
-                  "%s: call cudnnGetConvolution*Algorithm_v7 (heuristics) instead of "
-                  "cudnnFind*, or keep the Find results across runs.",
-                  why);
+        if (legacy)
+            GT_REMEDY(w,
+                      "%s: call cudnnGetConvolution*Algorithm_v7 (heuristics) instead of "
+                      "cudnnFind*, or keep the Find results across runs.",
+                      why);
+        else
+            GT_REMEDY(w,
+                      "%s: finalize the heuristics' first engine config (CUDNN_HEUR_MODE_A) "
+                      "instead of timing the candidates, or keep the timed choice per shape "
+                      "across runs.",
+                      why);
         break;
     }
 }
 
-static void remedy_on(int fw, gt_words *w)
+static void remedy_on(int fw, int legacy, gt_words *w)
 {
     switch (fw) {
     case GT_FW_PYTORCH:
@@ -332,8 +344,10 @@ static void remedy_on(int fw, gt_words *w)
         GT_REMEDY(w, "TensorFlow autotunes by default: unset TF_CUDNN_USE_AUTOTUNE=0.");
         break;
     default:
-        GT_REMEDY(w, "Time each signature's candidates once with cudnnFindConvolution*Algorithm "
-                     "(or the backend's autotuning) and keep the winner.");
+        GT_REMEDY(w, "Time each signature's candidates once (%s) and keep the winner.",
+                  legacy ? "cudnnFindConvolution*Algorithm"
+                         : "execute each engine config of the heuristics' list and keep the "
+                           "fastest plan");
         break;
     }
 }
@@ -351,7 +365,7 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                 d->late ? gt_fmt(", the last %.1f s into the run", d->last_late_s) : "",
                 gt_adv_ms(d->cost_ms), gt_adv_ms(d->run_ms),
                 d->run_ms > 0 ? 100 * d->cost_ms / d->run_ms : 0);
-        remedy_recurring(c->fw, w);
+        remedy_recurring(c->fw, d->legacy, w);
     } else if (d->form == FORM_WEIGHED) {
         char head[240], tail[360] = "";
         snprintf(head, sizeof head,
@@ -380,7 +394,7 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                      : d->trials_on_gpu ? "the program runs algorithms the trials did not time"
                                         : "the trials' kernels were not joined to their calls");
         GT_SEEN(w, "%s%s", head, tail);
-        remedy_off(c->fw, w,
+        remedy_off(c->fw, d->legacy, w,
                    d->never   ? "Autotuning gains nothing here"
                    : d->known ? "Runs shorter than the break-even are faster without it"
                               : "Record once without autotuning and compare the steady step "
@@ -394,7 +408,7 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                                        "save",
                                        gt_adv_ms(a->saving_ms), gt_adv_per(p))
                               : "");
-        remedy_on(c->fw, w);
+        remedy_on(c->fw, d->legacy, w);
     }
 }
 
