@@ -423,12 +423,12 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
                      p->n_steps >= 2 ? gt_fmt("%.3f", p->step_ms_median) : "-",
                      gt_fmt("%.3f", p->steady_nccl_ms_per_step),
                      gt_fmt("%.3f", p->steady_sync_ms_per_step),
-                     gt_fmt("%.3f", p->steady_copy_ms_per_step),
-                     gt_fmt("%.3f", p->steady_idle_unexplained_ms_per_step),
+                     gt_fmt("%.3f", p->steady_copy_ms_per_step), gt_fmt("%.3f", gt_adv_idle_ms(p)),
                      gt_fmt("%.1f", p->steady_busy_pct));
     }
     gt_table_print(&t, out, "  ");
-    fprintf(out, "  (per steady step; NCCL ms on a fast rank is mostly waiting for the slowest)\n");
+    fprintf(out, "  (per steady step; idle ms is the verdict's GPU idle, all causes; NCCL ms on a "
+                 "fast rank is mostly waiting for the slowest)\n");
     gt_table_free(&t);
 }
 
@@ -549,13 +549,13 @@ static json_t *ranks_json(const gt_run *run)
         if (p->hdr.rank < 0 || !gt_proc_has_data(p))
             continue;
         json_array_append_new(
-            arr, json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank,
-                           "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
-                           p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
-                           "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
-                           p->steady_sync_ms_per_step, "copy_ms_per_step",
-                           p->steady_copy_ms_per_step, "idle_ms_per_step",
-                           p->steady_idle_unexplained_ms_per_step, "busy_pct", p->steady_busy_pct));
+            arr,
+            json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank, "pid",
+                      p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
+                      p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
+                      "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
+                      p->steady_sync_ms_per_step, "copy_ms_per_step", p->steady_copy_ms_per_step,
+                      "idle_ms_per_step", gt_adv_idle_ms(p), "busy_pct", p->steady_busy_pct));
     }
     return arr;
 }
