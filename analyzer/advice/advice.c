@@ -1,13 +1,13 @@
 /* advice.c — the advice list and the names its readers print: severities, saving bases, the ranks
- * an item concerns, each rule's few words. The rules are in rule_*.c, the decisions every rule
- * shares in advice_engine.c. */
+ * an item concerns, the texts of a saving and of the lists. The rules are in rule_*.c (listed,
+ * with their few words, in advice_table.c), the decisions every rule shares in advice_engine.c.
+ * Nothing here calls a rule: the rules call this file, never the other way round. */
 #include "advice.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice_rule.h"
 #include "util.h"
 
 void gt_advice_list_free(gt_advice_list *list)
@@ -39,14 +39,6 @@ const char *gt_advice_who(const gt_advice *a)
     if (!a->pid)
         return "";
     return a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid);
-}
-
-const char *gt_advice_what(const char *id)
-{
-    for (size_t i = 0; i < gt_n_rules; i++)
-        if (!strcmp(gt_rules[i]->id, id))
-            return gt_rules[i]->what;
-    return "";
 }
 
 const char *gt_advice_ms_text(double ms)

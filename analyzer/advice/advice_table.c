@@ -2,6 +2,8 @@
  * new rule is a file analyzer/advice/rule_<name>.c ending with its gt_rule, one line here, and
  * its row in docs/advice.md. The order is the order findings are built in; what the user reads
  * is ordered by severity and share (advice_engine.c). */
+#include <string.h>
+
 #include "advice_rule.h"
 
 extern const gt_rule gt_rule_env_cuda_major, gt_rule_env_kernel_image, gt_rule_env_driver,
@@ -31,3 +33,11 @@ const gt_rule *const gt_rules[] = {
 };
 
 const size_t gt_n_rules = sizeof gt_rules / sizeof gt_rules[0];
+
+const char *gt_advice_what(const char *id)
+{
+    for (size_t i = 0; i < gt_n_rules; i++)
+        if (!strcmp(gt_rules[i]->id, id))
+            return gt_rules[i]->what;
+    return "";
+}
