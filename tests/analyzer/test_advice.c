@@ -341,6 +341,13 @@ static void test_cudnn_benchmark_recurring(void)
                   strstr(a.message, "every new input shape autotunes again") &&
                   strstr(a.message, "benchmark = False") && strstr(a.message, "bucket"),
               "dynamic shapes: recurring, counted, remedy: %s", a.message);
+    /* the trials' waits are autotuning's, never a sync stall (issue 29: a 1.9 s 'per step' stall
+     * at cudnn_frontend::time_sorted_plan) */
+    run_case("cudnn_dynamic_no_stall", &dyn, "sync-stall", 0, NULL);
+    CHECK(gt_call_site_is_autotuner("cudnn_frontend::time_sorted_plan<cudnn_frontend::Plan>") &&
+              gt_call_site_is_autotuner("xla::gpu::GemmAlgorithmPicker::Run") &&
+              !gt_call_site_is_autotuner("train.py:57 (train)"),
+          "an autotuner's call site is told from a program's");
     /* the same in a JAX process: XLA's flags and caches, no PyTorch setting */
     scenario jax = dyn;
     jax.module = "/usr/lib/python3/site-packages/jaxlib/_jax.so";
@@ -393,6 +400,16 @@ static void test_cudnn_benchmark(void)
     if (run_case("cudnn_first_use_note", &off, "first-use", 1, &a))
         CHECK(a.impact == GT_IMPACT_NOTE && !a.has_saving && strstr(a.message, "not autotuning"),
               "first use is a note: %s", a.message);
+    char dir[400];
+    snprintf(dir, sizeof dir, "%.300s/cudnn_first_use", workdir);
+    const char *in[] = {dir};
+    gt_run run = {0};
+    if (gt_run_load(&run, in, 1, 0) == 0 && run.n == 1)
+        CHECK(run.procs[0].phase_ns[GT_PHASE_AUTOTUNE] == 0 && run.procs[0].autotune_ns == 0 &&
+                  run.procs[0].cudnn[0].first_use_execs == 1 && !run.procs[0].cudnn[0].autotuned,
+              "no autotuning phase made of a first execution (%.1f ms)",
+              (double)run.procs[0].phase_ns[GT_PHASE_AUTOTUNE] / 1e6);
+    gt_run_free(&run);
     run_case("cudnn_first_use_plain", &sc, "first-use", 0, NULL);
     test_cudnn_benchmark_weighed();
     test_cudnn_benchmark_recurring();
