@@ -27,8 +27,9 @@
 #define BENCH_DYNAMIC_SHARE 0.5 /* ... of which this share ran fewer than BENCH_MIN_EXECS times */
 #define BENCH_LATE_MIN 2        /* signatures first autotuned in the steady window: recurring */
 #define BENCH_COST_SHARE 0.20   /* autotuning time / run: worth a word when the gain is unknown */
+#define TUNER_MIN_SHARE 0.01    /* an autotuning phase without cuDNN calls (XLA's pickers) / run */
 
-enum { FORM_RECURRING, FORM_WEIGHED, FORM_HEURISTIC };
+enum { FORM_RECURRING, FORM_WEIGHED, FORM_HEURISTIC, FORM_TUNER };
 
 typedef struct bench_data {
     int form;
@@ -254,15 +255,31 @@ static int find_heuristic(const gt_proc *p, gt_advice *a, bench_data *d)
     return 1;
 }
 
+/* An autotuning phase with no cuDNN call behind it: an autotuner's own ranges (XLA's GEMM and
+ * convolution algorithm pickers) or frames. Its time is the saving, the gain unknown. */
+static int find_tuner(const gt_proc *p, gt_advice *a, bench_data *d)
+{
+    d->cost_ms = (double)p->phase_ns[GT_PHASE_AUTOTUNE] / 1e6;
+    if (d->run_ms <= 0 || d->cost_ms < TUNER_MIN_SHARE * d->run_ms)
+        return 0;
+    d->form = FORM_TUNER;
+    gt_adv_ev(a, "autotune_cost_ms", d->cost_ms, "ms");
+    gt_adv_ev(a, "autotune_share", 100 * d->cost_ms / d->run_ms, "%");
+    gt_adv_saving(a, d->cost_ms, GT_BASIS_RUN, GT_POOL_AUTOTUNE,
+                  "the autotuning phase's time (an autotuner's own ranges or frames)");
+    return 1;
+}
+
 static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 {
     const gt_proc *p = c->p;
     bench_data *d = data;
     count_ops(p, d);
-    if (!d->ops)
-        return 0;
-    d->cost_ms = autotune_cost_ms(p);
     d->run_ms = gt_proc_duration_ms(p);
+    a->t_ns = p->gpu_first_ns;
+    if (!d->ops)
+        return find_tuner(p, a, d);
+    d->cost_ms = autotune_cost_ms(p);
     a->t_ns = p->gpu_first_ns;
     if (d->autotuned)
         return find_recurring(p, a, d) || find_weighed(p, a, d);
@@ -399,6 +416,11 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                    : d->known ? "Runs shorter than the break-even are faster without it"
                               : "Record once without autotuning and compare the steady step "
                                 "(gputrace diff); to drop it");
+    } else if (d->form == FORM_TUNER) {
+        GT_SEEN(w, "%s took %s of the %s run (%.0f%%), marked by the autotuner's own ranges.",
+                c->fw == GT_FW_JAX || c->fw == GT_FW_TENSORFLOW ? "XLA's autotuning" : "Autotuning",
+                gt_adv_ms(d->cost_ms), gt_adv_ms(d->run_ms), 100 * d->cost_ms / d->run_ms);
+        remedy_off(c->fw, d->legacy, w, "It is paid again at every compilation");
     } else {
         GT_SEEN(w,
                 "cuDNN picked the algorithms of %zu of %zu convolution signatures by heuristics "

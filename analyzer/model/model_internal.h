@@ -232,6 +232,7 @@ void md_idle_assign(gt_proc *p);
 int md_api_is_jit(uint32_t func); /* compiles or loads code (not context creation) */
 void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
 void md_phase_end_record(gt_proc *p, const gt_record *r);
+void md_phase_nvtx_range(pass_state *s, const char *name, uint64_t a, uint64_t b);
 void md_phases(gt_proc *p, pass_state *s);
 void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
 

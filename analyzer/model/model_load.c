@@ -336,8 +336,9 @@ void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
 
 int gt_call_site_is_autotuner(const char *site)
 {
-    static const char *const names[] = {"time_sorted_plan", "autotun",          "cudnnFind",
-                                        "AlgorithmPicker",  "algorithm_picker", NULL};
+    static const char *const names[] = {
+        "time_sorted_plan", "autotun",          "cudnnFind", "AlgorithmPicker",
+        "algorithm_picker", "algorithm-picker", NULL};
     for (int i = 0; site && names[i]; i++)
         if (md_contains_ci(site, names[i]))
             return 1;

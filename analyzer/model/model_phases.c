@@ -37,6 +37,14 @@ static void evidence_add(pass_state *s, int kind, uint64_t a, uint64_t b)
     s->phase_ev[s->n_phase_ev++] = (gt_phase_span){kind, a, b};
 }
 
+/* A range an autotuner marks itself with (XLA's GEMM and convolution algorithm pickers,
+ * autotuning passes): autotuning, wherever it runs (model_time.c's NVTX ranges call it). */
+void md_phase_nvtx_range(pass_state *s, const char *name, uint64_t a, uint64_t b)
+{
+    if (name && gt_call_site_is_autotuner(name))
+        evidence_add(s, GT_PHASE_AUTOTUNE, a, b);
+}
+
 static int is_context_call(uint32_t f)
 {
     return f == GT_FN_cuCtxCreate || f == GT_FN_cuDevicePrimaryCtxRetain;

@@ -77,6 +77,7 @@ static void nvtx_complete(pass_state *s, const nvtx_open *o, uint64_t b)
     uint64_t a = o->t;
     if (!name_id || s->nvtx_total >= NVTX_RANGES_MAX || b < a)
         return;
+    md_phase_nvtx_range(s, gt_reader_string(s->reader, name_id), a, b);
     /* the same text in two domains is two markers: a library's range is never the program's */
     uint64_t key = (uint64_t)name_id | (uint64_t)o->domain_id << 32;
     uint32_t i = gt_map_get(&s->nvtx_by_name, key);

@@ -411,6 +411,21 @@ static void test_cudnn_benchmark(void)
               (double)run.procs[0].phase_ns[GT_PHASE_AUTOTUNE] / 1e6);
     gt_run_free(&run);
     run_case("cudnn_first_use_plain", &sc, "first-use", 0, NULL);
+    /* XLA autotunes GEMMs without a cuDNN call: known from its own ranges, worded for XLA */
+    scenario xla = scenario_healthy();
+    xla.module = "/usr/lib/python3/site-packages/jaxlib/_jax.so";
+    xla.nvtx = 1;
+    xla.sync_every_step = 1;
+    xla.tuner_ns = 60000000;
+    xla.tuner_step = 1;
+    if (run_case("xla_autotune", &xla, "cudnn-benchmark", 1, &a))
+        CHECK(a.basis == GT_BASIS_RUN && a.saving_ms > 50 && a.saving_ms < 80 &&
+                  strstr(a.message, "XLA's autotuning took") &&
+                  strstr(a.message, "xla_gpu_autotune_level") && !strstr(a.message, "torch"),
+              "an autotuner's range is autotuning, worded for XLA: %s", a.message);
+    scenario no_tuner = xla;
+    no_tuner.tuner_ns = 0;
+    run_case("xla_no_autotune", &no_tuner, "cudnn-benchmark", 0, NULL);
     test_cudnn_benchmark_weighed();
     test_cudnn_benchmark_recurring();
 }

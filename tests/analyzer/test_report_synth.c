@@ -16,6 +16,7 @@
 #define STR_NCCL 400
 #define STR_GLOO 401
 #define STR_MODULE 402
+#define STR_TUNER 403
 #define TID_MAIN 100
 #define TID_GLOO 101
 #define STACK_SYNC 7
@@ -195,14 +196,19 @@ static void alloc(sim *s, int is_free)
     add(s, GT_REC_API_ALLOC, &a, sizeof a);
 }
 
-static void nvtx(sim *s, uint32_t kind)
+static void nvtx_named(sim *s, uint32_t kind, uint32_t name_id)
 {
     gt_rec_nvtx v;
     memset(&v, 0, sizeof v);
     v.t_ns = s->t;
     v.nvtx_kind = kind;
-    v.name_id = kind == GT_NVTX_PUSH ? STR_NVTX : 0;
+    v.name_id = kind == GT_NVTX_PUSH ? name_id : 0;
     add(s, GT_REC_NVTX, &v, sizeof v);
+}
+
+static void nvtx(sim *s, uint32_t kind)
+{
+    nvtx_named(s, kind, STR_NVTX);
 }
 
 static void conv_sig(sim *s, uint32_t sig_id, int channels)
@@ -308,6 +314,8 @@ static void strings(sim *s)
     gt_test_writer_string(&s->w, STR_CONV + 1, "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32");
     gt_test_writer_string(&s->w, STR_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     gt_test_writer_string(&s->w, STR_GLOO, "pt_gloo_runloop");
+    gt_test_writer_string(&s->w, STR_TUNER,
+                          "XlaPass:#name=gemm-algorithm-picker,module=jit_train_step#");
     if (s->sc->module) { /* a loaded library: the process's framework */
         gt_test_writer_string(&s->w, STR_MODULE, s->sc->module);
         gt_rec_module m;
@@ -394,6 +402,11 @@ static void step_compute(sim *s, int step)
     s->t += sc->data_load_ns;
     if (sc->jit_ns && (step == sc->jit_step || (sc->jit_step2 && step == sc->jit_step2)))
         jit(s);
+    if (sc->tuner_ns && step == sc->tuner_step) { /* an autotuner's range, nested in the step */
+        nvtx_named(s, GT_NVTX_PUSH, STR_TUNER);
+        s->t += sc->tuner_ns;
+        nvtx_named(s, GT_NVTX_POP, 0);
+    }
     if (sc->pageable_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
     if (sc->pinned_h2d_bytes)

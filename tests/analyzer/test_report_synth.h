@@ -52,6 +52,10 @@ typedef struct scenario {
     uint64_t jit_ns;
     int jit_step, jit_child;
     int jit_step2; /* > 0: the same compilation again before this step's launches (a recompile) */
+    /* An autotuner's own NVTX range (XLA's "gemm-algorithm-picker" pass) of tuner_ns CPU time
+     * before step tuner_step's launches, the GPU idle meanwhile. */
+    uint64_t tuner_ns;
+    int tuner_step;
     const char *procs_path;
     /* CPU work without CUDA calls before each autotuning trial but the first (cudnn >= 2), as
      * when cuDNN builds the next candidate */
