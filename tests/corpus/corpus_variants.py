@@ -114,3 +114,24 @@ for _name, _world in (("straggler_conv2_forward_sleep_r1", 2),
                       ("straggler_mlp2_data_busy_r1", 2),
                       ("straggler_conv4_data_sleep_r1_sync", 4)):
     VARIANTS[_name] = (_world, 20 * 5, ranks(_world))
+
+# Gaps known when the recordings were taken in (2026-12-03), each with the words its failure must
+# contain. test_corpus.py fails such a case only when it fails otherwise, and also when it passes:
+# whoever closes a gap removes its line here.
+KNOWN_GAPS = {
+    "bench_shapes": "no steps found",
+    "bench_shapes_bucketed": "no steps found",
+    "bench_shapes_off": "more than 5% apart",
+    "cpu_copy_pinned": "more than 5% apart",
+    "compile_recompile": "no steps found",
+    "jax_conv": "test_convert_check.py",  # arrows that end before they start
+    "jax_conv_shapes": "no steps found",
+    "managed_gemv": "no steps found",
+    "managed_gemv_advise": "no steps found",
+    "managed_gemv_prefetch": "no steps found",
+    "mscopy_pipelined2": "no steps found",
+    "tiny_cuda_100": "more than 5% apart",
+    "tiny_cuda_static_100": "more than 5% apart",
+    "tiny_cupy_100": "more than 5% apart",
+    "tiny_triton_100": "more than 5% apart",
+}
