@@ -177,13 +177,15 @@ static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
     }
 }
 
-/* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window. */
+/* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window, outside JIT
+ * compilation and autotuning (a sweep of trial kernels leaves thousands of them). */
 static void steady_small_gaps(gt_proc *p, const pass_state *s)
 {
     p->steady_small_gap_ns = 0;
     for (size_t i = 1; i < s->n_iv; i++)
         if (s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            p->steady_small_gap_ns += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            p->steady_small_gap_ns +=
+                md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
     p->steady_small_gap_ns = md_steady_scaled(p, p->steady_small_gap_ns);
 }
 
@@ -232,25 +234,6 @@ static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_C
     part[cause_without_calls(p, g)] += len - coll - calls;
 }
 
-/* The part of a gap in the steady window, less what lies in JIT compilation or autotuning
- * there: that idle time is its phase's (model_time.c's gap totals leave it out the same way). */
-static uint64_t steady_part(const gt_proc *p, const gt_gap *g)
-{
-    uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
-    if (!ov || !p->steady_named_phase_ns)
-        return ov;
-    uint64_t part[GT_PHASE_COUNT];
-    if (p->gpu_sampled) {
-        md_steady_gpu_phase_overlaps(p, g->start_ns, g->end_ns, part);
-    } else {
-        uint64_t a = g->start_ns > p->steady_start_ns ? g->start_ns : p->steady_start_ns;
-        uint64_t b = g->end_ns < p->steady_end_ns ? g->end_ns : p->steady_end_ns;
-        md_phase_overlaps(p, a, b < a ? a : b, part);
-    }
-    uint64_t named = part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
-    return named < ov ? ov - named : 0;
-}
-
 /* Fill gap->cause, idle_cause_ns and steady_idle_cause_ns from the gaps' evidence (again from
  * zero each time: the run-level pass calls it once the workers are known). */
 void md_idle_assign(gt_proc *p)
@@ -262,7 +245,7 @@ void md_idle_assign(gt_proc *p)
         gt_gap *g = &p->gaps[i];
         uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
         gap_split(p, g, part);
-        uint64_t ov = steady_part(p, g);
+        uint64_t ov = md_steady_outside_phases(p, g->start_ns, g->end_ns, NULL);
         g->cause = 0;
         for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
             if (part[c] > part[g->cause])

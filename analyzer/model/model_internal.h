@@ -209,6 +209,8 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t part[GT_PHASE_COUNT]);
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 

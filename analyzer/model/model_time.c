@@ -527,6 +527,30 @@ void md_analyse_steps(gt_proc *p)
     free(tail);
 }
 
+/* The part of [a, b] in the steady window's GPU-measured part (the steady steps inside sampled
+ * windows when sampled), less what lies in JIT compilation or autotuning there: that time is
+ * its phase's, and every steady figure leaves it out alike (idle, its causes, launch latency,
+ * busy time). part, when given, gets the phases' overlaps. */
+uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t part[GT_PHASE_COUNT])
+{
+    uint64_t mine[GT_PHASE_COUNT];
+    part = part ? part : mine;
+    memset(part, 0, GT_PHASE_COUNT * sizeof *part);
+    uint64_t ov = gt_proc_steady_gpu_overlap(p, a, b);
+    if (!ov || !p->n_phases)
+        return ov;
+    if (p->gpu_sampled) { /* the steady window's part in whole steps inside windows */
+        md_steady_gpu_phase_overlaps(p, a, b, part);
+    } else {
+        uint64_t x = a > p->steady_start_ns ? a : p->steady_start_ns;
+        uint64_t y = b < p->steady_end_ns ? b : p->steady_end_ns;
+        md_phase_overlaps(p, x, y < x ? x : y, part);
+    }
+    uint64_t named = part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
+    return named < ov ? ov - named : 0;
+}
+
 /* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */
 static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
 {
@@ -565,14 +589,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         md_phase_overlaps(p, g->start_ns, g->end_ns, in_phase);
         for (int k = 0; k < GT_PHASE_COUNT && len; k++)
             p->phase_idle_ns[k] += part_of(unexpl, in_phase[k], len);
-        uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
-        if (p->gpu_sampled) /* the steady window's part in whole steps inside windows */
-            md_steady_gpu_phase_overlaps(p, g->start_ns, g->end_ns, part);
-        else
-            md_phase_overlaps(p, a, b < a ? a : b, part);
-        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
-        if (p->n_phases)
-            ov -= part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
+        uint64_t ov = md_steady_outside_phases(p, g->start_ns, g->end_ns, part);
         if (ov && len) {
             if (len >= GT_BIG_GAP_NS && !g->after_sync) {
                 steady_unexpl += part_of(unexpl, ov, len);
@@ -593,11 +610,13 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     p->steady_idle_unexplained_ns = md_steady_scaled(p, steady_unexpl);
     uint64_t busy = 0;
     for (size_t i = 0; i < s->n_iv; i++) {
-        busy += gt_proc_steady_gpu_overlap(p, s->iv[i][0], s->iv[i][1]);
+        busy += md_steady_outside_phases(p, s->iv[i][0], s->iv[i][1], NULL);
         /* gaps below GT_GAP_MIN_NS are not kept: count them here */
         if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            steady_short += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            steady_short += md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
     }
+    /* busy as a share of the same window: JIT compilation and autotuning inside it left out */
+    uint64_t window = md_steady_outside_phases(p, lo, hi, NULL);
     p->launch_idle_ns += p->small_gap_ns;
     /* GPU figures per step: per steady step, or with sampling per steady step inside a window */
     double steps = md_steady_gpu_steps(p);
@@ -605,7 +624,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         steady_short = steady_cpu = steady_unexpl = steady_after_sync = 0, steps = 1;
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
     p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
-    p->steady_busy_pct = p->steady_gpu_ns ? 100.0 * (double)busy / (double)p->steady_gpu_ns : 0;
+    p->steady_busy_pct = window ? 100.0 * (double)busy / (double)window : 0;
     if (p->gpu_per_step_unavailable) /* the windows' share instead: a share, not per step */
         p->steady_busy_pct = gt_proc_busy_pct(p);
     p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
