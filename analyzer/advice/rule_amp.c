@@ -69,10 +69,14 @@ static double fp32_work(const gt_proc *p, amp_data *d, double *all_calls)
     for (size_t i = 0; i < p->n_gemms; i++) {
         *all_calls += (double)p->gemms[i].count;
         d->tf32_gemms += p->gemms[i].compute_type == 77;
-        if (gemm_is_fp32_plain(&p->gemms[i])) {
-            ms += (double)p->gemms[i].gpu_ns / 1e6;
-            d->calls += (double)p->gemms[i].count;
+        /* what ran: a TF32 math mode set on the handle shows only in the kernels */
+        const gt_gemm_agg *g = &p->gemms[i];
+        if (gemm_is_fp32_plain(g) && (!g->gpu_ns || g->tensor_core_gpu_ns < g->gpu_ns)) {
+            ms += (double)(g->gpu_ns - g->tensor_core_gpu_ns) / 1e6;
+            d->calls += (double)g->count;
             d->gemms++;
+        } else if (g->tensor_core_gpu_ns) {
+            d->tf32_gemms++;
         }
     }
     if ((!p->cudnn_calls_seen && !p->n_gemms) || (d->calls > 0 && ms == 0))

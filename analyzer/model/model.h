@@ -116,6 +116,9 @@ typedef struct gt_gemm_agg {
     int64_t m, n, k, batch;
     int32_t atype, compute_type;
     uint64_t count, api_ns, gpu_ns;
+    /* of gpu_ns, kernels that ran on tensor cores: a handle's math mode (cublasSetMathMode
+     * TF32) is not in the call's arguments, its kernels say what ran */
+    uint64_t tensor_core_gpu_ns;
 } gt_gemm_agg;
 
 typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */

@@ -187,8 +187,12 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         if (call == UINT32_MAX)
             return;
         if (call & 0x80000000u) {
-            if ((call & 0x7fffffffu) < p->n_gemms)
-                p->gemms[call & 0x7fffffffu].gpu_ns += d;
+            if ((call & 0x7fffffffu) < p->n_gemms) {
+                gt_gemm_agg *g = &p->gemms[call & 0x7fffffffu];
+                g->gpu_ns += d;
+                if (ki < p->n_kernels && p->kernels[ki].tensor_cores)
+                    g->tensor_core_gpu_ns += d;
+            }
         } else if (call < s->n_raw) {
             s->raw[call].gpu_ns += d;
         }
