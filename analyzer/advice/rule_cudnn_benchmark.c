@@ -16,6 +16,7 @@
  * (rule_first_use.c). The remedy is the framework's: benchmark mode in PyTorch, XLA's autotune
  * level and caches in JAX, TF_CUDNN_USE_AUTOTUNE in TensorFlow, the cuDNN calls in C. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "advice_rule.h"
@@ -62,18 +63,54 @@ static double autotune_cost_ms(const gt_proc *p)
     return span > calls ? span : calls;
 }
 
-static int shape_seen(const gt_proc *p, size_t upto, const char *shape, int late_only)
+/* The input's channels ("32x3x112x112" -> 3), -1 unknown. */
+static long channels_of(const char *shape)
+{
+    const char *x = strchr(shape, 'x');
+    return x && x[1] ? strtol(x + 1, NULL, 10) : -1;
+}
+
+/* The program's input shapes, as its first convolution sees them: the autotuned forward
+ * convolutions whose input has the fewest channels (each layer of one input shape is a
+ * signature of its own; the first layer's input is what the program changed). */
+static int input_op(const gt_cudnn_opstat *op, long first_channels)
+{
+    return !op->inferred && op->autotuned && op->x_shape[0] &&
+           (op->op_kind == GT_CUDNN_OP_CONV_FWD || op->op_kind == GT_CUDNN_OP_CONV_BIAS_ACT) &&
+           channels_of(op->x_shape) == first_channels;
+}
+
+static int shape_seen(const gt_proc *p, size_t upto, const char *shape, long first_channels,
+                      int late_only)
 {
     for (size_t j = 0; j < upto; j++) {
         const gt_cudnn_opstat *o = &p->cudnn[j];
-        if (!o->inferred && o->autotuned && !strcmp(o->x_shape, shape) &&
+        if (input_op(o, first_channels) && !strcmp(o->x_shape, shape) &&
             (!late_only || o->autotune_first_ns >= p->steady_start_ns))
             return 1;
     }
     return 0;
 }
 
-/* The signatures and input shapes autotuned, and those first autotuned in the steady window. */
+static void count_shapes(const gt_proc *p, bench_data *d)
+{
+    long first = -1;
+    for (size_t i = 0; i < p->n_cudnn; i++) {
+        long c = channels_of(p->cudnn[i].x_shape);
+        if (input_op(&p->cudnn[i], c) && c > 0 && (first < 0 || c < first))
+            first = c;
+    }
+    for (size_t i = 0; first > 0 && i < p->n_cudnn; i++) {
+        const gt_cudnn_opstat *op = &p->cudnn[i];
+        if (!input_op(op, first))
+            continue;
+        d->shapes += !shape_seen(p, i, op->x_shape, first, 0);
+        d->late_shapes +=
+            op->autotune_first_ns >= p->steady_start_ns && !shape_seen(p, i, op->x_shape, first, 1);
+    }
+}
+
+/* The signatures autotuned, and those first autotuned in the steady window. */
 static void count_ops(const gt_proc *p, bench_data *d)
 {
     for (size_t i = 0; i < p->n_cudnn; i++) {
@@ -93,17 +130,14 @@ static void count_ops(const gt_proc *p, bench_data *d)
             continue;
         d->autotuned++;
         d->rare += execs < BENCH_MIN_EXECS;
-        if (op->x_shape[0] && !shape_seen(p, i, op->x_shape, 0))
-            d->shapes++;
         if (op->autotune_first_ns < p->steady_start_ns)
             continue;
         d->late++;
-        if (op->x_shape[0] && !shape_seen(p, i, op->x_shape, 1))
-            d->late_shapes++;
         double at = (double)(op->autotune_first_ns - p->t_min) / 1e9;
         if (at > d->last_late_s)
             d->last_late_s = at;
     }
+    count_shapes(p, d);
 }
 
 /* The per-step gain over the heuristics' pick, from the alternatives' own timings. */
@@ -375,8 +409,9 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     const gt_proc *p = c->p;
     if (d->form == FORM_RECURRING) {
         GT_SEEN(w,
-                "cuDNN autotuned %zu convolution signatures for %zu input shapes; %zu signatures "
-                "(%zu shapes) first came after the steady state began%s: every new input shape "
+                "cuDNN autotuned %zu convolution signatures for %zu input shapes (the first "
+                "convolution's); %zu signatures (%zu shapes) first came after the steady state "
+                "began%s: every new input shape "
                 "autotunes again. Autotuning took %s of the %s run (%.0f%%).",
                 d->autotuned, d->shapes, d->late, d->late_shapes,
                 d->late ? gt_fmt(", the last %.1f s into the run", d->last_late_s) : "",
