@@ -79,6 +79,7 @@ typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signatur
     uint64_t execs, gpu_ns, api_ns;
     uint64_t autotune_execs, autotune_ns; /* API + GPU time spent trying this choice */
     uint64_t autotune_gpu_ns;             /* the trials' kernel time alone (0: not joined) */
+    uint64_t autotune_last_ns;            /* the end of its last execute flagged as a trial */
 } gt_cudnn_choice;
 
 #define GT_MAX_CHOICES 12
@@ -108,6 +109,9 @@ typedef struct gt_cudnn_opstat {
      * and plans are built on first use, not autotuning (issue 29 item 5). Counted in execs. */
     uint64_t first_use_execs, first_use_ns, first_use_first_ns;
     int autotuner_frames; /* a trial was called from an autotuner (gt_call_site_is_autotuner) */
+    /* When its trials ended: the last flagged execute of a candidate it did not choose. Later
+     * flagged executes of the chosen plan are ordinary ones an unrelated event marked. */
+    uint64_t autotune_trials_end_ns;
 } gt_cudnn_opstat;
 enum gt_timed_source { GT_TIMED_NONE = 0, GT_TIMED_FIND_TABLE, GT_TIMED_TRIAL_KERNELS };
 

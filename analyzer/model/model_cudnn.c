@@ -358,8 +358,8 @@ static void confirm_autotuning(gt_proc *p, gt_cudnn_opstat *op)
     }
 }
 
-int md_cudnn_call_autotuned(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
-                            uint32_t sig_id)
+uint64_t md_cudnn_trials_end(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
+                             uint32_t sig_id)
 {
     raw_cudnn r = {.func = func, .plan_id = plan_id, .sig_id = sig_id};
     char sig[256];
@@ -368,7 +368,7 @@ int md_cudnn_call_autotuned(gt_proc *p, pass_state *s, uint32_t func, uint32_t p
     raw_signature(s, &r, sig, sizeof sig, &op_kind, &g);
     for (size_t i = 0; i < p->n_cudnn; i++)
         if (!strcmp(p->cudnn[i].signature, sig))
-            return p->cudnn[i].autotuned;
+            return p->cudnn[i].autotuned ? p->cudnn[i].autotune_trials_end_ns : 0;
     return 0;
 }
 
@@ -434,6 +434,8 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
             c->autotune_execs += r->count;
             c->autotune_ns += r->api_ns + r->gpu_ns;
             c->autotune_gpu_ns += r->gpu_ns;
+            if (r->last_ns > c->autotune_last_ns)
+                c->autotune_last_ns = r->last_ns;
             p->autotune_ns += r->api_ns;
         } else {
             c->execs += r->count;
@@ -466,6 +468,9 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
             }
         if (op->legacy && !op->autotuned && op->n_choices)
             op->heuristic = 1; /* legacy conv without Find: the app picked an algorithm itself */
+        for (int j = 0; op->autotuned && j < op->n_choices; j++)
+            if (j != op->chosen && op->choices[j].autotune_last_ns > op->autotune_trials_end_ns)
+                op->autotune_trials_end_ns = op->choices[j].autotune_last_ns;
         op->timed_winner_ms = op->timed_heuristic_ms = -1;
         timed_from_trials(op);
     }

@@ -91,7 +91,8 @@ typedef struct steady_ev {
 } steady_ev;
 
 /* A cuDNN execute the recorder flagged as an autotuning trial (model_phases.c): autotuning's
- * evidence only once its op is known to have tried several plans (md_cudnn_call_autotuned). */
+ * evidence only once its op is known to have tried several plans, and only until its trials
+ * ended (md_cudnn_trials_end). */
 typedef struct md_trial {
     uint64_t a, b;
     uint32_t func, plan_id, sig_id;
@@ -190,9 +191,10 @@ void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
 void md_build_cudnn_ops(gt_proc *p, pass_state *s);
 void md_build_inferred_ops(gt_proc *p);
 void md_on_cudnn_perf(pass_state *s, const gt_record *r);
-/* Whether the op a cuDNN call ran was autotuned (after md_build_cudnn_ops). */
-int md_cudnn_call_autotuned(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
-                            uint32_t sig_id);
+/* When the trials of the op a cuDNN call ran ended, 0 when it was not autotuned (after
+ * md_build_cudnn_ops). */
+uint64_t md_cudnn_trials_end(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
+                             uint32_t sig_id);
 
 /* model_time.c */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);

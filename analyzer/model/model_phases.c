@@ -211,14 +211,26 @@ static size_t autotune_spans(const pass_state *s, gt_phase_span **out)
     size_t n = 0;
     for (size_t i = 0; i < ns; i++)
         v[n++] = strong[i];
-    for (size_t i = 0, j = 0; i < nw && ns; i++) {
-        while (j + 1 < ns && strong[j].end_ns + PHASE_BRIDGE_NS < weak[i].start_ns)
-            j++;
-        int near_prev = weak[i].start_ns <= strong[j].end_ns + PHASE_BRIDGE_NS &&
-                        weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j].start_ns;
-        int near_next = j + 1 < ns && weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j + 1].start_ns;
-        if (near_prev || near_next)
-            v[n++] = (gt_phase_span){GT_PHASE_AUTOTUNE, weak[i].start_ns, weak[i].end_ns};
+    /* A weak span (finalizations closer than the bridge, merged) joins the strong spans it
+     * touches, and may fill the time between them (building the next candidates), but is
+     * clipped to a bridge beyond the first and last of them: finalizations go on every step
+     * where PyTorch builds plans, and they would carry the autotuning over the whole steady
+     * state (bench_resnet_short: its last 17 steps inside an 8.5 s "autotuning"). */
+    for (size_t i = 0, f = 0; i < nw && ns; i++) {
+        while (f < ns && strong[f].end_ns + PHASE_BRIDGE_NS < weak[i].start_ns)
+            f++;
+        size_t l = f;
+        while (l < ns && strong[l].start_ns <= weak[i].end_ns + PHASE_BRIDGE_NS)
+            l++;
+        if (l == f) /* no strong span near it */
+            continue;
+        uint64_t a =
+            strong[f].start_ns > PHASE_BRIDGE_NS ? strong[f].start_ns - PHASE_BRIDGE_NS : 0;
+        uint64_t b = strong[l - 1].end_ns + PHASE_BRIDGE_NS;
+        a = weak[i].start_ns > a ? weak[i].start_ns : a;
+        b = weak[i].end_ns < b ? weak[i].end_ns : b;
+        if (b > a)
+            v[n++] = (gt_phase_span){GT_PHASE_AUTOTUNE, a, b};
     }
     qsort(v, n, sizeof *v, cmp_span);
     n = merge_kind(v, n);
@@ -351,13 +363,15 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 }
 
 /* Evidence known only after pass 2 and the cuDNN ops: the flagged trials of ops that really
- * tried several plans (a single flagged plan is a first execution), and the waits of call sites
+ * tried several plans, until their last trial of a plan they did not choose (a single flagged
+ * plan is a first execution; the chosen plan flagged later, by an event PyTorch recorded for
+ * another reason, an ordinary execution), and the waits of call sites
  * inside an autotuner (cudnn_frontend::time_sorted_plan synchronizes around each candidate). */
 static void autotune_evidence(gt_proc *p, pass_state *s)
 {
     for (size_t i = 0; i < s->n_trials; i++) {
         const md_trial *t = &s->trials[i];
-        if (md_cudnn_call_autotuned(p, s, t->func, t->plan_id, t->sig_id))
+        if (t->a <= md_cudnn_trials_end(p, s, t->func, t->plan_id, t->sig_id))
             evidence_add(s, GT_PHASE_AUTOTUNE, t->a, t->b);
     }
     for (size_t i = 0; i < s->n_sev; i++) {
