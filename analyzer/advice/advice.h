@@ -41,6 +41,7 @@ enum gt_saving_pool {
     GT_POOL_CPU,      /* the step's CPU time in calls (allocation, blocking copies) */
     GT_POOL_AUTOTUNE, /* the run's autotuning phase */
     GT_POOL_JIT,      /* the run's JIT compilation phase */
+    GT_POOL_COMPILE,  /* the run's compilation phase (a framework's compiler in the process) */
     GT_POOL_RUN,      /* any other time of the run */
     GT_POOL_COUNT
 };

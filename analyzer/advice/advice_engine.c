@@ -116,6 +116,8 @@ static void pools_of(const gt_proc *p, pools *k)
     k->run[GT_POOL_AUTOTUNE] =
         p->phase_ns[GT_PHASE_AUTOTUNE] ? ms_of(p->phase_ns[GT_PHASE_AUTOTUNE]) : run;
     k->run[GT_POOL_JIT] = p->phase_ns[GT_PHASE_JIT] ? ms_of(p->phase_ns[GT_PHASE_JIT]) : run;
+    k->run[GT_POOL_COMPILE] =
+        p->phase_ns[GT_PHASE_COMPILE] ? ms_of(p->phase_ns[GT_PHASE_COMPILE]) : run;
     k->run[GT_POOL_RUN] = run;
     k->run_total = run;
 }

@@ -10,7 +10,7 @@ extern const gt_rule gt_rule_env_cuda_major, gt_rule_env_kernel_image, gt_rule_e
     gt_rule_env_cupti, gt_rule_env_incomplete, gt_rule_sync_stall, gt_rule_pinned_memory,
     gt_rule_non_blocking_copy, gt_rule_launch_bound, gt_rule_gpu_idle, gt_rule_amp,
     gt_rule_alloc_in_loop, gt_rule_cudnn_benchmark, gt_rule_first_use, gt_rule_compilation,
-    gt_rule_cudnn_inferred, gt_rule_straggler;
+    gt_rule_recompilation, gt_rule_cudnn_inferred, gt_rule_straggler;
 
 const gt_rule *const gt_rules[] = {
     &gt_rule_env_cuda_major,
@@ -28,6 +28,7 @@ const gt_rule *const gt_rules[] = {
     &gt_rule_cudnn_benchmark,
     &gt_rule_first_use,
     &gt_rule_compilation,
+    &gt_rule_recompilation,
     &gt_rule_cudnn_inferred,
     &gt_rule_straggler,
 };

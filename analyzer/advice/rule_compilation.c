@@ -1,6 +1,10 @@
-/* rule_compilation.c — compilation: JIT compilation after start-up (model_phases.c's JIT phase:
- * NVRTC, nvJitLink and module-load calls, compiler processes the program started, and the GPU
- * idle gaps they cover), with the GPU waiting for it. The saving is the phase's time, once over
+/* rule_compilation.c — compilation. A framework's compiler in the process (model_compile.c:
+ * torch.compile's Dynamo and Inductor, XLA under JAX; issue 30) is named with its evidence, its
+ * first compilation here and the later ones in rule_recompilation.c: a one-time cost of each
+ * process start, whose saving is its phase time over the run (what a warm cache can remove at
+ * most: Dynamo still traces). Without one: JIT compilation after start-up (model_phases.c's JIT
+ * phase: NVRTC, nvJitLink and module-load calls, compiler processes the program started, and the
+ * GPU idle gaps they cover), with the GPU waiting for it. The saving is the phase's time, once over
  * the run: a warm compile cache skips the compiling (not the module loads).
  *
  * Compilation that recurs after the steady state began (new shapes, guards that fail, a cache
@@ -20,12 +24,20 @@
     0.05 /* compilation after the steady state began, of the phase: recurring                      \
           */
 
+#define COMPILE_RUN_SHARE                                                                          \
+    0.01 /* a framework's first compilation / run: the rule fires from here                        \
+          */
+
 enum { SRC_INDUCTOR, SRC_TRITON, SRC_XLA, SRC_CUPY, SRC_PYTORCH, SRC_NATIVE };
 
 typedef struct compile_data {
     double ms, run_ms, calls, call_ms, children, children_ms, late_ms;
     size_t spans, late;
     int source;
+    int framework, xla; /* a framework's compiler (n_compilations), XLA's */
+    double start_ms;    /* its first compilation's start, into the run */
+    unsigned workers;
+    double compiler_calls;
 } compile_data;
 
 static int inductor_kernels(const gt_proc *p)
@@ -55,10 +67,41 @@ static int source_of(const gt_proc *p, int fw)
     }
 }
 
+/* A framework's compiler: its first compilation. */
+static int find_framework(const gt_proc *p, gt_advice *a, compile_data *d)
+{
+    d->framework = 1;
+    d->xla = gt_proc_remedy_framework(p) == GT_FW_JAX;
+    d->ms = (double)p->compile_first_ns / 1e6;
+    d->run_ms = gt_proc_duration_ms(p);
+    if (d->run_ms <= 0 || d->ms / d->run_ms < COMPILE_RUN_SHARE)
+        return 0;
+    const gt_compilation *first = &p->compilations[0];
+    d->start_ms = (double)(first->start_ns - p->t_min) / 1e6;
+    d->compiler_calls = (double)p->compile_calls;
+    d->workers = p->compile_workers;
+    d->calls = (double)p->jit_calls;
+    d->children = (double)p->jit_children;
+    gt_adv_ev(a, "compile_ms", d->ms, "ms");
+    gt_adv_ev(a, "compile_share", 100 * d->ms / d->run_ms, "%");
+    gt_adv_ev(a, "compiler_calls", d->compiler_calls, "count");
+    gt_adv_ev(a, "compile_workers", d->workers, "count");
+    gt_adv_ev(a, "jit_calls", d->calls, "count");
+    gt_adv_ev(a, "compiler_processes", d->children, "count");
+    gt_adv_ev(a, "gpu_idle_ms", (double)p->phase_idle_ns[GT_PHASE_COMPILE] / 1e6, "ms");
+    gt_adv_saving(a, d->ms, GT_BASIS_RUN, GT_POOL_COMPILE,
+                  "the first compilation's time in the compilation phase: a warm cache removes "
+                  "at most that");
+    a->t_ns = first->start_ns;
+    return 1;
+}
+
 static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 {
     const gt_proc *p = c->p;
     compile_data *d = data;
+    if (p->n_compilations)
+        return find_framework(p, a, d);
     d->ms = (double)p->phase_ns[GT_PHASE_JIT] / 1e6;
     d->run_ms = gt_proc_duration_ms(p);
     if (d->ms < COMPILE_MIN_MS || d->run_ms <= 0)
@@ -145,9 +188,44 @@ static void remedy(const compile_data *d, gt_words *w)
     }
 }
 
+/* "12 calls from its frames, 17 compile workers, ...": the evidence a user can check. */
+static void word_framework(const compile_data *d, const gt_advice *a, gt_words *w)
+{
+    char parts[200] = "";
+    size_t u = 0;
+    if (d->compiler_calls > 0)
+        u += (size_t)snprintf(parts + u, sizeof parts - u, "%.0f calls from its frames",
+                              d->compiler_calls);
+    if (d->workers && u < sizeof parts)
+        u += (size_t)snprintf(parts + u, sizeof parts - u, "%s%u compile workers", u ? ", " : "",
+                              d->workers);
+    if (d->calls > 0 && u < sizeof parts)
+        u += (size_t)snprintf(parts + u, sizeof parts - u, "%s%.0f module loads", u ? ", " : "",
+                              d->calls);
+    if (d->children > 0 && u < sizeof parts)
+        snprintf(parts + u, sizeof parts - u, "%s%.0f ptxas/gcc runs", u ? ", " : "", d->children);
+    GT_SEEN(w, "%s took %s (%.0f%% of the run) from %s into the run, in the process: %s.",
+            d->xla ? "XLA's compilation" : "torch.compile's compilation (Dynamo, Inductor)",
+            gt_adv_ms(d->ms), a->share_pct, gt_adv_ms(d->start_ms), parts);
+    if (d->xla)
+        GT_REMEDY(w, "A one-time cost of each process start: keep XLA's persistent compilation "
+                     "cache between runs (jax.config.update(\"jax_compilation_cache_dir\", ...)), "
+                     "or accept it in a long run.");
+    else
+        GT_REMEDY(w, "A one-time cost of each process start: keep Inductor's caches between runs "
+                     "(TORCHINDUCTOR_CACHE_DIR on lasting storage; "
+                     "torch.compiler.save_cache_artifacts()/load_cache_artifacts() to move them), "
+                     "compile less (mode=\"default\" over \"max-autotune\", a smaller compiled "
+                     "region), or accept it in a long run.");
+}
+
 static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_words *w)
 {
     const compile_data *d = data;
+    if (d->framework) {
+        word_framework(d, a, w);
+        return;
+    }
     static const char *const who[] = {
         "torch.compile's compilation (Dynamo, Inductor, Triton)",
         "Triton's compilation",
@@ -176,5 +254,5 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     remedy(d, w);
 }
 
-const gt_rule gt_rule_compilation = {"compilation", "JIT compilation while the GPU waits",
+const gt_rule gt_rule_compilation = {"compilation", "compilation while the GPU waits",
                                      GT_RULE_PROCESS, find, word};

@@ -25,7 +25,8 @@ static int cause_without_calls(const gt_proc *p)
 {
     int best = GT_IDLE_UNKNOWN;
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        if (c != GT_IDLE_CUDA_CALL && p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
+        if (c != GT_IDLE_CUDA_CALL && c != GT_IDLE_COPY &&
+            p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
             best = c;
     return best;
 }
@@ -62,7 +63,8 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
     snprintf(key, sizeof key, "%s_ms_per_step", gt_idle_cause_key(d->cause));
     gt_adv_ev(a, key, d->cause_ms, "ms");
     a->t_ns = p->largest_gap_start_ns ? p->largest_gap_start_ns : p->steady_start_ns;
-    if (d->cause == GT_IDLE_COLLECTIVE && st->found && st->pid != p->hdr.pid) {
+    if ((d->cause == GT_IDLE_COLLECTIVE || d->cause == GT_IDLE_COLLECTIVE_TRANSFER) && st->found &&
+        st->pid != p->hdr.pid) {
         d->waits_for_rank = 1; /* fixed on the late rank: the straggler's saving holds it */
         d->straggler_rank = st->rank;
         d->late_ms = st->lateness_ms;
@@ -126,6 +128,17 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     snprintf(head, sizeof head, "The GPU sits idle %s %s in gaps of 1 ms or more",
              gt_adv_ms(d->idle_ms), gt_adv_per(p));
     switch (d->cause) {
+    case GT_IDLE_COLLECTIVE_TRANSFER:
+        if (!d->waits_for_rank) {
+            GT_SEEN(w,
+                    "%s in collectives while the data moved, every rank there (%s %s; gloo "
+                    "copies GPU tensors through host memory and sums them over TCP).",
+                    head, gt_adv_ms(d->cause_ms), gt_adv_per(p));
+            GT_REMEDY(w, "NCCL for GPU tensors, fewer and larger buckets (DDP bucket_cap_mb), or "
+                         "less data (gradient compression hooks, bf16 gradients).");
+            break;
+        }
+        /* fall through */
     case GT_IDLE_COLLECTIVE:
         if (d->waits_for_rank) {
             GT_SEEN(w,
@@ -133,6 +146,13 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                     "%s late per step (see the straggler advice).",
                     head, d->straggler_rank, gt_adv_ms(d->late_ms));
             GT_REMEDY(w, "Make that rank faster; nothing to fix on this one.");
+        } else if (c->run->straggler.found && c->run->straggler.pid == p->hdr.pid) {
+            /* the last rank: never said to be waiting */
+            GT_SEEN(w,
+                    "%s in collectives (%s %s): this rank arrives last (see the straggler "
+                    "advice), the time is the collectives' own.",
+                    head, gt_adv_ms(d->cause_ms), gt_adv_per(p));
+            GT_REMEDY(w, "See the straggler advice for what this rank did before arriving.");
         } else {
             GT_SEEN(w, "%s, waiting in a collective (%s %s) for the other ranks.", head,
                     gt_adv_ms(d->cause_ms), gt_adv_per(p));
@@ -144,6 +164,12 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                           : "Overlap communication with computation, or communicate "
                             "less often.");
         }
+        break;
+    case GT_IDLE_COMPILE:
+        GT_SEEN(w, "%s while a compiler ran in the process (%s %s; see the compilation advice).",
+                head, gt_adv_ms(d->cause_ms), gt_adv_per(p));
+        GT_REMEDY(w, "Compile before the loop and keep input shapes fixed, so nothing compiles "
+                     "inside it.");
         break;
     case GT_IDLE_JIT:
         GT_SEEN(w, "%s while the CPU compiles kernels or loads modules (%s %s).", head,

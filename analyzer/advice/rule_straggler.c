@@ -11,10 +11,12 @@
 #include "advice_rule.h"
 #include "util.h"
 
-#define STRAGGLER_RATIO 1.05      /* without collectives: slowest rank's step / median step */
-#define STRAGGLER_MIN_LATE_MS 0.5 /* median lateness per step at the collectives ... */
-#define STRAGGLER_LATE_SHARE 0.05 /* ... and as a share of the step period */
-#define STRAGGLER_LAST_SHARE 0.5  /* last to arrive in at least this share of the steps */
+#define STRAGGLER_RATIO 1.05         /* without collectives: slowest rank's step / median step */
+#define STRAGGLER_MIN_LATE_MS 0.5    /* median lateness per step at the collectives ... */
+#define STRAGGLER_LATE_SHARE 0.05    /* ... and as a share of the step period */
+#define STRAGGLER_LAST_SHARE 0.5     /* last to arrive in at least this share of the steps */
+#define STRAGGLER_INSTEAD_SHARE 0.25 /* what it did instead is named from this share of lateness   \
+                                      */
 #define MAX_RANKS 256
 
 static int cmp_dbl(const void *a, const void *b)
@@ -97,30 +99,55 @@ static const gt_proc *proc_with_pid(const gt_proc **ranked, size_t n, int pid)
 }
 
 typedef struct straggler_data {
-    int by_collectives, kind, why, rank, pid;
-    size_t rounds, last_in;
+    int by_collectives, per_step, kind, why, rank, pid;
+    size_t of, last;
     double late_ms, period_ms, others_wait_ms, excess_ms, ref_ms, own_ms;
     int outside_nccl;
+    int instead[2]; /* what it did instead (enum gt_late_what), the largest first; -1 none */
+    double instead_ms[2];
 } straggler_data;
 
-/* The rank reaching the collectives last (run->straggler), with its lateness per step. */
+/* What the last rank did instead before its late arrivals (model_ranks.c), the largest first,
+ * each named from STRAGGLER_INSTEAD_SHARE of its lateness. */
+static void instead_of(const gt_straggler *st, straggler_data *d)
+{
+    d->instead[0] = d->instead[1] = -1;
+    for (int w = 0; w < GT_LATE_COUNT; w++) {
+        double ms = st->instead_ms[w];
+        if (ms <= STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
+            continue;
+        if (d->instead[0] < 0 || ms > d->instead_ms[0]) {
+            d->instead[1] = d->instead[0], d->instead_ms[1] = d->instead_ms[0];
+            d->instead[0] = w, d->instead_ms[0] = ms;
+        } else if (d->instead[1] < 0 || ms > d->instead_ms[1]) {
+            d->instead[1] = w, d->instead_ms[1] = ms;
+        }
+    }
+}
+
+/* The rank reaching the collectives last (run->straggler, model_ranks.c): its lateness per step,
+ * the others' wait for it, what it did instead. */
 static const gt_proc *by_collectives(const gt_run *run, const gt_proc **ranked, size_t n,
                                      straggler_data *d)
 {
     const gt_straggler *st = &run->straggler;
     const gt_proc *s = proc_with_pid(ranked, n, st->pid);
+    size_t of = st->per_step ? st->rounds : st->collectives;
+    size_t last = st->per_step ? st->last_in : st->last_at;
     if (!s || st->lateness_ms < STRAGGLER_MIN_LATE_MS ||
         (st->period_ms > 0 && st->lateness_ms < STRAGGLER_LATE_SHARE * st->period_ms) ||
-        (double)st->last_in < STRAGGLER_LAST_SHARE * (double)st->rounds)
+        (double)last < STRAGGLER_LAST_SHARE * (double)of)
         return NULL;
     d->by_collectives = 1;
+    d->per_step = st->per_step;
     d->kind = st->kind;
-    d->rounds = st->rounds;
-    d->last_in = st->last_in;
+    d->of = of;
+    d->last = last;
     d->late_ms = st->lateness_ms;
     d->period_ms = st->period_ms;
     d->others_wait_ms = st->others_wait_ms;
-    d->why = straggler_reason(s, ranked, n, st->period_ms, &d->excess_ms);
+    d->why = -1;
+    instead_of(st, d);
     return s;
 }
 
@@ -185,17 +212,24 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
     gt_adv_ev(a, "rank", d->rank, "");
     gt_adv_ev(a, "lateness_ms_per_step", d->late_ms, "ms");
     if (d->by_collectives) {
-        gt_adv_ev(a, "last_in_steps", (double)d->last_in, "count");
-        gt_adv_ev(a, "steps", (double)d->rounds, "count");
+        const gt_straggler *st = &c->run->straggler;
+        gt_adv_ev(a, "last_in_steps", (double)st->last_in, "count");
+        gt_adv_ev(a, "steps", (double)st->rounds, "count");
+        gt_adv_ev(a, "last_at_collectives", (double)st->last_at, "count");
+        gt_adv_ev(a, "collectives", (double)st->collectives, "count");
         gt_adv_ev(a, "step_period_ms", d->period_ms, "ms");
         gt_adv_ev(a, "others_wait_ms_per_step", d->others_wait_ms, "ms");
+        for (int w = 0; w < GT_LATE_COUNT && a->n_evidence < GT_ADVICE_MAX_EVIDENCE; w++)
+            if (st->instead_ms[w] > STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
+                gt_adv_ev(a, gt_fmt("instead_%s_ms_per_step", gt_late_what_key(w)),
+                          st->instead_ms[w], "ms");
     } else {
         gt_adv_ev(a, "step_ms", d->own_ms, "ms");
         gt_adv_ev(a, "median_step_ms", d->ref_ms, "ms");
     }
     if (d->why >= 0)
         gt_adv_ev(a, "excess_ms_per_step", d->excess_ms, "ms");
-    if (gt_adv_has_steps(s) || d->period_ms <= 0)
+    if ((d->by_collectives ? d->per_step : gt_adv_has_steps(s)) || d->period_ms <= 0)
         gt_adv_saving(a, d->late_ms, GT_BASIS_STEP, GT_POOL_IDLE,
                       "its lateness per step, which every other rank waits");
     else /* per round; the window holds window / period rounds */
@@ -204,28 +238,74 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
     return 1;
 }
 
+/* The remedy by what the last rank did instead. */
+static const char *instead_remedy(int what, int fw)
+{
+    switch (what) {
+    case GT_LATE_DATA_LOADING:
+        return fw == GT_FW_PYTORCH
+                   ? "Give that rank's input pipeline more DataLoader workers, pinned memory and "
+                     "prefetching, or even out its shard (DistributedSampler shards of equal size)."
+                   : "Give that rank's input pipeline more workers and prefetching, or even out "
+                     "its shard.";
+    case GT_LATE_GPU:
+        return "Even out the GPU work per rank (uneven shards or sequence lengths, extra passes on "
+               "one rank), or check that rank's GPU (shared, throttled, slower).";
+    case GT_LATE_CUDA_CALL:
+        return "Look at that rank's CUDA calls before the collective (a sync, a copy, "
+               "allocations).";
+    case GT_LATE_COMPILE:
+        return "That rank compiled (or recompiled) while the others waited: warm the caches, "
+               "or keep shapes the same on every rank.";
+    case GT_LATE_COLLECTIVE:
+        return "That rank spends longer in other collectives first (another process group?).";
+    default:
+        return "Find that rank's extra work with a CPU profiler (py-spy dump/record on its pid): "
+               "logging, checkpointing, metrics or an uneven input pipeline on one rank; a rank "
+               "that sleeps or waits on something else looks the same without CPU samples.";
+    }
+}
+
 static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_words *w)
 {
     const straggler_data *d = data;
     (void)a;
+    if (d->by_collectives) {
+        char instead[200] = "";
+        if (d->instead[0] >= 0) {
+            size_t u =
+                (size_t)snprintf(instead, sizeof instead,
+                                 " Before each late arrival it did, beyond the others: "
+                                 "%s %s",
+                                 gt_late_what_name(d->instead[0]), gt_adv_ms(d->instead_ms[0]));
+            if (d->instead[1] >= 0 && u < sizeof instead)
+                u +=
+                    (size_t)snprintf(instead + u, sizeof instead - u, ", then %s %s",
+                                     gt_late_what_name(d->instead[1]), gt_adv_ms(d->instead_ms[1]));
+            if (u < sizeof instead)
+                snprintf(instead + u, sizeof instead - u, ".");
+        }
+        const char *unit = d->per_step ? "step" : "collective";
+        GT_SEEN(w,
+                "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu %ss, %s late %s "
+                "(%s): the other ranks wait %s %s for it.%s",
+                d->rank, d->pid, d->kind == GT_COLL_NCCL ? "NCCL" : "CPU (gloo)", d->last, d->of,
+                unit, gt_adv_ms(d->late_ms), d->per_step ? "per step" : "over the steady window",
+                d->per_step ? gt_fmt("median; a step every %s", gt_adv_ms(d->period_ms))
+                            : gt_fmt("a steady window of %s", gt_adv_ms(d->period_ms)),
+                gt_adv_ms(d->others_wait_ms), d->per_step ? "per step" : "in all", instead);
+        GT_REMEDY(w, "%s", instead_remedy(d->instead[0], c->fw));
+        return;
+    }
     char reason[200] = "";
     if (d->why >= 0 && d->excess_ms > 0.25 * d->late_ms)
         snprintf(reason, sizeof reason, " It spends %s more per step than the others in %s.",
                  gt_adv_ms(d->excess_ms), why_names[d->why]);
-    if (d->by_collectives)
-        GT_SEEN(w,
-                "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu steps, %s late per "
-                "step (median; a step every %s): the other ranks wait %s per step for it.%s",
-                d->rank, d->pid, d->kind == GT_COLL_NCCL ? "NCCL" : "CPU (gloo)", d->last_in,
-                d->rounds, gt_adv_ms(d->late_ms), gt_adv_ms(d->period_ms),
-                gt_adv_ms(d->others_wait_ms), reason);
-    else
-        GT_SEEN(w,
-                "Rank %d holds the others back: %s%s per step against a median of %s (%.0f%% "
-                "slower); the other ranks wait for it in collectives.%s",
-                d->rank, gt_adv_ms(d->own_ms), d->outside_nccl ? " outside NCCL" : "",
-                gt_adv_ms(d->ref_ms), d->ref_ms > 0 ? 100 * (d->own_ms / d->ref_ms - 1) : 0,
-                reason);
+    GT_SEEN(w,
+            "Rank %d holds the others back: %s%s per step against a median of %s (%.0f%% "
+            "slower); the other ranks wait for it in collectives.%s",
+            d->rank, gt_adv_ms(d->own_ms), d->outside_nccl ? " outside NCCL" : "",
+            gt_adv_ms(d->ref_ms), d->ref_ms > 0 ? 100 * (d->own_ms / d->ref_ms - 1) : 0, reason);
     if (c->fw == GT_FW_PYTORCH)
         GT_REMEDY(w, "Even out the work per rank: the input pipeline (DistributedSampler shards "
                      "of equal size), work only this rank does (logging, metrics, checkpoints "

@@ -408,27 +408,33 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
     if (ranked < 2)
         return;
     section(out, color, "ranks");
-    static const char *const hdr[] = {"rank",    "host",    "step ms", "NCCL ms",
-                                      "sync ms", "copy ms", "idle ms", "busy %"};
+    static const char *const hdr[] = {"rank",    "host",    "step ms", "NCCL ms", "sync ms",
+                                      "copy ms", "idle ms", "busy %",  "late ms", "waits ms"};
     gt_table t;
-    gt_table_init(&t, 8, hdr);
-    for (int c = 2; c < 8; c++)
+    gt_table_init(&t, 10, hdr);
+    for (int c = 2; c < 10; c++)
         t.right[c] = 1;
     t.right[0] = 1;
     for (size_t i = 0; i < run->n; i++) {
         const gt_proc *p = &run->procs[i];
         if (p->hdr.rank < 0 || !gt_proc_has_data(p))
             continue;
+        char late[32] = "-", waits[32] = "-"; /* gt_fmt has 8 buffers: the row needs 9 */
+        if (p->coll_matched) {
+            snprintf(late, sizeof late, "%.3f", p->coll_late_ms_per_step);
+            snprintf(waits, sizeof waits, "%.3f", p->coll_wait_ms_per_step);
+        }
         gt_table_row(&t, gt_fmt("%d", p->hdr.rank), p->host,
                      p->n_steps >= 2 ? gt_fmt("%.3f", p->step_ms_median) : "-",
                      gt_fmt("%.3f", p->steady_nccl_ms_per_step),
                      gt_fmt("%.3f", p->steady_sync_ms_per_step),
                      gt_fmt("%.3f", p->steady_copy_ms_per_step), gt_fmt("%.3f", gt_adv_idle_ms(p)),
-                     gt_fmt("%.1f", p->steady_busy_pct));
+                     gt_fmt("%.1f", p->steady_busy_pct), late, waits);
     }
     gt_table_print(&t, out, "  ");
-    fprintf(out, "  (per steady step; idle ms is the verdict's GPU idle, all causes; NCCL ms on a "
-                 "fast rank is mostly waiting for the slowest)\n");
+    fprintf(out,
+            "  (per steady step; idle ms is the verdict's GPU idle, all causes; late: arriving "
+            "last at the collectives, by how much; waits: for a later rank in them)\n");
     gt_table_free(&t);
 }
 
@@ -550,14 +556,35 @@ static json_t *ranks_json(const gt_run *run)
             continue;
         json_array_append_new(
             arr,
-            json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank, "pid",
-                      p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
+            json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "rank",
+                      p->hdr.rank, "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
                       p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
                       "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
                       p->steady_sync_ms_per_step, "copy_ms_per_step", p->steady_copy_ms_per_step,
-                      "idle_ms_per_step", gt_adv_idle_ms(p), "busy_pct", p->steady_busy_pct));
+                      "idle_ms_per_step", gt_adv_idle_ms(p), "busy_pct", p->steady_busy_pct,
+                      "late_ms_per_step", p->coll_late_ms_per_step, "wait_ms_per_step",
+                      p->coll_wait_ms_per_step, "last_at_collectives", (json_int_t)p->coll_last_at,
+                      "collectives", (json_int_t)p->coll_matched));
     }
     return arr;
+}
+
+/* The rank that reaches the collectives last (model_ranks.c), null when none were matched. */
+static json_t *straggler_json(const gt_run *run)
+{
+    const gt_straggler *st = &run->straggler;
+    if (!st->found)
+        return json_null();
+    json_t *instead = json_object();
+    for (int w = 0; w < GT_LATE_COUNT; w++)
+        json_object_set_new(instead, gt_late_what_key(w), json_real(st->instead_ms[w]));
+    return json_pack("{s:i, s:i, s:s, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:o}", "rank",
+                     st->rank, "pid", st->pid, "kind", st->kind == GT_COLL_NCCL ? "nccl" : "cpu",
+                     "per_step", st->per_step, "steps", (json_int_t)st->rounds, "last_in_steps",
+                     (json_int_t)st->last_in, "collectives", (json_int_t)st->collectives,
+                     "last_at_collectives", (json_int_t)st->last_at, "lateness_ms", st->lateness_ms,
+                     "period_ms", st->period_ms, "others_wait_ms", st->others_wait_ms, "instead_ms",
+                     instead);
 }
 
 static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n)
@@ -569,15 +596,16 @@ static int print_json(const gt_run *run, const gt_advice_list *adv, FILE *out, i
         json_array_append_new(advice, gt_advice_to_json(&adv->items[i]));
     gt_verdict v;
     gt_verdict_build(run, adv, &v);
-    json_t *root = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
-                             "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
+    json_t *root =
+        json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
+                  "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
 #ifdef GT_VERSION
-                             GT_VERSION,
+                  GT_VERSION,
 #else
-                             "dev",
+                  "dev",
 #endif
-                             "verdict", gt_verdict_json(&v), "processes", procs, "ranks",
-                             ranks_json(run), "advice", advice);
+                  "verdict", gt_verdict_json(&v), "processes", procs, "ranks", ranks_json(run),
+                  "straggler", straggler_json(run), "advice", advice);
     if (!root)
         return -1;
     int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

@@ -210,6 +210,38 @@ static json_t *idle_by_cause_json(const gt_proc *p)
     return o;
 }
 
+/* Launch-bound's figures (model_time.c): the steady window's idle between kernels while the CPU
+ * prepared the next launch, the kernels against the interval they start at, the launch path. */
+static json_t *launch_json(const gt_proc *p)
+{
+    double steps = p->steady_steps > 0 ? p->steady_steps : 1;
+    double kernels = (double)p->steady_kernels / steps;
+    double step =
+        p->n_steps >= 2 ? p->step_ms_median : (double)(p->steady_end_ns - p->steady_start_ns) / 1e6;
+    return json_pack(
+        "{s:f, s:f, s:f, s:o, s:o, s:I, s:o, s:o}", "idle_ms_per_step",
+        p->steady_short_idle_ms_per_step, "gaps_per_step", p->steady_launch_gaps_per_step,
+        "kernels_per_step", kernels, "kernel_us_mean",
+        p->steady_kernels ? json_real((double)p->steady_kernel_ns / (double)p->steady_kernels / 1e3)
+                          : json_null(),
+        "kernel_interval_us", kernels > 0 ? json_real(1e3 * step / kernels) : json_null(),
+        "launch_calls", (json_int_t)p->steady_launch_calls, "launch_call_us",
+        p->steady_launch_calls
+            ? json_real((double)p->steady_launch_call_ns / (double)p->steady_launch_calls / 1e3)
+            : json_null(),
+        "launch_function",
+        p->launch_func ? json_string(gt_api_func_name(p->launch_func)) : json_null());
+}
+
+static json_t *frameworks_json(const gt_proc *p)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < GT_FW_COUNT; i++)
+        if (p->frameworks & (1u << i))
+            json_array_append_new(a, json_string(gt_framework_key(1u << i)));
+    return a;
+}
+
 static json_t *gpu_json(const gt_proc *p)
 {
     json_t *timeline = json_array();
@@ -227,11 +259,12 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    json_t *o = json_pack(
-        "{s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:o}", "busy_pct", gt_proc_busy_pct(p), "busy_ms",
-        (double)p->gpu_busy_ns / 1e6, "active_ms", (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6,
-        "steady_busy_pct", p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
-        "timeline_busy_pct", timeline, "idle", idle, "idle_by_cause", idle_by_cause_json(p));
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o}", "busy_pct",
+                          gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
+                          (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
+                          p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
+                          "timeline_busy_pct", timeline, "idle", idle, "idle_by_cause",
+                          idle_by_cause_json(p), "launch", launch_json(p));
     /* what the steady per-step figures are a share of (the advice's base): the mean steady step,
      * or the steady window less JIT and autotuning when no steps were found */
     json_object_set_new(o, "steady_base_ms", json_real(gt_adv_step_ms(p)));
@@ -451,6 +484,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
                      "chunks_damaged", (json_int_t)(p->chunks_damaged + p->chunk_seq_gaps),
                      "cupti_overhead_ms", (double)p->cupti_overhead_ns / 1e6, "static_cudart",
                      (p->hdr.flags & GT_HDR_STATIC_CUDART) != 0));
+    json_object_set_new(o, "frameworks", frameworks_json(p));
     json_object_set_new(o, "steps", steps_json(p));
     gt_phases_json_add(o, p);
     json_object_set_new(o, "gpu", gpu_json(p));
