@@ -16,7 +16,7 @@
  * native program. */
 #include <stdio.h>
 
-#include "model_internal.h"
+#include "model_framework.h"
 
 typedef struct fw_mark {
     const char *part; /* a part of a library path or a Python file */
@@ -97,12 +97,9 @@ void md_framework_on_kernel_name(gt_proc *p, const char *name)
 }
 
 /* NVTX: XLA marks its thunks and passes in the TSL domain (JAX and TensorFlow alike); PyTorch's
- * own ranges name the library. */
-void md_framework_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v)
+ * own ranges name the library (lib: gt_step_library's name for the range, NULL none). */
+void md_framework_on_nvtx_library(gt_proc *p, const char *lib)
 {
-    const char *domain = v->domain_id ? gt_reader_string(s->reader, v->domain_id) : NULL;
-    const char *name = v->name_id ? gt_reader_string(s->reader, v->name_id) : NULL;
-    const char *lib = gt_step_library(domain, name);
     if (!lib)
         return;
     if (!strcmp(lib, "XLA") || !strcmp(lib, "JAX"))

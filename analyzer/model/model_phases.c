@@ -23,7 +23,11 @@
  * phase where they lie (autotuning over JIT where both: cuDNN's own runtime compilation during a
  * sweep is the sweep's cost); compilation replaces it anywhere (start-up included), over JIT (a
  * compiler's module loads and ptxas runs are its own) and under autotuning. */
-#include "model_internal.h"
+#include "model_phases.h"
+
+#include "model_compile.h"
+#include "model_cudnn.h"
+#include "model_sample.h"
 
 #define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
 #define PHASE_WEAK_AUTOTUNE GT_PHASE_COUNT /* plan finalization: autotuning only beside a trial */
@@ -37,14 +41,6 @@ static void evidence_add(pass_state *s, int kind, uint64_t a, uint64_t b)
         return;
     gt_grow((void **)&s->phase_ev, &s->cap_phase_ev, s->n_phase_ev, sizeof *s->phase_ev);
     s->phase_ev[s->n_phase_ev++] = (gt_phase_span){kind, a, b};
-}
-
-/* A range an autotuner marks itself with (XLA's GEMM and convolution algorithm pickers,
- * autotuning passes): autotuning, wherever it runs (model_time.c's NVTX ranges call it). */
-void md_phase_nvtx_range(pass_state *s, const char *name, uint64_t a, uint64_t b)
-{
-    if (name && gt_call_site_is_autotuner(name))
-        evidence_add(s, GT_PHASE_AUTOTUNE, a, b);
 }
 
 static int is_context_call(uint32_t f)
@@ -370,6 +366,50 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
     }
 }
 
+/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
+static void steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
+                                      uint64_t out[GT_PHASE_COUNT])
+{
+    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
+    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
+         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
+        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
+        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
+        if (y <= x)
+            continue;
+        uint64_t part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, x, y, part);
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            out[k] += part[k];
+    }
+}
+
+/* The part of [a, b] in the steady window's GPU-measured part (the steady steps inside sampled
+ * windows when sampled), less what lies in JIT compilation, compilation or autotuning there: that
+ * time is its phase's, and every steady figure leaves it out alike (idle, its causes, launch
+ * latency, busy time). part, when given, gets the phases' overlaps. */
+uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t part[GT_PHASE_COUNT])
+{
+    uint64_t mine[GT_PHASE_COUNT];
+    part = part ? part : mine;
+    memset(part, 0, GT_PHASE_COUNT * sizeof *part);
+    uint64_t ov = gt_proc_steady_gpu_overlap(p, a, b);
+    if (!ov || !p->n_phases)
+        return ov;
+    if (p->gpu_sampled) { /* the steady window's part in whole steps inside windows */
+        steady_gpu_phase_overlaps(p, a, b, part);
+    } else {
+        uint64_t x = a > p->steady_start_ns ? a : p->steady_start_ns;
+        uint64_t y = b < p->steady_end_ns ? b : p->steady_end_ns;
+        md_phase_overlaps(p, x, y < x ? x : y, part);
+    }
+    uint64_t named = 0;
+    for (int k = 0; k < GT_PHASE_COUNT; k++)
+        named += gt_phase_is_named_cost(k) ? part[k] : 0;
+    return named < ov ? ov - named : 0;
+}
+
 /* Evidence known only after pass 2 and the cuDNN ops: the flagged trials of ops that really
  * tried several plans, until their last trial of a plan they did not choose (a single flagged
  * plan is a first execution; the chosen plan flagged later, by an event PyTorch recorded for
@@ -387,6 +427,22 @@ static void autotune_evidence(gt_proc *p, pass_state *s)
         if ((e->kind == SE_SYNC || e->kind == SE_COPY_ITEM) && e->site < p->n_sync_sites &&
             p->sync_sites[e->site].in_autotuner)
             evidence_add(s, GT_PHASE_AUTOTUNE, e->t, e->t + e->d);
+    }
+}
+
+/* After the phases: each compilation's time in the compilation phase (autotuning evidence in it
+ * keeps its own phase), the first one's and the later ones' (the compilations: model_compile.c). */
+static void compilation_times(gt_proc *p)
+{
+    p->compile_first_ns = p->recompile_ns = 0;
+    for (size_t i = 0; i < p->n_compilations; i++) {
+        uint64_t ov[GT_PHASE_COUNT];
+        md_phase_overlaps(p, p->compilations[i].start_ns, p->compilations[i].end_ns, ov);
+        p->compilations[i].phase_ns = ov[GT_PHASE_COMPILE];
+        if (i == 0)
+            p->compile_first_ns = ov[GT_PHASE_COMPILE];
+        else
+            p->recompile_ns += ov[GT_PHASE_COMPILE];
     }
 }
 
@@ -418,7 +474,7 @@ void md_phases(gt_proc *p, pass_state *s)
                 best = k;
         g->phase = best;
     }
-    md_compilations(p);
+    compilation_times(p);
 }
 
 const char *gt_phase_key(int kind)
@@ -431,4 +487,12 @@ const char *gt_phase_key(int kind)
 int gt_phase_is_named_cost(int kind)
 {
     return kind == GT_PHASE_JIT || kind == GT_PHASE_COMPILE || kind == GT_PHASE_AUTOTUNE;
+}
+
+const char *gt_phase_name(int kind)
+{
+    static const char *const names[GT_PHASE_COUNT] = {
+        "start-up", "JIT compilation", "compilation", "cuDNN autotuning",
+        "warm-up",  "steady state",    "tear-down"};
+    return kind >= 0 && kind < GT_PHASE_COUNT ? names[kind] : "?";
 }
