@@ -181,10 +181,10 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
     }
     for (size_t i = 0; i < a->list.n; i++) {
         const gt_advice *ad = &a->list.items[i];
-        /* Run-wide items (pid 0) go on the first process. */
-        if (!(ad->pid == pid || (ad->pid == 0 && file_index == 0)))
+        /* Run-wide items (pid 0) go on the first process; merged ones on each of their ranks. */
+        if (!(gt_advice_has_pid(ad, pid) || (ad->pid == 0 && file_index == 0)))
             continue;
-        char title[96], detail[1024];
+        char title[96], detail[sizeof ad->message + sizeof ad->call_site + 8];
         snprintf(title, sizeof title, "%s (%s)", ad->id, gt_severity_name(ad->severity));
         snprintf(detail, sizeof detail, "%s%s%s", ad->message, ad->call_site[0] ? " at " : "",
                  ad->call_site);

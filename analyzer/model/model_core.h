@@ -74,12 +74,32 @@ typedef struct stack_py {
 
 /* What the steady-window figures need of one record, logged in pass 2 (the window is known only
  * after it): kept in file order so that sums come out as a third pass over the file gave them. */
-enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC, SE_LAUNCH };
+enum steady_kind {
+    SE_ALLOC,
+    SE_SYNC,
+    SE_COPY,
+    SE_COPY_ITEM,
+    SE_KERNEL,
+    SE_CUPTI_SYNC,
+    SE_LAUNCH,
+    SE_COPY_PAGEABLE_H2D, /* a copy call from pageable memory; site holds its KiB */
+    SE_COPY_PAGEABLE_D2H, /* to pageable memory (not a read-back of a result) */
+    SE_GPU_PAGEABLE_H2D,  /* the same copies as the GPU ran them (CUPTI), site: KiB */
+    SE_GPU_PAGEABLE_D2H,
+};
 typedef struct steady_ev {
     uint64_t t, d;
     uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
     uint8_t kind;
 } steady_ev;
+
+/* A cuDNN execute the recorder flagged as an autotuning trial (model_phases.c): autotuning's
+ * evidence only once its op is known to have tried several plans, and only until its trials
+ * ended (md_cudnn_trials_end). */
+typedef struct md_trial {
+    uint64_t a, b;
+    uint32_t func, plan_id, sig_id;
+} md_trial;
 
 typedef struct pass_state {
     gt_reader *reader;
@@ -151,6 +171,8 @@ typedef struct pass_state {
     size_t n_compile_ev, cap_compile_ev;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
+    md_trial *trials; /* flagged trials, confirmed once the cuDNN ops are built */
+    size_t n_trials, cap_trials;
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
     uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
     size_t n_sample_sw, cap_sample_sw;
