@@ -74,7 +74,10 @@ static void try_enable(int from)
         r = configure(N_UM_CORE); /* a CUPTI that knows the main counters only */
     if (r == CUPTI_SUCCESS)
         r = GT_CUPTI_CALL(gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
-    if (r == CUPTI_ERROR_NOT_INITIALIZED) { /* the driver is not up yet: the writer retries */
+    /* The driver is not up yet: the writer retries. At attach, before the first CUDA call, the
+     * H200's CUPTI 13 configures the counters but answers the enable with NOT_READY (GPUTRACE_UM=on
+     * recorded nothing on it until this retry). */
+    if (r == CUPTI_ERROR_NOT_INITIALIZED || r == CUPTI_ERROR_NOT_READY) {
         atomic_store(&um_state, UM_WANTED);
         return;
     }
@@ -97,10 +100,10 @@ void gt_cupti_note_managed_memory(void)
         return;
     int idle = UM_IDLE;
     atomic_compare_exchange_strong(&um_state, &idle, UM_WANTED);
-    if (gt_cupti_is_attached())
-        try_enable(UM_WANTED);
-    else if (atomic_load(&um_state) == UM_REFUSED) /* refused before this allocation */
+    if (atomic_load(&um_state) == UM_REFUSED) /* refused before this allocation: say it now */
         refuse(CUPTI_ERROR_NOT_SUPPORTED);
+    else if (gt_cupti_is_attached())
+        try_enable(UM_WANTED);
 }
 
 void gt_cupti_um_attached(void)

@@ -253,6 +253,14 @@ managed_off)
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/o.dump")
     [ $(((flags >> 9) & 3)) = 1 ] || fail "GPUTRACE_UM=on did not switch the counters on (flags=$flags)"
     [ "$(count_of 57 "$T/o.dump")" = 0 ] || fail "UM records without managed memory"
+    # GPUTRACE_UM=on where CUPTI answers the enable at attach with NOT_READY (the driver not up:
+    # the H200's CUPTI 13): asked again, on by the first managed allocation, no fault missed
+    run_traced l GPUTRACE_UM=on FAKE_CUPTI_UM=late -- "$MANAGED_APP" faults
+    dump_trace l
+    flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$T/l.dump")
+    [ $(((flags >> 9) & 3)) = 1 ] || fail "GPUTRACE_UM=on after NOT_READY: counters not on (flags=$flags)"
+    [ "$(grep -c '^um kind=4 .*flags=1 ' "$T/l.dump")" = 4 ] ||
+        fail "GPUTRACE_UM=on after NOT_READY: GPU faults $(grep -c '^um kind=4 ' "$T/l.dump"), want 4"
     ;;
 managed_refused)
     # A CUPTI without the counters: said once, flagged, the program runs on unchanged

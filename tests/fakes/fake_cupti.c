@@ -46,10 +46,11 @@
  * FAKE_CUPTI_REGISTER_DELAY_MS=<n> (cuptiActivityRegisterCallbacks takes n ms, as the start of
  * CUPTI does on a busy machine: the window where calls race the start is then wide open),
  * FAKE_CUPTI_UM=refuse (cuptiActivityConfigureUnifiedMemoryCounter answers
- * UM_PROFILING_NOT_SUPPORTED). Unified-memory events (FAKE_OP_UM) become
- * CUpti_ActivityUnifiedMemoryCounter3 records for the counter kinds configured, while
- * UNIFIED_MEMORY_COUNTER is enabled. Driver calls hand the callbacks their parameters and a
- * CUDA_SUCCESS return at the exit. */
+ * UM_PROFILING_NOT_SUPPORTED), FAKE_CUPTI_UM=late (the first cuptiActivityEnable of
+ * UNIFIED_MEMORY_COUNTER answers NOT_READY, as the H200's CUPTI 13 does before the driver is up).
+ * Unified-memory events (FAKE_OP_UM) become CUpti_ActivityUnifiedMemoryCounter3 records for the
+ * counter kinds configured, while UNIFIED_MEMORY_COUNTER is enabled. Driver calls hand the
+ * callbacks their parameters and a CUDA_SUCCESS return at the exit. */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -776,7 +777,12 @@ EXPORT CUptiResult cuptiActivityEnableHWTrace(uint8_t enable)
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+    static int um_enables;
     log_call(__func__);
+    const char *um = getenv("FAKE_CUPTI_UM");
+    if (kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && um && !strcmp(um, "late") &&
+        __atomic_fetch_add(&um_enables, 1, __ATOMIC_RELAXED) == 0)
+        return CUPTI_ERROR_NOT_READY;
     return set_kind(kind, 1);
 }
 
