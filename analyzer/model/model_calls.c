@@ -259,3 +259,16 @@ void md_launch_entry(gt_proc *p)
             p->launch_func = f;
     }
 }
+
+/* A call site inside an autotuner (cudnn_frontend's time_sorted_plan, cudnnFind, XLA's algorithm
+ * pickers): the calls builder's, so that cuDNN and time, which come after it, may ask. */
+int gt_call_site_is_autotuner(const char *site)
+{
+    static const char *const names[] = {
+        "time_sorted_plan", "autotun",          "cudnnFind", "AlgorithmPicker",
+        "algorithm_picker", "algorithm-picker", NULL};
+    for (int i = 0; site && names[i]; i++)
+        if (md_contains_ci(site, names[i]))
+            return 1;
+    return 0;
+}

@@ -346,17 +346,6 @@ void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
         on_record_pass2(p, p->priv, r);
 }
 
-int gt_call_site_is_autotuner(const char *site)
-{
-    static const char *const names[] = {
-        "time_sorted_plan", "autotun",          "cudnnFind", "AlgorithmPicker",
-        "algorithm_picker", "algorithm-picker", NULL};
-    for (int i = 0; site && names[i]; i++)
-        if (md_contains_ci(site, names[i]))
-            return 1;
-    return 0;
-}
-
 /* Sync sites inside an autotuner: their waits are the trials' (before the phases, which take
  * them as evidence of autotuning, and the steady counts, which leave them out). */
 static void mark_autotuner_sites(gt_proc *p)
