@@ -1,0 +1,497 @@
+/* textfmt.c — durations, counts, shares, short names and wrapped lines for the text outputs
+ * (textfmt.h). Why one place: the report printed "~0.00 ms", "-0.000 ms", "2727.0 blocking calls"
+ * and names cut mid-token ("cudnn_frontend::Exe") because each output chose its own printf. */
+#include "textfmt.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define SLOTS 16
+#define SLOT_BYTES 2048
+#define ELLIPSIS "\xe2\x80\xa6" /* "…" */
+
+static char *slot(void)
+{
+    static char bufs[SLOTS][SLOT_BYTES];
+    static unsigned next;
+    return bufs[next++ % SLOTS];
+}
+
+static const char *slot_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *slot_fmt(const char *fmt, ...)
+{
+    char *b = slot();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, SLOT_BYTES, fmt, ap);
+    va_end(ap);
+    return b;
+}
+
+int gt_text_width(FILE *out)
+{
+    const char *cols = getenv("COLUMNS");
+    long w = 0;
+    if (cols && *cols) {
+        char *end;
+        w = strtol(cols, &end, 10);
+        if (*end)
+            w = 0;
+    }
+    struct winsize ws;
+    if (w <= 0 && out && isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0)
+        w = ws.ws_col;
+    if (w <= 0)
+        w = GT_TEXT_WIDTH_DEFAULT;
+    return w < 40 ? 40 : w > 4096 ? 4096 : (int)w;
+}
+
+size_t gt_text_cols(const char *s)
+{
+    size_t n = 0;
+    for (; s && *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80; /* continuation bytes take no column */
+    return n;
+}
+
+/* ------------------------------------------------------------------ numbers */
+
+/* "%.*f" of v, without a minus sign when the printed value is zero ("-0.00" from -0.001). */
+static const char *fixed(double v, int decimals, const char *unit)
+{
+    double scale = pow(10, decimals);
+    if (fabs(v) * scale < 0.5)
+        v = 0;
+    return slot_fmt("%.*f%s", decimals, v, unit);
+}
+
+const char *gt_dur(double ms)
+{
+    if (!isfinite(ms))
+        return "?";
+    double a = fabs(ms), us = ms * 1e3;
+    if (a * 1e3 < 9.95)
+        return fixed(us, 1, " \xc2\xb5s");
+    if (a * 1e3 < 999.5)
+        return fixed(us, 0, " \xc2\xb5s");
+    if (a < 9.995)
+        return fixed(ms, 2, " ms");
+    if (a < 99.95)
+        return fixed(ms, 1, " ms");
+    if (a < 9999.5)
+        return fixed(ms, 0, " ms");
+    if (a < 99950)
+        return fixed(ms / 1e3, 1, " s");
+    return fixed(ms / 1e3, 0, " s");
+}
+
+const char *gt_dur_ns(double ns)
+{
+    return gt_dur(ns / 1e6);
+}
+
+const char *gt_count(double n)
+{
+    if (!isfinite(n))
+        return "?";
+    return fixed(n, 0, "");
+}
+
+const char *gt_counted(double n, const char *one, const char *many)
+{
+    const char *num = gt_count(n);
+    return slot_fmt("%s %s", num, strcmp(num, "1") ? many : one);
+}
+
+const char *gt_pct(double pct)
+{
+    if (!isfinite(pct))
+        return "?";
+    double a = fabs(pct);
+    if (a == 0)
+        return "0%";
+    if (a < 0.05)
+        return pct > 0 ? "<0.1%" : "-<0.1%";
+    if (a < 9.95)
+        return fixed(pct, 1, "%");
+    return fixed(pct, 0, "%");
+}
+
+/* ------------------------------------------------------------------ names */
+
+static int ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+/* The operator symbol after "operator" at s (s points after the word): its length, so that
+ * "operator()" or "operator<<" are never read as a parameter list or template arguments. */
+static size_t operator_len(const char *s)
+{
+    static const char *const ops[] = {
+        "()", "[]", "<<=", ">>=", "<<", ">>", "<=>", "<=", ">=", "->", "==", "!=", "<",
+        ">",  "+",  "-",   "*",   "/",  "%",  "&",   "|",  "^",  "~",  "!",  "=",  ","};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strncmp(s, ops[i], strlen(ops[i])))
+            return strlen(ops[i]);
+    return 0;
+}
+
+/* Copies "operator<sym>" when s starts with it; returns the bytes consumed (0: not there). */
+static size_t copy_operator(const char *s, char **o)
+{
+    if (strncmp(s, "operator", 8) || ident_char(s[8]))
+        return 0;
+    size_t n = 8 + operator_len(s + 8);
+    memcpy(*o, s, n);
+    *o += n;
+    return n;
+}
+
+/* The index just after the bracket matching s[0] ('<' or '('), counting both kinds; the end of
+ * the string when unbalanced. */
+static size_t match_close(const char *s)
+{
+    int depth = 0;
+    size_t i = 0;
+    for (; s[i]; i++) {
+        size_t op = 0;
+        if (!strncmp(s + i, "operator", 8) && (i == 0 || !ident_char(s[i - 1])))
+            op = 8 + operator_len(s + i + 8);
+        if (op) {
+            i += op - 1;
+            continue;
+        }
+        if (s[i] == '<' || s[i] == '(')
+            depth++;
+        else if ((s[i] == '>' || s[i] == ')') && --depth == 0)
+            return i + 1;
+    }
+    return i;
+}
+
+static void put(char **o, const char *s, size_t n)
+{
+    memcpy(*o, s, n);
+    *o += n;
+}
+
+/* Step 0 (kernels): "void " and the parameter list go; step 1 (any name): a parameter list at
+ * the top level reads "(…)". A '(' opens one only after a name or a '>' ("(anonymous namespace)"
+ * follows "::"). */
+static void shape_params(const char *in, char *out, int drop)
+{
+    char *o = out;
+    const char *s = in;
+    if (drop && !strncmp(s, "void ", 5))
+        s += 5;
+    int tdepth = 0;
+    const char *op_end = NULL; /* just after "operator<<": a '(' there opens the parameters */
+    while (*s) {
+        size_t op = (s == in || !ident_char(s[-1])) ? copy_operator(s, &o) : 0;
+        if (op) {
+            s += op;
+            op_end = s;
+            continue;
+        }
+        if (*s == '<')
+            tdepth++;
+        else if (*s == '>' && tdepth > 0)
+            tdepth--;
+        if (*s == '(' && tdepth == 0 && s > in &&
+            (ident_char(s[-1]) || s[-1] == '>' || s == op_end)) {
+            size_t n = match_close(s);
+            if (!drop)
+                put(&o, n > 2 ? "(" ELLIPSIS ")" : "()", n > 2 ? 5 : 2);
+            s += n;
+            continue;
+        }
+        *o++ = *s++;
+    }
+    *o = 0;
+}
+
+/* Step 2: "ns::" dropped inside template arguments and parameter lists, "(anonymous
+ * namespace)::" everywhere: the kernel's own namespace stays, its arguments' go. */
+static void drop_inner_namespaces(const char *in, char *out)
+{
+    static const char ANON[] = "(anonymous namespace)::";
+    char *o = out;
+    const char *s = in;
+    int depth = 0;
+    while (*s) {
+        if (!strncmp(s, ANON, sizeof ANON - 1)) {
+            s += sizeof ANON - 1;
+            continue;
+        }
+        size_t op = (s == in || !ident_char(s[-1])) ? copy_operator(s, &o) : 0;
+        if (op) {
+            s += op;
+            continue;
+        }
+        if (depth > 0 && ident_char(*s) && (s == in || !ident_char(s[-1]))) {
+            const char *e = s;
+            while (ident_char(*e))
+                e++;
+            if (e[0] == ':' && e[1] == ':') {
+                s = e + 2;
+                continue;
+            }
+        }
+        if (*s == '<' || *s == '(')
+            depth++;
+        else if ((*s == '>' || *s == ')') && depth > 0)
+            depth--;
+        *o++ = *s++;
+    }
+    *o = 0;
+}
+
+/* Step 3: template arguments below the first level read "<…>". */
+static void collapse_nested(const char *in, char *out)
+{
+    char *o = out;
+    const char *s = in;
+    int tdepth = 0;
+    while (*s) {
+        size_t op = (s == in || !ident_char(s[-1])) ? copy_operator(s, &o) : 0;
+        if (op) {
+            s += op;
+            continue;
+        }
+        if (*s == '<' && tdepth >= 1) {
+            put(&o, "<" ELLIPSIS ">", 5);
+            s += match_close(s);
+            continue;
+        }
+        if (*s == '<')
+            tdepth++;
+        else if (*s == '>' && tdepth > 0)
+            tdepth--;
+        *o++ = *s++;
+    }
+    *o = 0;
+}
+
+/* A template argument that says nothing of the kernel on its own: a number, a builtin type, a
+ * boolean, an enum cast "(T)2". */
+static int plain_arg(const char *a, size_t n)
+{
+    static const char *const words[] = {
+        "void",     "bool",          "char",      "short",  "int",      "long",
+        "unsigned", "signed",        "float",     "double", "half",     "true",
+        "false",    "__half",        "float2",    "float4", "int2",     "int4",
+        "double2",  "__nv_bfloat16", "c10::Half", "Half",   "BFloat16", "c10::BFloat16"};
+    while (n && *a == ' ')
+        a++, n--;
+    while (n && a[n - 1] == ' ')
+        n--;
+    if (!n || a[0] == '(' || isdigit((unsigned char)a[0]) || a[0] == '-')
+        return 1;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strlen(words[i]) == n && !strncmp(words[i], a, n))
+            return 1;
+    return !strncmp(a, "unsigned ", 9) || !strncmp(a, "long ", 5);
+}
+
+/* Step 4: the first level of template arguments reduced to the first one that is not plain:
+ * "vectorized_elementwise_kernel<…CUDAFunctor_add<…>…>". All plain: "<…>". */
+static void keep_telling_arg(const char *in, char *out)
+{
+    char *o = out;
+    const char *s = in;
+    while (*s) {
+        size_t op = (s == in || !ident_char(s[-1])) ? copy_operator(s, &o) : 0;
+        if (op) {
+            s += op;
+            continue;
+        }
+        if (*s != '<') {
+            *o++ = *s++;
+            continue;
+        }
+        size_t end = match_close(s), start = 1, chosen = 0, chosen_n = 0, before = 0;
+        int depth = 0, after = 0;
+        for (size_t i = 1; i < end; i++) {
+            char c = s[i];
+            int close = i == end - 1;
+            if (c == '<' || c == '(')
+                depth++;
+            else if ((c == '>' || c == ')') && !close)
+                depth--;
+            if ((c == ',' && depth == 0) || close) {
+                if (chosen_n)
+                    after = 1;
+                else if (!plain_arg(s + start, i - start)) {
+                    chosen = start, chosen_n = i - start;
+                } else {
+                    before = 1;
+                }
+                start = i + 1;
+            }
+        }
+        *o++ = '<';
+        if (!chosen_n) {
+            put(&o, ELLIPSIS, 3);
+        } else {
+            while (chosen_n && s[chosen] == ' ')
+                chosen++, chosen_n--;
+            if (before)
+                put(&o, ELLIPSIS, 3);
+            put(&o, s + chosen, chosen_n);
+            if (after)
+                put(&o, ELLIPSIS, 3);
+        }
+        *o++ = '>';
+        s += end;
+    }
+    *o = 0;
+}
+
+/* A position where the text may be cut: between two tokens (before or after a character that is
+ * not part of an identifier), never inside a UTF-8 sequence. */
+static int boundary(const char *s, size_t i, size_t len)
+{
+    if (i == 0 || i >= len)
+        return 1;
+    if (((unsigned char)s[i] & 0xC0) == 0x80)
+        return 0;
+    int a = isalnum((unsigned char)s[i - 1]) || (unsigned char)s[i - 1] >= 0x80;
+    int b = isalnum((unsigned char)s[i]) || (unsigned char)s[i] >= 0x80;
+    return !a || !b;
+}
+
+/* The byte index where the first `cols` columns of s end. */
+static size_t bytes_for_cols(const char *s, size_t cols)
+{
+    size_t i = 0, c = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (c == cols)
+                break;
+            c++;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Step 5: the middle of the name gives way, cut at token boundaries: a head of about 60% of
+ * what fits, "…", and a tail. A head token wider than that is cut (the one case of a cut
+ * inside a token: a single identifier wider than max). */
+static void elide_middle(const char *in, size_t max, char *out)
+{
+    size_t len = strlen(in), cols = gt_text_cols(in);
+    if (cols <= max || max < 2) {
+        memcpy(out, in, len + 1);
+        return;
+    }
+    size_t head_cols = (max - 1) * 6 / 10;
+    size_t h = bytes_for_cols(in, head_cols);
+    while (h > 0 && !boundary(in, h, len))
+        h--;
+    while (h > 0 && (in[h - 1] == ' ' || in[h - 1] == ','))
+        h--;
+    if (h == 0) /* the first token alone is wider than the head */
+        h = bytes_for_cols(in, head_cols);
+    size_t used = 0; /* the head's columns */
+    for (size_t i = 0; i < h; i++)
+        used += ((unsigned char)in[i] & 0xC0) != 0x80;
+    size_t t = bytes_for_cols(in, cols - (max - 1 - used));
+    while (t < len && !boundary(in, t, len))
+        t++;
+    while (t < len && in[t] == ' ')
+        t++;
+    memcpy(out, in, h);
+    memcpy(out + h, ELLIPSIS, 3);
+    memcpy(out + h + 3, in + t, len - t + 1);
+}
+
+size_t gt_short_name_into(const char *name, size_t max, unsigned flags, char *buf, size_t cap)
+{
+    if (!cap)
+        return 0;
+    if (!name)
+        name = "";
+    size_t len = strlen(name);
+    /* The steps only shrink a name, except that "(x)" may become "(…)": 2 bytes per bracket. */
+    char *a = gt_xmalloc(2 * len + 16), *b = gt_xmalloc(2 * len + 16);
+    memcpy(a, name, len + 1);
+    if (flags & GT_NAME_KERNEL) {
+        shape_params(a, b, 1);
+        memcpy(a, b, strlen(b) + 1);
+    }
+    void (*const steps[])(const char *, char *) = {drop_inner_namespaces, collapse_nested,
+                                                   keep_telling_arg};
+    if (gt_text_cols(a) > max && !(flags & GT_NAME_KERNEL)) {
+        shape_params(a, b, 0);
+        memcpy(a, b, strlen(b) + 1);
+    }
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && gt_text_cols(a) > max; i++) {
+        steps[i](a, b);
+        memcpy(a, b, strlen(b) + 1);
+    }
+    elide_middle(a, max, b);
+    size_t n = strlen(b);
+    if (n >= cap) { /* never leave half a UTF-8 sequence */
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)b[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(buf, b, n);
+    buf[n] = 0;
+    free(a);
+    free(b);
+    return n;
+}
+
+const char *gt_short_name(const char *name, size_t max, unsigned flags)
+{
+    char *b = slot();
+    gt_short_name_into(name, max, flags, b, SLOT_BYTES);
+    return b;
+}
+
+/* ------------------------------------------------------------------ wrapping */
+
+int gt_wrap(FILE *out, const char *first, const char *next, const char *text, int width)
+{
+    size_t first_cols = gt_text_cols(first), next_cols = gt_text_cols(next);
+    size_t avail = (size_t)width > first_cols + 10 ? (size_t)width - first_cols : 10;
+    size_t used = 0;
+    int lines = 1;
+    fputs(first, out);
+    const char *s = text ? text : "";
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        size_t n = strcspn(s, " ");
+        char word[SLOT_BYTES];
+        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word - 1 ? n : sizeof word - 1), s);
+        s += n;
+        size_t wcols = gt_text_cols(word);
+        if (used && used + 1 + wcols > avail) {
+            fputc('\n', out);
+            fputs(next, out);
+            lines++;
+            avail = (size_t)width > next_cols + 10 ? (size_t)width - next_cols : 10;
+            used = 0;
+        }
+        if (wcols > avail) { /* a word wider than a line: shortened between its tokens */
+            gt_short_name_into(word, avail, 0, word, sizeof word);
+            wcols = gt_text_cols(word);
+        }
+        fprintf(out, "%s%s", used ? " " : "", word);
+        used += (used ? 1 : 0) + wcols;
+    }
+    fputc('\n', out);
+    return lines;
+}
