@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int ready;
     if (!ready) {
         ready = 1;
-        setenv("GPUTRACE_ADDR2LINE", "none", 1); /* no addr2line per input */
+        setenv("GPUTRACE_SOURCE_LINES", "off", 1); /* no DWARF line tables per input */
         setenv("NO_COLOR", "1", 1);
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {

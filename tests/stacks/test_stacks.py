@@ -198,13 +198,13 @@ def case_debuglink(args):
     for a, b in zip(linked[:3], unstripped[:3]):
         assert (a["func"], a["file"], a["line"]) == (b["func"], b["file"], b["line"]), (a, b)
     assert dump["stacks"][sid]["callsite"] == full["stacks"][fid]["callsite"], dump["stacks"][sid]
-    # Without addr2line (which follows the link itself) the names come from the debug file's
-    # symbol table, read by the analyzer.
-    os.environ["GPUTRACE_ADDR2LINE"] = "none"
+    # Without the line tables (GPUTRACE_SOURCE_LINES=off) the names still come from the debug
+    # file's symbol table.
+    os.environ["GPUTRACE_SOURCE_LINES"] = "off"
     try:
         _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
     finally:
-        del os.environ["GPUTRACE_ADDR2LINE"]
+        del os.environ["GPUTRACE_SOURCE_LINES"]
     sid = min(i for i in dump["stacks"])
     linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
     assert [f["func"] for f in linked[:3]] == [f["func"] for f in unstripped[:3]], linked[:3]
