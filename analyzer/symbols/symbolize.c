@@ -567,16 +567,33 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
     return false;
 }
 
+/* The length of a function's name without the suffix GCC gives the copies it specializes
+ * ("cuda_work.isra.0", "step.constprop.0", "run.part.0", "main.cold"): the user wrote "cuda_work".
+ */
+static int clone_free_len(const char *fn)
+{
+    static const char *const suffixes[] = {".isra.", ".constprop.", ".part.", ".cold"};
+    size_t n = strlen(fn);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        const char *at = strstr(fn, suffixes[i]);
+        if (at && (size_t)(at - fn) < n && !strchr(at, '(') && !strchr(at, ' '))
+            n = (size_t)(at - fn);
+    }
+    return (int)n;
+}
+
 size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap)
 {
     int n;
     if (f->python)
         n = snprintf(buf, cap, "%s:%d in %s", f->file ? base_name(f->file) : "?", f->line,
                      f->function ? f->function : "?");
-    else if (f->function && f->file)
-        n = snprintf(buf, cap, "%s (%s:%d)", f->function, base_name(f->file), f->line);
+    else if (f->function && f->file) /* as Python frames read: the line first */
+        n = snprintf(buf, cap, "%s:%d in %.*s", base_name(f->file), f->line,
+                     clone_free_len(f->function), f->function);
     else if (f->function)
-        n = snprintf(buf, cap, "%s [%s]", f->function, f->module ? base_name(f->module) : "?");
+        n = snprintf(buf, cap, "%.*s [%s]", clone_free_len(f->function), f->function,
+                     f->module ? base_name(f->module) : "?");
     else if (f->module)
         n = snprintf(buf, cap, "[%s+0x%llx]", base_name(f->module),
                      (unsigned long long)f->module_offset);

@@ -64,8 +64,9 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
 void gt_symtab_each_native_frame(gt_symtab *st, void (*visit)(void *ctx, const gt_frame *f),
                                  void *ctx);
 
-/* "train.py:57 in train_step", "do_sync (chain.c:12)", "do_sync [chain]" or
- * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name). */
+/* "train.py:57 in train_step", "chain.c:12 in do_sync", "do_sync [chain]" or
+ * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name, GCC's
+ * clone suffixes such as ".isra.0" left out). */
 size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap);
 
 /* The call site of stack_id, formatted (callsite.h picks the frame: the innermost user frame, else
