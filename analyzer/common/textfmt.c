@@ -34,8 +34,17 @@ static const char *slot_fmt(const char *fmt, ...)
     return b;
 }
 
+static int width_set;
+
+void gt_text_width_set(int width)
+{
+    width_set = width;
+}
+
 int gt_text_width(FILE *out)
 {
+    if (width_set > 0)
+        return width_set;
     const char *cols = getenv("COLUMNS");
     long w = 0;
     if (cols && *cols) {
@@ -109,6 +118,13 @@ const char *gt_counted(double n, const char *one, const char *many)
     return slot_fmt("%s %s", num, strcmp(num, "1") ? many : one);
 }
 
+const char *gt_mean(double n)
+{
+    if (!isfinite(n))
+        return "?";
+    return fabs(n - round(n)) < 0.05 ? fixed(n, 0, "") : fixed(n, 1, "");
+}
+
 const char *gt_pct(double pct)
 {
     if (!isfinite(pct))
@@ -118,7 +134,7 @@ const char *gt_pct(double pct)
         return "0%";
     if (a < 0.05)
         return pct > 0 ? "<0.1%" : "-<0.1%";
-    if (a < 9.95)
+    if (a < 9.95 && fabs(pct * 10 - round(pct) * 10) >= 0.5) /* 3.5%, but 5% rather than 5.0% */
         return fixed(pct, 1, "%");
     return fixed(pct, 0, "%");
 }
@@ -217,8 +233,24 @@ static void shape_params(const char *in, char *out, int drop)
     *o = 0;
 }
 
+/* The length of a lambda's or a call operator's suffix at s ("::{lambda(float)#1}",
+ * "::operator()() const"): PyTorch's kernels nest them in their template arguments. */
+static size_t lambda_suffix(const char *s)
+{
+    static const char *const ops[] = {"::operator()() const", "::operator()()"};
+    if (!strncmp(s, "::{lambda", 9)) {
+        const char *e = strchr(s, '}');
+        return e ? (size_t)(e - s) + 1 : 0;
+    }
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strncmp(s, ops[i], strlen(ops[i])))
+            return strlen(ops[i]);
+    return 0;
+}
+
 /* Step 2: "ns::" dropped inside template arguments and parameter lists, "(anonymous
- * namespace)::" everywhere: the kernel's own namespace stays, its arguments' go. */
+ * namespace)::" and lambdas ("::{lambda()#1}::operator()() const") everywhere: the kernel's own
+ * namespace stays, its arguments' go. */
 static void drop_inner_namespaces(const char *in, char *out)
 {
     static const char ANON[] = "(anonymous namespace)::";
@@ -228,6 +260,11 @@ static void drop_inner_namespaces(const char *in, char *out)
     while (*s) {
         if (!strncmp(s, ANON, sizeof ANON - 1)) {
             s += sizeof ANON - 1;
+            continue;
+        }
+        size_t lambda = lambda_suffix(s);
+        if (lambda) {
+            s += lambda;
             continue;
         }
         size_t op = (s == in || !ident_char(s[-1])) ? copy_operator(s, &o) : 0;
@@ -253,7 +290,8 @@ static void drop_inner_namespaces(const char *in, char *out)
     *o = 0;
 }
 
-/* Step 3: template arguments below the first level read "<…>". */
+/* Step 3: template arguments below the first level read "<…>", parameter lists inside the
+ * arguments "(…)". */
 static void collapse_nested(const char *in, char *out)
 {
     char *o = out;
@@ -268,6 +306,12 @@ static void collapse_nested(const char *in, char *out)
         if (*s == '<' && tdepth >= 1) {
             put(&o, "<" ELLIPSIS ">", 5);
             s += match_close(s);
+            continue;
+        }
+        if (*s == '(' && tdepth >= 1 && s > in && (ident_char(s[-1]) || s[-1] == '>')) {
+            size_t n = match_close(s); /* a function's parameters inside an argument */
+            put(&o, n > 2 ? "(" ELLIPSIS ")" : "()", n > 2 ? 5 : 2);
+            s += n;
             continue;
         }
         if (*s == '<')
@@ -298,6 +342,34 @@ static int plain_arg(const char *a, size_t n)
         if (strlen(words[i]) == n && !strncmp(words[i], a, n))
             return 1;
     return !strncmp(a, "unsigned ", 9) || !strncmp(a, "long ", 5);
+}
+
+/* Where the values begin among plain arguments "<float, float, float2, 128, true, 1>": after the
+ * last type word (1 when there is none). */
+static size_t first_value_arg(const char *s, size_t end)
+{
+    size_t start = 1, from = 1;
+    int depth = 0;
+    for (size_t i = 1; i < end; i++) {
+        char c = s[i];
+        int close = i == end - 1;
+        if (c == '<' || c == '(')
+            depth++;
+        else if ((c == '>' || c == ')') && !close)
+            depth--;
+        if ((c == ',' && depth == 0) || close) {
+            const char *a = s + start;
+            while (*a == ' ')
+                a++;
+            if (!isdigit((unsigned char)*a) && *a != '-' && *a != '(' && strncmp(a, "true", 4) &&
+                strncmp(a, "false", 5))
+                from = i + 1; /* a type word: the values start after it */
+            start = i + 1;
+        }
+    }
+    while (from < end - 1 && s[from] == ' ')
+        from++;
+    return from < end - 1 ? from : 1;
 }
 
 /* Step 4: the first level of template arguments reduced to the first one that is not plain:
@@ -337,8 +409,11 @@ static void keep_telling_arg(const char *in, char *out)
             }
         }
         *o++ = '<';
-        if (!chosen_n) {
-            put(&o, ELLIPSIS, 3);
+        if (!chosen_n) { /* all plain: the values (128, true) tell variants apart, types do not */
+            size_t from = first_value_arg(s, end);
+            if (from > 1)
+                put(&o, ELLIPSIS, 3);
+            put(&o, s + from, end - 1 - from);
         } else {
             while (chosen_n && s[chosen] == ' ')
                 chosen++, chosen_n--;
@@ -413,6 +488,59 @@ static void elide_middle(const char *in, size_t max, char *out)
     memcpy(out + h + 3, in + t, len - t + 1);
 }
 
+/* The head that fits in max - 1 columns, cut at a token boundary, then "…". */
+static void elide_tail(const char *in, size_t max, char *out)
+{
+    size_t len = strlen(in);
+    if (gt_text_cols(in) <= max || max < 2) {
+        memcpy(out, in, len + 1);
+        return;
+    }
+    size_t h = bytes_for_cols(in, max - 1), hard = h;
+    while (h > 0 && !boundary(in, h, len))
+        h--;
+    while (h > 0 && strchr(" ,;:", in[h - 1]))
+        h--;
+    if (h == 0)
+        h = hard;
+    memcpy(out, in, h);
+    memcpy(out + h, ELLIPSIS, 4);
+}
+
+/* Step 5 for a name with template arguments: the name proper is what tells most, so the
+ * arguments give way first (their end cut at a token boundary); only when the name alone does not
+ * fit does its middle go. */
+static void elide_name(const char *in, size_t max, char *out)
+{
+    size_t len = strlen(in), open = 0;
+    for (size_t i = 0; i < len && !open; i++) {
+        if (!strncmp(in + i, "operator", 8) && (i == 0 || !ident_char(in[i - 1])))
+            i += 8 + operator_len(in + i + 8) - 1;
+        else if (in[i] == '<')
+            open = i + 1;
+        else if (in[i] == '(')
+            break;
+    }
+    if (!open || gt_text_cols(in) <= max) {
+        elide_middle(in, max, out);
+        return;
+    }
+    size_t close = open - 1 + match_close(in + open - 1); /* just after the '>' */
+    size_t head = gt_text_cols(in) - gt_text_cols(in + open);
+    size_t tail = gt_text_cols(in + close) + 1;
+    if (close > len || close < open + 1 || head + tail + 4 > max) {
+        elide_middle(in, max, out);
+        return;
+    }
+    char *args = gt_xmalloc(close - open + 4), *short_args = gt_xmalloc(close - open + 8);
+    memcpy(args, in + open, close - 1 - open);
+    args[close - 1 - open] = 0;
+    elide_tail(args, max - head - tail, short_args);
+    snprintf(out, len + 16, "%.*s%s%s", (int)open, in, short_args, in + close - 1);
+    free(args);
+    free(short_args);
+}
+
 size_t gt_short_name_into(const char *name, size_t max, unsigned flags, char *buf, size_t cap)
 {
     if (!cap)
@@ -423,6 +551,11 @@ size_t gt_short_name_into(const char *name, size_t max, unsigned flags, char *bu
     /* The steps only shrink a name, except that "(x)" may become "(…)": 2 bytes per bracket. */
     char *a = gt_xmalloc(2 * len + 16), *b = gt_xmalloc(2 * len + 16);
     memcpy(a, name, len + 1);
+    if (flags & GT_NAME_TAIL) {
+        elide_tail(a, max, b);
+        memcpy(a, b, strlen(b) + 1);
+        max = (size_t)-1; /* nothing more to do */
+    }
     if (flags & GT_NAME_KERNEL) {
         shape_params(a, b, 1);
         memcpy(a, b, strlen(b) + 1);
@@ -437,7 +570,7 @@ size_t gt_short_name_into(const char *name, size_t max, unsigned flags, char *bu
         steps[i](a, b);
         memcpy(a, b, strlen(b) + 1);
     }
-    elide_middle(a, max, b);
+    elide_name(a, max, b);
     size_t n = strlen(b);
     if (n >= cap) { /* never leave half a UTF-8 sequence */
         n = cap - 1;
@@ -493,5 +626,137 @@ int gt_wrap(FILE *out, const char *first, const char *next, const char *text, in
         used += (used ? 1 : 0) + wcols;
     }
     fputc('\n', out);
+    return lines;
+}
+
+/* ------------------------------------------------------------------ fitting composed text */
+
+/* Columns of a line segment, colour escapes ("\033[1;31m") taking none. */
+static size_t visible_cols(const char *s, size_t n)
+{
+    size_t cols = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\033') {
+            while (i < n && s[i] != 'm')
+                i++;
+            continue;
+        }
+        cols += ((unsigned char)s[i] & 0xC0) != 0x80;
+    }
+    return cols;
+}
+
+/* Where a wrapped line's continuation starts: under the text after a label ("  steady    44 ms":
+ * the label, then two spaces or more), after a list marker ("  1. ", "  - "), else under the
+ * line's own indent. */
+static size_t continuation_indent(const char *line, size_t n)
+{
+    size_t lead = 0;
+    while (lead < n && line[lead] == ' ')
+        lead++;
+    for (size_t i = lead; i + 1 < n && i < lead + 18; i++)
+        if (line[i] == ' ' && line[i + 1] == ' ') {
+            size_t j = i;
+            while (j < n && line[j] == ' ')
+                j++;
+            return j < n ? visible_cols(line, j) : lead;
+        }
+    size_t m = lead;
+    while (m < n && line[m] >= '0' && line[m] <= '9')
+        m++;
+    if (m > lead && m + 1 < n && line[m] == '.' && line[m + 1] == ' ')
+        return visible_cols(line, m + 2);
+    if (lead + 1 < n && line[lead] == '-' && line[lead + 1] == ' ')
+        return lead + 2;
+    return lead;
+}
+
+/* A unit after a number ("11.4 ms", "7.8 GB/s"): never the first word of a wrapped line. */
+static int unit_word(const char *w, size_t n)
+{
+    static const char *const units[] = {"ms",  "\xc2\xb5s", "s",    "ns",   "MB",     "GB",
+                                        "GiB", "KB",        "GB/s", "MB/s", "TFLOPS", "ms/step"};
+    while (n && strchr(",;:).", w[n - 1]))
+        n--;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strlen(units[i]) == n && !strncmp(units[i], w, n))
+            return 1;
+    return 0;
+}
+
+/* The end of the word at line[i..n), a unit after it glued on. */
+static size_t word_end(const char *line, size_t i, size_t n)
+{
+    size_t w = i;
+    while (w < n && line[w] != ' ')
+        w++;
+    if (w + 1 < n && line[w] == ' ' && line[w + 1] != ' ') {
+        size_t u = w + 1;
+        while (u < n && line[u] != ' ')
+            u++;
+        if (unit_word(line + w + 1, u - w - 1))
+            return u;
+    }
+    return w;
+}
+
+/* One line of composed text, wrapped at spaces to width; a word wider than a line is shortened
+ * between its tokens (textfmt.h); escape sequences are kept whole. */
+static int fit_line(FILE *out, const char *line, size_t n, int width)
+{
+    if (visible_cols(line, n) <= (size_t)width) {
+        fwrite(line, 1, n, out);
+        fputc('\n', out);
+        return 1;
+    }
+    size_t indent = continuation_indent(line, n);
+    if (indent + 20 > (size_t)width)
+        indent = 4;
+    size_t i = 0, used = 0, spaces = 0;
+    int lines = 1, first = 1;
+    while (i < n && line[i] == ' ')
+        i++;
+    fwrite(line, 1, i, out);
+    used = i;
+    while (i < n) {
+        size_t w = word_end(line, i, n);
+        size_t wcols = visible_cols(line + i, w - i);
+        if (!first && used + spaces + wcols > (size_t)width) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            used = indent;
+            lines++;
+        } else if (!first) {
+            fprintf(out, "%*s", (int)spaces, ""); /* the line's own spacing (aligned labels) */
+            used += spaces;
+        }
+        first = 0;
+        if (used + wcols > (size_t)width && !memchr(line + i, '\033', w - i)) {
+            char word[SLOT_BYTES];
+            snprintf(word, sizeof word, "%.*s", (int)(w - i), line + i);
+            size_t room = (size_t)width > used + 8 ? (size_t)width - used : 8;
+            gt_short_name_into(word, room, 0, word, sizeof word);
+            fputs(word, out);
+            used += gt_text_cols(word);
+        } else {
+            fwrite(line + i, 1, w - i, out);
+            used += wcols;
+        }
+        for (i = w, spaces = 0; i < n && line[i] == ' '; i++)
+            spaces++;
+    }
+    fputc('\n', out);
+    return lines;
+}
+
+int gt_fit_text(FILE *out, const char *text, size_t len, int width)
+{
+    int lines = 0;
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+        lines += fit_line(out, text + i, n, width);
+        i += n + 1;
+    }
     return lines;
 }

@@ -17,6 +17,9 @@
 /* The width lines are fitted to: COLUMNS when set to a number, else the terminal's width when out
  * is a terminal, else 100; never below 40. */
 int gt_text_width(FILE *out);
+/* Text composed in memory and fitted afterwards (gt_fit_text) still takes the terminal's width:
+ * the caller measures it once and sets it here; 0 goes back to measuring. */
+void gt_text_width_set(int width);
 
 /* Columns the UTF-8 text takes on a terminal (one per code point: all gputrace prints is
  * narrow). */
@@ -34,6 +37,10 @@ const char *gt_count(double n);
 /* A count with its noun, plural when it is not 1: gt_counted(3, "step", "steps") = "3 steps". */
 const char *gt_counted(double n, const char *one, const char *many);
 
+/* A mean of counts ("calls per step"): an integer when it is one ("3"), else one decimal ("0.1",
+ * "2.5"). */
+const char *gt_mean(double n);
+
 /* A percentage: "45%", "3.5%", "0.4%", "<0.1%" for a small positive share, "0%". */
 const char *gt_pct(double pct);
 
@@ -44,6 +51,7 @@ const char *gt_pct(double pct);
  * between two token boundaries ("cutlass_80_tensorop_…_tn_align4"). Nothing is ever cut inside
  * an identifier or a number unless one single token is wider than max. */
 #define GT_NAME_KERNEL 1u /* a kernel: drop "void " and the parameter list at once */
+#define GT_NAME_TAIL 2u   /* not C++: keep the head, cut the end at a token boundary ("…") */
 size_t gt_short_name_into(const char *name, size_t max, unsigned flags, char *buf, size_t cap);
 const char *gt_short_name(const char *name, size_t max, unsigned flags);
 
@@ -51,5 +59,11 @@ const char *gt_short_name(const char *name, size_t max, unsigned flags);
  * (indents); lines break at spaces, and a word wider than a line is shortened with
  * gt_short_name rather than cut. Returns the number of lines printed. */
 int gt_wrap(FILE *out, const char *first, const char *next, const char *text, int width);
+
+/* Composed text (lines ending in '\n') printed with each line fitted to width: a longer line wraps
+ * at spaces, its continuation under the text after its label ("  steady    ..."), its list marker
+ * ("  1. ") or its indent; colour escapes take no column. Tables are fitted by gt_table before,
+ * so this is for prose. Returns the number of lines printed. */
+int gt_fit_text(FILE *out, const char *text, size_t len, int width);
 
 #endif
