@@ -1,5 +1,6 @@
 /* report_out.c — text tables, colour and JSON shared by `report` and `diff`. */
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <math.h>
@@ -11,6 +12,7 @@
 #include "gt_reader.h"
 #include "gtrace_api.h"
 #include "peaks.h"
+#include "report_verdict.h"
 
 int gt_use_color(FILE *out)
 {
@@ -60,19 +62,6 @@ static const char *evidence_number(double v)
 
 /* ------------------------------------------------------------------ tables */
 
-static char *dup_cell(const char *s, int max)
-{
-    size_t n = strlen(s ? s : "");
-    if (max > 3 && n > (size_t)max)
-        n = (size_t)max;
-    char *d = gt_xmalloc(n + 4);
-    memcpy(d, s ? s : "", n);
-    d[n] = 0;
-    if (s && max > 3 && strlen(s) > (size_t)max)
-        memcpy(d + max - 3, "...", 4);
-    return d;
-}
-
 void gt_table_init(gt_table *t, int ncols, const char *const *header)
 {
     memset(t, 0, sizeof *t);
@@ -80,7 +69,7 @@ void gt_table_init(gt_table *t, int ncols, const char *const *header)
     t->cap = 16;
     t->cells = gt_xcalloc(t->cap * (size_t)ncols, sizeof *t->cells);
     for (int c = 0; c < ncols; c++)
-        t->cells[c] = dup_cell(header[c], 0);
+        t->cells[c] = gt_xstrdup(header[c]);
     t->nrows = 1;
 }
 
@@ -93,35 +82,89 @@ void gt_table_row(gt_table *t, ...)
     va_list ap;
     va_start(ap, t);
     for (int c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] =
-            dup_cell(va_arg(ap, const char *), t->max_width[c]);
+        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] = gt_xstrdup(va_arg(ap, const char *));
     va_end(ap);
     t->nrows++;
 }
 
+static size_t shown_rows(const gt_table *t)
+{
+    return t->limit && t->nrows - 1 > t->limit ? t->limit + 1 : t->nrows;
+}
+
+/* Column widths that fit the line: each column as wide as its widest cell (or max_width), then
+ * the shrinkable ones narrowed, widest first, down to 16 columns. A column whose width is set to
+ * 0 beforehand (printed under its row) takes no room. Returns the total width. */
+static size_t fit_columns(const gt_table *t, size_t rows, size_t indent, int line, size_t *w,
+                          int skip)
+{
+    size_t total = indent;
+    for (int c = 0; c < t->ncols; c++) {
+        w[c] = 0;
+        if (c == skip)
+            continue;
+        for (size_t r = 0; r < rows; r++) {
+            size_t len = gt_text_cols(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            w[c] = len > w[c] ? len : w[c];
+        }
+        if (t->max_width[c] > 0 && w[c] > (size_t)t->max_width[c])
+            w[c] = (size_t)t->max_width[c];
+        total += w[c] + (c ? 2 : 0);
+    }
+    while (total > (size_t)line) {
+        int widest = -1;
+        for (int c = 0; c < t->ncols; c++)
+            if (t->shrink[c] && w[c] > 16 && (widest < 0 || w[c] > w[widest]))
+                widest = c;
+        if (widest < 0)
+            break;
+        size_t cut = total - (size_t)line < w[widest] - 16 ? total - (size_t)line : w[widest] - 16;
+        w[widest] -= cut;
+        total -= cut;
+    }
+    return total;
+}
+
+static const char *fitted_cell(const gt_table *t, size_t r, int c, size_t width)
+{
+    const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
+    if (gt_text_cols(cell) > width)
+        cell = gt_short_name(cell, width, r ? t->name_flags[c] : 0);
+    return cell;
+}
+
 void gt_table_print(const gt_table *t, FILE *out, const char *indent)
 {
-    int w[GT_TABLE_MAX_COLS] = {0};
-    for (size_t r = 0; r < t->nrows; r++)
-        for (int c = 0; c < t->ncols; c++) {
-            int len = (int)strlen(t->cells[r * (size_t)t->ncols + (size_t)c]);
-            if (len > w[c])
-                w[c] = len;
-        }
-    for (size_t r = 0; r < t->nrows; r++) {
+    size_t w[GT_TABLE_MAX_COLS], rows = shown_rows(t), in = gt_text_cols(indent);
+    int line = gt_text_width(out), skip = -1;
+    if (fit_columns(t, rows, in, line, w, -1) > (size_t)line && t->under > 0) {
+        skip = t->under - 1; /* too narrow: that column goes under its row */
+        fit_columns(t, rows, in, line, w, skip);
+    }
+    int last_col = t->ncols - 1 == skip ? t->ncols - 2 : t->ncols - 1;
+    for (size_t r = 0; r < rows; r++) {
         fputs(indent, out);
         for (int c = 0; c < t->ncols; c++) {
-            const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
-            int last = c == t->ncols - 1;
+            if (c == skip)
+                continue;
+            const char *cell = fitted_cell(t, r, c, w[c]);
+            size_t pad = w[c] - gt_text_cols(cell);
+            int last = c == last_col;
             if (t->right[c])
-                fprintf(out, "%*s%s", w[c], cell, last ? "" : "  ");
+                fprintf(out, "%*s%s%s", (int)pad, "", cell, last ? "" : "  ");
             else if (last)
                 fputs(cell, out);
             else
-                fprintf(out, "%-*s  ", w[c], cell);
+                fprintf(out, "%s%*s  ", cell, (int)pad, "");
         }
         fputc('\n', out);
+        const char *under = r && skip >= 0 ? t->cells[r * (size_t)t->ncols + (size_t)skip] : "";
+        if (*under)
+            fprintf(out, "%s    %s\n", indent, fitted_cell(t, r, skip, (size_t)line - in - 4));
     }
+    if (rows < t->nrows)
+        fprintf(out, "%s\xe2\x80\xa6 %zu more%s\n", indent, t->nrows - rows,
+                t->more ? t->more : "");
 }
 
 void gt_table_free(gt_table *t)
@@ -155,35 +198,38 @@ const char *gt_cudnn_mode(const gt_cudnn_opstat *op)
 
 /* ------------------------------------------------------------------ advice */
 
+void gt_advice_print_one(const gt_advice *a, FILE *out, int color, const char *indent, int evidence)
+{
+    fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
+            gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
+            gt_color_reset(color));
+    if (a->pid)
+        fprintf(out, " (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
+    if (a->has_saving)
+        fprintf(out, ", estimated saving %s%s", gt_dur(a->saving_ms),
+                a->saving_per_step ? " per step" : " over the run");
+    fprintf(out, "\n%s    %s\n", indent, a->message);
+    if (a->call_site[0])
+        fprintf(out, "%s    at %s\n", indent, a->call_site);
+    if (!evidence)
+        return;
+    fprintf(out, "%s    evidence:", indent);
+    for (int e = 0; e < a->n_evidence; e++)
+        fprintf(out, "%s %s=%s%s", e ? "," : "", a->evidence[e].key,
+                evidence_number(a->evidence[e].value),
+                a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count") ? a->evidence[e].unit
+                                                                               : "");
+    fputc('\n', out);
+}
+
 void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent)
 {
     if (!l->n) {
         fprintf(out, "%sNo advice: nothing stood out.\n", indent);
         return;
     }
-    for (size_t i = 0; i < l->n; i++) {
-        const gt_advice *a = &l->items[i];
-        fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
-                gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
-                gt_color_reset(color));
-        if (a->pid)
-            fprintf(out, "  (%s)",
-                    a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
-        if (a->has_saving)
-            fprintf(out, "  est. saving %.2f ms%s", a->saving_ms,
-                    a->saving_per_step ? " per step" : "");
-        fprintf(out, "\n%s    %s\n", indent, a->message);
-        if (a->call_site[0])
-            fprintf(out, "%s    at %s\n", indent, a->call_site);
-        fprintf(out, "%s    evidence:", indent);
-        for (int e = 0; e < a->n_evidence; e++)
-            fprintf(out, "%s %s=%s%s", e ? "," : "", a->evidence[e].key,
-                    evidence_number(a->evidence[e].value),
-                    a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count")
-                        ? a->evidence[e].unit
-                        : "");
-        fputc('\n', out);
-    }
+    for (size_t i = 0; i < l->n; i++)
+        gt_advice_print_one(&l->items[i], out, color, indent, 1);
 }
 
 json_t *gt_advice_to_json(const gt_advice *a)
@@ -274,11 +320,12 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    return json_pack(
-        "{s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:o}", "busy_pct", gt_proc_busy_pct(p), "busy_ms",
-        (double)p->gpu_busy_ns / 1e6, "active_ms", (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6,
-        "steady_busy_pct", p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
-        "timeline_busy_pct", timeline, "idle", idle, "idle_by_cause", idle_by_cause_json(p));
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o}", "busy_pct",
+                     gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
+                     (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
+                     p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
+                     "timeline_start_ns", (json_int_t)p->bin_origin, "timeline_busy_pct", timeline,
+                     "idle", idle, "idle_by_cause", idle_by_cause_json(p));
 }
 
 static int cmp_kernel_total(const void *a, const void *b)
@@ -505,4 +552,45 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
     json_object_set_new(o, "gemms", gemms_json(p));
     json_object_set_new(o, "machine_peaks", gt_peaks_json(p));
     return o;
+}
+
+static json_t *ranks_json(const gt_run *run)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < run->n; i++) {
+        const gt_proc *p = &run->procs[i];
+        if (p->hdr.rank < 0 || !gt_proc_has_data(p))
+            continue;
+        json_array_append_new(
+            arr, json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank,
+                           "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
+                           p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
+                           "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
+                           p->steady_sync_ms_per_step, "copy_ms_per_step",
+                           p->steady_copy_ms_per_step, "idle_ms_per_step",
+                           p->steady_idle_unexplained_ms_per_step, "busy_pct", p->steady_busy_pct));
+    }
+    return arr;
+}
+
+/* The whole report as JSON (docs/report-schema.md): what --json prints and the HTML page
+ * renders. */
+json_t *gt_report_json(const gt_run *run, const gt_advice_list *adv, int top_n)
+{
+    json_t *procs = json_array(), *advice = json_array();
+    for (size_t i = 0; i < run->n; i++)
+        json_array_append_new(procs, gt_proc_to_json(&run->procs[i], top_n));
+    for (size_t i = 0; i < adv->n; i++)
+        json_array_append_new(advice, gt_advice_to_json(&adv->items[i]));
+    gt_verdict v;
+    gt_verdict_build(run, adv, &v);
+    return json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
+                     "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
+#ifdef GT_VERSION
+                     GT_VERSION,
+#else
+                     "dev",
+#endif
+                     "verdict", gt_verdict_json(&v), "processes", procs, "ranks", ranks_json(run),
+                     "advice", advice);
 }

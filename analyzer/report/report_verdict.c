@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 #define VERDICT_IDLE_CAUSES 3 /* idle causes named on their line */
@@ -108,10 +109,10 @@ static const char *cause_words(const char *id)
     return "";
 }
 
-/* A line of the verdict stays readable: long texts are cut with "...". */
+/* A line of the verdict stays readable: long texts give way between their tokens (textfmt.h). */
 static const char *short_text(const char *text, int max)
 {
-    return gt_fmt("%.*s%s", max, text, strlen(text) > (size_t)max ? "..." : "");
+    return gt_short_name(text, (size_t)max, 0);
 }
 
 static const char *command_of(const gt_proc *p)
@@ -124,15 +125,15 @@ static const char *busy_text(const gt_proc *p)
 {
     if (p->gpu_sampled && !p->gpu_window_ns)
         return "GPU busy unknown (not recorded)";
-    return gt_fmt("GPU busy %.1f%%%s", p->steady_busy_pct,
+    return gt_fmt("GPU busy %s%s", gt_pct(p->steady_busy_pct),
                   p->gpu_sampled ? " in the sampled windows" : "");
 }
 
 static void print_step_line(const gt_proc *p, FILE *out)
 {
     if (has_steps(p)) {
-        fprintf(out, "  steady step  %.3f ms (median of %zu steps%s, from %s); %s\n",
-                p->step_ms_median, p->n_steps - p->warmup_steps,
+        fprintf(out, "  steady step  %s (median of %zu steps%s, from %s); %s\n",
+                gt_dur(p->step_ms_median), p->n_steps - p->warmup_steps,
                 p->warmup_steps ? gt_fmt(" after %zu warm-up", p->warmup_steps) : "",
                 p->step_source[0] ? short_text(p->step_source, 60) : "?", busy_text(p));
         return;
@@ -154,17 +155,17 @@ static int any_phase(const gt_proc *p)
 
 static const char *duration_text(double ms)
 {
-    return ms >= 10000 ? gt_fmt("%.1f s", ms / 1e3) : gt_fmt("%.1f ms", ms);
+    return gt_dur(ms);
 }
 
 static void print_phases_line(const gt_proc *p, FILE *out)
 {
     double run_ms = gt_proc_duration_ms(p);
     if (!any_phase(p)) { /* phases not computed: the run and the GPU's active span */
-        fprintf(out, "  run          %s; GPU active %s of it, busy %.1f%% of that\n",
+        fprintf(out, "  run          %s; GPU active %s of it, busy %s of that\n",
                 duration_text(run_ms),
                 duration_text((double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6),
-                gt_proc_busy_pct(p));
+                gt_pct(gt_proc_busy_pct(p)));
         return;
     }
     fprintf(out, "  phases       %s:", duration_text(run_ms));
@@ -173,8 +174,8 @@ static void print_phases_line(const gt_proc *p, FILE *out)
         if (!p->phase_ns[k])
             continue;
         double ms = (double)p->phase_ns[k] / 1e6;
-        fprintf(out, "%s %s %s (%.0f%%)", first ? "" : ",", gt_phase_name(k), duration_text(ms),
-                run_ms > 0 ? 100 * ms / run_ms : 0);
+        fprintf(out, "%s %s %s (%s)", first ? "" : ",", gt_phase_name(k), duration_text(ms),
+                gt_pct(run_ms > 0 ? 100 * ms / run_ms : 0));
         first = 0;
     }
     fputc('\n', out);
@@ -196,15 +197,15 @@ static void print_idle_line(const gt_proc *p, FILE *out)
                                  : "no sampled window was recorded");
         return;
     }
-    const char *per = has_steps(p) ? "ms/step" : "ms";
+    const char *per = has_steps(p) ? " per step" : "";
     double steps = p->steady_steps > 0 ? p->steady_steps : 1;
     if (!any_idle_cause(p)) { /* causes not computed: the steady idle time alone */
         double idle = steady_step_ms(p) * (1 - p->steady_busy_pct / 100);
         if (has_steps(p))
-            fprintf(out, "  GPU idle     %.3f ms/step in the steady state\n", idle);
+            fprintf(out, "  GPU idle     %s per step in the steady state\n", gt_dur(idle));
         else
-            fprintf(out, "  GPU idle     %.3f ms of the %.1f ms steady window\n", idle,
-                    steady_step_ms(p));
+            fprintf(out, "  GPU idle     %s of the %s steady window\n", gt_dur(idle),
+                    gt_dur(steady_step_ms(p)));
         return;
     }
     int used[GT_IDLE_CAUSE_COUNT] = {0};
@@ -218,8 +219,8 @@ static void print_idle_line(const gt_proc *p, FILE *out)
         if (best < 0)
             break;
         used[best] = 1;
-        fprintf(out, "%s %s %.3f %s", n ? "," : "", gt_idle_cause_name(best),
-                (double)p->steady_idle_cause_ns[best] / 1e6 / steps, per);
+        fprintf(out, "%s %s %s%s", n ? "," : "", gt_idle_cause_name(best),
+                gt_dur((double)p->steady_idle_cause_ns[best] / 1e6 / steps), per);
     }
     fputc('\n', out);
 }
@@ -231,12 +232,12 @@ static void print_cause(const gt_verdict *v, size_t i, FILE *out, int color)
     fprintf(out, "  %zu. %s%s%s%s%s", i + 1, gt_sev_color(a->severity, color), a->id,
             gt_color_reset(color), words[0] ? ": " : "", words);
     if (a->has_saving && v->causes[i].share_pct >= 0)
-        fprintf(out, " -- saves ~%.2f ms %s (%.0f%%)", a->saving_ms,
-                a->saving_per_step ? "per step" : "over the run", v->causes[i].share_pct);
+        fprintf(out, " -- saves about %s %s (%s)", gt_dur(a->saving_ms),
+                a->saving_per_step ? "per step" : "over the run", gt_pct(v->causes[i].share_pct));
     else
         fprintf(out, " -- saving not estimated");
     if (a->call_site[0])
-        fprintf(out, " -- at %.80s", a->call_site);
+        fprintf(out, " -- at %s", a->call_site);
     if (v->other_procs && a->pid)
         fprintf(out, " (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
     fputc('\n', out);
