@@ -668,6 +668,11 @@ static size_t continuation_indent(const char *line, size_t n)
         return visible_cols(line, m + 2);
     if (lead + 1 < n && line[lead] == '-' && line[lead + 1] == ' ')
         return lead + 2;
+    size_t w = lead; /* "  warning: ...": under the text after the word that ends in ':' */
+    while (w < n && w < lead + 16 && line[w] != ' ')
+        w++;
+    if (w > lead + 1 && w < n && line[w - 1] == ':' && line[w] == ' ')
+        return visible_cols(line, w + 1);
     return lead;
 }
 
@@ -758,5 +763,40 @@ int gt_fit_text(FILE *out, const char *text, size_t len, int width)
         lines += fit_line(out, text + i, n, width);
         i += n + 1;
     }
+    return lines;
+}
+
+char *gt_fitted(void (*compose)(void *ctx, FILE *mem), void *ctx, int width, int *lines)
+{
+    char *raw = NULL, *fit = NULL;
+    size_t raw_len = 0, fit_len = 0;
+    FILE *mem = open_memstream(&raw, &raw_len);
+    if (!mem)
+        return NULL;
+    int saved = width_set;
+    gt_text_width_set(width);
+    compose(ctx, mem);
+    fclose(mem);
+    gt_text_width_set(saved);
+    mem = open_memstream(&fit, &fit_len);
+    int n = 0;
+    if (mem) {
+        n = gt_fit_text(mem, raw, raw_len, width);
+        fclose(mem);
+    }
+    free(raw);
+    if (lines)
+        *lines = n;
+    return fit;
+}
+
+int gt_print_fitted(FILE *out, void (*compose)(void *ctx, FILE *mem), void *ctx)
+{
+    int lines = 0;
+    char *text = gt_fitted(compose, ctx, gt_text_width(out), &lines);
+    if (!text)
+        return -1;
+    fputs(text, out);
+    free(text);
     return lines;
 }

@@ -66,4 +66,11 @@ int gt_wrap(FILE *out, const char *first, const char *next, const char *text, in
  * so this is for prose. Returns the number of lines printed. */
 int gt_fit_text(FILE *out, const char *text, size_t len, int width);
 
+/* compose(ctx, mem) writes into memory while gt_text_width gives width (tables fit themselves
+ * to it); the text comes back fitted (gt_fit_text), malloc'd, with its line count in *lines.
+ * NULL when out of memory. */
+char *gt_fitted(void (*compose)(void *ctx, FILE *mem), void *ctx, int width, int *lines);
+/* The same, printed to out at out's width (gt_text_width). Returns the lines, -1 out of memory. */
+int gt_print_fitted(FILE *out, void (*compose)(void *ctx, FILE *mem), void *ctx);
+
 #endif

@@ -600,52 +600,25 @@ static void compose_full(const gt_run *run, const gt_advice_list *adv, FILE *out
                 "  No advice: no CUDA activity was recorded (did the program use the GPU?).\n");
 }
 
-/* Composes into memory with the real width set, then fits every line to it: tables were fitted
- * as they were printed, prose is wrapped here. */
-static int print_fitted(FILE *out, int width,
-                        void (*compose)(const gt_run *, const gt_advice_list *, FILE *, int, int),
-                        const gt_run *run, const gt_advice_list *adv, int top_n, int color)
+typedef struct full_ctx {
+    const gt_run *run;
+    const gt_advice_list *adv;
+    int top_n, color;
+} full_ctx;
+
+static void compose_full_cb(void *ctx, FILE *out)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
-        return -1;
-    gt_text_width_set(width);
-    compose(run, adv, mem, top_n, color);
-    fclose(mem);
-    int lines = gt_fit_text(out, buf, len, width);
-    gt_text_width_set(0);
-    free(buf);
-    return lines;
+    const full_ctx *f = ctx;
+    compose_full(f->run, f->adv, out, f->top_n, f->color);
 }
 
 int gt_report_text(const gt_run *run, const gt_advice_list *adv, FILE *out, int top_n, int color)
 {
-    return print_fitted(out, gt_text_width(out), compose_full, run, adv, top_n, color);
+    full_ctx f = {run, adv, top_n, color};
+    return gt_print_fitted(out, compose_full_cb, &f);
 }
 
 /* ------------------------------------------------------------------ the short form (record) */
-
-/* Text composed by fn into memory, fitted to width; *lines gets the count. NULL when out of
- * memory. */
-static char *fitted(void (*fn)(void *, FILE *), void *ctx, int width, int *lines)
-{
-    char *raw = NULL, *fit = NULL;
-    size_t raw_len = 0, fit_len = 0;
-    FILE *mem = open_memstream(&raw, &raw_len);
-    if (!mem)
-        return NULL;
-    fn(ctx, mem);
-    fclose(mem);
-    mem = open_memstream(&fit, &fit_len);
-    if (mem) {
-        *lines = gt_fit_text(mem, raw, raw_len, width);
-        fclose(mem);
-    }
-    free(raw);
-    return fit;
-}
 
 typedef struct brief_ctx {
     const gt_run *run;
@@ -685,8 +658,7 @@ int gt_report_brief(const gt_run *run, const gt_advice_list *adv, FILE *out, int
 {
     int width = gt_text_width(out), lines = 0, n;
     brief_ctx b = {run, adv, NULL, color, 0};
-    gt_text_width_set(width);
-    char *text = fitted(brief_verdict, &b, width, &n);
+    char *text = gt_fitted(brief_verdict, &b, width, &n);
     if (text) {
         fputs(text, out);
         lines += n;
@@ -697,7 +669,7 @@ int gt_report_brief(const gt_run *run, const gt_advice_list *adv, FILE *out, int
         lines += 2;
         for (b.from = 0; b.from < adv->n; b.from++) {
             b.item = &adv->items[b.from];
-            text = fitted(brief_item, &b, width, &n);
+            text = gt_fitted(brief_item, &b, width, &n);
             /* the first item always; the others while they and the "also" line fit */
             int room = b.from + 1 < adv->n ? 1 : 0;
             if (text && (b.from == 0 || lines + n + room <= max_lines)) {
@@ -709,12 +681,11 @@ int gt_report_brief(const gt_run *run, const gt_advice_list *adv, FILE *out, int
             free(text);
             break;
         }
-        if (b.from < adv->n && (text = fitted(brief_rest, &b, width, &n))) {
+        if (b.from < adv->n && (text = gt_fitted(brief_rest, &b, width, &n))) {
             fputs(text, out);
             lines += n;
             free(text);
         }
     }
-    gt_text_width_set(0);
     return lines;
 }
