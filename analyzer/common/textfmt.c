@@ -679,8 +679,8 @@ static size_t continuation_indent(const char *line, size_t n)
 /* A unit after a number ("11.4 ms", "7.8 GB/s"): never the first word of a wrapped line. */
 static int unit_word(const char *w, size_t n)
 {
-    static const char *const units[] = {"ms",  "\xc2\xb5s", "s",    "ns",   "MB",     "GB",
-                                        "GiB", "KB",        "GB/s", "MB/s", "TFLOPS", "ms/step"};
+    static const char *const units[] = {"ms", "\xc2\xb5s", "s",    "ns",   "B",      "KB",     "MB",
+                                        "GB", "GiB",       "GB/s", "MB/s", "TFLOPS", "ms/step"};
     while (n && strchr(",;:).", w[n - 1]))
         n--;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -689,13 +689,14 @@ static int unit_word(const char *w, size_t n)
     return 0;
 }
 
-/* The end of the word at line[i..n), a unit after it glued on. */
+/* The end of the word at line[i..n), the unit after a number glued on. */
 static size_t word_end(const char *line, size_t i, size_t n)
 {
     size_t w = i;
     while (w < n && line[w] != ' ')
         w++;
-    if (w + 1 < n && line[w] == ' ' && line[w + 1] != ' ') {
+    if (w > i && isdigit((unsigned char)line[w - 1]) && w + 1 < n && line[w] == ' ' &&
+        line[w + 1] != ' ') {
         size_t u = w + 1;
         while (u < n && line[u] != ' ')
             u++;

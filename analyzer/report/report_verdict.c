@@ -117,7 +117,7 @@ static const char *short_text(const char *text, int max)
 
 static const char *command_of(const gt_proc *p)
 {
-    return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 60);
+    return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 72);
 }
 
 /* "GPU busy 92.3%"; a sampled trace without any window has no GPU figure */
