@@ -21,22 +21,14 @@ What a correct diagnosis says:
 Prints its own timing last: CORPUS name=compile_graphs ... sync=every10 (steps sync only when the
 loss is logged, so the steady period is step_ms_wall, measured up to a final synchronize).
 """
-import os
 import time
 
-T_START = time.perf_counter()
+from corpus_common import fresh_cache_dirs, remove_dirs, report  # its clock starts here
 
 import argparse  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 
-MADE_DIRS = []
-for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
-    if var not in os.environ:  # a first run's empty caches, removed at the end
-        os.environ[var] = tempfile.mkdtemp(prefix="corpus-compile-")
-        MADE_DIRS.append(os.environ[var])
+MADE_DIRS = fresh_cache_dirs("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")  # a first run
 
 
 def main(argv=None):
@@ -84,24 +76,10 @@ def main(argv=None):
         t_prev = t
     torch.cuda.synchronize()
     t_end = time.perf_counter()
-    for d in MADE_DIRS:
-        shutil.rmtree(d, ignore_errors=True)
+    remove_dirs(MADE_DIRS)
     report("compile_graphs", args.warmup, durations, step_ends, t_end,
            "every%d" % args.log_every, " first_step_s=%.2f" % (durations[0] / 1e3))
     return 0
-
-
-def report(name, warmup, durations, step_ends, t_end, sync, extra=""):
-    """One machine-readable line: median of the steady per-step intervals, and the steady wall time
-    per step up to a final device sync (the period that counts when steps do not sync)."""
-    steady = durations[warmup:]
-    n = len(steady)
-    wall = (t_end - step_ends[warmup - 1]) * 1e3 / n if n and warmup > 0 else float("nan")
-    startup = step_ends[warmup - 1] - T_START if warmup > 0 and step_ends else float("nan")
-    print("CORPUS name=%s steps=%d warmup_steps=%d step_ms_median=%.3f step_ms_wall=%.3f "
-          "sync=%s startup_s=%.2f%s" % (name, len(durations), warmup,
-                                        statistics.median(steady) if n else float("nan"), wall,
-                                        sync, startup, extra), flush=True)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,10 @@ intervals end at loss.item(), so step_ms_median is the real step period of that 
 import os
 import time
 
-T_START = time.perf_counter()
+from corpus_common import report  # the CORPUS line; its clock starts here
 
 import argparse  # noqa: E402
 import socket  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 
 
@@ -114,19 +113,6 @@ def main(argv=None):
         port = s.getsockname()[1]
     mp.spawn(spawned, args=(args.nproc, args, port), nprocs=args.nproc, join=True)
     return 0
-
-
-def report(name, warmup, durations, step_ends, t_end, sync, extra=""):
-    """One machine-readable line: median of the steady per-step intervals, and the steady wall time
-    per step up to a final device sync (the period that counts when steps do not sync)."""
-    steady = durations[warmup:]
-    n = len(steady)
-    wall = (t_end - step_ends[warmup - 1]) * 1e3 / n if n and warmup > 0 else float("nan")
-    startup = step_ends[warmup - 1] - T_START if warmup > 0 and step_ends else float("nan")
-    print("CORPUS name=%s steps=%d warmup_steps=%d step_ms_median=%.3f step_ms_wall=%.3f "
-          "sync=%s startup_s=%.2f%s" % (name, len(durations), warmup,
-                                        statistics.median(steady) if n else float("nan"), wall,
-                                        sync, startup, extra), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,20 +20,14 @@ What a correct diagnosis says:
 Prints its own timing last: CORPUS name=triton_loop ... sync=end (the loop never syncs, so the
 steady period is step_ms_wall, measured up to the final synchronize).
 """
-import os
 import time
 
-T_START = time.perf_counter()
+from corpus_common import fresh_cache_dirs, remove_dirs, report  # its clock starts here
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
 
-CACHE_DIR_MADE = "TRITON_CACHE_DIR" not in os.environ
-if CACHE_DIR_MADE:  # a first run's empty cache, removed at the end
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="corpus-triton-")
+MADE_DIRS = fresh_cache_dirs("TRITON_CACHE_DIR")  # a first run's empty cache
 
 try:  # module level: Triton reads the kernel's source and its globals (tl)
     import torch
@@ -82,24 +76,10 @@ def main(argv=None):
         t_prev = t
     torch.cuda.synchronize()
     t_end = time.perf_counter()
-    if CACHE_DIR_MADE:
-        shutil.rmtree(os.environ["TRITON_CACHE_DIR"], ignore_errors=True)
+    remove_dirs(MADE_DIRS)
     report("triton_loop", args.warmup, durations, step_ends, t_end, "end",
            " first_launch_s=%.2f" % (durations[0] / 1e3))
     return 0
-
-
-def report(name, warmup, durations, step_ends, t_end, sync, extra=""):
-    """One machine-readable line: median of the steady per-step intervals, and the steady wall time
-    per step up to a final device sync (the period that counts when steps do not sync)."""
-    steady = durations[warmup:]
-    n = len(steady)
-    wall = (t_end - step_ends[warmup - 1]) * 1e3 / n if n and warmup > 0 else float("nan")
-    startup = step_ends[warmup - 1] - T_START if warmup > 0 and step_ends else float("nan")
-    print("CORPUS name=%s steps=%d warmup_steps=%d step_ms_median=%.3f step_ms_wall=%.3f "
-          "sync=%s startup_s=%.2f%s" % (name, len(durations), warmup,
-                                        statistics.median(steady) if n else float("nan"), wall,
-                                        sync, startup, extra), flush=True)
 
 
 if __name__ == "__main__":

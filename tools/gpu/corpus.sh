@@ -24,91 +24,22 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 : "${OUT:?OUT must name the folder for results}"
 REPO=$PWD
-WORK=${CORPUS_WORK:-/tmp/gputrace-corpus}
-C=$WORK/corpus
-rm -rf "$WORK" && mkdir -p "$C"
-SUMMARY=$C/corpus.txt
-: >"$SUMMARY"
-T_START=$(date +%s)
-PY=${PYTHON:-python3}
-
-note() { echo "$*" | tee -a "$SUMMARY"; }
+# shellcheck source=tools/gpu/corpus_lib.sh
+. "$REPO/tools/gpu/corpus_lib.sh"
+WORK=${CORPUS_WORK:-/tmp/gputrace-corpus} C=${CORPUS_WORK:-/tmp/gputrace-corpus}/corpus
+SUMMARY=$C/corpus.txt PY=${PYTHON:-python3} BUDGET_S=${CORPUS_BUDGET_S:-430}
+corpus_start
 
 # --- build libgputrace.so as tools/gpu/build.sh does (no analyzer, no samples: faster)
-build_library() {
-  export CUDACXX=${CUDACXX:-/usr/local/cuda/bin/nvcc} PATH=/usr/local/cuda/bin:$PATH
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTRACE_BUILD_ANALYZER=OFF \
-    -DGPUTRACE_BUILD_TESTS=OFF -DGPUTRACE_BUILD_SAMPLES=OFF -DCUDA_HOME=/usr/local/cuda \
-    >"$C/build.log" 2>&1 &&
-    cmake --build build-gpu -j16 --target gputrace_preload >>"$C/build.log" 2>&1
-}
 # CORPUS_LIB: a libgputrace.so built elsewhere (tools/gpu/pack_devbin.sh's .devbin): no build here.
 if [ -n "${CORPUS_LIB:-}" ]; then
   LIB=$(readlink -f "$CORPUS_LIB")
 else
-  # A build-gpu/ configured from another folder (carried, or an older checkout) refuses to
-  # configure again: start it afresh once.
-  if ! build_library && { rm -rf build-gpu; ! build_library; }; then
-    tail -40 "$C/build.log"
-    note "corpus.sh: the build failed (build.log above); nothing recorded"
-  fi
+  corpus_build || note "corpus.sh: the build failed (build.log above); nothing recorded"
   LIB=$REPO/build-gpu/lib/libgputrace.so
 fi
-
-# --- what this machine is
-{
-  echo "# gputrace corpus, $(date -u +%FT%TZ) on $(hostname), git $(git rev-parse --short HEAD 2>/dev/null)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  "$PY" - <<'EOF' 2>&1
-import importlib, sys
-print("python", sys.version.split()[0])
-for m in ("torch", "triton", "jax", "jaxlib", "cupy", "numpy"):
-    try:
-        print(m, importlib.import_module(m).__version__)
-    except Exception as e:  # a missing package is a fact to report, not a failure
-        print(m, "not importable:", e)
-EOF
-  ls -l "$LIB" 2>&1
-} >"$C/facts.txt"
-cat "$C/facts.txt"
-
-# The GPU machine's shared-host rules, JAX without preallocation, unbuffered Python output.
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
-  NVSHMEM_DISABLE_NVLS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_PYTHON_CLIENT_MEM_FRACTION=0.10
-
-BUDGET_S=${CORPUS_BUDGET_S:-430}
-budget_left() { echo $((BUDGET_S - ($(date +%s) - T_START))); }
-
-# run_one CASE MODE TIMEOUT CMD...   MODE: untraced | traced. Prints the rc line to the summary.
-run_one() {
-  local name=$1 mode=$2 limit=$3
-  shift 3
-  local dir=$C/$name left
-  left=$(budget_left)
-  if [ "$left" -lt 15 ]; then
-    note "== $name $mode: skipped, budget spent"
-    return
-  fi
-  [ "$limit" -le "$left" ] || limit=$left
-  local envs=()
-  if [ "$mode" = traced ]; then
-    mkdir -p "$dir/run"
-    envs=(LD_PRELOAD="$LIB" GPUTRACE_DIR="$dir/run" NVTX_INJECTION64_PATH="$LIB")
-  fi
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  (cd "$dir" && env "${envs[@]}" timeout -k 10 "$limit" "$@") >"$dir/$mode.out" 2>"$dir/$mode.err"
-  rc=$?
-  t1=$(date +%s.%N)
-  note "$(printf '== %s %s: rc=%d wall=%.1fs (limit %ds)' "$name" "$mode" "$rc" \
-    "$(awk "BEGIN{print $t1 - $t0}")" "$limit")"
-  grep '^CORPUS ' "$dir/$mode.out" | sed "s/^/   $mode /" | tee -a "$SUMMARY"
-  [ "$rc" -eq 0 ] || tail -5 "$dir/$mode.err" | sed 's/^/   stderr: /' | tee -a "$SUMMARY"
-  # Keep logs small: the end of a long stderr (compile warnings) is what says what happened.
-  if [ "$(stat -c %s "$dir/$mode.err")" -gt 200000 ]; then
-    tail -c 200000 "$dir/$mode.err" >"$dir/$mode.err.tail" && mv "$dir/$mode.err.tail" "$dir/$mode.err"
-  fi
-}
+corpus_facts "$LIB"
+corpus_env
 
 # The analyzer, when carried in .devbin and new enough to archive.
 G=$REPO/.devbin/bin/gputrace
@@ -130,21 +61,6 @@ analyze() {
   timeout -k 5 40 "$G" archive "$dir/run" >>"$dir/ls.txt" 2>&1
   timeout -k 5 40 "$G" report "$dir/run" >"$dir/report.txt" 2>&1
   note "   report rc=$? ($(grep -c . "$dir/report.txt") lines)"
-}
-
-# list_run CASE: the run folder's files, their count and bytes (ls.txt and the summary).
-list_run() {
-  local dir=$C/$1/run files bytes biggest procs
-  [ -d "$dir" ] || return
-  ls -l "$dir" >"$C/$1/ls.txt" 2>&1
-  files=$(find "$dir" -maxdepth 1 -name '*.gtrace' | wc -l)
-  bytes=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
-  biggest=$(find "$dir" -maxdepth 1 -name '*.gtrace' -printf '%s %f\n' | sort -n | tail -1)
-  echo "gtrace files=$files bytes=$bytes biggest=${biggest:-none}" >>"$C/$1/ls.txt"
-  # processes without CUDA activity (ptxas, gcc...): a line each in gputrace-<host>.procs
-  procs=$(cat "$dir"/gputrace-*.procs 2>/dev/null | wc -l)
-  echo "procs lines=$procs" >>"$C/$1/ls.txt"
-  note "   traced files=$files bytes=$bytes biggest: ${biggest:-none}; .procs lines=$procs"
 }
 
 # case NAME TIMEOUT CMD...: untraced, then traced.
