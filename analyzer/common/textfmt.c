@@ -118,6 +118,14 @@ const char *gt_counted(double n, const char *one, const char *many)
     return slot_fmt("%s %s", num, strcmp(num, "1") ? many : one);
 }
 
+const char *gt_signed(double v, int decimals, const char *unit)
+{
+    if (!isfinite(v))
+        return "?";
+    const char *t = fixed(v, decimals, unit);
+    return v > 0 && fabs(v) * pow(10, decimals) >= 0.5 ? slot_fmt("+%s", t) : t;
+}
+
 const char *gt_mean(double n)
 {
     if (!isfinite(n))

@@ -41,6 +41,9 @@ const char *gt_counted(double n, const char *one, const char *many);
  * "2.5"). */
 const char *gt_mean(double n);
 
+/* A change with its sign ("+8.0 pts", "-3.5%"); one that rounds to zero has none ("0.0%"). */
+const char *gt_signed(double v, int decimals, const char *unit);
+
 /* A percentage: "45%", "3.5%", "0.4%", "<0.1%" for a small positive share, "0%". */
 const char *gt_pct(double pct);
 

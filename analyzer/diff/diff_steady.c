@@ -162,14 +162,14 @@ static const char *change_text(const row *r)
     if (!r->a_ok || !r->b_ok)
         return "-";
     if (r->kind == ROW_PCT)
-        return gt_fmt("%+.1f pts", r->b - r->a);
+        return gt_signed(r->b - r->a, 1, " pts");
     if (r->a == r->b)
         return "=";
     if (r->a == 0)
         return "new";
     if (r->b / r->a >= 10) /* +148166.7% reads worse than 1483x */
         return gt_fmt("%.0fx", r->b / r->a);
-    return gt_fmt("%+.1f%%", 100 * (r->b / r->a - 1));
+    return gt_signed(100 * (r->b / r->a - 1), 1, "%");
 }
 
 /* ------------------------------------------------------------------ warnings */

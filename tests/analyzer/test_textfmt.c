@@ -30,6 +30,9 @@ static void test_durations(void)
     EQ(gt_count(-0.2), "0");
     EQ(gt_counted(1, "step", "steps"), "1 step");
     EQ(gt_counted(3.0, "blocking call", "blocking calls"), "3 blocking calls");
+    EQ(gt_signed(8.04, 1, " pts"), "+8.0 pts");
+    EQ(gt_signed(-0.02, 1, "%"), "0.0%"); /* diff printed "-0.0%" */
+    EQ(gt_signed(-3.46, 1, "%"), "-3.5%");
     EQ(gt_pct(45.2), "45%");
     EQ(gt_pct(3.46), "3.5%");
     EQ(gt_pct(0.01), "<0.1%");
