@@ -20,20 +20,18 @@
 #define SYNC_EVERY_STEP_SHARE 0.01 /* a site blocking in every step: info from this share */
 #define PAGEABLE_SHARE 0.02        /* pageable copy time / steady window */
 #define PAGEABLE_WARN_SHARE 0.10
-#define NONBLOCK_SHARE 0.01         /* blocking H2D copy time / steady window */
-#define LAUNCH_BUSY_PCT 70.0        /* steady GPU busy below this */
-#define LAUNCH_SHORT_SHARE 0.5      /* short kernels (< 10 µs) among steady kernels */
-#define LAUNCH_SHORT_IDLE_SHARE 0.5 /* idle in gaps < 1 ms / all steady idle */
-#define LAUNCH_SAVING_FACTOR 0.5    /* CUDA graphs / bigger batches recover about half of it */
-#define LAUNCH_RUN_SHARE 0.05       /* launch-bound idle over the whole run / run duration */
-#define AMP_SHARE 0.20              /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
-#define AMP_SAVING_FACTOR 0.5       /* tensor cores run such work at least 2x faster */
-#define ALLOC_PER_STEP 1.0          /* cudaMalloc/cudaFree calls per steady step */
+#define NONBLOCK_SHARE 0.01   /* blocking H2D copy time / steady window */
+#define AMP_SHARE 0.20        /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
+#define AMP_SAVING_FACTOR 0.5 /* tensor cores run such work at least 2x faster */
+#define ALLOC_PER_STEP 1.0    /* cudaMalloc/cudaFree calls per steady step */
 #define ALLOC_MIN_CALLS 3
 #define ALLOC_MIN_SHARE 0.02            /* their API time / steady window */
 #define PINNED_REF_MIN_BYTES (1u << 20) /* pinned copies this large give a usable bandwidth */
 #define IDLE_SHARE 0.10                 /* unexplained idle in gaps >= 1 ms / steady window */
-/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c */
+#define SEV_CRITICAL_SHARE 0.25         /* the saving's share: critical from here ... */
+#define SEV_WARNING_SHARE 0.05          /* ... warning from here, info below */
+/* cudnn-benchmark's thresholds are at the top of advice_cudnn.c, straggler's of advice_ranks.c,
+ * launch-bound's of advice_launch.c, compilation's of advice_compile.c */
 
 /* ------------------------------------------------------------------ building items */
 
@@ -140,6 +138,19 @@ int gt_adv_has_steps(const gt_proc *p)
 double gt_adv_step_ms(const gt_proc *p)
 {
     return step_ms(p);
+}
+
+const char *gt_adv_per_step_word(const gt_proc *p)
+{
+    return per_step_word(p);
+}
+
+/* Severity from the saving's share of what it is a saving of (the step, or the run). */
+int gt_adv_severity_for_share(double share)
+{
+    return share >= SEV_CRITICAL_SHARE  ? GT_SEV_CRITICAL
+           : share >= SEV_WARNING_SHARE ? GT_SEV_WARNING
+                                        : GT_SEV_INFO;
 }
 
 /* ------------------------------------------------------------------ sync-stall */
@@ -339,50 +350,13 @@ static void rule_non_blocking_copy(const gt_proc *p, gt_advice_list *l)
 
 /* ------------------------------------------------------------------ launch-bound, gpu-idle */
 
-static double steady_idle_ms_per_step(const gt_proc *p)
-{
-    double st = step_ms(p);
-    return st * (1 - p->steady_busy_pct / 100);
-}
-
-static void rule_launch_bound(const gt_proc *p, gt_advice_list *l)
-{
-    if (!p->steady_kernels || p->steady_busy_pct >= LAUNCH_BUSY_PCT)
-        return;
-    double short_share = (double)p->steady_short_kernels / (double)p->steady_kernels;
-    double idle = steady_idle_ms_per_step(p);
-    double short_idle = p->steady_short_idle_ms_per_step;
-    /* the launch-bound idle was measured over the time the GPU was recorded (sampled windows) */
-    double run_ms = gt_proc_gpu_covered_ms(p), launch_idle_ms = (double)p->launch_idle_ns / 1e6;
-    if (short_share < LAUNCH_SHORT_SHARE || idle <= 0 ||
-        short_idle / idle < LAUNCH_SHORT_IDLE_SHARE || run_ms <= 0 ||
-        launch_idle_ms / run_ms < LAUNCH_RUN_SHARE)
-        return;
-    gt_advice *a = add_item(l, p, "launch-bound", GT_SEV_WARNING);
-    double launch_us = p->launches ? (double)p->launch_ns / (double)p->launches / 1e3 : 0;
-    msg(a,
-        "The GPU is busy only %.0f%% of the time and %.0f%% of its kernels run under 10 us: it "
-        "waits for the CPU to launch work (%.2f ms %s idle in short gaps). Give it more work per "
-        "launch: a larger batch, CUDA graphs (torch.cuda.graphs / torch.compile(mode=\"reduce-"
-        "overhead\")), or fused kernels (torch.compile).",
-        p->steady_busy_pct, 100 * short_share, short_idle, per_step_word(p));
-    ev(a, "gpu_busy", p->steady_busy_pct, "%");
-    ev(a, "short_kernel_share", 100 * short_share, "%");
-    ev(a, "short_gap_idle_ms_per_step", short_idle, "ms");
-    ev(a, "kernels_per_step", (double)p->steady_kernels / p->steady_steps, "count");
-    ev(a, "launch_idle_run_share", 100 * launch_idle_ms / run_ms, "%");
-    if (launch_us > 0)
-        ev(a, "mean_launch_call_us", launch_us, "us");
-    saving(a, short_idle * LAUNCH_SAVING_FACTOR, has_steps(p));
-    a->t_ns = p->steady_start_ns;
-}
-
 /* The cause that took most of the steady idle time where the CPU made no CUDA call. */
 static int idle_cause_without_calls(const gt_proc *p)
 {
     int best = GT_IDLE_UNKNOWN;
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        if (c != GT_IDLE_CUDA_CALL && p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
+        if (c != GT_IDLE_CUDA_CALL && c != GT_IDLE_COPY &&
+            p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best])
             best = c;
     return best;
 }
@@ -394,8 +368,21 @@ static void gpu_idle_message(const gt_run *run, const gt_proc *p, gt_advice *a, 
     const char *head = "The GPU sat idle";
     const gt_straggler *st = &run->straggler;
     switch (cause) {
+    case GT_IDLE_COLLECTIVE_TRANSFER:
+        msg(a,
+            "%s %.2f ms %s (%.0f%% of the time) in collectives while the data moved, every rank "
+            "there (gloo copies GPU tensors through host memory and sums them over TCP): NCCL "
+            "for GPU tensors, fewer and larger buckets (DDP bucket_cap_mb), or less data "
+            "(gradient compression hooks, bf16 gradients).",
+            head, per, per_step_word(p), share);
+        break;
     case GT_IDLE_COLLECTIVE:
-        if (st->found && st->pid != p->hdr.pid)
+        if (st->found && st->pid == p->hdr.pid) /* the last rank: never said to be waiting */
+            msg(a,
+                "%s %.2f ms %s (%.0f%% of the time) in collectives: this rank arrives last "
+                "(see straggler), the time is the collectives' own.",
+                head, per, per_step_word(p), share);
+        else if (st->found)
             msg(a,
                 "%s %.2f ms %s (%.0f%% of the time) waiting in a collective: this rank reaches "
                 "them early and waits for rank %d, %.2f ms late per step (see straggler). Make "
@@ -407,6 +394,12 @@ static void gpu_idle_message(const gt_run *run, const gt_proc *p, gt_advice *a, 
                 "the other ranks: look at the rank that arrives last, or overlap communication "
                 "with computation (DDP bucket sizes, NCCL instead of gloo for GPU tensors).",
                 head, per, per_step_word(p), share);
+        break;
+    case GT_IDLE_COMPILE:
+        msg(a,
+            "%s %.2f ms %s (%.0f%% of the time) while a compiler ran in the process (see "
+            "compilation).",
+            head, per, per_step_word(p), share);
         break;
     case GT_IDLE_JIT:
         msg(a,
@@ -441,7 +434,7 @@ static void rule_gpu_idle(const gt_run *run, const gt_proc *p, gt_advice_list *l
     if (w <= 0 || idle / w < IDLE_SHARE)
         return;
     int cause = idle_cause_without_calls(p);
-    int waits = cause == GT_IDLE_COLLECTIVE;
+    int waits = cause == GT_IDLE_COLLECTIVE || cause == GT_IDLE_COLLECTIVE_TRANSFER;
     gt_advice *a = add_item(l, p, "gpu-idle", waits ? GT_SEV_INFO : GT_SEV_WARNING);
     double per = idle / p->steady_steps;
     gpu_idle_message(run, p, a, cause, per, 100 * idle / w);
@@ -723,7 +716,8 @@ void gt_advice_from_run(const gt_run *run, gt_advice_list *out)
         rule_sync_stall(p, out);
         rule_pinned_memory(p, out);
         rule_non_blocking_copy(p, out);
-        rule_launch_bound(p, out);
+        gt_adv_rule_launch_bound(p, out);
+        gt_adv_rule_compilation(p, out);
         rule_gpu_idle(run, p, out);
         rule_amp(p, out);
         rule_alloc_in_loop(p, out);

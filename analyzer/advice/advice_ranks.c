@@ -4,6 +4,7 @@
  * do not wait for each other show it in their step times. Thresholds: docs/advice.md. */
 #include "advice.h"
 #include "advice_rules.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,9 @@
 #define STRAGGLER_MIN_LATE_MS 0.5 /* median lateness per step at the collectives ... */
 #define STRAGGLER_LATE_SHARE 0.05 /* ... and as a share of the step period */
 #define STRAGGLER_LAST_SHARE 0.5  /* last to arrive in at least this share of the steps */
+#define STRAGGLER_INSTEAD_SHARE                                                                    \
+    0.25 /* what it did instead is named from this share of lateness                               \
+          */
 #define MAX_RANKS 256
 
 static int cmp_dbl(const void *a, const void *b)
@@ -38,52 +42,53 @@ static size_t ranked_procs(const gt_run *run, const gt_proc **out)
     return n;
 }
 
-enum { WHY_HOST, WHY_DATA, WHY_SYNC, WHY_COPY, WHY_ALLOC, WHY_GPU, WHY_COUNT };
-static const char *const why_names[WHY_COUNT] = {"CPU work without CUDA calls",
-                                                 "data loading",
-                                                 "synchronization",
-                                                 "copies",
-                                                 "allocations",
-                                                 "GPU work"};
-
-/* A rank's steady-window figures per step; without steps, per collective round. */
-static void per_step_figures(const gt_proc *p, double period_ms, double f[WHY_COUNT])
+/* What the last rank did instead, the largest first: "CPU work without CUDA calls 15.2 ms"
+ * (and a second one when it is at least a quarter of the lateness). Returns the largest. */
+static int instead_text(const gt_straggler *st, char *buf, size_t cap)
 {
-    double w = p->steady_end_ns > p->steady_start_ns
-                   ? (double)(p->steady_end_ns - p->steady_start_ns) / 1e6
-                   : 0;
-    double steps = gt_adv_has_steps(p) ? p->steady_steps : period_ms > 0 ? w / period_ms : 1;
-    if (steps < 1)
-        steps = 1;
-    f[WHY_HOST] = (double)p->steady_idle_cause_ns[GT_IDLE_HOST_WORK] / 1e6 / steps;
-    f[WHY_DATA] = (double)p->steady_idle_cause_ns[GT_IDLE_DATA_LOADING] / 1e6 / steps;
-    f[WHY_SYNC] = p->steady_sync_ms_per_step * p->steady_steps / steps;
-    f[WHY_COPY] = p->steady_copy_ms_per_step * p->steady_steps / steps;
-    f[WHY_ALLOC] = (double)p->steady_alloc_ns / 1e6 / steps;
-    f[WHY_GPU] = p->steady_busy_pct / 100 * w / steps;
+    int order[GT_LATE_COUNT];
+    for (int w = 0; w < GT_LATE_COUNT; w++)
+        order[w] = w;
+    for (int i = 1; i < GT_LATE_COUNT; i++)
+        for (int j = i; j > 0 && st->instead_ms[order[j]] > st->instead_ms[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    buf[0] = 0;
+    if (st->instead_ms[order[0]] <= STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
+        return -1;
+    size_t used = (size_t)snprintf(buf, cap, "%s %.2f ms", gt_late_what_name(order[0]),
+                                   st->instead_ms[order[0]]);
+    if (used < cap && st->instead_ms[order[1]] > STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
+        snprintf(buf + used, cap - used, ", then %s %.2f ms", gt_late_what_name(order[1]),
+                 st->instead_ms[order[1]]);
+    return order[0];
 }
 
-/* Why the slow rank is slow: the figure where it exceeds the other ranks' mean most. */
-static int straggler_reason(const gt_proc *s, const gt_proc **ranked, size_t n, double period_ms,
-                            double *excess)
+/* The remedy by what the last rank did instead. */
+static const char *instead_remedy(int what)
 {
-    double mine[WHY_COUNT], others[WHY_COUNT] = {0}, f[WHY_COUNT];
-    per_step_figures(s, period_ms, mine);
-    for (size_t i = 0; i < n; i++) {
-        if (ranked[i] == s)
-            continue;
-        per_step_figures(ranked[i], period_ms, f);
-        for (int k = 0; k < WHY_COUNT; k++)
-            others[k] += f[k] / (double)(n - 1);
+    switch (what) {
+    case GT_LATE_DATA_LOADING:
+        return "Give that rank's input pipeline more DataLoader workers, pinned memory and "
+               "prefetching, or even out its shard.";
+    case GT_LATE_GPU:
+        return "Even out the GPU work per rank (uneven shards or sequence lengths, extra passes on "
+               "one rank), or check that rank's GPU (shared, throttled, slower).";
+    case GT_LATE_CUDA_CALL:
+        return "Look at that rank's CUDA calls before the collective (a sync, a copy, "
+               "allocations).";
+    case GT_LATE_COMPILE:
+        return "That rank compiled (or recompiled) while the others waited: warm the caches, "
+               "or keep shapes the same on every rank.";
+    case GT_LATE_COLLECTIVE:
+        return "That rank spends longer in other collectives first (another process group?).";
+    default:
+        return "Find that rank's extra work with a CPU profiler (py-spy dump/record on its pid): "
+               "logging, checkpointing, metrics or an uneven input pipeline on one rank; a rank "
+               "that sleeps or waits on something else looks the same without CPU samples.";
     }
-    int why = -1;
-    *excess = 0;
-    for (int k = 0; k < WHY_COUNT; k++)
-        if (mine[k] - others[k] > *excess) {
-            *excess = mine[k] - others[k];
-            why = k;
-        }
-    return why;
 }
 
 static const gt_proc *proc_with_pid(const gt_proc **ranked, size_t n, int pid)
@@ -94,39 +99,49 @@ static const gt_proc *proc_with_pid(const gt_proc **ranked, size_t n, int pid)
     return NULL;
 }
 
-/* The rank reaching the collectives last (run->straggler), with its lateness per step. */
+/* The rank reaching the collectives last (run->straggler, model_ranks.c): its lateness per step,
+ * the others' wait for it, what it did instead. */
 static void straggler_by_collectives(const gt_run *run, const gt_proc **ranked, size_t n,
                                      gt_advice_list *l)
 {
     const gt_straggler *st = &run->straggler;
     const gt_proc *s = proc_with_pid(ranked, n, st->pid);
+    size_t of = st->per_step ? st->rounds : st->collectives;
+    size_t last = st->per_step ? st->last_in : st->last_at;
     if (!s || st->lateness_ms < STRAGGLER_MIN_LATE_MS ||
         (st->period_ms > 0 && st->lateness_ms < STRAGGLER_LATE_SHARE * st->period_ms) ||
-        (double)st->last_in < STRAGGLER_LAST_SHARE * (double)st->rounds)
+        (double)last < STRAGGLER_LAST_SHARE * (double)of)
         return;
-    gt_advice *a = gt_adv_add(l, s, "straggler", GT_SEV_WARNING);
-    double excess = 0;
-    int why = straggler_reason(s, ranked, n, st->period_ms, &excess);
-    char reason[200] = "";
-    if (why >= 0 && excess > 0.25 * st->lateness_ms)
-        snprintf(reason, sizeof reason, " It spends %.2f ms more per step than the others in %s.",
-                 excess, why_names[why]);
+    gt_advice *a =
+        gt_adv_add(l, s, "straggler",
+                   st->period_ms > 0 ? gt_adv_severity_for_share(st->lateness_ms / st->period_ms)
+                                     : GT_SEV_WARNING);
+    char instead[200];
+    int what = instead_text(st, instead, sizeof instead);
+    const char *unit = st->per_step ? "step" : "collective";
     gt_adv_msg(a,
-               "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu steps, %.2f ms late "
-               "per step (median; a step every %.2f ms): the other ranks wait %.2f ms per step for "
-               "it.%s Even out the work per rank (input pipeline, uneven shards, extra work on "
-               "one rank such as logging or checkpointing).",
-               st->rank, st->pid, st->kind == GT_COLL_NCCL ? "NCCL" : "CPU (gloo)", st->last_in,
-               st->rounds, st->lateness_ms, st->period_ms, st->others_wait_ms, reason);
+               "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu %ss, %.2f ms late "
+               "%s (%s): the other ranks wait %.2f ms %s for it. %s%s%s%s",
+               st->rank, st->pid, st->kind == GT_COLL_NCCL ? "NCCL" : "CPU (gloo)", last, of, unit,
+               st->lateness_ms, st->per_step ? "per step" : "over the steady window",
+               st->per_step ? gt_fmt("median; a step every %.2f ms", st->period_ms)
+                            : gt_fmt("a steady window of %.2f ms", st->period_ms),
+               st->others_wait_ms, st->per_step ? "per step" : "in all",
+               what >= 0 ? "Before each late arrival it did, beyond the others: " : "", instead,
+               what >= 0 ? ". " : "", instead_remedy(what));
     gt_adv_ev(a, "rank", st->rank, "");
     gt_adv_ev(a, "lateness_ms_per_step", st->lateness_ms, "ms");
     gt_adv_ev(a, "last_in_steps", (double)st->last_in, "count");
     gt_adv_ev(a, "steps", (double)st->rounds, "count");
+    gt_adv_ev(a, "last_at_collectives", (double)st->last_at, "count");
+    gt_adv_ev(a, "collectives", (double)st->collectives, "count");
     gt_adv_ev(a, "step_period_ms", st->period_ms, "ms");
     gt_adv_ev(a, "others_wait_ms_per_step", st->others_wait_ms, "ms");
-    if (why >= 0)
-        gt_adv_ev(a, "excess_ms_per_step", excess, "ms");
-    gt_adv_saving(a, st->lateness_ms, 1);
+    for (int w = 0; w < GT_LATE_COUNT && a->n_evidence < GT_ADVICE_MAX_EVIDENCE; w++)
+        if (st->instead_ms[w] > STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
+            gt_adv_ev(a, gt_fmt("instead_%s_ms_per_step", gt_late_what_key(w)), st->instead_ms[w],
+                      "ms");
+    gt_adv_saving(a, st->lateness_ms, st->per_step);
     a->t_ns = s->steady_start_ns;
 }
 

@@ -120,6 +120,12 @@ typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwh
                                data over and taking the result back) */
     int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
     uint64_t in_jit_ns;     /* of the CUDA calls' time, JIT or module loading calls */
+    /* of collective_ns, the part after the last rank arrived: the data moving, every rank there
+     * (model_ranks.c matches the collectives; 0 when they were not matched) */
+    uint64_t collective_transfer_ns;
+    /* between GPU records of one pageable copy (its CPU-side staging through the driver's bounce
+     * buffer), whether or not a wrapper saw the copy's call */
+    uint64_t in_staging_ns;
 } gt_gap;
 
 typedef struct gt_bin {
@@ -151,6 +157,9 @@ enum gt_phase_kind {
     GT_PHASE_STARTUP = 0, /* process start to the first GPU work: context creation, module loads */
     GT_PHASE_JIT,         /* JIT compilation and module loading (NVRTC, nvJitLink, cuModuleLoad*,
                              compiler children such as ptxas/nvcc/gcc) after start-up */
+    GT_PHASE_COMPILE,     /* a framework's compiler in the process (torch.compile's Dynamo and
+                             Inductor, XLA): its frames at CUDA calls, its compile workers, and the
+                             JIT and idle time around them (model_compile.c) */
     GT_PHASE_AUTOTUNE,    /* cuDNN autotuning (Find calls, benchmark-mode trials) */
     GT_PHASE_WARMUP,      /* steps before the steady state */
     GT_PHASE_STEADY,   /* the steady window (the whole GPU-active run when no steps were found) */
@@ -161,15 +170,28 @@ typedef struct gt_phase_span {
     int kind; /* enum gt_phase_kind */
     uint64_t start_ns, end_ns;
 } gt_phase_span;
+/* One compilation by a framework's compiler in the process (model_compile.c). */
+typedef struct gt_compilation {
+    uint64_t start_ns, end_ns;
+    uint64_t phase_ns; /* its time in the compilation phase */
+} gt_compilation;
 const char *gt_phase_name(int kind); /* "start-up", "JIT compilation", "cuDNN autotuning", ... */
+const char *gt_phase_key(int kind);  /* "startup", "jit", "compile", ...: JSON keys */
+/* Compilation, JIT and autotuning: time the report names by its phase, never as the steady
+ * state's idle time. */
+int gt_phase_is_named_cost(int kind);
 
 /* What the CPU was doing while the GPU sat idle (issue 21 item 3), one cause per gap. */
 enum gt_idle_cause {
-    GT_IDLE_CUDA_CALL = 0, /* inside a CUDA call (sync, copy, allocation, launch...) */
+    GT_IDLE_CUDA_CALL = 0, /* inside a CUDA call (sync, launch, allocation...) other than a copy */
+    GT_IDLE_COPY,          /* inside a copy call, or a pageable copy's CPU-side staging */
     GT_IDLE_JIT,           /* JIT compilation or module loading */
-    GT_IDLE_COLLECTIVE,    /* waiting in a collective (NCCL, or a CPU collective such as gloo) */
-    GT_IDLE_DATA_LOADING,  /* Python work with no CUDA call while DataLoader workers exist */
-    GT_IDLE_HOST_WORK,     /* the CPU made no CUDA call, no sign of data loading */
+    GT_IDLE_COMPILE,       /* a framework's compiler in the process (GT_PHASE_COMPILE) */
+    GT_IDLE_COLLECTIVE,    /* waiting in a collective (NCCL, or a CPU collective such as gloo) for
+                              a later rank; the whole collective when the ranks were not matched */
+    GT_IDLE_COLLECTIVE_TRANSFER, /* in a matched CPU collective after the last rank arrived */
+    GT_IDLE_DATA_LOADING,        /* Python work with no CUDA call while DataLoader workers exist */
+    GT_IDLE_HOST_WORK,           /* the CPU made no CUDA call, no sign of data loading */
     GT_IDLE_UNKNOWN,
     GT_IDLE_CAUSE_COUNT
 };
@@ -184,18 +206,42 @@ enum gt_collective_kind { GT_COLL_NCCL = 0, GT_COLL_CPU = 1 };
 typedef struct gt_collective {
     uint64_t arrive_ns, done_ns;
     int kind;
+    uint64_t last_arrive_ns; /* the last rank's arrival when matched across ranks, else 0 */
 } gt_collective;
 
-/* The rank that reaches the collectives last (model_ranks.c), found from the collectives of all
- * ranks of a run: each round of collectives (a step's) is matched across ranks, a rank's lateness
- * in a round is its latest arrival after the other ranks' median. */
+/* What the last rank at a collective did instead (model_ranks.c): its time from the previous
+ * collective, which every rank left together, to its arrival, by what it was doing, beyond what
+ * the other ranks (their median) did in that time. */
+enum gt_late_what {
+    GT_LATE_GPU = 0,      /* its GPU was busy (more GPU work, a slower or shared GPU) */
+    GT_LATE_CUDA_CALL,    /* in CUDA calls: syncs, copies, launches, allocations */
+    GT_LATE_DATA_LOADING, /* no CUDA call, then a batch copied to the GPU; or DataLoader workers */
+    GT_LATE_HOST_WORK,    /* no CUDA call: CPU work, or sleeping/waiting (indistinguishable
+                             without CPU samples) */
+    GT_LATE_COMPILE,      /* compilation, JIT or autotuning */
+    GT_LATE_COLLECTIVE,   /* in other collectives */
+    GT_LATE_COUNT
+};
+const char *gt_late_what_name(int what); /* "CPU work without CUDA calls", ... */
+const char *gt_late_what_key(int what);  /* "host_work", ...: JSON keys */
+
+/* The rank that reaches the collectives last (model_ranks.c). Each collective is matched across
+ * ranks (the collectives a process group runs are the same, in the same order, on every rank:
+ * the one that ends nearest in time); at each, the rank that arrives last is late by its arrival
+ * after the median of the others', and the others wait for it. A rank's lateness in a step is the
+ * sum over the step's collectives where it arrived last; the straggler is the rank with the most
+ * lateness in the steady window. Figures are per steady step of the first rank's steps (per_step),
+ * else over the steady window. */
 typedef struct gt_straggler {
-    int found;              /* >= 2 ranks with matched rounds */
-    int rank, pid, kind;    /* the rank last in most rounds; kind: enum gt_collective_kind */
-    size_t rounds, last_in; /* matched rounds (steady window), rounds it was last in */
-    double lateness_ms;     /* its median lateness per round (per step) */
-    double period_ms;       /* median time between rounds */
-    double others_wait_ms;  /* per round, the mean over the other ranks of their wait for it */
+    int found;                   /* >= 2 ranks with matched collectives */
+    int rank, pid, kind;         /* kind: enum gt_collective_kind */
+    size_t rounds, last_in;      /* steady steps with matched collectives, those it was last in */
+    size_t collectives, last_at; /* matched steady collectives, those it arrived last at */
+    int per_step;                /* 1: per steady step; 0: over the steady window */
+    double lateness_ms;          /* its lateness per step (median over the steps) */
+    double period_ms;            /* the step (median), or the steady window */
+    double others_wait_ms;       /* per step, the mean over the other ranks of their wait for it */
+    double instead_ms[GT_LATE_COUNT]; /* per step, what it did instead beyond the others */
 } gt_straggler;
 
 typedef struct gt_proc {
@@ -276,6 +322,12 @@ typedef struct gt_proc {
     /* GPU idle while the CPU was launching (gaps < GT_GAP_MIN_NS, and the part of gaps < 1 ms not
      * spent in sync, copy, allocation or other non-launch calls), whole run */
     uint64_t launch_idle_ns;
+    /* launch-bound, steady window (model_time.c): the gaps that hold launch idle (per step, the
+     * idle itself is steady_short_idle_ms_per_step), the kernels' GPU time, the launch calls a
+     * wrapper saw and their CPU time, and the launch entry point with most calls (0 none) */
+    double steady_launch_gaps_per_step;
+    uint64_t steady_kernel_ns, steady_launch_calls, steady_launch_call_ns;
+    uint32_t launch_func;
     uint64_t steady_cupti_sync_count, steady_cupti_sync_ns; /* CUPTI-only syncs (no call site) */
     uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
         idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
@@ -289,6 +341,18 @@ typedef struct gt_proc {
     uint64_t phase_idle_ns[GT_PHASE_COUNT];
     uint64_t jit_calls, jit_call_ns;        /* JIT/module-load calls (NVRTC, cuModuleLoad*...) */
     uint64_t jit_children, jit_children_ns; /* compiler processes (ptxas, gcc...) it started */
+    /* in-process compilation (model_compile.c): CUDA calls made with a compiler's frame on the
+     * stack (Dynamo, AOTAutograd, Inductor, XLA), the compile-worker processes it started
+     * (Inductor's pool), and the compilations: spans of the compilation phase that lie apart
+     * (separated by a step or by the GPU busy most of the time between); the first is the first
+     * compilation, the later ones recompile (or compile a function first called later). */
+    uint64_t compile_calls, compile_call_ns;
+    uint32_t compile_workers;
+    uint64_t compile_pool_start_ns; /* the first worker's start, 0 none */
+    gt_compilation *compilations;   /* in time order */
+    size_t n_compilations;
+    uint64_t compile_first_ns, recompile_ns; /* phase time of the first, of the later ones */
+    unsigned frameworks;                     /* enum gt_framework bits (model_framework.c) */
     uint64_t end_ns; /* when the recorder ended the trace (GT_REC_END), 0 unknown */
     uint64_t idle_cause_ns[GT_IDLE_CAUSE_COUNT];        /* GPU idle time by cause, whole run */
     uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
@@ -297,6 +361,10 @@ typedef struct gt_proc {
     uint64_t steady_small_gap_ns; /* gaps < GT_GAP_MIN_NS inside the steady window */
     /* NCCL kernels spinning for a late rank (model_ranks.c), counted in idle_cause_ns too */
     uint64_t nccl_wait_ns, steady_nccl_wait_ns;
+    /* at the matched steady collectives (model_ranks.c), per straggler step: this rank's lateness
+     * where it arrived last, and its own wait for later ranks; collectives it was last at */
+    double coll_late_ms_per_step, coll_wait_ms_per_step;
+    size_t coll_last_at, coll_matched;
     int dataloader_workers; /* forked children of this process running the same program */
     /* in gaps >= GT_BIG_GAP_NS that began with a blocking call, steady window: the time no thread
      * made a CUDA call nor waited in a collective (the CPU's own work after the wait) */
@@ -331,6 +399,23 @@ typedef struct gt_proc {
     void *priv; /* pass-time state */
 } gt_proc;
 
+/* Frameworks seen in a process (model_framework.c), from its loaded modules, the Python frames
+ * of its stacks, its kernels' names and its compile workers: the remedies are worded for them. */
+enum gt_framework {
+    GT_FW_PYTORCH = 1u << 0,
+    GT_FW_TORCH_COMPILE = 1u << 1, /* torch.compile: Dynamo/Inductor frames, workers, kernels */
+    GT_FW_TRITON = 1u << 2,
+    GT_FW_CUPY = 1u << 3,
+    GT_FW_JAX = 1u << 4,
+    GT_FW_TENSORFLOW = 1u << 5,
+    GT_FW_COUNT = 6
+};
+const char *gt_framework_name(unsigned bit); /* "PyTorch", "torch.compile", ..., for one bit */
+const char *gt_framework_key(unsigned bit);  /* "pytorch", "torch_compile", ...: JSON */
+/* The framework whose terms a launch or compilation remedy uses: torch.compile, JAX, CuPy,
+ * Triton (its own kernels, not Inductor's), PyTorch, else 0 (CUDA C/C++). */
+unsigned gt_proc_remedy_framework(const gt_proc *p);
+
 /* Choices the user makes for the analysis; set before loading (gt_run_load keeps them). */
 typedef struct gt_model_options {
     const char *step_range; /* --step-range NAME: the NVTX range that is a step, NULL = choose */
@@ -343,9 +428,12 @@ typedef struct gt_proc_note {
     int32_t pid, ppid;
     uint64_t start_ns, end_ns; /* CLOCK_REALTIME; end 0 when unknown */
     char *exe, *host;
-    int quiet;    /* no CUDA activity: a .procs line, or a trace without CUDA records */
-    int compiler; /* ptxas, nvcc, cicc, gcc, cc1, ld...: its time is JIT of its CUDA ancestor */
-    int pending;  /* a trace whose header is read only when it is loaded */
+    int quiet;     /* no CUDA activity: a .procs line, or a trace without CUDA records */
+    int compiler;  /* ptxas, nvcc, cicc, gcc, cc1, ld...: its time is JIT of its CUDA ancestor */
+    char *cmdline; /* its trace's command line ("" from a .procs line) */
+    /* the compile-worker parent it names (Inductor's "compile_worker ... --parent=PID"), else 0 */
+    int32_t compile_parent;
+    int pending; /* a trace whose header is read only when it is loaded */
 } gt_proc_note;
 
 typedef struct gt_run {

@@ -200,7 +200,7 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
     }
 }
 
-void md_on_stack(pass_state *s, const gt_record *r)
+void md_on_stack(gt_proc *p, pass_state *s, const gt_record *r)
 {
     if (r->body_size < sizeof(gt_rec_stack))
         return;
@@ -230,14 +230,30 @@ void md_on_stack(pass_state *s, const gt_record *r)
             sp->have_py = 1;
         }
         const char *file = gt_reader_string(s->reader, f[0]);
+        md_framework_on_python_file(p, file);
+        md_compile_on_stack_frame(p, s, st->stack_id, file, gt_reader_string(s->reader, f[1]));
+        if (sp->have_py == 2)
+            continue; /* the user's line is found: the frames above still tell the framework */
         if (file && !strstr(file, "site-packages") && !strstr(file, "/lib/python") &&
             file[0] != '<') {
             sp->file_id = f[0];
             sp->func_id = f[1];
             sp->line = line;
             sp->have_py = 2;
-            break;
         }
     }
     gt_map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
+}
+
+/* The launch entry point with most calls (the launch path: the runtime's __cudaLaunchKernel, the
+ * driver's cuLaunchKernel/cuLaunchKernelEx of Triton and CuPy, cudaGraphLaunch), 0 none seen. */
+void md_launch_entry(gt_proc *p)
+{
+    p->launch_func = 0;
+    for (uint32_t f = 1; f < 256; f++) {
+        int launch = gt_api_func_category(f) == GT_CAT_LAUNCH || f == GT_FN_cuLaunchKernel ||
+                     f == GT_FN_cuLaunchKernelEx;
+        if (launch && p->api[f].count && p->api[f].count > p->api[p->launch_func].count)
+            p->launch_func = f;
+    }
 }

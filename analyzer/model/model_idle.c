@@ -91,8 +91,50 @@ void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, in
         add_collective(p, s, k->start_ns, k->end_ns, GT_COLL_NCCL);
 }
 
+static void staging_add(pass_state *s, uint64_t a, uint64_t b)
+{
+    gt_grow((void **)&s->staging, &s->cap_staging, s->n_staging, sizeof *s->staging);
+    s->staging[s->n_staging][0] = a;
+    s->staging[s->n_staging++][1] = b;
+}
+
+/* The copy in progress is over: after a device-to-host copy's last piece the CPU still copies
+ * that piece out of the bounce buffer, about as long as between pieces. */
+static void staging_close(pass_state *s)
+{
+    if (s->staging_pieces >= 2 && s->staging_d2h)
+        staging_add(s, s->staging_end,
+                    s->staging_end + s->staging_between / (s->staging_pieces - 1));
+    s->staging_corr = 0;
+    s->staging_pieces = 0;
+    s->staging_between = 0;
+}
+
+/* A pageable copy is staged by the CPU through the driver's bounce buffer, a piece at a time:
+ * between two GPU records of one copy (one correlation id) the CPU was copying that copy's data,
+ * whether or not a wrapper saw the call. */
+static void note_staging(pass_state *s, const gt_rec_gpu_memcpy *m)
+{
+    int pageable = m->src_kind == GT_MEM_PAGEABLE || m->dst_kind == GT_MEM_PAGEABLE;
+    if (pageable && m->corr_id && m->corr_id == s->staging_corr && m->start_ns > s->staging_end) {
+        staging_add(s, s->staging_end, m->start_ns);
+        s->staging_between += m->start_ns - s->staging_end;
+        s->staging_pieces++;
+        s->staging_end = m->end_ns;
+        return;
+    }
+    staging_close(s);
+    if (!pageable || !m->corr_id)
+        return;
+    s->staging_corr = m->corr_id;
+    s->staging_pieces = 1;
+    s->staging_d2h = m->copy_kind == 2; /* CUPTI_ACTIVITY_MEMCPY_KIND_DTOH */
+    s->staging_end = m->end_ns;
+}
+
 void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
 {
+    note_staging(s, m);
     if (m->copy_kind != 1) /* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
         return;
     gt_grow((void **)&s->h2d_starts, &s->cap_h2d, s->n_h2d, sizeof *s->h2d_starts);
@@ -105,21 +147,21 @@ static int cmp_collective(const void *a, const void *b)
     return x->done_ns < y->done_ns ? -1 : x->done_ns > y->done_ns;
 }
 
-/* Time of the gap covered by the union of the CPU collectives' waits (sorted by arrival here). */
-static void gaps_collective_cover(gt_proc *p, const uint64_t (*w)[2], size_t n)
+/* The time of each gap that windows (sorted by start, possibly overlapping: one per bucket)
+ * cover, each instant counted once, added to the field at `field` of every gap. */
+static void gaps_cover(gt_proc *p, const uint64_t (*w)[2], size_t n, size_t field)
 {
     size_t j = 0;
-    uint64_t covered_to = 0; /* windows overlap (one per bucket): count each instant once */
     for (size_t g = 0; g < p->n_gaps; g++) {
         gt_gap *gp = &p->gaps[g];
+        uint64_t *slot = (uint64_t *)((char *)gp + field), covered_to = gp->start_ns;
         while (j < n && w[j][1] <= gp->start_ns)
             j++;
-        covered_to = gp->start_ns;
         for (size_t k = j; k < n && w[k][0] < gp->end_ns; k++) {
             uint64_t lo = w[k][0] > covered_to ? w[k][0] : covered_to;
             uint64_t hi = w[k][1] < gp->end_ns ? w[k][1] : gp->end_ns;
             if (hi > lo) {
-                gp->collective_ns += hi - lo;
+                *slot += hi - lo;
                 covered_to = hi;
             }
         }
@@ -132,18 +174,50 @@ static int cmp_window(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static void collective_windows(gt_proc *p)
+/* The CPU collectives' windows, whole (transfer 0) or their part after the last rank arrived. */
+static size_t collective_spans(const gt_proc *p, uint64_t (*w)[2], int transfer)
 {
     size_t n = 0;
-    uint64_t(*w)[2] = gt_xrealloc(NULL, (p->n_collectives + 1) * sizeof *w);
-    for (size_t i = 0; i < p->n_collectives; i++)
-        if (p->collectives[i].kind == GT_COLL_CPU) {
-            w[n][0] = p->collectives[i].arrive_ns;
-            w[n++][1] = p->collectives[i].done_ns;
+    for (size_t i = 0; i < p->n_collectives; i++) {
+        const gt_collective *c = &p->collectives[i];
+        if (c->kind != GT_COLL_CPU)
+            continue;
+        uint64_t from = c->arrive_ns;
+        if (transfer) {
+            if (!c->last_arrive_ns)
+                continue;
+            from = c->last_arrive_ns > from ? c->last_arrive_ns : from;
         }
+        if (c->done_ns > from) {
+            w[n][0] = from;
+            w[n++][1] = c->done_ns;
+        }
+    }
     qsort(w, n, sizeof *w, cmp_window);
-    gaps_collective_cover(p, (const uint64_t(*)[2])w, n);
+    return n;
+}
+
+/* collective_ns and collective_transfer_ns of every gap, again from zero (model_ranks.c calls it
+ * once the collectives are matched across ranks). */
+void md_idle_collectives(gt_proc *p)
+{
+    for (size_t g = 0; g < p->n_gaps; g++)
+        p->gaps[g].collective_ns = p->gaps[g].collective_transfer_ns = 0;
+    uint64_t(*w)[2] = gt_xrealloc(NULL, (p->n_collectives + 1) * sizeof *w);
+    size_t n = collective_spans(p, w, 0);
+    gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_ns));
+    n = collective_spans(p, w, 1);
+    gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_transfer_ns));
     free(w);
+}
+
+static void gaps_staging(gt_proc *p, pass_state *s)
+{
+    staging_close(s);
+    if (!s->n_staging)
+        return;
+    qsort(s->staging, s->n_staging, sizeof *s->staging, cmp_window);
+    gaps_cover(p, (const uint64_t(*)[2])s->staging, s->n_staging, offsetof(gt_gap, in_staging_ns));
 }
 
 /* A gap ends with a batch when a host-to-device copy starts within this of its end. */
@@ -193,7 +267,8 @@ void md_idle_finish(gt_proc *p, pass_state *s)
 {
     if (p->n_collectives)
         qsort(p->collectives, p->n_collectives, sizeof *p->collectives, cmp_collective);
-    collective_windows(p);
+    md_idle_collectives(p);
+    gaps_staging(p, s);
     gaps_ending_with_h2d(p, s);
     steady_small_gaps(p, s);
     md_idle_assign(p);
@@ -202,6 +277,8 @@ void md_idle_finish(gt_proc *p, pass_state *s)
 /* What the CPU did in the part of a gap where no thread was in a CUDA call or a collective. */
 static int cause_without_calls(const gt_proc *p, const gt_gap *g)
 {
+    if (g->phase == GT_PHASE_COMPILE)
+        return GT_IDLE_COMPILE;
     if (g->phase == GT_PHASE_JIT)
         return GT_IDLE_JIT;
     if (g->phase == GT_PHASE_AUTOTUNE) /* cuDNN building and timing candidates: a library call */
@@ -213,22 +290,32 @@ static int cause_without_calls(const gt_proc *p, const gt_gap *g)
     return GT_IDLE_UNKNOWN;
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
 /* One gap's time split by cause: collective first (a thread blocked while a collective thread
- * waits is waiting for the collective), then CUDA calls (JIT and module loading calls apart),
- * the rest by cause_without_calls. */
+ * waits is waiting for the collective; after the last rank arrived it is the transfer), then
+ * CUDA calls (copies — and a pageable copy's staging seen only between its GPU records — and
+ * JIT and module loading calls apart: the time is theirs, never data loading's), the rest by
+ * cause_without_calls. */
 static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_CAUSE_COUNT])
 {
     uint64_t len = g->end_ns - g->start_ns;
-    uint64_t calls =
-        g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
-    uint64_t coll = g->collective_ns < len ? g->collective_ns : len;
-    if (calls > len - coll)
-        calls = len - coll;
-    uint64_t jit = g->in_jit_ns < calls ? g->in_jit_ns : calls;
+    uint64_t copy = g->in_copy_ns > g->in_staging_ns ? g->in_copy_ns : g->in_staging_ns;
+    uint64_t calls = g->in_sync_ns + copy + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+    uint64_t coll = min_u64(g->collective_ns, len);
+    uint64_t transfer = min_u64(g->collective_transfer_ns, coll);
+    calls = min_u64(calls, len - coll);
+    uint64_t jit = min_u64(g->in_jit_ns, calls), rest = calls - jit;
+    copy = min_u64(copy, rest); /* the calls' time was capped: copies first */
     memset(part, 0, GT_IDLE_CAUSE_COUNT * sizeof *part);
-    part[GT_IDLE_COLLECTIVE] = coll;
-    part[GT_IDLE_CUDA_CALL] = calls - jit;
-    part[GT_IDLE_JIT] = jit;
+    part[GT_IDLE_COLLECTIVE] = coll - transfer;
+    part[GT_IDLE_COLLECTIVE_TRANSFER] = transfer;
+    part[GT_IDLE_COPY] = copy;
+    part[GT_IDLE_CUDA_CALL] = rest - copy;
+    part[g->phase == GT_PHASE_COMPILE ? GT_IDLE_COMPILE : GT_IDLE_JIT] = jit;
     part[cause_without_calls(p, g)] += len - coll - calls;
 }
 
@@ -253,9 +340,10 @@ void md_idle_assign(gt_proc *p)
                 p->steady_idle_cause_ns[c] +=
                     (uint64_t)((double)part[c] * (double)ov / (double)len);
         }
-        uint64_t nocall = len - part[GT_IDLE_COLLECTIVE] - part[GT_IDLE_CUDA_CALL];
+        uint64_t nocall = len - part[GT_IDLE_COLLECTIVE] - part[GT_IDLE_COLLECTIVE_TRANSFER] -
+                          part[GT_IDLE_CUDA_CALL] - part[GT_IDLE_COPY];
         /* compile and autotuning time is reported by phase, not as the steady state's idle */
-        int named_phase = g->phase == GT_PHASE_JIT || g->phase == GT_PHASE_AUTOTUNE;
+        int named_phase = gt_phase_is_named_cost(g->phase);
         if (ov && g->after_sync && len >= GT_BIG_GAP_NS && !named_phase)
             p->steady_after_sync_nocall_ns += (uint64_t)((double)nocall * (double)ov / (double)len);
     }
@@ -272,7 +360,8 @@ void md_idle_assign(gt_proc *p)
 
 const char *gt_idle_cause_key(int cause)
 {
-    static const char *const keys[GT_IDLE_CAUSE_COUNT] = {"cuda_call",    "jit",       "collective",
-                                                          "data_loading", "host_work", "unknown"};
+    static const char *const keys[GT_IDLE_CAUSE_COUNT] = {
+        "cuda_call",           "copy",         "jit",       "compile", "collective",
+        "collective_transfer", "data_loading", "host_work", "unknown"};
     return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? keys[cause] : "?";
 }

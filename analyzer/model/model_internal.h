@@ -72,7 +72,7 @@ typedef struct stack_py {
 
 /* What the steady-window figures need of one record, logged in pass 2 (the window is known only
  * after it): kept in file order so that sums come out as a third pass over the file gave them. */
-enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC };
+enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC, SE_LAUNCH };
 typedef struct steady_ev {
     uint64_t t, d;
     uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
@@ -134,6 +134,18 @@ typedef struct pass_state {
     size_t n_h2d, cap_h2d;
     uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
     size_t n_h2d_calls, cap_h2d_calls;
+    uint64_t (*blocking)[2]; /* blocking calls (pass 2): a small gap after one is the wait's */
+    size_t n_blocking, cap_blocking;
+    uint64_t (*staging)[2]; /* between GPU records of one pageable copy (model_idle.c) */
+    size_t n_staging, cap_staging;
+    uint64_t staging_corr, staging_end;       /* the pageable copy in progress: its last record */
+    uint64_t staging_between, staging_pieces; /* its time between pieces, its pieces */
+    int staging_d2h;
+    /* compilation (model_compile.c): stacks with a compiler's frame (by stack id), and the
+     * calls made with one (pass 2) */
+    gt_u64map compiler_stacks;
+    gt_phase_span *compile_ev;
+    size_t n_compile_ev, cap_compile_ev;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
@@ -154,7 +166,8 @@ int md_sync_blocks(uint32_t kind);
 uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind);
 int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk);
 void md_on_api(gt_proc *p, pass_state *s, const gt_record *r);
-void md_on_stack(pass_state *s, const gt_record *r);
+void md_on_stack(gt_proc *p, pass_state *s, const gt_record *r);
+void md_launch_entry(gt_proc *p);
 
 /* model_kernels.c */
 const char *gt_kernel_family_name(int family);
@@ -181,6 +194,7 @@ int md_cmp_u64(const void *a, const void *b);
 int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
                             const gt_rec_api_memcpy *m);
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
+void md_note_blocking(pass_state *s, uint64_t a, uint64_t b); /* category 0 of the above */
 void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_analyse_steps(gt_proc *p);
@@ -204,6 +218,7 @@ void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, in
 void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_idle_finish(gt_proc *p, pass_state *s);
 void md_idle_assign(gt_proc *p);
+void md_idle_collectives(gt_proc *p); /* the gaps' collective cover, again from zero */
 /* model_phases.c */
 int md_api_is_jit(uint32_t func); /* compiles or loads code (not context creation) */
 void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
@@ -230,6 +245,20 @@ double md_steady_gpu_steps(const gt_proc *p);
 int md_in_steady_gpu(const gt_proc *p, uint64_t t);
 void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t out[GT_PHASE_COUNT]);
+
+/* model_compile.c */
+void md_compile_on_stack_frame(gt_proc *p, pass_state *s, uint32_t stack_id, const char *file,
+                               const char *func);
+void md_compile_on_api(gt_proc *p, pass_state *s, const gt_api_common *c);
+void md_compile_workers(gt_proc *p, const pass_state *s);
+size_t md_compile_spans(gt_proc *p, const pass_state *s, const gt_phase_span *jit, size_t nj,
+                        gt_phase_span **out);
+void md_compilations(gt_proc *p);
+
+/* model_framework.c */
+void md_framework_on_module(gt_proc *p, const char *path);
+void md_framework_on_python_file(gt_proc *p, const char *file);
+void md_framework_on_kernel_name(gt_proc *p, const char *name);
 
 /* model_procs.c */
 void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);

@@ -129,6 +129,7 @@ void md_resolve_kernel_names(gt_proc *p, pass_state *s)
         k->family = gt_kernel_family_of(m);
         k->tensor_cores = uses_tensor_cores(m);
         k->conv_like = md_conv_like(m);
+        md_framework_on_kernel_name(p, m);
         if (k->is_nccl)
             p->nccl_ns += k->total_ns;
     }

@@ -99,12 +99,16 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         md_idle_on_thread(s, r);
         break;
     case GT_REC_STACK:
-        md_on_stack(s, r);
+        md_on_stack(p, s, r);
         gt_symtab_add_record(s->symtab, s->reader, r);
         break;
-    case GT_REC_MODULE:
+    case GT_REC_MODULE: {
+        gt_rec_module m;
+        gt_body_copy(&m, sizeof m, r);
+        md_framework_on_module(p, gt_reader_string(s->reader, m.path_id));
         gt_symtab_add_record(s->symtab, s->reader, r);
         break;
+    }
     case GT_REC_GPU_KERNEL: {
         gt_rec_gpu_kernel k;
         gt_body_copy(&k, sizeof k, r);
@@ -164,12 +168,15 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
             gt_rec_api_sync sync;
         } u;
         gt_body_copy(&u, sizeof u, r);
+        int category = md_api_category_for_gap(r, &u.c, u.sync.sync_kind, &u.m);
         if (u.c.t_end_ns >= u.c.t_begin_ns && p->n_gaps)
-            md_attribute_to_gaps(p, md_api_category_for_gap(r, &u.c, u.sync.sync_kind, &u.m),
-                                 u.c.t_begin_ns, u.c.t_end_ns);
+            md_attribute_to_gaps(p, category, u.c.t_begin_ns, u.c.t_end_ns);
+        if (category == 0)
+            md_note_blocking(s, u.c.t_begin_ns, u.c.t_end_ns);
         int blocking = (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) ||
                        (r->kind == GT_REC_API_MEMCPY && !u.m.is_async);
         md_idle_on_api(p, s, r, &u.c, blocking);
+        md_compile_on_api(p, s, &u.c);
     } else if (r->kind == GT_REC_GPU_MEMCPY) {
         gt_rec_gpu_memcpy m;
         gt_body_copy(&m, sizeof m, r);
@@ -192,8 +199,10 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti && p->n_gaps) {
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
-        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4) {
             md_attribute_to_gaps(p, 0, g.start_ns, g.end_ns);
+            md_note_blocking(s, g.start_ns, g.end_ns);
+        }
     }
 }
 
@@ -241,10 +250,10 @@ const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
 
 static void free_pass(pass_state *s)
 {
-    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->link_call,    &s->link_how,
-                         &s->call_by_corr, &s->raw_by_key,  &s->plan_by_id,   &s->sig_by_id,
-                         &s->gemm_by_key,  &s->graph_ord,   &s->nvtx_by_name, &s->range_open,
-                         &s->stack_by_id};
+    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key,    &s->link_call,    &s->link_how,
+                         &s->call_by_corr, &s->raw_by_key,     &s->plan_by_id,   &s->sig_by_id,
+                         &s->gemm_by_key,  &s->graph_ord,      &s->nvtx_by_name, &s->range_open,
+                         &s->stack_by_id,  &s->compiler_stacks};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         gt_map_free(maps[i]);
     gt_op_links_free(&s->links);
@@ -266,6 +275,9 @@ static void free_pass(pass_state *s)
     free(s->sev);
     free(s->h2d_starts);
     free(s->h2d_calls);
+    free(s->staging);
+    free(s->blocking);
+    free(s->compile_ev);
     free(s->phase_ev);
     free(s->sample_sw);
     free(s->submit_t);
@@ -337,6 +349,7 @@ static void load_finish(gt_proc *p, int complete)
     if (!s)
         return;
     md_build_cudnn_ops(p, s);
+    md_launch_entry(p);
     if (!p->cudnn_calls_seen)
         md_build_inferred_ops(p);
     md_analyse_steps(p);
@@ -354,8 +367,8 @@ static void load_finish(gt_proc *p, int complete)
     md_sample_steady(p, lo, hi); /* the steady window's part the GPU figures come from */
     md_phases(p,
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
+    md_idle_finish(p, s); /* before the gap totals too: a pageable copy's staging is its own */
     md_gap_totals(p, s, lo, hi);
-    md_idle_finish(p, s);
     if (hi > lo && complete)
         md_steady_count(p, s, lo, hi);
     double steps = p->steady_steps;
@@ -499,6 +512,7 @@ void gt_run_free(gt_run *run)
         free(p->gemms);
         free(p->steps);
         free(p->phases);
+        free(p->compilations);
         free(p->gpu_windows);
         free(p->steady_gpu);
         for (size_t k = 0; k < p->n_stacks; k++)

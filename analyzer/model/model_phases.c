@@ -1,5 +1,6 @@
 /* model_phases.c — the phases of a process's timeline (issue 21 item 1): start-up, JIT
- * compilation, cuDNN autotuning, warm-up, steady state, tear-down.
+ * compilation, compilation (a framework's compiler in the process: model_compile.c), cuDNN
+ * autotuning, warm-up, steady state, tear-down.
  *
  * Why. Time outside the steady state is not the program's steady behaviour: a Triton loop's GPU
  * sat idle a second while ptxas and gcc compiled its kernel, a torch.compile run while Inductor
@@ -19,7 +20,8 @@
  * window, the steady window, tear-down after it; without steps the GPU-active rest is steady and
  * tear-down follows the last GPU work. JIT and autotuning spans after start-up replace the base
  * phase where they lie (autotuning over JIT where both: cuDNN's own runtime compilation during a
- * sweep is the sweep's cost). */
+ * sweep is the sweep's cost); compilation replaces it anywhere (start-up included), over JIT (a
+ * compiler's module loads and ptxas runs are its own) and under autotuning. */
 #include "model_internal.h"
 
 #define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
@@ -216,10 +218,10 @@ static size_t autotune_spans(const pass_state *s, gt_phase_span **out)
     return n;
 }
 
-/* A GPU idle gap that compilation covers for PHASE_GAP_SHARE or more is compilation whole: the
- * compiler's children and the module load are only the visible part of a compile, whose front
- * end (Triton's lowering to PTX, Dynamo's tracing, Inductor's code generation) runs in the
- * process itself, just before, with no call to show for it. */
+/* A GPU idle gap that JIT compilation covers for PHASE_GAP_SHARE or more is compilation whole:
+ * the compiler's children and the module load are only the visible part of a compile, whose
+ * front end (Triton's lowering to PTX) runs in the process itself, just before, with no call to
+ * show for it (a framework compiler's gaps: model_compile.c). */
 static size_t absorb_gaps(const gt_proc *p, gt_phase_span **v, size_t n)
 {
     gt_phase_span *add = NULL;
@@ -292,8 +294,14 @@ static void push_span(gt_proc *p, size_t *cap, int kind, uint64_t a, uint64_t b)
     p->phases[p->n_phases++] = (gt_phase_span){kind, a, b};
 }
 
-static void build_spans(gt_proc *p, const gt_phase_span *jit, size_t nj, const gt_phase_span *tune,
-                        size_t nt)
+/* The overlays of the base timeline, highest priority first. */
+enum { OV_TUNE, OV_COMPILE, OV_JIT, OV_COUNT };
+typedef struct overlay {
+    const gt_phase_span *v;
+    size_t n, at;
+} overlay;
+
+static void build_spans(gt_proc *p, overlay ov[OV_COUNT])
 {
     uint64_t lo = p->t_min, hi = p->t_max;
     uint64_t *pts = NULL;
@@ -302,25 +310,25 @@ static void build_spans(gt_proc *p, const gt_phase_span *jit, size_t nj, const g
         lo, hi, p->gpu_first_ns, p->gpu_last_ns, p->steady_start_ns, p->steady_end_ns};
     for (size_t i = 0; i < sizeof base / sizeof *base; i++)
         add_point(&pts, &n, &cap, base[i], lo, hi);
-    for (size_t i = 0; i < nj; i++) {
-        add_point(&pts, &n, &cap, jit[i].start_ns, lo, hi);
-        add_point(&pts, &n, &cap, jit[i].end_ns, lo, hi);
-    }
-    for (size_t i = 0; i < nt; i++) {
-        add_point(&pts, &n, &cap, tune[i].start_ns, lo, hi);
-        add_point(&pts, &n, &cap, tune[i].end_ns, lo, hi);
-    }
+    for (int o = 0; o < OV_COUNT; o++)
+        for (size_t i = 0; i < ov[o].n; i++) {
+            add_point(&pts, &n, &cap, ov[o].v[i].start_ns, lo, hi);
+            add_point(&pts, &n, &cap, ov[o].v[i].end_ns, lo, hi);
+        }
     qsort(pts, n, sizeof *pts, md_cmp_u64);
-    size_t ij = 0, it = 0, span_cap = 0;
+    size_t span_cap = 0;
     for (size_t k = 0; k + 1 < n; k++) {
         uint64_t a = pts[k], b = pts[k + 1];
         if (b == a)
             continue;
-        int kind = base_kind(p, a);
-        if (kind != GT_PHASE_STARTUP) { /* start-up's own module loads and compiles stay in it */
-            int t = covered(tune, nt, &it, a), j = covered(jit, nj, &ij, a);
-            kind = t >= 0 ? t : j >= 0 ? j : kind;
-        }
+        int kind = base_kind(p, a), over[OV_COUNT];
+        for (int o = 0; o < OV_COUNT; o++)
+            over[o] = covered(ov[o].v, ov[o].n, &ov[o].at, a);
+        /* start-up's own module loads and compiles stay in it; a framework's compiler does not */
+        if (over[OV_COMPILE] >= 0 && (kind == GT_PHASE_STARTUP || over[OV_TUNE] < 0))
+            kind = GT_PHASE_COMPILE;
+        else if (kind != GT_PHASE_STARTUP)
+            kind = over[OV_TUNE] >= 0 ? over[OV_TUNE] : over[OV_JIT] >= 0 ? over[OV_JIT] : kind;
         push_span(p, &span_cap, kind, a, b);
     }
     free(pts);
@@ -341,14 +349,18 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
 void md_phases(gt_proc *p, pass_state *s)
 {
     children_evidence(p, s);
+    md_compile_workers(p, s);
     if (p->t_max <= p->t_min)
         return;
-    gt_phase_span *jit, *tune;
+    gt_phase_span *jit, *tune, *comp;
     size_t nj = spans_of(s, GT_PHASE_JIT, &jit), nt = autotune_spans(s, &tune);
+    size_t nc = md_compile_spans(p, s, jit, nj, &comp);
     nj = absorb_gaps(p, &jit, nj);
-    build_spans(p, jit, nj, tune, nt);
+    overlay layers[OV_COUNT] = {{tune, nt, 0}, {comp, nc, 0}, {jit, nj, 0}};
+    build_spans(p, layers);
     free(jit);
     free(tune);
+    free(comp);
     for (size_t i = 0; i < p->n_phases; i++)
         p->phase_ns[p->phases[i].kind] += p->phases[i].end_ns - p->phases[i].start_ns;
     uint64_t ov[GT_PHASE_COUNT];
@@ -361,4 +373,17 @@ void md_phases(gt_proc *p, pass_state *s)
                 best = k;
         g->phase = best;
     }
+    md_compilations(p);
+}
+
+const char *gt_phase_key(int kind)
+{
+    static const char *const keys[GT_PHASE_COUNT] = {"startup", "jit",    "compile", "autotune",
+                                                     "warmup",  "steady", "teardown"};
+    return kind >= 0 && kind < GT_PHASE_COUNT ? keys[kind] : "?";
+}
+
+int gt_phase_is_named_cost(int kind)
+{
+    return kind == GT_PHASE_JIT || kind == GT_PHASE_COMPILE || kind == GT_PHASE_AUTOTUNE;
 }

@@ -24,6 +24,22 @@ static gt_proc_note *note_add(gt_run *run, size_t *cap)
     return n;
 }
 
+/* Inductor's compile workers run "torch/_inductor/compile_worker/__main__.py ... --parent=PID"
+ * (the pool's process, and the workers it forks keep its command line): PID, else 0. */
+static int32_t compile_parent_of(const char *cmdline)
+{
+    const char *arg =
+        cmdline && strstr(cmdline, "compile_worker") ? strstr(cmdline, "--parent=") : NULL;
+    return arg ? (int32_t)strtol(arg + strlen("--parent="), NULL, 10) : 0;
+}
+
+static void note_set_cmdline(gt_proc_note *n, const char *cmdline)
+{
+    free(n->cmdline);
+    n->cmdline = gt_xstrdup(cmdline ? cmdline : "");
+    n->compile_parent = compile_parent_of(n->cmdline);
+}
+
 /* When the recorder ended a small trace: its GT_REC_END, else (format 1.1) its last clock sync,
  * which the writer's final pass writes; 0 when it has neither or is large. */
 static uint64_t trace_end(gt_reader *r)
@@ -59,6 +75,7 @@ static void notes_from_traces(gt_run *run, size_t *cap, char **list, size_t cnt)
         gt_reader *r = NULL;
         char err[256];
         struct stat sb;
+        note_set_cmdline(n, "");
         if (cnt < 2 || stat(list[i], &sb) != 0 || sb.st_size > NOTE_SCAN_MAX_BYTES) {
             n->pending = 1;
             n->exe = gt_xstrdup("");
@@ -79,6 +96,7 @@ static void notes_from_traces(gt_run *run, size_t *cap, char **list, size_t cnt)
         n->start_ns = h->start_realtime_ns;
         n->exe = gt_xstrdup(gt_reader_exe(r));
         n->host = gt_xstrdup(host);
+        note_set_cmdline(n, gt_reader_cmdline(r));
         n->compiler = gt_exe_is_compiler(n->exe);
         if (n->compiler)
             n->end_ns = trace_end(r);
@@ -108,6 +126,7 @@ static void notes_from_file(gt_run *run, size_t *cap, const char *path, const ch
         n->end_ns = end;
         n->exe = gt_xstrdup(exe);
         n->host = gt_xstrdup(host);
+        note_set_cmdline(n, "");
         n->quiet = 1;
         n->compiler = gt_exe_is_compiler(exe);
     }
@@ -163,6 +182,7 @@ void md_run_note_proc(gt_run *run, size_t i, const gt_proc *p)
     free(n->host);
     n->exe = gt_xstrdup(p->exe ? p->exe : "");
     n->host = gt_xstrdup(p->host ? p->host : "");
+    note_set_cmdline(n, p->cmdline);
     n->compiler = gt_exe_is_compiler(n->exe);
 }
 
@@ -182,6 +202,7 @@ void md_run_notes_free(gt_run *run)
     for (size_t i = 0; i < run->n_notes; i++) {
         free(run->notes[i].exe);
         free(run->notes[i].host);
+        free(run->notes[i].cmdline);
     }
     free(run->notes);
     run->notes = NULL;

@@ -1,23 +1,40 @@
-/* model_ranks.c — what needs every process of a run (issue 21 item 3): DataLoader workers (forked
- * children of a process running its program), and the collectives of all ranks matched round by
- * round (a round is a step's collectives): which rank reaches them last and by how much, and how
- * long the other ranks' NCCL kernels spin waiting for it. Step times cannot show a straggler in
- * lock-stepped data parallelism (every rank waits for the slowest, so all steps are equal); the
- * arrival at each collective can. Ranks on one host share CLOCK_REALTIME. */
+/* model_ranks.c — what needs every process of a run (issue 21 item 3, issue 30): DataLoader
+ * workers (forked children of a process running its program), and the collectives of all ranks
+ * matched one by one: at each, which rank arrives last, by how much, what it did instead, and how
+ * long the others wait for it (their NCCL kernels spin meanwhile).
+ *
+ * Why per collective. Step times cannot show a straggler in lock-stepped data parallelism (every
+ * rank waits for the slowest, so all steps are equal); the arrival at each collective can. The
+ * collectives of a process group are the same, in the same order, on every rank, and each ends on
+ * every rank at about the same moment (the last arrival plus the transfer): so each rank's
+ * collective is matched to the reference rank's that ends nearest, within half the distance to
+ * the reference's neighbours — whatever the number of buckets, the step length, or a collective
+ * one rank's trace lacks. Ranks on one host share CLOCK_REALTIME.
+ *
+ * What the last rank did instead: from the last matched collective that ended before any rank
+ * arrived at this one (every rank left it together) to its arrival, its time split by what it was
+ * doing (GPU busy, CUDA calls, no call with a batch after it or DataLoader workers, no call,
+ * compilation, other collectives: model.h's gt_late_what), less the median of the other ranks'
+ * split of their own, shorter, time. A rank sleeping and one computing on the CPU look alike (no
+ * call either way) without CPU samples. */
 #include "model_internal.h"
 
 #define MAX_RANKS 1024
-#define MIN_ROUNDS_STEADY 3 /* fewer matched rounds in the steady window: use them all */
+#define MIN_COUNTED 3 /* fewer matched collectives in the steady window: count them all */
 
+/* Per step, a rank's figures are those of its worst collective in the step: one delay shows at
+ * several collectives of a step (gloo's two threads reduce two buckets at once, each waiting for
+ * the late rank; a late start delays its next bucket too), and summing them would count it more
+ * than once. Without steps each collective is its own slot. */
 typedef struct rank_side {
     gt_proc *p;
-    const gt_collective **c; /* this rank's collectives of the chosen kind, by end */
+    size_t *c; /* this rank's collectives of the chosen kind (indexes, by end) */
     size_t n;
-    size_t *round; /* index of each round's first collective, then n */
-    size_t n_rounds;
-    double *late;   /* lateness (ms) per counted round */
-    double *wait;   /* wait for the last rank (ms) per counted round */
-    size_t last_in; /* counted rounds it was last in */
+    size_t at;                        /* matching: the next candidate */
+    size_t last_at;                   /* counted collectives it was last at */
+    double *late;                     /* per slot: its largest lateness where it was last */
+    double *wait;                     /* per slot: its largest wait for a later rank */
+    double (*instead)[GT_LATE_COUNT]; /* per slot: what it did instead, at its largest lateness */
 } rank_side;
 
 static int is_worker_of(const gt_proc *w, const gt_proc *p)
@@ -42,18 +59,23 @@ static void find_workers(gt_run *run)
     }
 }
 
-/* Rounds: collectives end in bursts (one per gradient bucket) separated by the rest of the step;
- * a pause longer than half the mean spacing starts a new round. */
-static void make_rounds(rank_side *r)
+/* The first collective of p (in order of their end) that ends after t. */
+static size_t first_done_after(const gt_proc *p, uint64_t t)
 {
-    r->round = gt_xrealloc(NULL, (r->n + 1) * sizeof *r->round);
-    r->n_rounds = 0;
-    double mean =
-        r->n > 1 ? (double)(r->c[r->n - 1]->done_ns - r->c[0]->done_ns) / (double)(r->n - 1) : 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (i == 0 || (double)(r->c[i]->done_ns - r->c[i - 1]->done_ns) > mean / 2)
-            r->round[r->n_rounds++] = i;
-    r->round[r->n_rounds] = r->n;
+    size_t lo = 0, hi = p->n_collectives;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->collectives[mid].done_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static gt_collective *coll(const rank_side *r, size_t i)
+{
+    return &r->p->collectives[r->c[i]];
 }
 
 static size_t side_collectives(rank_side *r, int kind)
@@ -62,7 +84,7 @@ static size_t side_collectives(rank_side *r, int kind)
     r->n = 0;
     for (size_t i = 0; i < r->p->n_collectives; i++)
         if (r->p->collectives[i].kind == kind)
-            r->c[r->n++] = &r->p->collectives[i];
+            r->c[r->n++] = i;
     return r->n;
 }
 
@@ -105,234 +127,390 @@ static double median_of(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static uint64_t round_first_done(const rank_side *r, size_t m)
+static uint64_t absdiff(uint64_t a, uint64_t b)
 {
-    return r->c[r->round[m]]->done_ns;
+    return a > b ? a - b : b - a;
 }
 
-/* The round of side r that ends nearest to t, or SIZE_MAX when none is within tol. */
-static size_t match_round(const rank_side *r, uint64_t t, uint64_t tol, size_t *hint)
+/* Side r's collective that ends nearest to t within tol, after those already matched; SIZE_MAX
+ * when none. */
+static size_t match_one(rank_side *r, uint64_t t, uint64_t tol)
 {
-    size_t m = *hint;
-    while (m + 1 < r->n_rounds && round_first_done(r, m + 1) <= t)
-        m++;
-    *hint = m;
+    while (r->at < r->n && coll(r, r->at)->done_ns + tol < t)
+        r->at++;
     size_t best = SIZE_MAX;
-    uint64_t best_d = tol + 1;
-    for (size_t k = m; k < r->n_rounds && k <= m + 1; k++) {
-        uint64_t f = round_first_done(r, k), d = f > t ? f - t : t - f;
-        if (d < best_d) {
-            best_d = d;
-            best = k;
-        }
-    }
+    for (size_t i = r->at; i < r->n && coll(r, i)->done_ns <= t + tol; i++)
+        if (best == SIZE_MAX ||
+            absdiff(coll(r, i)->done_ns, t) < absdiff(coll(r, best)->done_ns, t))
+            best = i;
+    if (best != SIZE_MAX)
+        r->at = best + 1;
     return best;
 }
 
-typedef struct round_ctx {
+/* The tolerance for the reference's j-th collective: half the distance to its neighbours. */
+static uint64_t tolerance(const rank_side *ref, size_t j)
+{
+    uint64_t t = coll(ref, j)->done_ns, tol = UINT64_MAX;
+    if (j > 0)
+        tol = (t - coll(ref, j - 1)->done_ns) / 2;
+    if (j + 1 < ref->n && (coll(ref, j + 1)->done_ns - t) / 2 < tol)
+        tol = (coll(ref, j + 1)->done_ns - t) / 2;
+    return tol == UINT64_MAX ? 1000000000ull : tol;
+}
+
+/* The phase kinds that count as compilation for what a rank did instead. */
+static int late_what_of_gap(const gt_proc *p, const gt_gap *g)
+{
+    if (gt_phase_is_named_cost(g->phase))
+        return GT_LATE_COMPILE;
+    return g->ends_with_h2d || p->dataloader_workers > 0 ? GT_LATE_DATA_LOADING : GT_LATE_HOST_WORK;
+}
+
+/* The time of [x, y] inside rank p's CPU collectives (each instant once). */
+static double collective_overlap(const gt_proc *p, uint64_t x, uint64_t y)
+{
+    uint64_t covered_to = x, sum = 0;
+    for (size_t i = first_done_after(p, x); i < p->n_collectives; i++) {
+        const gt_collective *c = &p->collectives[i];
+        if (c->kind != GT_COLL_CPU)
+            continue;
+        if (c->arrive_ns >= y) {
+            if (c->done_ns > y)
+                break; /* in order of their end: the later ones lie after y */
+            continue;
+        }
+        uint64_t lo = c->arrive_ns > covered_to ? c->arrive_ns : covered_to;
+        uint64_t hi = c->done_ns < y ? c->done_ns : y;
+        if (hi > lo) {
+            sum += hi - lo;
+            covered_to = hi;
+        }
+    }
+    return (double)sum;
+}
+
+/* What rank p did in [a, b]: GPU busy outside its idle gaps, and in the gaps its collectives'
+ * time, the CUDA calls' time (each gap's prorated to its part in [a, b]) and the rest. */
+static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LATE_COUNT])
+{
+    memset(out, 0, GT_LATE_COUNT * sizeof *out);
+    if (b <= a)
+        return;
+    double idle = 0;
+    for (size_t i = md_gap_lower(p, a); i < p->n_gaps && p->gaps[i].start_ns < b; i++) {
+        const gt_gap *g = &p->gaps[i];
+        uint64_t x = g->start_ns > a ? g->start_ns : a, y = g->end_ns < b ? g->end_ns : b;
+        if (y <= x)
+            continue;
+        double len = (double)(g->end_ns - g->start_ns), f = (double)(y - x) / len;
+        double coll_ns = collective_overlap(p, x, y);
+        double calls = (double)(g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns +
+                                g->in_other_api_ns) *
+                       f;
+        double part = (double)(y - x);
+        coll_ns = coll_ns < part ? coll_ns : part;
+        calls = calls < part - coll_ns ? calls : part - coll_ns;
+        int what = late_what_of_gap(p, g);
+        out[GT_LATE_COLLECTIVE] += what == GT_LATE_COMPILE ? 0 : coll_ns / 1e6;
+        out[GT_LATE_CUDA_CALL] += what == GT_LATE_COMPILE ? 0 : calls / 1e6;
+        out[what] += (what == GT_LATE_COMPILE ? part : part - coll_ns - calls) / 1e6;
+        idle += part;
+    }
+    out[GT_LATE_GPU] = ((double)(b - a) - idle) / 1e6;
+}
+
+typedef struct match_ctx {
+    gt_run *run;
     rank_side *sides;
     size_t n;
-    size_t *at;       /* each side's round in this match */
-    int counted;      /* the round is in the figures (steady window) */
-    size_t n_counted; /* rounds scored so far */
-} round_ctx;
-
-/* Arrival of side k at the round's c-th collective. */
-static uint64_t arrival(const round_ctx *x, size_t k, size_t c)
-{
-    return x->sides[k].c[x->sides[k].round[x->at[k]] + c]->arrive_ns;
-}
+    size_t *at;      /* each side's collective at this match */
+    size_t *prev;    /* each side's collective at the last common point, SIZE_MAX none */
+    int counted;     /* in the figures (steady window) */
+    size_t step;     /* the reference's step it belongs to */
+    uint8_t *seen;   /* per step: a counted collective lies in it */
+    double *scratch; /* 2 * n + n * GT_LATE_COUNT */
+} match_ctx;
 
 /* NCCL kernels of a rank that arrived early spin until the last rank arrives: GPU time that does
  * no work, counted as idle waiting in a collective. */
-static void add_nccl_wait(const round_ctx *x, size_t k, size_t c, uint64_t last)
+static void add_nccl_wait(gt_proc *p, const gt_collective *c, uint64_t last)
 {
-    const gt_collective *col = x->sides[k].c[x->sides[k].round[x->at[k]] + c];
-    if (col->kind != GT_COLL_NCCL || last <= col->arrive_ns)
+    if (c->kind != GT_COLL_NCCL || last <= c->arrive_ns)
         return;
-    uint64_t w = last - col->arrive_ns, dur = col->done_ns - col->arrive_ns;
+    uint64_t w = last - c->arrive_ns, dur = c->done_ns - c->arrive_ns;
     if (w > dur)
         w = dur;
-    gt_proc *p = x->sides[k].p;
     p->nccl_wait_ns += w;
-    if (col->arrive_ns >= p->steady_start_ns && col->arrive_ns < p->steady_end_ns &&
-        md_in_steady_gpu(p, col->arrive_ns))
+    if (c->arrive_ns >= p->steady_start_ns && c->arrive_ns < p->steady_end_ns &&
+        md_in_steady_gpu(p, c->arrive_ns))
         p->steady_nccl_wait_ns += w;
 }
 
-static size_t round_size(const round_ctx *x)
+/* What the last rank did instead: its split of [previous done, arrival] beyond the median of
+ * the others' splits of theirs, into out (zeros without a previous collective). */
+static void instead_of(match_ctx *x, size_t last, double out[GT_LATE_COUNT])
 {
-    size_t cnt = SIZE_MAX;
+    double *split = x->scratch + 2 * x->n, *col = x->scratch;
+    memset(out, 0, GT_LATE_COUNT * sizeof *out);
     for (size_t k = 0; k < x->n; k++) {
-        size_t sz = x->sides[k].round[x->at[k] + 1] - x->sides[k].round[x->at[k]];
-        cnt = sz < cnt ? sz : cnt;
+        if (x->prev[k] == SIZE_MAX)
+            return;
+        breakdown(x->sides[k].p, coll(&x->sides[k], x->prev[k])->done_ns,
+                  coll(&x->sides[k], x->at[k])->arrive_ns, split + k * GT_LATE_COUNT);
     }
-    return cnt;
+    for (int w = 0; w < GT_LATE_COUNT; w++) {
+        size_t m = 0;
+        for (size_t k = 0; k < x->n; k++)
+            if (k != last)
+                col[m++] = split[k * GT_LATE_COUNT + w];
+        double excess = split[last * GT_LATE_COUNT + w] - median_of(col, m);
+        out[w] = excess > 0 ? excess : 0;
+    }
 }
 
-/* The median of sorted v (n >= 2) without one element equal to a (which one does not matter:
- * the rest is the same multiset); O(log n), so that thousands of ranks stay cheap. */
-static double median_without(const double *v, size_t n, double a)
+/* One collective matched on every rank: its last rank and lateness, the others' waits. */
+static void score(match_ctx *x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) { /* first element >= a */
-        size_t mid = (lo + hi) / 2;
-        if (v[mid] < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t pos = lo < n ? lo : n - 1, m = n - 1; /* the others: v without v[pos] */
-#define OTHER(j) v[(j) < pos ? (j) : (j) + 1]
-    double med = m % 2 ? OTHER(m / 2) : (OTHER(m / 2 - 1) + OTHER(m / 2)) / 2;
-#undef OTHER
-    return med;
-}
-
-/* One matched round: each side's lateness (its latest arrival after the median of the others'
- * at the same collective, by order in the round) and wait (for the last arrival). */
-static void score_round(round_ctx *x, double *late, double *wait, double *all)
-{
-    size_t cnt = round_size(x);
-    for (size_t k = 0; k < x->n; k++)
-        late[k] = wait[k] = -1e300;
-    for (size_t c = 0; c < cnt; c++) {
-        uint64_t last = 0;
-        for (size_t k = 0; k < x->n; k++)
-            last = arrival(x, k, c) > last ? arrival(x, k, c) : last;
-        for (size_t k = 0; k < x->n; k++)
-            all[k] = (double)arrival(x, k, c);
-        qsort(all, x->n, sizeof *all, cmp_double);
-        for (size_t k = 0; k < x->n; k++) {
-            double a = (double)arrival(x, k, c);
-            double l = (a - median_without(all, x->n, a)) / 1e6;
-            double w = (double)(last - arrival(x, k, c)) / 1e6;
-            late[k] = l > late[k] ? l : late[k];
-            wait[k] = w > wait[k] ? w : wait[k];
-            add_nccl_wait(x, k, c, last);
+    uint64_t last_t = 0;
+    size_t last = 0;
+    for (size_t k = 0; k < x->n; k++) {
+        uint64_t a = coll(&x->sides[k], x->at[k])->arrive_ns;
+        if (a > last_t) {
+            last_t = a;
+            last = k;
         }
     }
-    if (!x->counted || !cnt)
-        return;
-    size_t last_k = 0;
+    double *others = x->scratch;
+    size_t m = 0;
     for (size_t k = 0; k < x->n; k++) {
-        last_k = late[k] > late[last_k] ? k : last_k;
-        x->sides[k].late[x->n_counted] = late[k];
-        x->sides[k].wait[x->n_counted] = wait[k];
+        gt_collective *c = coll(&x->sides[k], x->at[k]);
+        c->last_arrive_ns = last_t;
+        add_nccl_wait(x->sides[k].p, c, last_t);
+        if (k != last)
+            others[m++] = (double)c->arrive_ns;
     }
-    x->sides[last_k].last_in++;
-    x->n_counted++;
+    if (!x->counted)
+        return;
+    rank_side *l = &x->sides[last];
+    double late = ((double)last_t - median_of(others, m)) / 1e6;
+    size_t i = x->step;
+    l->last_at++;
+    x->seen[i] = 1;
+    if (late > l->late[i]) {
+        l->late[i] = late;
+        instead_of(x, last, l->instead[i]);
+    }
+    for (size_t k = 0; k < x->n; k++) {
+        double w = (double)(last_t - coll(&x->sides[k], x->at[k])->arrive_ns) / 1e6;
+        if (w > x->sides[k].wait[i])
+            x->sides[k].wait[i] = w;
+    }
 }
 
-/* Match the reference's (rank order first) rounds to every other rank's: the rounds that end
- * nearest in time, within a quarter of the reference's round period. Returns the matched
- * reference rounds; at[j * n + k] is side k's round for the j-th match. */
-static size_t match_rounds(rank_side *sides, size_t n, size_t *at, int *steady)
+/* The slot of the reference's j-th collective: its step (steps are sorted), or j without steps. */
+static size_t slot_of(const gt_proc *p, uint64_t t, size_t j)
+{
+    if (p->n_steps < 2)
+        return j;
+    size_t i = MD_FIRST_ENDING_AFTER(p->steps, p->n_steps, t);
+    return i < p->n_steps ? i : p->n_steps - 1;
+}
+
+static int in_steady(const gt_proc *p, uint64_t t)
+{
+    return t >= p->steady_start_ns && t <= p->steady_end_ns;
+}
+
+#define HISTORY 64 /* matched collectives remembered for the last common point */
+
+/* The last point every rank left together before collective `at`: the latest earlier match that
+ * ended before any rank arrived at it. Collectives in flight at once (gloo's two threads reduce
+ * two buckets together) ended after some rank arrived: not a common point. */
+static int common_point(const match_ctx *x, const size_t *hist, size_t n_hist, size_t *prev)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t k = 0; k < x->n; k++) {
+        uint64_t a = coll(&x->sides[k], x->at[k])->arrive_ns;
+        first = a < first ? a : first;
+    }
+    for (size_t h = n_hist; h-- > 0 && h + HISTORY >= n_hist;) {
+        const size_t *m = hist + (h % HISTORY) * x->n;
+        if (coll(&x->sides[0], m[0])->done_ns <= first) {
+            memcpy(prev, m, x->n * sizeof *m);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every reference collective matched on all ranks, scored in order. Returns the matched ones
+ * counted. */
+static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, uint8_t *seen)
 {
     rank_side *ref = &sides[0];
-    uint64_t span = round_first_done(ref, ref->n_rounds - 1) - round_first_done(ref, 0);
-    uint64_t tol = span / (ref->n_rounds - 1) / 4;
-    size_t hint[MAX_RANKS] = {0}, matched = 0;
-    for (size_t j = 0; j < ref->n_rounds; j++) {
-        uint64_t t = round_first_done(ref, j);
+    size_t *at = gt_xcalloc(2 * n, sizeof *at), *prev = at + n, counted = 0, n_hist = 0;
+    size_t *hist = gt_xcalloc(HISTORY * n, sizeof *hist);
+    double *scratch = gt_xcalloc(2 * n + n * GT_LATE_COUNT, sizeof *scratch);
+    match_ctx x = {run, sides, n, at, prev, 0, 0, seen, scratch};
+    for (size_t j = 0; j < ref->n; j++) {
+        uint64_t t = coll(ref, j)->done_ns, tol = tolerance(ref, j);
         size_t k = 1;
-        at[matched * n] = j;
+        at[0] = j;
         for (; k < n; k++)
-            if ((at[matched * n + k] = match_round(&sides[k], t, tol, &hint[k])) == SIZE_MAX)
+            if ((at[k] = match_one(&sides[k], t, tol)) == SIZE_MAX)
                 break;
         if (k < n)
             continue;
-        steady[matched++] = t >= ref->p->steady_start_ns && t <= ref->p->steady_end_ns;
+        if (!common_point(&x, hist, n_hist, prev))
+            for (k = 0; k < n; k++)
+                prev[k] = SIZE_MAX;
+        x.counted = use_all || in_steady(ref->p, t);
+        x.step = slot_of(ref->p, t, j);
+        score(&x);
+        counted += x.counted != 0;
+        memcpy(hist + (n_hist++ % HISTORY) * n, at, n * sizeof *at);
     }
-    return matched;
+    free(at);
+    free(hist);
+    free(scratch);
+    return counted;
 }
 
-static void add_nccl_wait_to_causes(rank_side *sides, size_t n)
+/* Matched collectives in the reference's steady window, counted without scoring. */
+static size_t steady_matches(rank_side *sides, size_t n)
 {
-    for (size_t k = 0; k < n; k++) {
-        gt_proc *p = sides[k].p;
-        p->idle_cause_ns[GT_IDLE_COLLECTIVE] += p->nccl_wait_ns;
-        p->steady_idle_cause_ns[GT_IDLE_COLLECTIVE] += md_steady_scaled(p, p->steady_nccl_wait_ns);
+    rank_side *ref = &sides[0];
+    size_t count = 0;
+    for (size_t k = 0; k < n; k++)
+        sides[k].at = 0;
+    for (size_t j = 0; j < ref->n; j++) {
+        uint64_t t = coll(ref, j)->done_ns, tol = tolerance(ref, j);
+        size_t k = 1;
+        while (k < n && match_one(&sides[k], t, tol) != SIZE_MAX)
+            k++;
+        count += k == n && in_steady(ref->p, t);
     }
+    for (size_t k = 0; k < n; k++)
+        sides[k].at = 0;
+    return count;
 }
 
-/* The straggler: the rank last in most counted rounds; its median lateness, the others' wait. */
+/* Slots with a counted collective, and those rank s was the latest in. */
+static size_t rounds_and_last(rank_side *sides, size_t n, const uint8_t *seen, size_t n_slots,
+                              size_t s, size_t *last_in)
+{
+    size_t rounds = 0;
+    *last_in = 0;
+    for (size_t i = 0; i < n_slots; i++) {
+        if (!seen[i])
+            continue;
+        size_t best = 0;
+        for (size_t k = 1; k < n; k++)
+            if (sides[k].late[i] > sides[best].late[i])
+                best = k;
+        rounds++;
+        *last_in += best == s;
+    }
+    return rounds;
+}
+
+static double sum_of(const double *v, const uint8_t *seen, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += seen[i] ? v[i] : 0;
+    return sum;
+}
+
+/* The straggler: the rank with most lateness; its figures per step (median over the steps with
+ * matched collectives) and the others' wait for it. */
 static void name_straggler(gt_run *run, rank_side *sides, size_t n, size_t counted, int kind,
-                           double period_ms)
+                           const uint8_t *seen, size_t n_steps)
 {
     size_t s = 0;
+    double late_of_s = sum_of(sides[0].late, seen, n_steps);
     for (size_t k = 1; k < n; k++)
-        if (sides[k].last_in > sides[s].last_in)
+        if (sum_of(sides[k].late, seen, n_steps) > late_of_s) {
             s = k;
+            late_of_s = sum_of(sides[k].late, seen, n_steps);
+        }
+    const gt_proc *ref = sides[0].p;
     gt_straggler *st = &run->straggler;
     st->found = 1;
     st->rank = sides[s].p->hdr.rank;
     st->pid = sides[s].p->hdr.pid;
     st->kind = kind;
-    st->rounds = counted;
-    st->last_in = sides[s].last_in;
-    st->period_ms = period_ms;
-    st->lateness_ms = median_of(sides[s].late, counted);
+    st->collectives = counted;
+    st->last_at = sides[s].last_at;
+    st->per_step = ref->n_steps >= 2;
+    st->rounds = rounds_and_last(sides, n, seen, n_steps, s, &st->last_in);
+    double steps = st->rounds ? (double)st->rounds : 1;
+    double *v = gt_xcalloc(n_steps + 1, sizeof *v);
+    size_t m = 0;
+    for (size_t i = 0; i < n_steps; i++)
+        if (seen[i])
+            v[m++] = sides[s].late[i];
+    st->lateness_ms = st->per_step ? median_of(v, m) : late_of_s;
+    free(v);
+    st->period_ms = st->per_step ? ref->step_ms_median
+                                 : (double)(ref->steady_end_ns - ref->steady_start_ns) / 1e6;
     double wait = 0;
     for (size_t k = 0; k < n; k++)
         if (k != s)
-            wait += median_of(sides[k].wait, counted) / (double)(n - 1);
-    st->others_wait_ms = wait;
+            wait += sum_of(sides[k].wait, seen, n_steps) / (double)(n - 1);
+    double per = st->per_step ? steps : 1;
+    st->others_wait_ms = wait / per;
+    for (size_t i = 0; i < n_steps; i++)
+        for (int w = 0; w < GT_LATE_COUNT && seen[i]; w++)
+            st->instead_ms[w] += sides[s].instead[i][w] / per;
+    for (size_t k = 0; k < n; k++) {
+        gt_proc *p = sides[k].p;
+        p->coll_late_ms_per_step = sum_of(sides[k].late, seen, n_steps) / per;
+        p->coll_wait_ms_per_step = sum_of(sides[k].wait, seen, n_steps) / per;
+        p->coll_last_at = sides[k].last_at;
+        p->coll_matched = counted;
+    }
 }
 
-static double round_period_ms(const rank_side *ref, const size_t *at, size_t matched, size_t n)
+/* Each process's idle causes again, now that each collective's last arrival is known: a rank's
+ * time in a collective before it is waiting, after it is the transfer. */
+static void causes_again(rank_side *sides, size_t n)
 {
-    if (matched < 2)
-        return 0;
-    double *d = gt_xrealloc(NULL, matched * sizeof *d);
-    for (size_t j = 1; j < matched; j++)
-        d[j - 1] =
-            (double)(round_first_done(ref, at[j * n]) - round_first_done(ref, at[(j - 1) * n])) /
-            1e6;
-    double m = median_of(d, matched - 1);
-    free(d);
-    return m;
+    for (size_t k = 0; k < n; k++) {
+        gt_proc *p = sides[k].p;
+        md_idle_collectives(p);
+        md_idle_assign(p);
+        p->idle_cause_ns[GT_IDLE_COLLECTIVE] += p->nccl_wait_ns;
+        p->steady_idle_cause_ns[GT_IDLE_COLLECTIVE] += md_steady_scaled(p, p->steady_nccl_wait_ns);
+    }
 }
 
 static void analyse_ranks(gt_run *run, rank_side *sides, size_t n, int kind)
 {
-    for (size_t k = 0; k < n; k++)
-        make_rounds(&sides[k]);
-    if (sides[0].n_rounds < 2)
-        return;
-    size_t *at = gt_xrealloc(NULL, sides[0].n_rounds * n * sizeof *at);
-    int *steady = gt_xrealloc(NULL, sides[0].n_rounds * sizeof *steady);
-    size_t matched = match_rounds(sides, n, at, steady), n_steady = 0;
-    for (size_t j = 0; j < matched; j++)
-        n_steady += steady[j] != 0;
-    int use_all = n_steady < MIN_ROUNDS_STEADY;
+    const gt_proc *ref = sides[0].p;
+    size_t n_steps = ref->n_steps >= 2 ? ref->n_steps : sides[0].n; /* slots */
     for (size_t k = 0; k < n; k++) {
-        sides[k].late = gt_xrealloc(NULL, (matched + 1) * sizeof *sides[k].late);
-        sides[k].wait = gt_xrealloc(NULL, (matched + 1) * sizeof *sides[k].wait);
+        sides[k].late = gt_xcalloc(n_steps + 1, sizeof *sides[k].late);
+        sides[k].wait = gt_xcalloc(n_steps + 1, sizeof *sides[k].wait);
+        sides[k].instead = gt_xcalloc(n_steps + 1, sizeof *sides[k].instead);
     }
-    double *late = gt_xrealloc(NULL, 3 * n * sizeof *late);
-    round_ctx x = {sides, n, NULL, 0, 0};
-    for (size_t j = 0; j < matched; j++) {
-        x.at = &at[j * n];
-        x.counted = use_all || steady[j];
-        score_round(&x, late, late + n, late + 2 * n);
-    }
-    add_nccl_wait_to_causes(sides, n);
-    if (x.n_counted)
-        name_straggler(run, sides, n, x.n_counted, kind,
-                       round_period_ms(&sides[0], at, matched, n));
-    free(late);
-    free(at);
-    free(steady);
+    int use_all = steady_matches(sides, n) < MIN_COUNTED;
+    uint8_t *seen = gt_xcalloc(n_steps + 1, 1);
+    size_t counted = match_all(run, sides, n, use_all, seen);
+    causes_again(sides, n);
+    if (counted)
+        name_straggler(run, sides, n, counted, kind, seen, n_steps);
+    free(seen);
 }
 
 static void free_sides(rank_side *sides, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         free(sides[k].c);
-        free(sides[k].round);
         free(sides[k].late);
         free(sides[k].wait);
+        free(sides[k].instead);
     }
     free(sides);
 }
@@ -356,8 +534,12 @@ static void cross_rank(gt_run *run)
     rank_side *sides = gt_xcalloc(MAX_RANKS, sizeof *sides);
     size_t n = pick_ranks(run, sides);
     for (size_t k = 0; k < n; k++) {
-        sides[k].p->nccl_wait_ns = 0;
-        sides[k].p->steady_nccl_wait_ns = 0;
+        gt_proc *p = sides[k].p;
+        p->nccl_wait_ns = p->steady_nccl_wait_ns = 0;
+        p->coll_late_ms_per_step = p->coll_wait_ms_per_step = 0;
+        p->coll_last_at = p->coll_matched = 0;
+        for (size_t i = 0; i < p->n_collectives; i++)
+            p->collectives[i].last_arrive_ns = 0;
     }
     int kind = n >= 2 ? choose_kind(sides, n) : -1;
     if (kind >= 0)
@@ -370,4 +552,19 @@ void gt_run_cross_process(gt_run *run)
     memset(&run->straggler, 0, sizeof run->straggler);
     find_workers(run);
     cross_rank(run);
+}
+
+const char *gt_late_what_name(int what)
+{
+    static const char *const names[GT_LATE_COUNT] = {"GPU work",     "CUDA calls",
+                                                     "data loading", "CPU work without CUDA calls",
+                                                     "compilation",  "other collectives"};
+    return what >= 0 && what < GT_LATE_COUNT ? names[what] : "?";
+}
+
+const char *gt_late_what_key(int what)
+{
+    static const char *const keys[GT_LATE_COUNT] = {"gpu",       "cuda_call", "data_loading",
+                                                    "host_work", "compile",   "collective"};
+    return what >= 0 && what < GT_LATE_COUNT ? keys[what] : "?";
 }

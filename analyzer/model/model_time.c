@@ -258,6 +258,34 @@ void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
     }
 }
 
+void md_note_blocking(pass_state *s, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return;
+    gt_grow((void **)&s->blocking, &s->cap_blocking, s->n_blocking, sizeof *s->blocking);
+    s->blocking[s->n_blocking][0] = a;
+    s->blocking[s->n_blocking++][1] = b;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const uint64_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Whether the gap [x, y] began while a blocking call waited (it ends inside the gap): the queue
+ * drained because the CPU waited, so the gap is the wait's (sync-stall), not launch overhead.
+ * Gaps come in time order; *j moves forward over the sorted calls. */
+static int small_gap_after_wait(const pass_state *s, size_t *j, uint64_t x, uint64_t y)
+{
+    while (*j < s->n_blocking && s->blocking[*j][1] < x)
+        (*j)++;
+    for (size_t k = *j; k < s->n_blocking && s->blocking[k][0] < y; k++)
+        if (s->blocking[k][1] >= x && s->blocking[k][1] < y)
+            return 1;
+    return 0;
+}
+
 static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
 {
     gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
@@ -283,6 +311,8 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
         if (r->kind == GT_REC_API_ALLOC) {
             steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
+        } else if (r->kind == GT_REC_API_LAUNCH) {
+            steady_log(s, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
             steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
         } else if (r->kind == GT_REC_API_MEMCPY) {
@@ -318,6 +348,7 @@ static void steady_count_scale(gt_proc *p, double cupti_sync_ms)
 {
     double f = p->steady_gpu_steps > 0 ? p->steady_steps / p->steady_gpu_steps : 0;
     p->steady_kernels = md_steady_scaled(p, p->steady_kernels);
+    p->steady_kernel_ns = md_steady_scaled(p, p->steady_kernel_ns);
     p->steady_short_kernels = md_steady_scaled(p, p->steady_short_kernels);
     p->steady_nccl_ms_per_step *= f;
     p->steady_sync_ms_per_step += cupti_sync_ms * (f - 1);
@@ -355,8 +386,13 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
                 steady_on_site(p, e->site, e->d);
             }
             break;
+        case SE_LAUNCH:
+            p->steady_launch_calls++;
+            p->steady_launch_call_ns += e->d;
+            break;
         case SE_KERNEL:
             p->steady_kernels++;
+            p->steady_kernel_ns += (int64_t)e->d > 0 ? e->d : 0;
             if (e->d < GT_SHORT_KERNEL_NS)
                 p->steady_short_kernels++;
             if (e->site && (int64_t)e->d > 0)
@@ -432,17 +468,20 @@ static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
     uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0, steady_cpu = 0;
+    uint64_t launch_gaps = 0; /* steady gaps holding launch idle */
     int cpu_seen = p->cpu_api_records || p->gpu_api_records;
     for (size_t i = 0; i < p->n_gaps; i++) {
         gt_gap *g = &p->gaps[i];
         uint64_t len = g->end_ns - g->start_ns;
-        uint64_t sum =
-            g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+        /* a pageable copy's staging between its GPU records is the copy's, call seen or not */
+        uint64_t copy = g->in_copy_ns > g->in_staging_ns ? g->in_copy_ns : g->in_staging_ns;
+        uint64_t sum = g->in_sync_ns + copy + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
         uint64_t unexpl = sum < len ? len - sum : 0;
         /* Launch-bound idle: a short gap not after a sync, less the time the CPU spent in calls
          * that are not launches. Without any CPU record only launch-latency gaps (< 20 us, below)
          * can be put down to launching. */
-        uint64_t other = g->in_sync_ns + g->in_copy_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t other =
+            g->in_sync_ns + copy + g->in_alloc_ns + g->in_other_api_ns + g->collective_ns;
         uint64_t launch_part =
             (len < GT_BIG_GAP_NS && !g->after_sync && cpu_seen && other < len) ? len - other : 0;
         p->launch_idle_ns += launch_part;
@@ -466,13 +505,15 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         else
             md_phase_overlaps(p, a, b < a ? a : b, part);
         uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
+        uint64_t named = 0;
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            named += gt_phase_is_named_cost(k) ? part[k] : 0;
         if (p->n_phases)
-            ov -= part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
+            ov -= named;
         if (ov && len) {
             if (len >= GT_BIG_GAP_NS && !g->after_sync) {
                 steady_unexpl += part_of(unexpl, ov, len);
                 p->steady_big_gaps++;
-                uint64_t named = part[GT_PHASE_JIT] + part[GT_PHASE_AUTOTUNE];
                 uint64_t shown = named ? part_of(unexpl, ov, len) : unexpl;
                 if (shown > p->largest_gap_ns) {
                     p->largest_gap_ns = shown;
@@ -480,6 +521,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
                 }
             }
             steady_short += part_of(launch_part, ov, len);
+            launch_gaps += launch_part > 0;
             if (g->after_sync)
                 steady_after_sync += ov;
             steady_cpu += part_of(unexpl, ov, len);
@@ -487,18 +529,26 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     }
     p->steady_idle_unexplained_ns = md_steady_scaled(p, steady_unexpl);
     uint64_t busy = 0;
+    size_t j = 0;
+    if (s->n_blocking)
+        qsort(s->blocking, s->n_blocking, sizeof *s->blocking, cmp_pair);
     for (size_t i = 0; i < s->n_iv; i++) {
         busy += gt_proc_steady_gpu_overlap(p, s->iv[i][0], s->iv[i][1]);
         /* gaps below GT_GAP_MIN_NS are not kept: count them here */
-        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            steady_short += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS &&
+            !small_gap_after_wait(s, &j, s->iv[i - 1][1], s->iv[i][0])) {
+            uint64_t small = gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            steady_short += small;
+            launch_gaps += small > 0;
+        }
     }
     p->launch_idle_ns += p->small_gap_ns;
     /* GPU figures per step: per steady step, or with sampling per steady step inside a window */
     double steps = md_steady_gpu_steps(p);
     if (steps <= 0) /* sampled, no steady step inside a window: no per-step GPU figure */
-        steady_short = steady_cpu = steady_unexpl = steady_after_sync = 0, steps = 1;
+        steady_short = steady_cpu = steady_unexpl = steady_after_sync = launch_gaps = 0, steps = 1;
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
+    p->steady_launch_gaps_per_step = (double)launch_gaps / steps;
     p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
     p->steady_busy_pct = p->steady_gpu_ns ? 100.0 * (double)busy / (double)p->steady_gpu_ns : 0;
     if (p->gpu_per_step_unavailable) /* the windows' share instead: a share, not per step */
@@ -510,14 +560,21 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 const char *gt_phase_name(int kind)
 {
     static const char *const names[GT_PHASE_COUNT] = {
-        "start-up", "JIT compilation", "cuDNN autotuning", "warm-up", "steady state", "tear-down"};
+        "start-up", "JIT compilation", "compilation", "cuDNN autotuning",
+        "warm-up",  "steady state",    "tear-down"};
     return kind >= 0 && kind < GT_PHASE_COUNT ? names[kind] : "?";
 }
 
 const char *gt_idle_cause_name(int cause)
 {
-    static const char *const names[GT_IDLE_CAUSE_COUNT] = {
-        "in a CUDA call", "JIT compilation or module loading", "waiting in a collective",
-        "data loading",   "host work without CUDA calls",      "unknown"};
+    static const char *const names[GT_IDLE_CAUSE_COUNT] = {"in a CUDA call",
+                                                           "in a copy",
+                                                           "JIT compilation or module loading",
+                                                           "compilation in the process",
+                                                           "waiting in a collective",
+                                                           "in a collective, moving data",
+                                                           "data loading",
+                                                           "host work without CUDA calls",
+                                                           "unknown"};
     return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? names[cause] : "?";
 }

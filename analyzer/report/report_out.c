@@ -303,6 +303,38 @@ static json_t *idle_by_cause_json(const gt_proc *p)
     return o;
 }
 
+/* Launch-bound's figures (model_time.c): the steady window's idle between kernels while the CPU
+ * prepared the next launch, the kernels against the interval they start at, the launch path. */
+static json_t *launch_json(const gt_proc *p)
+{
+    double steps = p->steady_steps > 0 ? p->steady_steps : 1;
+    double kernels = (double)p->steady_kernels / steps;
+    double step =
+        p->n_steps >= 2 ? p->step_ms_median : (double)(p->steady_end_ns - p->steady_start_ns) / 1e6;
+    return json_pack(
+        "{s:f, s:f, s:f, s:o, s:o, s:I, s:o, s:o}", "idle_ms_per_step",
+        p->steady_short_idle_ms_per_step, "gaps_per_step", p->steady_launch_gaps_per_step,
+        "kernels_per_step", kernels, "kernel_us_mean",
+        p->steady_kernels ? json_real((double)p->steady_kernel_ns / (double)p->steady_kernels / 1e3)
+                          : json_null(),
+        "kernel_interval_us", kernels > 0 ? json_real(1e3 * step / kernels) : json_null(),
+        "launch_calls", (json_int_t)p->steady_launch_calls, "launch_call_us",
+        p->steady_launch_calls
+            ? json_real((double)p->steady_launch_call_ns / (double)p->steady_launch_calls / 1e3)
+            : json_null(),
+        "launch_function",
+        p->launch_func ? json_string(gt_api_func_name(p->launch_func)) : json_null());
+}
+
+static json_t *frameworks_json(const gt_proc *p)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < GT_FW_COUNT; i++)
+        if (p->frameworks & (1u << i))
+            json_array_append_new(a, json_string(gt_framework_key(1u << i)));
+    return a;
+}
+
 static json_t *gpu_json(const gt_proc *p)
 {
     json_t *timeline = json_array();
@@ -320,12 +352,13 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o}", "busy_pct",
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
                      gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
                      (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
                      p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
                      "timeline_start_ns", (json_int_t)p->bin_origin, "timeline_busy_pct", timeline,
-                     "idle", idle, "idle_by_cause", idle_by_cause_json(p));
+                     "idle", idle, "idle_by_cause", idle_by_cause_json(p), "launch",
+                     launch_json(p));
 }
 
 static int cmp_kernel_total(const void *a, const void *b)
@@ -538,6 +571,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
                      "chunks_damaged", (json_int_t)(p->chunks_damaged + p->chunk_seq_gaps),
                      "cupti_overhead_ms", (double)p->cupti_overhead_ns / 1e6, "static_cudart",
                      (p->hdr.flags & GT_HDR_STATIC_CUDART) != 0));
+    json_object_set_new(o, "frameworks", frameworks_json(p));
     json_object_set_new(o, "steps", steps_json(p));
     gt_phases_json_add(o, p);
     json_object_set_new(o, "gpu", gpu_json(p));
@@ -562,15 +596,36 @@ static json_t *ranks_json(const gt_run *run)
         if (p->hdr.rank < 0 || !gt_proc_has_data(p))
             continue;
         json_array_append_new(
-            arr, json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f}", "rank", p->hdr.rank,
-                           "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
-                           p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
-                           "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
-                           p->steady_sync_ms_per_step, "copy_ms_per_step",
-                           p->steady_copy_ms_per_step, "idle_ms_per_step",
-                           p->steady_idle_unexplained_ms_per_step, "busy_pct", p->steady_busy_pct));
+            arr,
+            json_pack("{s:i, s:i, s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "rank",
+                      p->hdr.rank, "pid", p->hdr.pid, "host", p->host ? p->host : "", "step_ms",
+                      p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
+                      "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
+                      p->steady_sync_ms_per_step, "copy_ms_per_step", p->steady_copy_ms_per_step,
+                      "idle_ms_per_step", p->steady_idle_unexplained_ms_per_step, "busy_pct",
+                      p->steady_busy_pct, "late_ms_per_step", p->coll_late_ms_per_step,
+                      "wait_ms_per_step", p->coll_wait_ms_per_step, "last_at_collectives",
+                      (json_int_t)p->coll_last_at, "collectives", (json_int_t)p->coll_matched));
     }
     return arr;
+}
+
+/* The rank that reaches the collectives last (model_ranks.c), null when none were matched. */
+static json_t *straggler_json(const gt_run *run)
+{
+    const gt_straggler *st = &run->straggler;
+    if (!st->found)
+        return json_null();
+    json_t *instead = json_object();
+    for (int w = 0; w < GT_LATE_COUNT; w++)
+        json_object_set_new(instead, gt_late_what_key(w), json_real(st->instead_ms[w]));
+    return json_pack("{s:i, s:i, s:s, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:o}", "rank",
+                     st->rank, "pid", st->pid, "kind", st->kind == GT_COLL_NCCL ? "nccl" : "cpu",
+                     "per_step", st->per_step, "steps", (json_int_t)st->rounds, "last_in_steps",
+                     (json_int_t)st->last_in, "collectives", (json_int_t)st->collectives,
+                     "last_at_collectives", (json_int_t)st->last_at, "lateness_ms", st->lateness_ms,
+                     "period_ms", st->period_ms, "others_wait_ms", st->others_wait_ms, "instead_ms",
+                     instead);
 }
 
 /* The whole report as JSON (docs/report-schema.md): what --json prints and the HTML page
@@ -584,7 +639,7 @@ json_t *gt_report_json(const gt_run *run, const gt_advice_list *adv, int top_n)
         json_array_append_new(advice, gt_advice_to_json(&adv->items[i]));
     gt_verdict v;
     gt_verdict_build(run, adv, &v);
-    return json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
+    return json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:o}", "schema", "gputrace-report",
                      "schema_version", GT_REPORT_SCHEMA_VERSION, "gputrace_version",
 #ifdef GT_VERSION
                      GT_VERSION,
@@ -592,5 +647,5 @@ json_t *gt_report_json(const gt_run *run, const gt_advice_list *adv, int top_n)
                      "dev",
 #endif
                      "verdict", gt_verdict_json(&v), "processes", procs, "ranks", ranks_json(run),
-                     "advice", advice);
+                     "straggler", straggler_json(run), "advice", advice);
 }

@@ -7,9 +7,6 @@
 #include "report_out.h"
 #include "textfmt.h"
 
-static const char *const PHASE_KEYS[GT_PHASE_COUNT] = {"startup", "jit",    "autotune",
-                                                       "warmup",  "steady", "teardown"};
-
 static void print_duration(FILE *out, uint64_t ns)
 {
     fputs(gt_dur_ns((double)ns), out);
@@ -34,6 +31,18 @@ void gt_phases_print(const gt_proc *p, FILE *out)
         }
     }
     fprintf(out, "\n");
+    if (p->n_compilations) {
+        fprintf(out, "  compile  %s: the first ",
+                gt_framework_name(gt_proc_remedy_framework(p) == GT_FW_JAX ? GT_FW_JAX
+                                                                           : GT_FW_TORCH_COMPILE));
+        print_duration(out, p->compile_first_ns);
+        fprintf(out, " from ");
+        print_duration(out, p->compilations[0].start_ns - p->t_min);
+        fprintf(out, ", %zu later (", p->n_compilations - 1);
+        print_duration(out, p->recompile_ns);
+        fprintf(out, "); %llu calls from its frames, %u compile workers\n",
+                (unsigned long long)p->compile_calls, p->compile_workers);
+    }
     if (p->jit_calls || p->jit_children) {
         fprintf(out, "  JIT      %s (",
                 gt_counted((double)p->jit_calls, "compile/module-load call",
@@ -44,10 +53,12 @@ void gt_phases_print(const gt_proc *p, FILE *out)
         print_duration(out, p->jit_children_ns);
         fprintf(out, ")\n");
     }
-    uint64_t named = p->phase_idle_ns[GT_PHASE_JIT] + p->phase_idle_ns[GT_PHASE_AUTOTUNE];
+    uint64_t named = 0;
+    for (int k = 0; k < GT_PHASE_COUNT; k++)
+        named += gt_phase_is_named_cost(k) ? p->phase_idle_ns[k] : 0;
     if (named >= GT_BIG_GAP_NS)
-        fprintf(out, "           GPU idle in JIT compilation and autotuning is not counted as the "
-                     "steady state's idle time\n");
+        fprintf(out, "           GPU idle in compilation, JIT compilation and autotuning is not "
+                     "counted as the steady state's idle time\n");
 }
 
 static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
@@ -92,7 +103,7 @@ void gt_phases_json_add(json_t *o, const gt_proc *p)
     for (size_t i = 0; i < p->n_phases; i++) {
         const gt_phase_span *s = &p->phases[i];
         json_array_append_new(
-            spans, json_pack("{s:s, s:s, s:I, s:I, s:f}", "kind", PHASE_KEYS[s->kind], "name",
+            spans, json_pack("{s:s, s:s, s:I, s:I, s:f}", "kind", gt_phase_key(s->kind), "name",
                              gt_phase_name(s->kind), "start_ns", (json_int_t)s->start_ns, "end_ns",
                              (json_int_t)s->end_ns, "ms", (double)(s->end_ns - s->start_ns) / 1e6));
     }
@@ -100,17 +111,33 @@ void gt_phases_json_add(json_t *o, const gt_proc *p)
         size_t n = 0;
         for (size_t i = 0; i < p->n_phases; i++)
             n += p->phases[i].kind == k;
-        json_object_set_new(totals, PHASE_KEYS[k],
+        json_object_set_new(totals, gt_phase_key(k),
                             json_pack("{s:s, s:f, s:f, s:I}", "name", gt_phase_name(k), "ms",
                                       (double)p->phase_ns[k] / 1e6, "gpu_idle_ms",
                                       (double)p->phase_idle_ns[k] / 1e6, "spans", (json_int_t)n));
-        phase_gpu_json(json_object_get(totals, PHASE_KEYS[k]), p, k);
+        phase_gpu_json(json_object_get(totals, gt_phase_key(k)), p, k);
     }
     json_object_set_new(totals, "jit_evidence",
                         json_pack("{s:I, s:f, s:I, s:f}", "calls", (json_int_t)p->jit_calls,
                                   "calls_ms", (double)p->jit_call_ns / 1e6, "compiler_processes",
                                   (json_int_t)p->jit_children, "compiler_ms",
                                   (double)p->jit_children_ns / 1e6));
+    json_t *comps = json_array();
+    for (size_t i = 0; i < p->n_compilations; i++)
+        json_array_append_new(comps, json_pack("{s:I, s:I, s:f}", "start_ns",
+                                               (json_int_t)p->compilations[i].start_ns, "end_ns",
+                                               (json_int_t)p->compilations[i].end_ns, "ms",
+                                               (double)p->compilations[i].phase_ns / 1e6));
+    unsigned fw = gt_proc_remedy_framework(p) == GT_FW_JAX ? GT_FW_JAX : GT_FW_TORCH_COMPILE;
+    json_object_set_new(
+        totals, "compile_evidence",
+        json_pack("{s:o, s:I, s:f, s:i, s:o, s:f, s:I, s:f}", "framework",
+                  p->n_compilations ? json_string(gt_framework_key(fw)) : json_null(),
+                  "compiler_calls", (json_int_t)p->compile_calls, "compiler_calls_ms",
+                  (double)p->compile_call_ns / 1e6, "compile_workers", (int)p->compile_workers,
+                  "compilations", comps, "first_ms", (double)p->compile_first_ns / 1e6,
+                  "recompiles", (json_int_t)(p->n_compilations ? p->n_compilations - 1 : 0),
+                  "recompile_ms", (double)p->recompile_ns / 1e6));
     json_object_set_new(o, "phases", spans);
     json_object_set_new(o, "phase_totals", totals);
 }

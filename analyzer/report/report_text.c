@@ -460,26 +460,29 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
     if (ranked < 2)
         return;
     section(out, color, "ranks");
-    static const char *const hdr[] = {"rank", "host", "step", "NCCL",
-                                      "sync", "copy", "idle", "GPU busy"};
+    static const char *const hdr[] = {"rank", "host", "step",     "NCCL", "sync",
+                                      "copy", "idle", "GPU busy", "late", "waits"};
     gt_table t;
-    gt_table_init(&t, 8, hdr);
-    for (int c = 2; c < 8; c++)
+    gt_table_init(&t, 10, hdr);
+    for (int c = 2; c < 10; c++)
         t.right[c] = 1;
     t.right[0] = 1;
     for (size_t i = 0; i < run->n; i++) {
         const gt_proc *p = &run->procs[i];
         if (p->hdr.rank < 0 || !gt_proc_has_data(p))
             continue;
+        /* 8 of textfmt's 16 buffers in one row */
         gt_table_row(&t, gt_fmt("%d", p->hdr.rank), p->host,
                      p->n_steps >= 2 ? gt_dur(p->step_ms_median) : "-",
                      gt_dur(p->steady_nccl_ms_per_step), gt_dur(p->steady_sync_ms_per_step),
                      gt_dur(p->steady_copy_ms_per_step),
-                     gt_dur(p->steady_idle_unexplained_ms_per_step), gt_pct(p->steady_busy_pct));
+                     gt_dur(p->steady_idle_unexplained_ms_per_step), gt_pct(p->steady_busy_pct),
+                     p->coll_matched ? gt_dur(p->coll_late_ms_per_step) : "-",
+                     p->coll_matched ? gt_dur(p->coll_wait_ms_per_step) : "-");
     }
     gt_table_print(&t, out, "  ");
-    fprintf(out,
-            "  (per steady step; NCCL time on a fast rank is mostly waiting for the slowest)\n");
+    fprintf(out, "  (per steady step; late: arriving last at the collectives, by how much; waits: "
+                 "for a later rank in them)\n");
     gt_table_free(&t);
 }
 

@@ -101,6 +101,8 @@ static const char *cause_words(const char *id)
         {"cudnn-benchmark", "cuDNN algorithm choice / autotuning"},
         {"cudnn-inferred", "cuDNN algorithms inferred from kernel names"},
         {"straggler", "one rank holds the others back"},
+        {"compilation", "the program compiles in the process (one-time)"},
+        {"recompilation", "the program compiles again after the first steps"},
         {"environment", "the environment"},
     };
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)

@@ -12,6 +12,7 @@
 #include "advice.h"
 #include "commands.h"
 #include "model.h"
+#include "test_advice_util.h"
 #include "test_report_synth.h"
 #include "test_report_util.h"
 #include "../gt_check.h"
@@ -34,16 +35,7 @@ static int has_rule(const gt_run *run, const char *id)
 /* The scenario written as a run folder NAME (the .gtrace, and the .procs lines it writes). */
 static int load_case(const char *name, scenario *sc, gt_run *run, char *dir, size_t cap)
 {
-    char path[600], procs[600];
-    snprintf(dir, cap, "%s/%s", workdir, name);
-    mkdir(dir, 0700);
-    snprintf(path, sizeof path, "%s/gputrace-testhost-%d.gtrace", dir, sc->pid);
-    snprintf(procs, sizeof procs, "%s/gputrace-testhost.procs", dir);
-    sc->procs_path = procs;
-    CHECK(scenario_write(path, sc) == 0, "%s: writing the trace failed", name);
-    const char *paths[] = {dir};
-    memset(run, 0, sizeof *run);
-    int rc = gt_run_load(run, paths, 1, 0);
+    int rc = run_folder_load(workdir, name, sc, run, dir, cap);
     CHECK(rc == 0 && run->n == 1, "%s: run not readable", name);
     return rc == 0 && run->n == 1;
 }

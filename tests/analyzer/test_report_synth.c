@@ -17,9 +17,13 @@
 #define STR_GLOO 401
 #define TID_MAIN 100
 #define TID_GLOO 101
+#define STR_INDUCTOR_FILE 22
+#define STR_INDUCTOR_FUNC 23
+#define STR_MODULE0 30
 #define STACK_SYNC 7
 #define STACK_COPY 8
 #define STACK_ALLOC 9
+#define STACK_COMPILE 10 /* an Inductor pass's frame over the program's line */
 
 typedef struct sim {
     gt_test_writer w;
@@ -31,6 +35,7 @@ typedef struct sim {
     uint64_t t0;          /* GPU sampling: the first call, when the windows start */
     uint64_t next_switch; /* the next window switch not yet written, 0 none */
     int window_on;
+    uint64_t pool_start; /* compilation: when Inductor's compile workers started, 0 none */
 } sim;
 
 scenario scenario_healthy(void)
@@ -111,6 +116,54 @@ static uint64_t gpu_run(sim *s, uint64_t issued, uint64_t dur)
     return start;
 }
 
+static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, uint64_t our_corr);
+static void sync_stream(sim *s);
+
+/* x.cpu() of a large tensor: cudaMemcpyAsync to pageable memory (it returns when the data is
+ * there) and a stream sync. CUPTI records the copy in d2h_chunks pieces over d2h_gpu_share of
+ * the call's time once the queue got to it; between and after them the CPU stages the data out
+ * of the driver's bounce buffer, the GPU idle. */
+static void pageable_d2h(sim *s)
+{
+    const scenario *sc = s->sc;
+    int chunks = sc->d2h_chunks > 0 ? sc->d2h_chunks : 1;
+    uint64_t start = s->gpu_free > s->t + 2000 ? s->gpu_free : s->t + 2000;
+    double share = sc->d2h_gpu_share > 0 ? sc->d2h_gpu_share : 1;
+    uint64_t gpu = (uint64_t)((double)sc->d2h_bytes / 20.0); /* 20 GB/s on the link */
+    uint64_t span = (uint64_t)((double)gpu / share), piece = gpu / (uint64_t)chunks;
+    gt_rec_api_memcpy m;
+    memset(&m, 0, sizeof m);
+    common(&m.c, s, GT_FN_cudaMemcpyAsync, start + span + 3000 - s->t, STACK_COPY);
+    m.bytes = sc->d2h_bytes;
+    m.direction = GT_DIR_D2H;
+    m.src_kind = GT_MEM_DEVICE;
+    m.dst_kind = GT_MEM_PAGEABLE;
+    m.is_async = 1;
+    m.peer_device = -1;
+    if (!sc->d2h_unrecorded)
+        add(s, GT_REC_API_MEMCPY, &m, sizeof m);
+    uint64_t corr = ++s->cupti_corr;
+    for (int i = 0; i < chunks; i++) {
+        gt_rec_gpu_memcpy g;
+        memset(&g, 0, sizeof g);
+        g.start_ns = start + (uint64_t)i * (span / (uint64_t)chunks);
+        g.end_ns = g.start_ns + piece;
+        g.corr_id = corr;
+        g.bytes = sc->d2h_bytes / (uint64_t)chunks;
+        g.copy_kind = 2; /* DTOH */
+        g.src_kind = GT_MEM_DEVICE;
+        g.dst_kind = GT_MEM_PAGEABLE;
+        g.is_async = 1;
+        add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
+        s->gpu_free = g.end_ns;
+    }
+    if (!sc->d2h_unrecorded) {
+        gt_rec_gpu_ext_corr e = {m.c.corr_id, corr, GT_EXT_CORR_KIND_OURS, 0};
+        add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
+    }
+    sync_stream(s);
+}
+
 static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, uint64_t our_corr)
 {
     gt_rec_gpu_kernel k;
@@ -123,6 +176,8 @@ static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, 
     if (!gpu_recorded(s, k.start_ns))
         return;
     add(s, GT_REC_GPU_KERNEL, &k, sizeof k);
+    if (!our_corr) /* a launch no wrapper saw */
+        return;
     gt_rec_gpu_ext_corr e = {our_corr, k.corr_id, GT_EXT_CORR_KIND_OURS, 0};
     add(s, GT_REC_GPU_EXT_CORR, &e, sizeof e);
 }
@@ -131,10 +186,12 @@ static void launch(sim *s, uint32_t name_id, uint64_t dur)
 {
     gt_rec_api_launch l;
     memset(&l, 0, sizeof l);
-    common(&l.c, s, GT_FN___cudaLaunchKernel, s->sc->launch_ns, 0);
+    common(&l.c, s, s->sc->launch_func ? s->sc->launch_func : GT_FN___cudaLaunchKernel,
+           s->sc->launch_ns, 0);
     l.name_id = name_id;
-    add(s, GT_REC_API_LAUNCH, &l, sizeof l);
-    gpu_kernel(s, name_id, l.c.t_end_ns, dur, l.c.corr_id);
+    if (!s->sc->launch_unrecorded) /* else only CUPTI's kernel, linked to nothing */
+        add(s, GT_REC_API_LAUNCH, &l, sizeof l);
+    gpu_kernel(s, name_id, l.c.t_end_ns, dur, s->sc->launch_unrecorded ? 0 : l.c.corr_id);
     s->t += s->sc->cpu_between_ns;
 }
 
@@ -170,14 +227,19 @@ static void copy(sim *s, uint8_t dir, uint8_t host_kind, int is_async, uint64_t 
         add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
 }
 
-static void sync_stream(sim *s)
+static void sync_stream_at(sim *s, uint32_t stack)
 {
     gt_rec_api_sync y;
     memset(&y, 0, sizeof y);
     uint64_t wait = s->gpu_free > s->t ? s->gpu_free - s->t : 0;
-    common(&y.c, s, GT_FN_cudaStreamSynchronize, wait + 5000, STACK_SYNC);
+    common(&y.c, s, GT_FN_cudaStreamSynchronize, wait + 5000, stack);
     y.sync_kind = GT_SYNC_STREAM;
     add(s, GT_REC_API_SYNC, &y, sizeof y);
+}
+
+static void sync_stream(sim *s)
+{
+    sync_stream_at(s, STACK_SYNC);
 }
 
 static void alloc(sim *s, int is_free)
@@ -304,8 +366,37 @@ static void strings(sim *s)
     gt_test_writer_string(&s->w, STR_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     gt_test_writer_string(&s->w, STR_GLOO, "pt_gloo_runloop");
     gt_rec_thread gloo = {TID_GLOO, STR_GLOO, s->t};
-    if (s->sc->gloo_per_step) /* the name marks it as a collective thread */
+    if (s->sc->gloo_per_step || s->sc->buckets) /* the name marks it as a collective thread */
         add(s, GT_REC_THREAD, &gloo, sizeof gloo);
+    for (int i = 0; i < 4 && s->sc->modules[i]; i++) {
+        gt_test_writer_string(&s->w, STR_MODULE0 + (uint32_t)i, s->sc->modules[i]);
+        gt_rec_module m;
+        memset(&m, 0, sizeof m);
+        m.base = 0x7f0000000000ull + ((uint64_t)i << 32);
+        m.size = 1 << 20;
+        m.path_id = STR_MODULE0 + (uint32_t)i;
+        add(s, GT_REC_MODULE, &m, sizeof m);
+    }
+    if (s->sc->compile_ns && !s->sc->compile_no_stacks) { /* pad_mm.py:216 in train.py:57 */
+        const scenario *sc = s->sc;
+        gt_test_writer_string(
+            &s->w, STR_INDUCTOR_FILE,
+            sc->compile_file
+                ? sc->compile_file
+                : "/usr/lib/python3/site-packages/torch/_inductor/fx_passes/pad_mm.py");
+        gt_test_writer_string(&s->w, STR_INDUCTOR_FUNC,
+                              sc->compile_func ? sc->compile_func : "should_pad");
+        unsigned char body[sizeof(gt_rec_stack) + 8 + 32];
+        memset(body, 0, sizeof body);
+        gt_rec_stack st = {STACK_COMPILE, 1, 2, 0};
+        memcpy(body, &st, sizeof st);
+        uint64_t pc = 0x401100;
+        memcpy(body + sizeof st, &pc, 8);
+        uint32_t frames[8] = {STR_INDUCTOR_FILE, STR_INDUCTOR_FUNC, 216, 0,
+                              STR_FILE,          STR_FUNC,          57,  0};
+        memcpy(body + sizeof st + 8, frames, sizeof frames);
+        add(s, GT_REC_STACK, body, sizeof body);
+    }
     /* stacks: one Python frame each (train.py:57 sync, :42 copy, :33 alloc) */
     int lines[3] = {57, 42, 33};
     for (int i = 0; i < 3; i++) {
@@ -372,6 +463,36 @@ static void jit(sim *s)
     add(s, GT_REC_API, &m, sizeof m);
 }
 
+/* A framework's compiler in the process for ns: Dynamo's silent tracing, then Inductor's passes
+ * with a copy and a sync every 10 ms (its frames on their stacks), the compiled module loaded. */
+static void compilation(sim *s, uint64_t ns)
+{
+    const scenario *sc = s->sc;
+    uint32_t stack = sc->compile_no_stacks ? 0 : STACK_COMPILE;
+    s->t += ns / 2;
+    if (!s->pool_start && sc->compile_workers)
+        s->pool_start = s->t;
+    uint64_t end = s->t + ns / 2 - 1000000;
+    while (s->t + 10000000 < end) {
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 65536, 20.0, stack);
+        sync_stream_at(s, stack);
+        s->t += 10000000;
+    }
+    s->t = end > s->t ? end : s->t;
+    gt_rec_api m;
+    common(&m.c, s, GT_FN_cuModuleLoadData, 1000000, 0);
+    add(s, GT_REC_API, &m, sizeof m);
+}
+
+static int compiles_at(const scenario *sc, int step)
+{
+    if (!sc->compile_ns || step < sc->compile_step)
+        return 0;
+    if (step == sc->compile_step)
+        return 1;
+    return sc->recompile_every && (step - sc->compile_step) % sc->recompile_every == 0 ? 2 : 0;
+}
+
 static void step_compute(sim *s, int step)
 {
     const scenario *sc = s->sc;
@@ -384,6 +505,8 @@ static void step_compute(sim *s, int step)
         copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
     if (sc->pinned_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, sc->pinned_h2d_bytes, 20.0, 0);
+    if (compiles_at(sc, step)) /* the compiled function called on the batch */
+        compilation(s, compiles_at(sc, step) == 1 ? sc->compile_ns : sc->compile_ns / 4);
     if (sc->blocking_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PINNED, 0, sc->blocking_h2d_bytes, 20.0, STACK_COPY);
     for (int a = 0; a < sc->allocs_per_step; a++)
@@ -399,6 +522,8 @@ static void step_compute(sim *s, int step)
 static void step_end(sim *s)
 {
     const scenario *sc = s->sc;
+    if (sc->d2h_bytes)
+        pageable_d2h(s);
     if (sc->item_every_step)
         copy(s, GT_DIR_D2H, GT_MEM_PAGEABLE, 0, 4, 1.0, STACK_SYNC);
     if (sc->sync_every_step)
@@ -431,6 +556,10 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
         gt_rec_lost l = {sc->lost_records, s->t, s->t + 10,
                          sc->lost_reason ? sc->lost_reason : GT_LOST_BUFFER_FULL, 100};
         add(s, GT_REC_LOST, &l, sizeof l);
+    }
+    if (sc->startup_ns || sc->launch_unrecorded) { /* the process's own calls are recorded */
+        alloc(s, 0);
+        s->t += sc->startup_ns;
     }
     if (sc->kernel_image_error) {
         gt_rec_api_launch l;
@@ -465,12 +594,40 @@ static int write_worker(const char *path, const scenario *sc, int i)
     return gt_test_writer_close(&w);
 }
 
-static int write_workers(const char *path, const scenario *sc)
+/* Inductor's compile workers: the pool's process (a child of the program, exec'd) and the
+ * workers it forks, all with the pool's command line, which names the program as parent. */
+static int write_compile_worker(const char *path, const scenario *sc, int i, uint64_t start)
+{
+    gt_test_writer w;
+    gt_file_header h;
+    header(&h, sc);
+    h.pid = sc->pid + 200 + i;
+    h.ppid = i ? sc->pid + 200 : sc->pid;
+    h.start_realtime_ns = (int64_t)start;
+    if (i)
+        h.flags |= GT_HDR_FORKED_CHILD;
+    char cmd[300];
+    int len = snprintf(cmd, sizeof cmd,
+                       "python3%c/usr/lib/python3/site-packages/torch/_inductor/compile_worker/"
+                       "__main__.py%c--kind=fork%c--parent=%d",
+                       0, 0, 0, sc->pid);
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, (size_t)len + 1) != 0)
+        return -1;
+    return gt_test_writer_close(&w);
+}
+
+static int write_workers(const char *path, const scenario *sc, uint64_t pool_start)
 {
     for (int i = 0; i < sc->dataloader_workers; i++) {
         char wp[600];
         snprintf(wp, sizeof wp, "%s.worker%d.gtrace", path, i);
         if (write_worker(wp, sc, i) != 0)
+            return -1;
+    }
+    for (int i = 0; pool_start && i < sc->compile_workers; i++) {
+        char wp[600];
+        snprintf(wp, sizeof wp, "%s.cworker%d.gtrace", path, i);
+        if (write_compile_worker(wp, sc, i, pool_start + (uint64_t)i * 1000000) != 0)
             return -1;
     }
     return 0;
@@ -485,7 +642,7 @@ int scenario_write(const char *path, const scenario *sc)
         one_step(&s, i);
     if (sim_close(&s) != 0)
         return -1;
-    return write_workers(path, sc);
+    return write_workers(path, sc, s.pool_start);
 }
 
 /* The c-th all-reduce of a step on every rank: each launches it, its kernel starts when its
@@ -562,7 +719,108 @@ int scenario_write_ranks(const char *const *paths, const scenario *scs, int n)
             step_end(&ranks[r]);
     }
     for (int r = 0; r < opened; r++)
-        if (sim_close(&ranks[r]) != 0 || write_workers(paths[r], &scs[r]) != 0)
+        if (sim_close(&ranks[r]) != 0 || write_workers(paths[r], &scs[r], ranks[r].pool_start) != 0)
+            rc = -1;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ DDP over gloo */
+
+/* One rank's step up to the end of its backward's launches: the batch, the forward, the
+ * backward in buckets; when each bucket's gradients were handed over (their last launch) and
+ * when the GPU had them (its queue after them). */
+static void ddp_compute(sim *s, uint64_t *handed, uint64_t *ready)
+{
+    const scenario *sc = s->sc;
+    int b = sc->buckets > 0 ? sc->buckets : 2, fwd = sc->kernels_per_step / 3;
+    int per_bucket = (sc->kernels_per_step - fwd) / b > 0 ? (sc->kernels_per_step - fwd) / b : 1;
+    if (sc->nvtx)
+        nvtx(s, GT_NVTX_PUSH);
+    if (sc->delay_where == DELAY_DATA)
+        s->t += sc->delay_ns; /* __getitem__: the batch is made without CUDA calls */
+    if (sc->pinned_h2d_bytes)
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, sc->pinned_h2d_bytes, 20.0, 0);
+    if (sc->delay_where == DELAY_FORWARD)
+        s->t += sc->delay_ns;
+    for (int k = 0; k < fwd; k++)
+        launch(s, STR_KERNEL0 + (uint32_t)(k % sc->kernels_per_step), sc->kernel_ns);
+    for (int i = 0; i < b; i++) {
+        for (int k = 0; k < per_bucket; k++)
+            launch(s, STR_KERNEL0 + (uint32_t)((fwd + i * per_bucket + k) % sc->kernels_per_step),
+                   sc->kernel_ns);
+        handed[i] = s->t;
+        ready[i] = s->gpu_free;
+        if (i == 0 && sc->delay_where == DELAY_BACKWARD)
+            s->t += sc->delay_ns; /* a hook on a gradient, after the first bucket's */
+    }
+}
+
+/* Bucket i's all-reduce on every rank: each gloo thread, once free and handed the bucket, waits
+ * for the gradients (a stream sync: the rank arrives when it returns), the sum ends gloo_ns after
+ * the last arrival, and each gloo thread copies the result back. */
+static void ddp_all_reduce(sim *ranks, int n, const uint64_t (*handed)[16],
+                           const uint64_t (*ready)[16], int i, uint64_t *gloo_free)
+{
+    uint64_t last = 0;
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        uint64_t main_t = s->t;
+        gt_test_writer_set_tid(&s->w, TID_GLOO);
+        s->t = gloo_free[r] > handed[r][i] ? gloo_free[r] : handed[r][i];
+        uint64_t gpu_free = s->gpu_free;
+        s->gpu_free = ready[r][i]; /* the sync waits for this bucket's gradients */
+        sync_stream(s);
+        s->gpu_free = gpu_free > s->gpu_free ? gpu_free : s->gpu_free;
+        gloo_free[r] = s->t;
+        last = s->t > last ? s->t : last;
+        s->t = main_t;
+    }
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        uint64_t main_t = s->t;
+        s->t = last + s->sc->gloo_ns;
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 1 << 20, 20.0, 0);
+        gloo_free[r] = s->t;
+        s->t = main_t;
+        gt_test_writer_set_tid(&s->w, TID_MAIN);
+    }
+}
+
+/* After the backward: the main thread waits for the all-reduces (no call), then the optimizer
+ * and, with item_every_step, the loss read back. */
+static void ddp_finish(sim *s, uint64_t reduced)
+{
+    const scenario *sc = s->sc;
+    s->t = reduced > s->t ? reduced : s->t;
+    launch(s, STR_KERNEL0, sc->kernel_ns);
+    launch(s, STR_KERNEL0 + 1, sc->kernel_ns);
+    step_end(s);
+}
+
+int scenario_write_ddp(const char *const *paths, const scenario *scs, int n)
+{
+    sim ranks[8];
+    uint64_t handed[8][16], ready[8][16], gloo_free[8] = {0};
+    int rc = 0, opened = 0;
+    if (n < 1 || n > 8 || scs[0].buckets > 16)
+        return -1;
+    for (; opened < n; opened++)
+        if (sim_open(&ranks[opened], paths[opened], &scs[opened]) != 0) {
+            rc = -1;
+            break;
+        }
+    int buckets = scs[0].buckets > 0 ? scs[0].buckets : 2;
+    for (int step = 0; step < scs[0].steps && !rc; step++) {
+        for (int r = 0; r < n; r++)
+            ddp_compute(&ranks[r], handed[r], ready[r]);
+        for (int i = 0; i < buckets; i++)
+            ddp_all_reduce(ranks, n, (const uint64_t(*)[16])handed, (const uint64_t(*)[16])ready, i,
+                           gloo_free);
+        for (int r = 0; r < n; r++)
+            ddp_finish(&ranks[r], gloo_free[r]);
+    }
+    for (int r = 0; r < opened; r++)
+        if (sim_close(&ranks[r]) != 0)
             rc = -1;
     return rc;
 }

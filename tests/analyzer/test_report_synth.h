@@ -61,7 +61,42 @@ typedef struct scenario {
      * window at all (CUPTI never switched on). */
     uint64_t sample_on_ns, sample_off_ns;
     int sample_no_window;
+    /* launch-bound (issue 30): the launch entry point (0: __cudaLaunchKernel; GT_FN_cuLaunchKernel
+     * or GT_FN_cuLaunchKernelEx: the driver API CuPy and Triton use); launch_unrecorded: no wrapper
+     * sees the launches (CUPTI's kernels only; the process's other calls are recorded); modules:
+     * paths of loaded modules (GT_REC_MODULE), which say the framework */
+    uint32_t launch_func;
+    int launch_unrecorded;
+    uint64_t startup_ns; /* a cudaMalloc, then this much CPU time before the first step */
+    const char *modules[4];
+    /* compilation (issue 30): before step compile_step's work a framework's compiler runs for
+     * compile_ns: a silent front end (Dynamo tracing, half of it), then every 10 ms a copy and a
+     * sync made from an Inductor frame (stacks unless compile_no_stacks) with a little GPU work,
+     * and a cuModuleLoadData at the end; compile_workers traces of Inductor's pool beside the
+     * process (PATH.cworkerN.gtrace, their command line naming it as parent); every
+     * recompile_every steps after that, a recompile of compile_ns / 4 (0: never) */
+    uint64_t compile_ns;
+    int compile_step, compile_workers, recompile_every, compile_no_stacks;
+    const char *compile_file, *compile_func; /* the frame over those calls (NULL: Inductor's
+                                                pad_mm.py should_pad) */
+    /* x.cpu() (issue 30): a pageable device-to-host copy of d2h_bytes at the end of each step, the
+     * call waiting for it: CUPTI records it in d2h_chunks pieces (>= 1) that cover d2h_gpu_share
+     * of the call, the CPU staging the data between them and after the last (the GPU idle);
+     * d2h_unrecorded: no wrapper sees the call */
+    uint64_t d2h_bytes;
+    int d2h_chunks;
+    double d2h_gpu_share;
+    int d2h_unrecorded;
+    /* DDP over gloo (scenario_write_ddp): buckets per step, all-reduced by the gloo thread as the
+     * backward fills them (one after the other, gloo_ns each once every rank is there), the
+     * forward taking a third of kernels_per_step; this rank's extra time without CUDA calls
+     * (delay_ns) and where: DELAY_FORWARD before the forward, DELAY_BACKWARD after the first
+     * bucket's gradients (a hook), DELAY_DATA before the batch's copy (data loading) */
+    int buckets;
+    uint64_t delay_ns;
+    int delay_where;
 } scenario;
+enum { DELAY_FORWARD = 0, DELAY_BACKWARD = 1, DELAY_DATA = 2 };
 
 /* A healthy loop: 10 steps, 20 kernels of 500 us, launches of 5 us, pinned async copies. */
 scenario scenario_healthy(void);
@@ -72,5 +107,9 @@ int scenario_write(const char *path, const scenario *sc);
  * (data_load_ns) makes the others' NCCL kernels wait. Returns 0 on success. Either writer puts a
  * scenario's DataLoader workers beside its trace (PATH.workerN.gtrace). */
 int scenario_write_ranks(const char *const *paths, const scenario *scs, int n);
+/* The ranks of a DDP job over gloo (buckets, delay_ns/delay_where above), simulated together:
+ * each bucket's all-reduce ends gloo_ns after the last rank's gloo thread hands it over. 0 on
+ * success. */
+int scenario_write_ddp(const char *const *paths, const scenario *scs, int n);
 
 #endif

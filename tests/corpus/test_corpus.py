@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tarfile
 
+from corpus_causes import check_of as causes_check_of
 from corpus_variants import STEP_TOLERANCE as VARIANT_STEP_TOLERANCE, VARIANTS
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "corpus")
@@ -115,7 +116,8 @@ def check_variant_steps(case, p, own):
 def idle_top(proc):
     """The cause with most steady idle time among those where the CPU made no CUDA call."""
     causes = proc["gpu"]["idle_by_cause"]
-    return max((c for c in causes if c != "cuda_call"), key=lambda c: causes[c]["steady_pct"])
+    return max((c for c in causes if c not in ("cuda_call", "copy")),
+               key=lambda c: causes[c]["steady_pct"])
 
 
 def check_gloo_straggler(report, cuda, own):
@@ -135,6 +137,55 @@ def check_gloo_straggler(report, cuda, own):
     slow = [p for p in cuda if p["rank"] == 1][0]
     if idle_top(slow) not in ("host_work",):
         return f"rank 1 idles in {idle_top(slow)}: {slow['gpu']['idle_by_cause']}"
+    # issue 30: the slow rank never waits; what it did instead is CPU work without CUDA calls
+    waited = slow["gpu"]["idle_by_cause"]["collective"]["steady_ms_per_step"]
+    if waited > 0.1 * slow_ms:
+        return f"rank 1, the slow one, waits {waited} ms a step in collectives"
+    instead = report["straggler"]["instead_ms"]
+    if max(instead, key=instead.get) != "host_work" or \
+            abs(instead["host_work"] - slow_ms) > 0.2 * slow_ms:
+        return f"what rank 1 did instead: {instead}, expected ~{slow_ms} ms of host work"
+    return None
+
+
+def check_launch_bound(report, cuda, own):
+    """Issue 30: a loop of tiny kernels launched through the driver API (Triton's launcher, CuPy's
+    RawKernel) is launch-bound at its step, whatever the step: the GPU idles between kernels for
+    the program's step less the kernels' time, and the remedy is in the framework's terms."""
+    kv = dict(x.split("=", 1) for x in own[0].split()[1:] if "=" in x) if own else {}
+    adv = [a for a in report["advice"] if a["id"] == "launch-bound"]
+    if len(adv) != 1:
+        return f"launch-bound advice: {[a['id'] for a in report['advice']]}"
+    ev, launch = adv[0]["evidence"], cuda[0]["gpu"]["launch"]
+    step = float(kv["step_ms_wall"] if kv.get("sync") != "step" else kv["step_ms_median"])
+    kernels_ms = launch["kernels_per_step"] * launch["kernel_us_mean"] / 1e3
+    if abs(ev["launch_idle_ms_per_step"] - (step - kernels_ms)) > 0.25 * step:
+        return (f"launch idle {ev['launch_idle_ms_per_step']} ms a step; the program's step "
+                f"{step} ms less its kernels' {kernels_ms:.4f} ms")
+    words = {"triton_loop": "BLOCK", "cupy_loop": "RawKernel"}[report_case]
+    if words not in adv[0]["message"]:
+        return f"remedy not in the framework's terms ({words}): {adv[0]['message']}"
+    return None
+
+
+def check_compilation(report, cuda, own):
+    """Issue 30: torch.compile's first compilation is named compilation, with its evidence, about
+    as long as the program's own first step (Dynamo and Inductor compile inside it), not warm-up,
+    with one-time-cost advice and no recompile."""
+    kv = dict(x.split("=", 1) for x in own[0].split()[1:] if "=" in x) if own else {}
+    p = cuda[0]
+    ev, comp = p["phase_totals"]["compile_evidence"], p["phase_totals"]["compile"]["ms"]
+    first = float(kv.get("first_step_s", "nan")) * 1e3
+    if not abs(comp - first) <= 0.15 * first:
+        return f"compilation {comp} ms, the program's first step {first} ms"
+    if ev["framework"] != "torch_compile" or ev["compile_workers"] < 10 or ev["recompiles"]:
+        return f"compile evidence {ev}"
+    if "torch_compile" not in p["frameworks"]:
+        return f"frameworks {p['frameworks']}"
+    adv = [a for a in report["advice"] if a["id"] == "compilation"]
+    if not adv or "one-time" not in adv[0]["message"] or \
+            any(a["id"] == "recompilation" for a in report["advice"]):
+        return f"advice {[(a['id'], a['message']) for a in report['advice']]}"
     return None
 
 
@@ -160,7 +211,9 @@ def check_data_loading(report, cuda, own):
 
 # case -> diagnosis check(report, processes with kernels, traced.out lines): None or what is wrong
 DIAGNOSIS = {"ddp_gloo_slow": check_gloo_straggler, "dataloader_bound": check_data_loading,
-             "dataloader_fixed": check_data_loading}
+             "dataloader_fixed": check_data_loading, "triton_loop": check_launch_bound,
+             "cupy_loop": check_launch_bound, "compile_graphs": check_compilation}
+report_case = None  # the case being checked (main sets it)
 
 
 # case -> check(process with kernels) of its phases (issue 21 item 1), on what the recording
@@ -177,8 +230,9 @@ def compilers(proc):
 PHASES = {
     # Triton compiles its kernel (ptxas x3, gcc for the launcher) while the GPU waits ~1.2 s
     "triton_loop": lambda p: jit_ms(p) >= 500 and compilers(p) >= 3,
-    # Inductor's compile workers run gcc; the compiles mid-run are JIT, not idle steady time
-    "compile_graphs": lambda p: jit_ms(p) >= 100 and compilers(p) >= 10,
+    # Dynamo and Inductor compile in the process: compilation (model_compile.c), its ptxas and gcc
+    # children and module loads with it
+    "compile_graphs": lambda p: p["phase_totals"]["compile"]["ms"] >= 1000 and compilers(p) >= 10,
 }
 
 
@@ -357,11 +411,18 @@ def main():
             check_variant_steps(case, p, own)
         else:
             check_steps(case, p, own)
+    global report_case
+    report_case = case
     if case in DIAGNOSIS:
         with open(os.path.join(dest, case, "traced.out")) as f:
             wrong = DIAGNOSIS[case](report, cuda, [l for l in f if l.startswith("CORPUS ")])
         if wrong:
             sys.exit(f"FAIL: diagnosis of {case}: {wrong}")
+    causes = causes_check_of(case)  # issue 30's causes on the variants (corpus_causes.py)
+    if causes:
+        wrong = causes(report, cuda, lines)
+        if wrong:
+            sys.exit(f"FAIL: issue 30 diagnosis of {case}: {wrong}")
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)
