@@ -16,6 +16,7 @@
 #include "outfile.h"
 #include "peaks.h"
 #include "report_html.h"
+#include "report_json.h"
 #include "report_out.h"
 #include "report_text.h"
 #include "report_verdict.h"

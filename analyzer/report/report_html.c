@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "outfile.h"
+#include "report_json.h"
 #include "report_out.h"
 
 extern const unsigned char gt_report_page[];

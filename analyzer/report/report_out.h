@@ -40,8 +40,6 @@ void gt_table_print(const gt_table *t, FILE *out, const char *indent);
 void gt_table_free(gt_table *t);
 
 json_t *gt_advice_to_json(const gt_advice *a);
-/* The whole report as JSON (docs/report-schema.md): what --json prints, the HTML page renders. */
-json_t *gt_report_json(const gt_run *run, const gt_advice_list *adv, int top_n);
 json_t *gt_proc_to_json(const gt_proc *p, int top_n);
 /* report_phases.c: the phases line(s) of a process, and its "phases"/"phase_totals" JSON. */
 void gt_phases_print(const gt_proc *p, FILE *out);
