@@ -10,6 +10,7 @@
 
 #include "gtrace_api.h"
 #include "peaks.h"
+#include "textfmt.h"
 
 /* ------------------------------------------------------------------ thresholds (docs/advice.md) */
 #define SYNC_STALL_SHARE 0.05 /* blocking sync time per step / step time */
@@ -226,13 +227,14 @@ static void rule_sync_stall(const gt_proc *p, gt_advice_list *l)
     char at[300] = "";
     if (where)
         snprintf(at, sizeof at, " at %s", where);
+    const char *n_calls = gt_mean((double)calls / p->steady_steps); /* "1", "2.5", "2727" */
     msg(a,
-        "The CPU waits for the GPU %.2f ms %s (%.1f%% of %.2f ms) in %.1f blocking calls %s, "
+        "The CPU waits for the GPU %s %s (%s of %s) in %s blocking call%s %s, "
         "mostly in %s%s. Each wait drains the launch queue so the GPU idles until new work "
         "arrives: drop per-step torch.cuda.synchronize()/loss.item()/.cpu()/print of GPU tensors, "
         "or do them every N steps.",
-        sync, per_step_word(p), 100 * sync / st, st, (double)calls / p->steady_steps,
-        per_step_word(p), fn ? fn : "?", at);
+        gt_dur(sync), per_step_word(p), gt_pct(100 * sync / st), gt_dur(st), n_calls,
+        strcmp(n_calls, "1") ? "s" : "", per_step_word(p), fn ? fn : "?", at);
     ev(a, "sync_ms_per_step", sync, "ms");
     ev(a, "step_ms", st, "ms");
     ev(a, "sync_share", 100 * sync / st, "%");
@@ -286,19 +288,18 @@ static void rule_pinned_memory(const gt_proc *p, gt_advice_list *l)
     char pinned_txt[160] = "";
     if (pin_bw > page_bw && pin_bw > 0)
         snprintf(pinned_txt, sizeof pinned_txt,
-                 " Pinned copies in this run reached %.1f GB/s, so these would take about "
-                 "%.1f ms.",
-                 pin_bw, (double)bytes / pin_bw / 1e6);
+                 " Pinned copies in this run reached %.1f GB/s, so these would take about %s.",
+                 pin_bw, gt_dur((double)bytes / pin_bw / 1e6));
     char machine_txt[200] = ""; /* this machine's own pinned peaks (gputrace doctor --save) */
     double machine_ms =
         gt_peaks_pinned_ms(p, h2d->bytes, d2h->bytes, machine_txt, sizeof machine_txt);
     msg(a,
-        "%llu copies from pageable host memory (%.1f MB) took %.1f ms (%.1f GB/s, %.0f%% of the "
+        "%llu copies from pageable host memory (%.1f MB) took %s (%.1f GB/s, %s of the "
         "run): the driver stages them through a bounce buffer and they cannot overlap compute. "
         "Use pinned memory (DataLoader(pin_memory=True), tensor.pin_memory(), cudaMallocHost)."
         "%s%s",
-        (unsigned long long)count, (double)bytes / 1e6, ms, page_bw, 100 * ms / run_ms, pinned_txt,
-        machine_txt);
+        (unsigned long long)count, (double)bytes / 1e6, gt_dur(ms), page_bw,
+        gt_pct(100 * ms / run_ms), pinned_txt, machine_txt);
     ev(a, "pageable_copies", (double)count, "count");
     ev(a, "pageable_mb", (double)bytes / 1e6, "MB");
     ev(a, "pageable_ms", ms, "ms");
@@ -335,10 +336,10 @@ static void rule_non_blocking_copy(const gt_proc *p, gt_advice_list *l)
         return;
     gt_advice *a = add_item(l, p, "non-blocking-copy", GT_SEV_INFO);
     msg(a,
-        "%llu host-to-device copies blocked the CPU for %.1f ms (%.1f%% of the run) while it could "
+        "%llu host-to-device copies blocked the CPU for %s (%s of the run) while it could "
         "have queued more work. Copy from pinned memory with tensor.to(device, non_blocking=True) "
         "or cudaMemcpyAsync, and synchronize only where the data is needed.",
-        (unsigned long long)blocking_count, ms, 100 * ms / run_ms);
+        (unsigned long long)blocking_count, gt_dur(ms), gt_pct(100 * ms / run_ms));
     ev(a, "blocking_copies", (double)blocking_count, "count");
     ev(a, "blocking_ms", ms, "ms");
     ev(a, "copy_then_sync", (double)p->copy_then_sync_count, "count");
@@ -370,59 +371,60 @@ static void gpu_idle_message(const gt_run *run, const gt_proc *p, gt_advice *a, 
     switch (cause) {
     case GT_IDLE_COLLECTIVE_TRANSFER:
         msg(a,
-            "%s %.2f ms %s (%.0f%% of the time) in collectives while the data moved, every rank "
+            "%s %s %s (%s of the time) in collectives while the data moved, every rank "
             "there (gloo copies GPU tensors through host memory and sums them over TCP): NCCL "
             "for GPU tensors, fewer and larger buckets (DDP bucket_cap_mb), or less data "
             "(gradient compression hooks, bf16 gradients).",
-            head, per, per_step_word(p), share);
+            head, gt_dur(per), per_step_word(p), gt_pct(share));
         break;
     case GT_IDLE_COLLECTIVE:
         if (st->found && st->pid == p->hdr.pid) /* the last rank: never said to be waiting */
             msg(a,
-                "%s %.2f ms %s (%.0f%% of the time) in collectives: this rank arrives last "
+                "%s %s %s (%s of the time) in collectives: this rank arrives last "
                 "(see straggler), the time is the collectives' own.",
-                head, per, per_step_word(p), share);
+                head, gt_dur(per), per_step_word(p), gt_pct(share));
         else if (st->found)
             msg(a,
-                "%s %.2f ms %s (%.0f%% of the time) waiting in a collective: this rank reaches "
-                "them early and waits for rank %d, %.2f ms late per step (see straggler). Make "
+                "%s %s %s (%s of the time) waiting in a collective: this rank reaches "
+                "them early and waits for rank %d, %s late per step (see straggler). Make "
                 "that rank faster; nothing to fix here.",
-                head, per, per_step_word(p), share, st->rank, st->lateness_ms);
+                head, gt_dur(per), per_step_word(p), gt_pct(share), st->rank,
+                gt_dur(st->lateness_ms));
         else
             msg(a,
-                "%s %.2f ms %s (%.0f%% of the time) waiting in a collective (gloo or NCCL) for "
+                "%s %s %s (%s of the time) waiting in a collective (gloo or NCCL) for "
                 "the other ranks: look at the rank that arrives last, or overlap communication "
                 "with computation (DDP bucket sizes, NCCL instead of gloo for GPU tensors).",
-                head, per, per_step_word(p), share);
+                head, gt_dur(per), per_step_word(p), gt_pct(share));
         break;
     case GT_IDLE_COMPILE:
         msg(a,
-            "%s %.2f ms %s (%.0f%% of the time) while a compiler ran in the process (see "
+            "%s %s %s (%s of the time) while a compiler ran in the process (see "
             "compilation).",
-            head, per, per_step_word(p), share);
+            head, gt_dur(per), per_step_word(p), gt_pct(share));
         break;
     case GT_IDLE_JIT:
         msg(a,
-            "%s %.2f ms %s (%.0f%% of the time) while the CPU compiled kernels or loaded modules "
+            "%s %s %s (%s of the time) while the CPU compiled kernels or loaded modules "
             "(JIT). Cache compiled kernels, compile once before the loop, keep shapes static.",
-            head, per, per_step_word(p), share);
+            head, gt_dur(per), per_step_word(p), gt_pct(share));
         break;
     case GT_IDLE_DATA_LOADING:
         msg(a,
-            "%s %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU loaded data "
+            "%s %s %s (%s of the time) in gaps of 1 ms or more while the CPU loaded data "
             "(%s). Use DataLoader(num_workers>0, pin_memory=True, prefetch_factor), move "
             "preprocessing to the GPU, or overlap it with the previous step.",
-            head, per, per_step_word(p), share,
+            head, gt_dur(per), per_step_word(p), gt_pct(share),
             p->dataloader_workers ? "DataLoader workers run beside it"
                                   : "each gap ends with a batch copied to the GPU");
         break;
     default:
         msg(a,
-            "%s %.2f ms %s (%.0f%% of the time) in gaps of 1 ms or more while the CPU made no "
+            "%s %s %s (%s of the time) in gaps of 1 ms or more while the CPU made no "
             "CUDA call and no data loading was seen: host work (Python, logging, metrics, "
             "checkpoints). Profile the CPU side (py-spy, torch.profiler), move that work to the "
             "GPU, or overlap it with the previous step.",
-            head, per, per_step_word(p), share);
+            head, gt_dur(per), per_step_word(p), gt_pct(share));
         break;
     }
 }
@@ -518,11 +520,11 @@ static void rule_amp(const gt_proc *p, gt_advice_list *l)
     gt_advice *a = add_item(l, p, "amp", by_time ? GT_SEV_WARNING : GT_SEV_INFO);
     msg(a,
         "%s fp32 convolutions/GEMMs run without tensor cores on a compute capability %d.%d GPU "
-        "(%.1f ms, %.0f%% of GPU busy time%s). Use mixed precision (torch.autocast with "
+        "(%s, %s of GPU busy time%s). Use mixed precision (torch.autocast with "
         "bfloat16/float16) or allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
         "torch.backends.cudnn.allow_tf32 = True; cublasSetMathMode CUBLAS_TF32_TENSOR_OP_MATH).",
         inferred ? "Judging by kernel names (inferred)," : "cuDNN/cuBLAS report that", cc / 10,
-        cc % 10, fp32_ms, busy_ms > 0 ? 100 * fp32_ms / busy_ms : 0,
+        cc % 10, gt_dur(fp32_ms), gt_pct(busy_ms > 0 ? 100 * fp32_ms / busy_ms : 0),
         by_calls ? "; GPU time not attributed" : "");
     ev(a, "fp32_no_tensor_core_ms", fp32_ms, "ms");
     ev(a, "gpu_busy_ms", busy_ms, "ms");
@@ -545,10 +547,10 @@ static void rule_alloc_in_loop(const gt_proc *p, gt_advice_list *l)
     gt_advice *a = add_item(l, p, "alloc-in-loop", GT_SEV_WARNING);
     double ms = (double)p->steady_alloc_ns / 1e6 / p->steady_steps;
     msg(a,
-        "%.1f cudaMalloc/cudaFree calls %s in the steady state (%.2f ms). cudaFree synchronizes "
+        "%s cudaMalloc/cudaFree calls %s in the steady state (%s). cudaFree synchronizes "
         "the device and allocation is slow: allocate once outside the loop, reuse buffers, or use "
         "a caching/stream-ordered allocator (cudaMallocAsync).",
-        p->steady_alloc_per_step, per_step_word(p), ms);
+        gt_mean(p->steady_alloc_per_step), per_step_word(p), gt_dur(ms));
     ev(a, "alloc_calls_per_step", p->steady_alloc_per_step, "count");
     ev(a, "alloc_ms_per_step", ms, "ms");
     ev(a, "alloc_calls_steady", (double)p->steady_alloc_calls, "count");
@@ -676,8 +678,8 @@ static void rule_cudnn_inferred(const gt_proc *p, gt_advice_list *l)
     for (int f = 1; f < GT_KF_COUNT; f++)
         if (fam_ms[f] > 0) {
             used += (size_t)snprintf(parts + used, used < sizeof parts ? sizeof parts - used : 0,
-                                     "%s%s %.1f ms", used ? ", " : "", gt_kernel_family_name(f),
-                                     fam_ms[f]);
+                                     "%s%s %s", used ? ", " : "", gt_kernel_family_name(f),
+                                     gt_dur(fam_ms[f]));
             static const char *const keys[GT_KF_COUNT] = {
                 "none_ms",         "implicit_gemm_ms", "winograd_ms",  "fft_ms",
                 "tensor_cores_ms", "gemm_ms",          "other_conv_ms"};

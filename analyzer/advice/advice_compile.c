@@ -10,6 +10,7 @@
  * docs/advice.md. */
 #include "advice.h"
 #include "advice_rules.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -64,9 +65,10 @@ static void first_compilation(const gt_proc *p, gt_advice_list *l, int xla)
     gt_advice *a = gt_adv_add(l, p, "compilation", gt_adv_severity_for_share(ms / run));
     gt_adv_msg(
         a,
-        "Compiling took %.1f ms (%.0f%% of the run) from %.1f ms into the run, %s. A one-time "
+        "Compiling took %s (%s of the run) from %s into the run, %s. A one-time "
         "cost of each process start: %s",
-        ms, 100 * ms / run, (double)(c->start_ns - p->t_min) / 1e6, evidence_text(p, xla),
+        gt_dur(ms), gt_pct(100 * ms / run), gt_dur_ns((double)(c->start_ns - p->t_min)),
+        evidence_text(p, xla),
         xla ? "keep XLA's persistent compilation cache between runs "
               "(jax.config.update(\"jax_compilation_cache_dir\", ...)), or accept it in a long "
               "run."
@@ -94,9 +96,10 @@ static void recompilations(const gt_proc *p, gt_advice_list *l, int xla)
     const gt_compilation *c = &p->compilations[1];
     gt_advice *a = gt_adv_add(l, p, "recompilation", gt_adv_severity_for_share(ms / run));
     gt_adv_msg(a,
-               "%zu compilation%s after the first one took %.1f ms (%.0f%% of the run), the "
-               "first %.1f ms into the run: %s. %s",
-               n, n == 1 ? "" : "s", ms, 100 * ms / run, (double)(c->start_ns - p->t_min) / 1e6,
+               "%zu compilation%s after the first one took %s (%s of the run), the "
+               "first %s into the run: %s. %s",
+               n, n == 1 ? "" : "s", gt_dur(ms), gt_pct(100 * ms / run),
+               gt_dur_ns((double)(c->start_ns - p->t_min)),
                xla ? "a jitted function met new input shapes or static arguments (or another "
                      "function was compiled when first called)"
                    : "a compiled function met new input shapes (or another function was "

@@ -5,6 +5,7 @@
  * here is listed in docs/advice.md; change both. */
 #include "advice.h"
 #include "advice_rules.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -95,20 +96,21 @@ static void benchmark_weighed(const gt_proc *p, gt_advice_list *l, const bench_g
                    never && cost_ms / run_ms >= BENCH_COST_SHARE ? GT_SEV_WARNING : GT_SEV_INFO);
     char head[200], tail[360];
     snprintf(head, sizeof head,
-             "cuDNN autotuning cost %.0f ms in this run, %.0f%% of its %.0f ms, for %zu "
+             "cuDNN autotuning cost %s in this run, %s of its %s, for %zu "
              "convolution signatures.",
-             cost_ms, run_ms > 0 ? 100 * cost_ms / run_ms : 0, run_ms, g->autotuned);
+             gt_dur(cost_ms), gt_pct(run_ms > 0 ? 100 * cost_ms / run_ms : 0), gt_dur(run_ms),
+             g->autotuned);
     if (never)
         snprintf(tail, sizeof tail,
                  " In its own timings the winners are no faster than the heuristics' first pick "
-                 "(%+.3f ms per step over %zu timed signatures), so that time never comes back: "
+                 "(%s%s per step over %zu timed signatures), so that time never comes back: "
                  "set torch.backends.cudnn.benchmark = False.",
-                 -g->gain_ms_per_step, g->timed);
+                 -g->gain_ms_per_step > 0 ? "+" : "", gt_dur(-g->gain_ms_per_step), g->timed);
     else if (known)
         snprintf(tail, sizeof tail,
-                 " In its own timings the winners save %.3f ms per step over the heuristics' "
+                 " In its own timings the winners save %s per step over the heuristics' "
                  "first pick (%zu timed signatures): it pays back after %.0f steps%s.%s",
-                 g->gain_ms_per_step, g->timed, breakeven,
+                 gt_dur(g->gain_ms_per_step), g->timed, breakeven,
                  steps > 0 ? gt_fmt(" (this run: %.0f steps)", steps) : "",
                  paid ? ""
                       : " Runs shorter than that are faster with "
@@ -118,16 +120,16 @@ static void benchmark_weighed(const gt_proc *p, gt_advice_list *l, const bench_g
                  "%s The gain per step over the heuristics' pick is not in this trace (%s): record "
                  "the run once with torch.backends.cudnn.benchmark = False and compare the steady "
                  "step with gputrace diff; autotuning pays when the gain per step times the steps "
-                 "exceeds %.0f ms.",
-                 g->find_only
-                     ? gt_fmt(" The algorithms it chose take %.3f ms %s.", g->winners_ms_per_step,
-                              gt_adv_has_steps(p) ? "per step" : "in the run")
-                     : "",
+                 "exceeds %s.",
+                 g->find_only ? gt_fmt(" The algorithms it chose take %s %s.",
+                                       gt_dur(g->winners_ms_per_step),
+                                       gt_adv_has_steps(p) ? "per step" : "in the run")
+                              : "",
                  g->find_only       ? "Find timed the algorithms, but no Get_v7 call recorded the "
                                       "heuristics' pick"
                  : g->trials_on_gpu ? "the program runs algorithms the trials did not time"
                                     : "the trials' kernels were not joined to their calls",
-                 cost_ms);
+                 gt_dur(cost_ms));
     gt_adv_msg(a, "%s%s", head, tail);
     gt_adv_ev(a, "autotune_cost_ms", cost_ms, "ms");
     gt_adv_ev(a, "autotune_share", run_ms > 0 ? 100 * cost_ms / run_ms : 0, "%");
@@ -218,10 +220,10 @@ void gt_adv_rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
         gt_adv_msg(
             a,
             "cuDNN autotuned %zu convolution signatures and %zu of them ran fewer than %d times: "
-            "input shapes keep changing, so benchmark mode keeps paying for autotuning (%.0f ms "
+            "input shapes keep changing, so benchmark mode keeps paying for autotuning (%s "
             "in this run). Set torch.backends.cudnn.benchmark = False, or pad/bucket inputs to a "
             "few shapes.",
-            autotuned, rare_autotuned, BENCH_MIN_EXECS, cost_ms);
+            autotuned, rare_autotuned, BENCH_MIN_EXECS, gt_dur(cost_ms));
         gt_adv_ev(a, "autotuned_signatures", (double)autotuned, "count");
         gt_adv_ev(a, "rarely_used_signatures", (double)rare_autotuned, "count");
         gt_adv_ev(a, "autotune_ms", (double)p->autotune_ns / 1e6, "ms");
@@ -241,11 +243,11 @@ void gt_adv_rule_cudnn_benchmark(const gt_proc *p, gt_advice_list *l)
         char conv_txt[200] = "";
         if (conv_ms > 0)
             snprintf(conv_txt, sizeof conv_txt,
-                     " Convolutions take %.3f ms of GPU time %s here (%.0f%% of the step): the "
+                     " Convolutions take %s of GPU time %s here (%s of the step): the "
                      "most benchmark mode could save.",
-                     per_step, gt_adv_has_steps(p) ? "per step" : "in the run",
-                     100 * per_step /
-                         (gt_adv_has_steps(p) ? gt_adv_step_ms(p) : gt_proc_duration_ms(p)));
+                     gt_dur(per_step), gt_adv_has_steps(p) ? "per step" : "in the run",
+                     gt_pct(100 * per_step /
+                            (gt_adv_has_steps(p) ? gt_adv_step_ms(p) : gt_proc_duration_ms(p))));
         char chose[160];
         heuristic_choices(p, chose, sizeof chose);
         gt_adv_msg(a,

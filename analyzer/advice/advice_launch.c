@@ -15,6 +15,7 @@
  * in docs/advice.md. */
 #include "advice.h"
 #include "advice_rules.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -69,8 +70,8 @@ static const char *launch_path(const gt_proc *p)
 {
     if (!p->steady_launch_calls || !p->launch_func)
         return "no launch call was recorded (a path no wrapper sees): the GPU's gaps show it";
-    return gt_fmt("each launch call (%s) takes %.1f us of it", gt_api_func_name(p->launch_func),
-                  (double)p->steady_launch_call_ns / (double)p->steady_launch_calls / 1e3);
+    return gt_fmt("each launch call (%s) takes %s of it", gt_api_func_name(p->launch_func),
+                  gt_dur_ns((double)p->steady_launch_call_ns / (double)p->steady_launch_calls));
 }
 
 void gt_adv_rule_launch_bound(const gt_proc *p, gt_advice_list *l)
@@ -88,11 +89,12 @@ void gt_adv_rule_launch_bound(const gt_proc *p, gt_advice_list *l)
         return;
     gt_advice *a = gt_adv_add(l, p, "launch-bound", gt_adv_severity_for_share(save / st));
     gt_adv_msg(a,
-               "The GPU idles %.3f ms %s (%.0f%% of %.3f ms) between kernels while the CPU "
-               "prepares the next launch: %.1f kernels %s of %.1f us each, one every %.1f us; "
+               "The GPU idles %s %s (%s of %s) between kernels while the CPU "
+               "prepares the next launch: %s kernel%s %s of %s each, one every %s; "
                "%s. %s",
-               idle, gt_adv_per_step_word(p), 100 * idle / st, st, kernels, gt_adv_per_step_word(p),
-               kernel_us, every_us, launch_path(p), remedy(p));
+               gt_dur(idle), gt_adv_per_step_word(p), gt_pct(100 * idle / st), gt_dur(st),
+               gt_mean(kernels), strcmp(gt_mean(kernels), "1") ? "s" : "", gt_adv_per_step_word(p),
+               gt_dur(kernel_us / 1e3), gt_dur(every_us / 1e3), launch_path(p), remedy(p));
     gt_adv_ev(a, "launch_idle_ms_per_step", idle, "ms");
     gt_adv_ev(a, "launch_idle_share", 100 * idle / st, "%");
     gt_adv_ev(a, "step_ms", st, "ms");

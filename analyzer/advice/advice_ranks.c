@@ -4,6 +4,7 @@
  * do not wait for each other show it in their step times. Thresholds: docs/advice.md. */
 #include "advice.h"
 #include "advice_rules.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -58,11 +59,11 @@ static int instead_text(const gt_straggler *st, char *buf, size_t cap)
     buf[0] = 0;
     if (st->instead_ms[order[0]] <= STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
         return -1;
-    size_t used = (size_t)snprintf(buf, cap, "%s %.2f ms", gt_late_what_name(order[0]),
-                                   st->instead_ms[order[0]]);
+    size_t used = (size_t)snprintf(buf, cap, "%s %s", gt_late_what_name(order[0]),
+                                   gt_dur(st->instead_ms[order[0]]));
     if (used < cap && st->instead_ms[order[1]] > STRAGGLER_INSTEAD_SHARE * st->lateness_ms)
-        snprintf(buf + used, cap - used, ", then %s %.2f ms", gt_late_what_name(order[1]),
-                 st->instead_ms[order[1]]);
+        snprintf(buf + used, cap - used, ", then %s %s", gt_late_what_name(order[1]),
+                 gt_dur(st->instead_ms[order[1]]));
     return order[0];
 }
 
@@ -120,13 +121,13 @@ static void straggler_by_collectives(const gt_run *run, const gt_proc **ranked, 
     int what = instead_text(st, instead, sizeof instead);
     const char *unit = st->per_step ? "step" : "collective";
     gt_adv_msg(a,
-               "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu %ss, %.2f ms late "
-               "%s (%s): the other ranks wait %.2f ms %s for it. %s%s%s%s",
+               "Rank %d (pid %d) reaches the %s collectives last in %zu of %zu %ss, %s late "
+               "%s (%s): the other ranks wait %s %s for it. %s%s%s%s",
                st->rank, st->pid, st->kind == GT_COLL_NCCL ? "NCCL" : "CPU (gloo)", last, of, unit,
-               st->lateness_ms, st->per_step ? "per step" : "over the steady window",
-               st->per_step ? gt_fmt("median; a step every %.2f ms", st->period_ms)
-                            : gt_fmt("a steady window of %.2f ms", st->period_ms),
-               st->others_wait_ms, st->per_step ? "per step" : "in all",
+               gt_dur(st->lateness_ms), st->per_step ? "per step" : "over the steady window",
+               st->per_step ? gt_fmt("median; a step every %s", gt_dur(st->period_ms))
+                            : gt_fmt("a steady window of %s", gt_dur(st->period_ms)),
+               gt_dur(st->others_wait_ms), st->per_step ? "per step" : "in all",
                what >= 0 ? "Before each late arrival it did, beyond the others: " : "", instead,
                what >= 0 ? ". " : "", instead_remedy(what));
     gt_adv_ev(a, "rank", st->rank, "");
@@ -214,13 +215,13 @@ static void straggler_by_steps(const gt_run *run, gt_advice_list *l)
     gt_advice *a = gt_adv_add(l, s, "straggler", GT_SEV_WARNING);
     char reason[200] = "";
     if (why >= 0 && why_ms > 0.05 * (s_val - ref))
-        snprintf(reason, sizeof reason, " It spends %.2f ms more per step than the others in %s.",
-                 why_ms, names[why]);
-    gt_adv_msg(
-        a,
-        "Rank %d holds the others back: %.2f ms%s per step against a median of %.2f ms (%.0f%% "
-        "slower); the other ranks wait for it in collectives.%s",
-        s->hdr.rank, s_val, by_step ? "" : " outside NCCL", ref, 100 * (s_val / ref - 1), reason);
+        snprintf(reason, sizeof reason, " It spends %s more per step than the others in %s.",
+                 gt_dur(why_ms), names[why]);
+    gt_adv_msg(a,
+               "Rank %d holds the others back: %s%s per step against a median of %s (%s "
+               "slower); the other ranks wait for it in collectives.%s",
+               s->hdr.rank, gt_dur(s_val), by_step ? "" : " outside NCCL", gt_dur(ref),
+               gt_pct(100 * (s_val / ref - 1)), reason);
     gt_adv_ev(a, "rank", s->hdr.rank, "");
     gt_adv_ev(a, "step_ms", s->step_ms_median, "ms");
     gt_adv_ev(a, "median_step_ms", med, "ms");

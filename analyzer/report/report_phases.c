@@ -32,16 +32,19 @@ void gt_phases_print(const gt_proc *p, FILE *out)
     }
     fprintf(out, "\n");
     if (p->n_compilations) {
-        fprintf(out, "  compile  %s: the first ",
+        fprintf(out, "  compile  %s: the first compilation ",
                 gt_framework_name(gt_proc_remedy_framework(p) == GT_FW_JAX ? GT_FW_JAX
                                                                            : GT_FW_TORCH_COMPILE));
         print_duration(out, p->compile_first_ns);
-        fprintf(out, " from ");
+        fprintf(out, " at ");
         print_duration(out, p->compilations[0].start_ns - p->t_min);
-        fprintf(out, ", %zu later (", p->n_compilations - 1);
+        fprintf(out, " into the run, %s (",
+                gt_counted((double)(p->n_compilations - 1), "recompilation", "recompilations"));
         print_duration(out, p->recompile_ns);
-        fprintf(out, "); %llu calls from its frames, %u compile workers\n",
-                (unsigned long long)p->compile_calls, p->compile_workers);
+        fprintf(out, "); %s from the compiler's frames, %s\n",
+                gt_counted((double)p->compile_calls, "CUDA call", "CUDA calls"),
+                gt_counted((double)p->compile_workers, "compile worker process",
+                           "compile worker processes"));
     }
     if (p->jit_calls || p->jit_children) {
         fprintf(out, "  JIT      %s (",
