@@ -393,7 +393,7 @@ static void start_detached(void)
     gt_debug("capture paused at start: CUPTI attaches at the first window");
 }
 
-static void start(const char *why)
+static void start_now(const char *why)
 {
     int cur = atomic_load(&state);
     if ((cur != ST_IDLE && cur != ST_PENDING) ||
@@ -439,6 +439,40 @@ static void start(const char *why)
     atomic_store(&state, ST_ACTIVE);
     if (gt_core_capture_paused())
         apply_capture(false); /* paused while starting */
+}
+
+/* This thread is inside start(): it never waits for a start, which would be its own. */
+static _Thread_local bool tl_starting __attribute__((tls_model("initial-exec")));
+
+static void start(const char *why)
+{
+    tl_starting = true;
+    start_now(why);
+    tl_starting = false;
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Another thread is starting CUPTI (the writer's periodic check, which often wins the race with
+ * the first wrapped call): wait until it is attached. GPU work launched before that is never
+ * recorded, and on a loaded machine the start stretches over the first calls of a short program
+ * (and over its exit, whose flush then found nothing to flush). Bounded by elapsed time: the
+ * starting thread may need what this one holds (the loader's lock, when the first call comes from
+ * a library's constructor). Async-signal-safe (the exit hook may run in a signal handler). */
+#define START_WAIT_MS 2000
+static void wait_while_another_starts(void)
+{
+    if (tl_starting || atomic_load(&state) != ST_STARTING)
+        return;
+    uint64_t t0 = monotonic_ms();
+    struct timespec ms = {0, 1000000};
+    while (atomic_load(&state) == ST_STARTING && monotonic_ms() - t0 < START_WAIT_MS)
+        nanosleep(&ms, NULL);
 }
 
 static void write_clock_sync(void)
@@ -532,6 +566,7 @@ static void on_periodic(void)
 
 static void on_before_exit(void)
 {
+    wait_while_another_starts(); /* then its records are flushed below, not after the end */
     if (atomic_load(&state) != ST_ACTIVE || gt_core_is_forked_child())
         return;
     write_clock_sync();
@@ -593,6 +628,7 @@ void gt_cupti_note_wrapper_fired(void)
     atomic_store(&wrapper_fired, true);
     if (atomic_load(&state) == ST_PENDING)
         start("the first wrapped call");
+    wait_while_another_starts(); /* this call's GPU work is recorded, as on an idle machine */
 }
 
 void gt_cupti_push_correlation(uint64_t corr_id)

@@ -77,8 +77,9 @@ else
   echo "all C sources formatted"; passed=$((passed + 1))
 fi
 
-# Structure: no C source of the non-test tree over 1,000 lines, no include cycle between source
-# units (tools/check_structure.py); counted as one test.
+# Structure (tools/check_structure.py): file and header sizes, no include cycle between source
+# units, the analyzer's stage order (includes and calls), the model's builder order, no function
+# bodies in headers but the allowed hot paths; counted as one test.
 echo "== structure"
 if python3 "$ROOT/tools/check_structure.py" "$ROOT"; then
   passed=$((passed + 1))

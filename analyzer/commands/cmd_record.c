@@ -3,10 +3,10 @@
  *
  * The child gets LD_PRELOAD (ours first, the user's kept), GPUTRACE_DIR (a fresh run folder, so
  * every process of the tree — DataLoader workers, spawned ranks — writes its .gtrace there) and
- * NVTX_INJECTION64_PATH (when unset). We wait for it, forwarding the termination signals that were
- * sent to us alone, keep the names of the captured frames in the run folder (symarchive.h), then
- * hand the run folder to `convert` and `report`, and exit with the child's status (128+signal when
- * it was killed), like a shell.
+ * NVTX_INJECTION64_PATH (when unset). We wait for it, passing on the termination signals that were
+ * sent to us alone (record_signals.c), keep the names of the captured frames in the run folder
+ * (symarchive.h), then hand the run folder to `convert` and `report`, and exit with the child's
+ * status (128+signal when it was killed), like a shell.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "doctor.h"
 #include "outfile.h"
+#include "record_signals.h"
 #include "symarchive.h"
 #include "symarchive_write.h"
 
@@ -332,36 +333,6 @@ static void set_child_environment(const char *lib, const char *dir)
     setenv("NVTX_INJECTION64_PATH", lib, 0);
 }
 
-static volatile sig_atomic_t child_pid;
-static volatile sig_atomic_t forwarded_signal;
-
-/* A signal from the terminal (Ctrl-C) already reached the child: it is in our process group. One
- * sent to us alone (kill, a batch system's SIGTERM) is passed on, so the child can end cleanly
- * and gputrace still converts what it wrote. */
-static void forward_signal(int sig, siginfo_t *info, void *ctx)
-{
-    (void)ctx;
-    bool from_terminal = info && info->si_code == SI_KERNEL;
-    if (child_pid > 0 && !from_terminal) {
-        kill((pid_t)child_pid, sig);
-        forwarded_signal = sig;
-    }
-}
-
-static const int FORWARDED_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define N_FORWARDED (sizeof FORWARDED_SIGNALS / sizeof FORWARDED_SIGNALS[0])
-
-/* --capture signal: the capture signal sent to gputrace record is passed on to the program, so
- * `kill -USR2 <gputrace's pid>` works as on the program's (which would otherwise end us). Its
- * slot in the saved actions is the last one. 0: not forwarded. */
-static int capture_signal;
-
-static void forward_capture(int sig)
-{
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
-}
-
 /* GPUTRACE_CAPTURE_SIGNAL as libgputrace.so reads it (interpose/core/config.c), else SIGUSR2. */
 static int capture_signal_of_env(void)
 {
@@ -377,41 +348,13 @@ static int capture_signal_of_env(void)
                                                                                   : SIGUSR2;
 }
 
-static void install_forwarding(struct sigaction *saved)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_FORWARDED; i++)
-        sigaction(FORWARDED_SIGNALS[i], &sa, &saved[i]);
-    if (capture_signal) {
-        struct sigaction cap;
-        memset(&cap, 0, sizeof cap);
-        cap.sa_handler = forward_capture;
-        cap.sa_flags = SA_RESTART;
-        sigemptyset(&cap.sa_mask);
-        sigaction(capture_signal, &cap, &saved[N_FORWARDED]);
-    }
-}
-
-static void restore_signals(const struct sigaction *saved)
-{
-    for (size_t i = 0; i < N_FORWARDED; i++)
-        sigaction(FORWARDED_SIGNALS[i], &saved[i], NULL);
-    if (capture_signal)
-        sigaction(capture_signal, &saved[N_FORWARDED], NULL);
-}
-
-static pid_t start_child(char **command, const char *lib, const char *dir,
-                         const struct sigaction *saved)
+static pid_t start_child(char **command, const char *lib, const char *dir)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    restore_signals(saved);
+    rs_child_restore();
     gt_restore_sigxfsz(); /* the program gets the SIGXFSZ action gputrace was started with */
     set_child_environment(lib, dir);
     execvp(command[0], command);
@@ -589,23 +532,25 @@ static int record(const record_options *opt_in)
     if (!make_run_folder(&opt, &paths))
         return 2;
 
-    struct sigaction saved[N_FORWARDED + 1];
-    if (opt.capture && !strcmp(opt.capture, "signal"))
-        capture_signal = capture_signal_of_env();
-    install_forwarding(saved);
+    rs_install(opt.capture && !strcmp(opt.capture, "signal") ? capture_signal_of_env() : 0);
     if (opt.capture)
         setenv("GPUTRACE_CAPTURE", opt.capture, 1); /* the child inherits it */
-    pid_t pid = start_child(opt.command, lib, paths.dir, saved);
+    pid_t pid = start_child(opt.command, lib, paths.dir);
     if (pid < 0) {
         fprintf(stderr, "gputrace record: fork: %s\n", strerror(errno));
-        restore_signals(saved);
+        rs_restore();
         return 2;
     }
-    child_pid = pid;
+    rs_watch(pid);
     int status = wait_child(pid, paths.dir, !opt.quiet && isatty(STDERR_FILENO));
-    child_pid = 0;
-    restore_signals(saved);
+    rs_restore();
     int child_rc = exit_code_of(status);
+    if (rs_sigint_sent_as_sigterm())
+        fprintf(stderr,
+                "gputrace record: '%s' ignores SIGINT (it was started with SIGINT ignored, as a "
+                "script starts a background job), so the SIGINT sent to gputrace record was "
+                "passed on as SIGTERM\n",
+                opt.command[0]);
 
     if (WIFSIGNALED(status))
         fprintf(stderr, "gputrace record: '%s' was killed by signal %d (%s)\n", opt.command[0],

@@ -110,23 +110,23 @@ void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
     cv_sig_slot *sig = cv_sig_find(f, sig_id);
     uint32_t op = plan ? plan->op_kind : sig ? sig->op_kind : 0;
     if (plan || sig)
-        arg_s(x, AN_CUDNN_OP, gt_cudnn_op_name((int)op));
+        cv_arg_s(x, AN_CUDNN_OP, gt_cudnn_op_name((int)op));
     if (plan && plan->engine >= 0)
-        arg_i(x, AN_ENGINE, plan->engine);
+        cv_arg_i(x, AN_ENGINE, plan->engine);
     if (r->algo >= 0 && (r->sig_id || !plan))
-        arg_i(x, AN_ALGORITHM, r->algo);
+        cv_arg_i(x, AN_ALGORITHM, r->algo);
     if (plan && plan->numerical_notes) {
         gt_cudnn_notes_text(plan->numerical_notes, 0, x->buf[0], sizeof x->buf[0]);
-        arg_s(x, AN_NOTES, x->buf[0]);
+        cv_arg_s(x, AN_NOTES, x->buf[0]);
     }
     if (sig)
-        arg_s(x, AN_SHAPE, sig->text);
+        cv_arg_s(x, AN_SHAPE, sig->text);
     if (r->math_type >= 0)
-        arg_i(x, AN_MATH_TYPE, r->math_type);
+        cv_arg_i(x, AN_MATH_TYPE, r->math_type);
     if (r->workspace_bytes)
-        arg_u(x, AN_WORKSPACE_BYTES, r->workspace_bytes);
+        cv_arg_u(x, AN_WORKSPACE_BYTES, r->workspace_bytes);
     if (r->cudnn_flags & GT_CUDNN_AUTOTUNE)
-        arg_s(x, AN_AUTOTUNE, "candidate of an autotuning sweep");
+        cv_arg_s(x, AN_AUTOTUNE, "candidate of an autotuning sweep");
 }
 
 /* src_memory and dst_memory, leaving out a side whose kind the direction or the event's name
@@ -134,9 +134,9 @@ void cv_cudnn_args(cv_file *f, const gt_rec_api_cudnn *r, cv_args *x)
 void cv_memory_args(cv_args *x, uint8_t src, uint8_t dst, int src_said, int dst_said)
 {
     if (!src_said)
-        arg_s(x, AN_SRC_MEMORY, gt_mem_kind_name(src));
+        cv_arg_s(x, AN_SRC_MEMORY, gt_mem_kind_name(src));
     if (!dst_said)
-        arg_s(x, AN_DST_MEMORY, gt_mem_kind_name(dst));
+        cv_arg_s(x, AN_DST_MEMORY, gt_mem_kind_name(dst));
 }
 
 const char *cv_copy_kind_name(uint8_t k)
@@ -183,4 +183,52 @@ void cv_on_plan(cv_file *f, const gt_record *rec)
                         .engine = pl.engine_global_index,
                         .numerical_notes = pl.numerical_notes,
                         .sig_id = pl.sig_id};
+}
+
+const char *const ARG_NAMES[AN_END] = {"",
+#define CV_ARG_STR(id, str) str,
+                                       CV_ARG_NAMES(CV_ARG_STR)
+#undef CV_ARG_STR
+};
+
+const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
+{
+    const char *s = id ? gt_reader_string(f->r, id) : NULL;
+    return s ? s : fallback;
+}
+
+/* A slice's arguments, one call per argument on the hot path: `inline` as in convert_events.c. */
+inline void cv_arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
+}
+
+inline void cv_arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
+}
+
+inline void cv_arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
+}
+
+inline void cv_arg_s(cv_args *x, enum cv_arg_name name, const char *v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
+}
+
+inline void cv_arg_d(cv_args *x, enum cv_arg_name name, double v)
+{
+    if (x->n < CV_MAX_ARGS)
+        x->a[x->n++] =
+            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
 }

@@ -64,47 +64,48 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
     switch (rec->kind) {
     case GT_REC_API_MEMCPY:
         cv_set_cat(&ev, CAT_COPY);
-        arg_u(&x, AN_BYTES, u.cp.bytes);
-        arg_s(&x, AN_DIRECTION, gt_memcpy_dir_name(u.cp.direction));
+        cv_arg_u(&x, AN_BYTES, u.cp.bytes);
+        cv_arg_s(&x, AN_DIRECTION, gt_memcpy_dir_name(u.cp.direction));
         int from_dev = u.cp.direction == GT_DIR_D2H || u.cp.direction == GT_DIR_D2D;
         int to_dev = u.cp.direction == GT_DIR_H2D || u.cp.direction == GT_DIR_D2D;
         cv_memory_args(&x, u.cp.src_kind, u.cp.dst_kind, from_dev && u.cp.src_kind == GT_MEM_DEVICE,
                        to_dev && u.cp.dst_kind == GT_MEM_DEVICE);
         if (u.cp.is_async && !strstr(fname, "Async")) /* the name says it otherwise */
-            arg_i(&x, AN_ASYNC, u.cp.is_async);
+            cv_arg_i(&x, AN_ASYNC, u.cp.is_async);
         break;
     case GT_REC_API_MEMSET:
         cv_set_cat(&ev, CAT_COPY);
-        arg_u(&x, AN_BYTES, u.set.bytes);
-        arg_i(&x, AN_VALUE, u.set.value);
+        cv_arg_u(&x, AN_BYTES, u.set.bytes);
+        cv_arg_i(&x, AN_VALUE, u.set.value);
         break;
     case GT_REC_API_ALLOC:
         cv_set_cat(&ev, CAT_MEMORY);
-        arg_u(&x, AN_BYTES, u.al.bytes);
-        arg_p(&x, AN_PTR, u.al.ptr);
+        cv_arg_u(&x, AN_BYTES, u.al.bytes);
+        cv_arg_p(&x, AN_PTR, u.al.ptr);
         break;
     case GT_REC_API_LAUNCH:
         cv_set_cat(&ev, CAT_LAUNCH);
         if (u.ln.name_id)
-            arg_s(&x, AN_KERNEL, cv_kernel_name(f, u.ln.name_id));
-        arg_s(&x, AN_CONFIG,
-              cv_config_text(&f->configs[CONFIG_LAUNCH],
-                             (const int64_t[8]){u.ln.grid[0], u.ln.grid[1], u.ln.grid[2],
-                                                u.ln.block[0], u.ln.block[1], u.ln.block[2], -1,
-                                                u.ln.shared_mem ? (int64_t)u.ln.shared_mem : -1}));
+            cv_arg_s(&x, AN_KERNEL, cv_kernel_name(f, u.ln.name_id));
+        cv_arg_s(
+            &x, AN_CONFIG,
+            cv_config_text(&f->configs[CONFIG_LAUNCH],
+                           (const int64_t[8]){u.ln.grid[0], u.ln.grid[1], u.ln.grid[2],
+                                              u.ln.block[0], u.ln.block[1], u.ln.block[2], -1,
+                                              u.ln.shared_mem ? (int64_t)u.ln.shared_mem : -1}));
         break;
     case GT_REC_API_SYNC:
         cv_set_cat(&ev, CAT_SYNC);
         if (cv_blocking_sync(u.sy.sync_kind)) {
             ev.name = cv_concat(sbuf, sizeof sbuf, fname, " (stall)", NULL, NULL);
             ev.name_iid = a->func < GT_FN_MAX ? IID_STALL(a->func) : 0;
-            arg_u(&x, AN_STALL_NS, (uint64_t)(e - b));
+            cv_arg_u(&x, AN_STALL_NS, (uint64_t)(e - b));
             /* The GPU op it waited for links here when it arrives (see cv_resolve_syncs). */
             if (u.sy.sync_kind != GT_SYNC_EVENT)
                 sync = &f->syncs[f->sync_next++ % MAX_SYNCS];
         }
         if (u.sy.event)
-            arg_p(&x, AN_EVENT, u.sy.event);
+            cv_arg_p(&x, AN_EVENT, u.sy.event);
         break;
     case GT_REC_API_CUDNN:
         cv_set_cat(&ev, CAT_CUDNN);
@@ -112,13 +113,13 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
         break;
     case GT_REC_API_CUBLAS:
         cv_set_cat(&ev, CAT_CUBLAS);
-        arg_s(&x, AN_MNK, cv_dims(x.buf[1], u.bl.m, u.bl.n, u.bl.k));
+        cv_arg_s(&x, AN_MNK, cv_dims(x.buf[1], u.bl.m, u.bl.n, u.bl.k));
         if (u.bl.batch > 1)
-            arg_i(&x, AN_BATCH, u.bl.batch);
-        arg_i(&x, AN_TRANSA, u.bl.transa);
-        arg_i(&x, AN_TRANSB, u.bl.transb);
+            cv_arg_i(&x, AN_BATCH, u.bl.batch);
+        cv_arg_i(&x, AN_TRANSA, u.bl.transa);
+        cv_arg_i(&x, AN_TRANSB, u.bl.transb);
         if (u.bl.compute_type >= 0)
-            arg_i(&x, AN_COMPUTE_TYPE, u.bl.compute_type);
+            cv_arg_i(&x, AN_COMPUTE_TYPE, u.bl.compute_type);
         break;
     default:
         if (cat == GT_CAT_MEMORY)
@@ -130,13 +131,13 @@ static void cv_api_emit(cv_ctx *c, cv_file *f, const gt_record *rec)
      * correlation id only on calls that make GPU work (it names what the flow arrows link). */
     int makes_work = gt_op_link_makes_work(cat, a->func);
     if (rec->kind != GT_REC_API_ALLOC || a->stream)
-        arg_p(&x, AN_STREAM, a->stream);
+        cv_arg_p(&x, AN_STREAM, a->stream);
     if (a->device > 0)
-        arg_i(&x, AN_DEVICE, a->device);
+        cv_arg_i(&x, AN_DEVICE, a->device);
     if (a->result != 0)
-        arg_i(&x, AN_RESULT, a->result);
+        cv_arg_i(&x, AN_RESULT, a->result);
     if (makes_work)
-        arg_u(&x, AN_CORR_ID, a->corr_id);
+        cv_arg_u(&x, AN_CORR_ID, a->corr_id);
     if (a->stack_id)
         cv_stack_args(f, a->stack_id, &x);
     ev.args = x.a;
@@ -263,12 +264,12 @@ static void cv_fold_emit_slice(cv_ctx *c, cv_file *f, cv_thread *t)
     cv_set_cat(&ev, CAT_CUDNN);
     cv_args x;
     x.n = 0;
-    arg_u(&x, AN_COUNT, (uint64_t)fo->n);
-    arg_u(&x, AN_BUSY_NS, busy);
-    arg_s(&x, AN_CALLS, cv_fold_calls_text(x.buf[0], n_destroy, fo->n - n_destroy));
-    arg_p(&x, AN_STREAM, fo->calls[0].c.stream);
+    cv_arg_u(&x, AN_COUNT, (uint64_t)fo->n);
+    cv_arg_u(&x, AN_BUSY_NS, busy);
+    cv_arg_s(&x, AN_CALLS, cv_fold_calls_text(x.buf[0], n_destroy, fo->n - n_destroy));
+    cv_arg_p(&x, AN_STREAM, fo->calls[0].c.stream);
     if (fo->calls[0].c.device > 0)
-        arg_i(&x, AN_DEVICE, fo->calls[0].c.device);
+        cv_arg_i(&x, AN_DEVICE, fo->calls[0].c.device);
     ev.args = x.a;
     ev.n_args = x.n;
     cv_slice(c, &ev, e, NULL, 0);
@@ -339,10 +340,10 @@ void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec)
                                           "write failed"};
     cv_args x;
     x.n = 0;
-    arg_u(&x, AN_COUNT, l.count);
-    arg_s(&x, AN_REASON, l.reason < 6 ? reasons[l.reason] : "?");
-    arg_u(&x, AN_TID, l.lost_tid);
+    cv_arg_u(&x, AN_COUNT, l.count);
+    cv_arg_s(&x, AN_REASON, l.reason < 6 ? reasons[l.reason] : "?");
+    cv_arg_u(&x, AN_TID, l.lost_tid);
     if (l.t_last_ns > l.t_first_ns)
-        arg_u(&x, AN_SPAN_NS, l.t_last_ns - l.t_first_ns);
+        cv_arg_u(&x, AN_SPAN_NS, l.t_last_ns - l.t_first_ns);
     cv_misc_instant(c, f, ts, "records lost", IID_LOST, CAT_GPUTRACE, &x);
 }

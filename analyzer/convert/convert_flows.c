@@ -7,7 +7,50 @@
 
 /* Correlation ids count up: folding (not hashing) them keeps consecutive ids in consecutive
  * slots, so the caches are written and read like rings (the oldest id is what gets replaced)
- * instead of by random access, which cost a cache miss per record on large traces. */
+ * instead of by random access, which cost a cache miss per record on large traces. The lookups are
+ * on the hot path: `inline` as in convert_events.c. */
+inline size_t cv_corr_slot(uint64_t corr, unsigned bits)
+{
+    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
+                    ((1ull << bits) - 1));
+}
+
+uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
+{
+    uint64_t u = gt_mix64(gt_mix64(((uint64_t)f->index << 8) | (uint64_t)kind) ^ id);
+    return u ? u : 1;
+}
+
+/* The flow id of the arrow to one GPU op. The correlation id alone is not enough: the kernels of
+ * one cudaGraphLaunch share it, and Perfetto drops all but one arrow of a repeated id. Where the
+ * op lies (its track and its time) tells them apart. */
+uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t when)
+{
+    return cv_flow_id(f, FLOW_OP, corr ^ gt_mix64(when ^ gt_mix64(where)));
+}
+
+inline cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->api[cv_corr_slot(corr, API_BITS)];
+}
+
+inline cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
+{
+    cv_api_slot *s = cv_api_slot_of(f, corr);
+    return corr && s->corr == corr ? s : NULL;
+}
+
+inline cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->late[cv_corr_slot(corr, LATE_BITS)];
+}
+
+inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
+{
+    if (call && f->n_waiting)
+        cv_late_call_waiting(c, f, call);
+}
+
 /* An instant inside the call's slice, 1 ns after its begin, that starts flow id: every arrow from
  * a call starts at one, so that an arrow is written only once its other end is known (a flow id
  * on the call's own slice would start arrows that nothing may end). Not at the slice's middle: a

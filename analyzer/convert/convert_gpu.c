@@ -26,13 +26,13 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name = cv_kernel_name(f, k->name_id);
         ev.name_iid = k->name_id ? IID_KERNEL(k->name_id) : 0;
         cv_set_cat(&ev, CAT_KERNEL);
-        arg_s(&x, AN_CONFIG,
-              cv_config_text(&f->configs[CONFIG_KERNEL],
-                             (const int64_t[8]){k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                                                k->block[1], k->block[2], k->registers,
-                                                (int64_t)k->static_smem + k->dynamic_smem}));
+        cv_arg_s(&x, AN_CONFIG,
+                 cv_config_text(&f->configs[CONFIG_KERNEL],
+                                (const int64_t[8]){k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                                                   k->block[1], k->block[2], k->registers,
+                                                   (int64_t)k->static_smem + k->dynamic_smem}));
         if (k->graph_id)
-            arg_u(&x, AN_GRAPH_ID, k->graph_id);
+            cv_arg_u(&x, AN_GRAPH_ID, k->graph_id);
         break;
     }
     case GT_REC_GPU_MEMCPY: {
@@ -49,7 +49,7 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
         ev.name = name;
         ev.name_iid = IID_MEMCPY(m->copy_kind, host, 0);
         cv_set_cat(&ev, CAT_MEMCPY);
-        arg_u(&x, AN_BYTES, m->bytes);
+        cv_arg_u(&x, AN_BYTES, m->bytes);
         /* The name says the host side of HtoD and DtoH ("Memcpy HtoD (pinned)") and which
          * side is the device (DtoD, PtoP: both). */
         int from_dev = m->copy_kind == 2 || m->copy_kind == 8 || m->copy_kind == 10;
@@ -58,14 +58,14 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
                        m->copy_kind == 1 || (from_dev && m->src_kind == GT_MEM_DEVICE),
                        m->copy_kind == 2 || (to_dev && m->dst_kind == GT_MEM_DEVICE));
         if (op->end > op->start)
-            arg_d(&x, AN_GBPS, (double)m->bytes / (double)(op->end - op->start));
+            cv_arg_d(&x, AN_GBPS, (double)m->bytes / (double)(op->end - op->start));
         break;
     }
     default: {
         ev.name = "Memset";
         ev.name_iid = IID_MEMSET;
         cv_set_cat(&ev, CAT_MEMSET);
-        arg_u(&x, AN_BYTES, op->r.s.bytes);
+        cv_arg_u(&x, AN_BYTES, op->r.s.bytes);
         break;
     }
     }
@@ -73,7 +73,7 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
      * when no flow arrow links the op to its call. */
     int drawn = cv_gpu_flow(c, f, op, &ev);
     if (!drawn)
-        arg_u(&x, AN_CORRELATION, op->corr);
+        cv_arg_u(&x, AN_CORRELATION, op->corr);
     if (!drawn && op->corr) { /* its link or its call may come later: remember where it is */
         *cv_late_slot_of(f, op->corr) = (cv_late_slot){.kind = op->kind,
                                                        .corr = op->corr,

@@ -1,6 +1,6 @@
 /* convert_internal.h — what the parts of the converter share: sizes, interning keys, argument
- * names, the per-file and per-run state, small inline helpers for events, and the functions one
- * part calls in another (listed by the file that defines them). Not for use outside convert*.c. */
+ * names, the per-file and per-run state, and the functions one part calls in another (listed by
+ * the file that defines them; no logic here). Not for use outside convert*.c. */
 #ifndef GT_CONVERT_INTERNAL_H
 #define GT_CONVERT_INTERNAL_H
 
@@ -394,201 +394,41 @@ typedef struct cv_args {
 
 enum { DESC_ENGINEHEUR = 4, DESC_EXECUTION_PLAN = 5 }; /* cudnnBackendDescriptorType_t */
 
-/* ------------------------------------------------------------------ inline helpers */
-
-/* Track uuids are handed out in order, unique over the whole output: small numbers are short
- * varints, and every event packet carries one. */
-static inline uint64_t cv_uuid(cv_ctx *c)
-{
-    return c->next_uuid++;
-}
-
-static inline uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
-{
-    uint64_t u = gt_mix64(gt_mix64(((uint64_t)f->index << 8) | (uint64_t)kind) ^ id);
-    return u ? u : 1;
-}
-
-/* The flow id of the arrow to one GPU op. The correlation id alone is not enough: the kernels of
- * one cudaGraphLaunch share it, and Perfetto drops all but one arrow of a repeated id. Where the
- * op lies (its track and its time) tells them apart. */
-static inline uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t when)
-{
-    return cv_flow_id(f, FLOW_OP, corr ^ gt_mix64(when ^ gt_mix64(where)));
-}
-
-/* Map a CLOCK_REALTIME time to the output clock; 0 when it cannot be represented. */
-static inline int cv_ts(cv_ctx *c, uint64_t real, int64_t *out)
-{
-    int64_t v;
-    if (real == 0 || real > (uint64_t)INT64_MAX ||
-        __builtin_add_overflow((int64_t)real, c->offset, &v) || v <= 0) {
-        c->st->bad_timestamps++;
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static inline const char *cv_str(cv_file *f, uint32_t id, const char *fallback)
-{
-    const char *s = id ? gt_reader_string(f->r, id) : NULL;
-    return s ? s : fallback;
-}
-
-/* Hot-path events: set every scalar field, but leave the flow arrays (read only up to n_flows
- * and n_term_flows) alone — zeroing the whole struct twice per slice showed in the profile. */
-static inline void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, int64_t ts)
-{
-    e->type = type;
-    e->track = track;
-    e->seq = seq;
-    e->ts = ts;
-    e->name = NULL;
-    e->name_iid = 0;
-    e->cat = NULL;
-    e->cat_iid = 0;
-    e->args = NULL;
-    e->n_args = 0;
-    e->n_flows = 0;
-    e->n_term_flows = 0;
-    e->counter = 0;
-    e->dcounter = 0;
-    e->counter_is_double = 0;
-}
-
-/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
-static inline int cv_kept(const cv_ctx *c, int64_t ts)
-{
-    const gt_convert_opts *o = c->opts;
-    if (!o->n_keep || c->unfiltered)
-        return 1;
-    size_t lo = 0, hi = o->n_keep; /* the first window ending after ts */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if ((int64_t)o->keep[mid].hi_ns + c->offset <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts;
-}
-
-static inline void cv_emit(cv_ctx *c, const cv_event *e)
-{
-    if ((e->type == CV_INSTANT || e->type == CV_COUNTER) && !cv_kept(c, e->ts)) {
-        c->st->left_out++;
-        return;
-    }
-    if (e->ts > c->max_ts)
-        c->max_ts = e->ts;
-    c->sink->event(c->sink, e);
-    c->st->events++;
-}
-
-static inline void cv_describe(cv_ctx *c, const cv_track_desc *d)
-{
-    c->sink->track(c->sink, d);
-    c->st->events++;
-}
-
+/* convert_events.c: how an event reaches the sink (the hot path, one or more per record) */
+uint64_t cv_uuid(cv_ctx *c);                       /* the next track uuid */
+int cv_ts(cv_ctx *c, uint64_t real, int64_t *out); /* CLOCK_REALTIME to the output clock */
+void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, int64_t ts);
+void cv_emit(cv_ctx *c, const cv_event *e); /* unless --max-mb leaves it out */
+void cv_describe(cv_ctx *c, const cv_track_desc *d);
 /* A complete slice: BEGIN and END back to back (file order matters at equal timestamps). */
-static inline void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t *end_term,
-                            int n_end_term)
-{
-    if (!cv_kept(c, begin->ts)) { /* --max-mb: whole slices, by where they begin */
-        c->st->left_out++;
-        return;
-    }
-    begin->type = CV_BEGIN;
-    cv_emit(c, begin);
-    cv_event end;
-    cv_event_init(&end, CV_END, begin->track, begin->seq, end_ts);
-    for (int i = 0; i < n_end_term && i < CV_MAX_FLOWS; i++)
-        end.term_flows[end.n_term_flows++] = end_term[i];
-    cv_emit(c, &end);
-    c->st->slices++;
-}
+void cv_slice(cv_ctx *c, cv_event *begin, int64_t end_ts, const uint64_t *end_term, int n_end_term);
+void cv_set_cat(cv_event *e, int cat);
 
-static inline void cv_set_cat(cv_event *e, int cat)
-{
-    e->cat = CAT_NAMES[cat];
-    e->cat_iid = IID_CAT((uint64_t)cat);
-}
-
-static inline void arg_i(cv_args *x, enum cv_arg_name name, int64_t v)
-{
-    if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] =
-            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_INT, .v.i = v};
-}
-
-static inline void arg_u(cv_args *x, enum cv_arg_name name, uint64_t v)
-{
-    if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] =
-            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_UINT, .v.u = v};
-}
-
-static inline void arg_p(cv_args *x, enum cv_arg_name name, uint64_t v)
-{
-    if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] =
-            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_PTR, .v.u = v};
-}
-
-static inline void arg_s(cv_args *x, enum cv_arg_name name, const char *v)
-{
-    if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] =
-            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_STR, .v.s = v};
-}
-
-static inline void arg_d(cv_args *x, enum cv_arg_name name, double v)
-{
-    if (x->n < CV_MAX_ARGS)
-        x->a[x->n++] =
-            (cv_arg){.name = ARG_NAMES[name], .name_iid = name, .type = CV_ARG_DOUBLE, .v.d = v};
-}
-
-/* ------------------------------------------------------------------ caches (convert_flows.c) */
-
-static inline size_t cv_corr_slot(uint64_t corr, unsigned bits)
-{
-    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
-                    ((1ull << bits) - 1));
-}
-
-static inline cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
-{
-    return &f->api[cv_corr_slot(corr, API_BITS)];
-}
-
-static inline cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
-{
-    cv_api_slot *s = cv_api_slot_of(f, corr);
-    return corr && s->corr == corr ? s : NULL;
-}
-
-static inline cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
-{
-    return &f->late[cv_corr_slot(corr, LATE_BITS)];
-}
-
+/* convert_flows.c: flow ids, and the caches by correlation id */
+uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id);
+uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t when);
+size_t cv_corr_slot(uint64_t corr, unsigned bits);
+cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr);
+cv_api_slot *cv_api_find(cv_file *f, uint64_t corr); /* NULL unless the slot holds corr */
+cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr);
 /* The wait slot of call (NULL when none); create: take a free one among its probes, else the
  * first (its ops are then never drawn: counted in links_undrawn). */
 cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create);
-
 /* The call's slice is written: draw the links of its ops that came before it (the common case,
- * nothing waits, is checked here without a call). */
+ * nothing waits, is checked in cv_late_call before cv_late_call_waiting). */
+void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call);
 void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call);
-static inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
-{
-    if (call && f->n_waiting)
-        cv_late_call_waiting(c, f, call);
-}
+void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call);
+int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev);
+void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how);
 
 /* convert_args.c */
+const char *cv_str(cv_file *f, uint32_t id, const char *fallback); /* a string of the file */
+void cv_arg_i(cv_args *x, enum cv_arg_name name, int64_t v);
+void cv_arg_u(cv_args *x, enum cv_arg_name name, uint64_t v);
+void cv_arg_p(cv_args *x, enum cv_arg_name name, uint64_t v);
+void cv_arg_s(cv_args *x, enum cv_arg_name name, const char *v);
+void cv_arg_d(cv_args *x, enum cv_arg_name name, double v);
 char *cv_put_i64(char *d, int64_t v);
 const char *cv_dims(char *buf, int64_t a, int64_t b, int64_t c);
 const char *cv_config_text(cv_config_memo *m, const int64_t v[8]);
@@ -638,11 +478,6 @@ void cv_fold_flush(cv_ctx *c, cv_file *f, cv_thread *t, uint64_t cut_real);
 void cv_fold_flush_all(cv_ctx *c, cv_file *f);
 void cv_on_api(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_on_lost(cv_ctx *c, cv_file *f, const gt_record *rec);
-
-/* convert_flows.c */
-void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call);
-int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev);
-void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how);
 
 /* convert_nvtx.c */
 void cv_close_ranges(cv_ctx *c, cv_file *f);

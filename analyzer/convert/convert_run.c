@@ -1,9 +1,11 @@
 /* convert_run.c — the driver of `gputrace convert`: inputs, one file's record loop and its dispatch
  * to the parts, advice, the output's end. The parts (convert_internal.h lists what they share):
- * convert_tracks.c (tracks, descriptors, placement), convert_cpu.c (CPU slices), convert_gpu.c
- * (GPU operations), convert_flows.c (arrows), convert_nvtx.c, convert_counters.c,
- * convert_stacks.c (call sites), convert_args.c (argument texts); the sinks convert_perfetto.c
- * and convert_json.c encode. Links are decided by op_link.c, not here.
+ * convert_events.c (how an event reaches the sink), convert_tracks.c (tracks, descriptors,
+ * placement), convert_cpu.c (CPU slices), convert_gpu.c (GPU operations), convert_flows.c (arrows
+ * and the caches by correlation id), convert_nvtx.c, convert_counters.c, convert_stacks.c (call
+ * sites), convert_args.c (arguments and their texts), convert_sample.c (GPU sampling's gaps),
+ * convert_budget.c (--max-mb); the sinks convert_perfetto.c and convert_json.c encode. Links are
+ * decided by op_link.c, not here.
  *
  * Reads each .gtrace file once, in file order, and turns records into tracks, slices, flows and
  * counters handed to a sink (Perfetto or JSON). Perfetto sorts by timestamp at import, so
@@ -23,15 +25,6 @@
 #include "convert_internal.h"
 
 #include <errno.h>
-
-const char *const CAT_NAMES[CAT_COUNT] = {"",       "cuda",     "copy",   "sync",   "cudnn",
-                                          "cublas", "memory",   "kernel", "memcpy", "memset",
-                                          "nvtx",   "gputrace", "launch", "advice"};
-const char *const ARG_NAMES[AN_END] = {"",
-#define CV_ARG_STR(id, str) str,
-                                       CV_ARG_NAMES(CV_ARG_STR)
-#undef CV_ARG_STR
-};
 
 static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
@@ -119,7 +112,7 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
     cv_args x;
     x.n = 0;
     if (item->detail)
-        arg_s(&x, AN_DETAIL, item->detail);
+        cv_arg_s(&x, AN_DETAIL, item->detail);
     cv_event ev = {.type = CV_INSTANT,
                    .track = f->advice_uuid,
                    .seq = f->proc_seq,
@@ -319,9 +312,9 @@ static void cv_mark_left_out(cv_ctx *c, cv_file *f)
         cv_args x;
         x.n = 0;
         if (hi)
-            arg_u(&x, AN_SPAN_NS, hi - lo);
+            cv_arg_u(&x, AN_SPAN_NS, hi - lo);
         if (o->left_out_why)
-            arg_s(&x, AN_DETAIL, o->left_out_why);
+            cv_arg_s(&x, AN_DETAIL, o->left_out_why);
         cv_misc_instant(c, f, ts,
                         hi ? "left out by convert --max-mb (the report covers it)"
                            : "left out from here to the end by convert --max-mb (the report "

@@ -143,9 +143,9 @@ void cv_stack_args(cv_file *f, uint32_t stack_id, cv_args *x)
     if (!t)
         return;
     if (t->site)
-        arg_s(x, AN_CALL_SITE, t->site);
+        cv_arg_s(x, AN_CALL_SITE, t->site);
     if (t->text)
-        arg_s(x, AN_STACK, t->text);
+        cv_arg_s(x, AN_STACK, t->text);
 }
 
 void cv_stack_texts_free(cv_file *f)

@@ -53,7 +53,7 @@ void cv_side_slice(cv_ctx *c, cv_file *f, cv_side_track *t, const char *track_na
     cv_args x;
     x.n = 0;
     if (detail)
-        arg_s(&x, AN_DETAIL, detail);
+        cv_arg_s(&x, AN_DETAIL, detail);
     cv_event ev = {
         .track = t->uuid, .seq = f->proc_seq, .ts = ts, .name = name, .args = x.a, .n_args = x.n};
     cv_set_cat(&ev, CAT_GPUTRACE);

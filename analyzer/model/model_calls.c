@@ -1,15 +1,10 @@
 /* model_calls.c — CPU calls in pass 1: API tables, copies by direction and memory kind, sync
- * stalls by call site, cuBLAS GEMM shapes, call-site stacks. */
-#include "model_internal.h"
+ * stalls by call site, cuBLAS GEMM shapes, call-site stacks (resolved to text after the pass).
+ * A cuDNN call's own figures are model_cudnn.c's: the loader gives it the record after this. */
+#include "model_calls.h"
 
-int md_contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (!strncasecmp(hay, needle, n))
-            return 1;
-    return 0;
-}
+#include "model_compile.h"
+#include "model_framework.h"
 
 static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
 {
@@ -38,32 +33,6 @@ static void add_sync_stall(gt_proc *p, pass_state *s, const gt_api_common *c)
     p->sync_count++;
 }
 
-int md_sync_blocks(uint32_t kind)
-{
-    return kind == GT_SYNC_DEVICE || kind == GT_SYNC_STREAM || kind == GT_SYNC_EVENT;
-}
-
-uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind)
-{
-    if (dir == GT_DIR_H2D || dir == GT_DIR_H2H)
-        return src_kind < 6 ? src_kind : GT_MEM_UNKNOWN;
-    if (dir == GT_DIR_D2H)
-        return dst_kind < 6 ? dst_kind : GT_MEM_UNKNOWN;
-    return GT_MEM_DEVICE;
-}
-
-/* A copy the CPU waits for: synchronous calls, and pageable D2H (staged, returns when done). */
-static int copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk)
-{
-    return !m->is_async || (m->direction == GT_DIR_D2H && hk == GT_MEM_PAGEABLE);
-}
-
-/* A blocking read-back of a small result (loss.item()): a synchronization, not a data copy. */
-int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk)
-{
-    return m->direction == GT_DIR_D2H && copy_blocks(m, hk) && m->bytes <= GT_ITEM_COPY_MAX_BYTES;
-}
-
 static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m, uint64_t d)
 {
     uint8_t dir = m->direction <= GT_DIR_D2D ? m->direction : GT_DIR_DEFAULT;
@@ -77,7 +46,7 @@ static void on_api_memcpy(gt_proc *p, pass_state *s, const gt_rec_api_memcpy *m,
         a->top_stack_ns = d;
         a->top_stack = m->c.stack_id;
     }
-    if (copy_blocks(m, hk)) {
+    if (md_copy_blocks(m, hk)) {
         a->blocking_count++;
         a->blocking_ns += d;
         if (md_copy_is_item_like(m, hk)) /* waits for all queued GPU work */
@@ -117,7 +86,6 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_api_memcpy memcpy_;
         gt_rec_api_sync sync;
         gt_rec_api_alloc alloc;
-        gt_rec_api_cudnn cudnn;
         gt_rec_api_cublas cublas;
         gt_rec_api_launch launch;
     } u;
@@ -189,9 +157,6 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         p->alloc_calls++;
         p->alloc_ns += d;
         break;
-    case GT_REC_API_CUDNN:
-        md_on_api_cudnn(p, s, &u.cudnn, d);
-        break;
     case GT_REC_API_CUBLAS:
         on_api_cublas(p, s, &u.cublas, d);
         break;
@@ -243,6 +208,40 @@ void md_on_stack(gt_proc *p, pass_state *s, const gt_record *r)
         }
     }
     gt_map_put(&s->stack_by_id, st->stack_id, (uint32_t)s->n_stacks++);
+}
+
+/* After pass 1 (strings known): each stack as the report shows its call site. */
+void md_resolve_stacks(gt_proc *p, pass_state *s)
+{
+    p->stacks = gt_xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
+    for (size_t i = 0; i < s->n_stacks; i++) {
+        const stack_py *sp = &s->stacks[i];
+        char buf[512];
+        const char *site = gt_symtab_callsite(s->symtab, sp->stack_id);
+        if (site) { /* symbolize.c: innermost user frame, Python or native */
+            snprintf(buf, sizeof buf, "%s", site);
+        } else if (sp->have_py) {
+            const char *file = gt_reader_string(s->reader, sp->file_id);
+            const char *func = gt_reader_string(s->reader, sp->func_id);
+            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line, func ? func : "?");
+        } else {
+            snprintf(buf, sizeof buf, "stack #%u (pc 0x%llx)", sp->stack_id,
+                     (unsigned long long)sp->pc0);
+        }
+        p->stacks[i].id = sp->stack_id;
+        p->stacks[i].where = gt_xstrdup(buf);
+    }
+    p->n_stacks = s->n_stacks;
+}
+
+const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
+{
+    if (!stack_id)
+        return NULL;
+    for (size_t i = 0; i < p->n_stacks; i++)
+        if (p->stacks[i].id == stack_id)
+            return p->stacks[i].where;
+    return NULL;
 }
 
 /* The launch entry point with most calls (the launch path: the runtime's __cudaLaunchKernel, the

@@ -20,7 +20,7 @@
  * compilation's: Dynamo traces the Python before the first call of the compiler is seen. The first
  * compilation is told apart from the later ones (recompiles after new input shapes, or a function
  * compiled when first called later in the run). */
-#include "model_internal.h"
+#include "model_compile.h"
 
 #define COMPILE_BRIDGE_NS 50000000ull /* evidence this close is one compilation, always */
 #define COMPILE_BRIDGE_BUSY 0.5       /* farther apart: one while the GPU is busy less than this */
@@ -299,20 +299,4 @@ size_t md_compile_spans(gt_proc *p, const pass_state *s, const gt_phase_span *ji
     for (size_t i = 0; i < k; i++)
         (*out)[i] = (gt_phase_span){GT_PHASE_COMPILE, c[i].start_ns, c[i].end_ns};
     return k;
-}
-
-/* After the phases: each compilation's time in the compilation phase (autotuning evidence in it
- * keeps its own phase), the first one's and the later ones'. */
-void md_compilations(gt_proc *p)
-{
-    p->compile_first_ns = p->recompile_ns = 0;
-    for (size_t i = 0; i < p->n_compilations; i++) {
-        uint64_t ov[GT_PHASE_COUNT];
-        md_phase_overlaps(p, p->compilations[i].start_ns, p->compilations[i].end_ns, ov);
-        p->compilations[i].phase_ns = ov[GT_PHASE_COMPILE];
-        if (i == 0)
-            p->compile_first_ns = ov[GT_PHASE_COMPILE];
-        else
-            p->recompile_ns += ov[GT_PHASE_COMPILE];
-    }
 }

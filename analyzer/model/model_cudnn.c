@@ -1,6 +1,6 @@
 /* model_cudnn.c — cuDNN operations: wrapped calls grouped by what they ran, plans and their JSON,
  * convolution signatures, the engine or algorithm chosen per op, autotuning. */
-#include "model_internal.h"
+#include "model_cudnn.h"
 
 static const char *legacy_algo_name(int op_kind, int algo)
 {
@@ -47,7 +47,7 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
     return i;
 }
 
-void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
+static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
 {
     p->cudnn_calls_seen++;
     if (c->c.func == GT_FN_cudnnBackendFinalize ||
@@ -66,7 +66,7 @@ void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint6
 /* Backend plans carry their JSON after the knobs text; the recorder leaves sig_id 0, so the shape
  * key is decoded here, offline (cudnn_json.c). Convolution plans get a conv signature of their own
  * (ids with the top bit set never clash with the recorder's legacy ids). */
-void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
+static void decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
 {
     const gt_rec_cudnn_plan *pl = &pi->rec;
     size_t tail = r->body_size > sizeof *pl ? r->body_size - sizeof *pl : 0;
@@ -92,6 +92,45 @@ void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r)
     pi->rec.sig_id = d.sig.sig_id;
     if (pi->rec.op_kind == GT_CUDNN_OP_UNKNOWN)
         pi->rec.op_kind = d.sig.op_kind;
+}
+
+/* Pass 1: a wrapped cuDNN call (after model_calls.c counted it as a call). */
+void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    gt_rec_api_cudnn c;
+    gt_body_copy(&c, sizeof c, r);
+    uint64_t d = c.c.t_end_ns > c.c.t_begin_ns ? c.c.t_end_ns - c.c.t_begin_ns : 0;
+    on_api_cudnn(p, s, &c, d);
+}
+
+/* Pass 1: a plan (GT_REC_CUDNN_PLAN), once per plan id, numbered by its op graph. */
+void md_on_cudnn_plan(pass_state *s, const gt_record *r)
+{
+    gt_rec_cudnn_plan pl;
+    gt_body_copy(&pl, sizeof pl, r);
+    if (gt_map_get(&s->plan_by_id, pl.plan_id) != UINT32_MAX)
+        return;
+    gt_grow((void **)&s->plans, &s->cap_plans, s->n_plans, sizeof *s->plans);
+    uint32_t g = gt_map_get(&s->graph_ord, pl.op_graph);
+    if (g == UINT32_MAX) {
+        g = (uint32_t)s->graph_ord.n;
+        gt_map_put(&s->graph_ord, pl.op_graph, g);
+    }
+    s->plans[s->n_plans] = (plan_info){pl, g, NULL, NULL};
+    decode_plan_json(s, &s->plans[s->n_plans], r);
+    gt_map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
+}
+
+/* Pass 1: a legacy convolution's signature (GT_REC_CUDNN_CONV_SIG), once per id. */
+void md_on_cudnn_sig(pass_state *s, const gt_record *r)
+{
+    gt_rec_cudnn_conv_sig sg;
+    gt_body_copy(&sg, sizeof sg, r);
+    if (gt_map_get(&s->sig_by_id, sg.sig_id) != UINT32_MAX)
+        return;
+    gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
+    s->sigs[s->n_sigs] = sg;
+    gt_map_put(&s->sig_by_id, sg.sig_id, (uint32_t)s->n_sigs++);
 }
 
 static void sig_text(const gt_rec_cudnn_conv_sig *g, int op_kind, char *out, size_t cap)

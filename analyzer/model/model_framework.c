@@ -8,7 +8,7 @@
  * the files of the Python frames of its stacks, Inductor's kernel names (triton_poi_/red_/per_ ...)
  * and its compile workers (model_compile.c). Everything is matched on path parts, so a vendored
  * copy under another prefix is recognized as long as its package folder keeps its name. */
-#include "model_internal.h"
+#include "model_framework.h"
 
 typedef struct fw_mark {
     const char *part; /* a part of a path */

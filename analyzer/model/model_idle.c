@@ -6,7 +6,10 @@
  * collective), JIT and module-loading calls, the phase the gap falls in (gap->phase, set before
  * md_idle_finish by the phases' part), and DataLoader workers (other processes of the run:
  * model_ranks.c sets dataloader_workers and assigns again). */
-#include "model_internal.h"
+#include "model_idle.h"
+
+#include "model_phases.h"
+#include "model_sample.h"
 
 /* Threads whose name says they run collectives: PyTorch names gloo's "pt_gloo_runloop"; NCCL and
  * c10d helpers carry their library's name. */
@@ -364,4 +367,18 @@ const char *gt_idle_cause_key(int cause)
         "cuda_call",           "copy",         "jit",       "compile", "collective",
         "collective_transfer", "data_loading", "host_work", "unknown"};
     return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? keys[cause] : "?";
+}
+
+const char *gt_idle_cause_name(int cause)
+{
+    static const char *const names[GT_IDLE_CAUSE_COUNT] = {"in a CUDA call",
+                                                           "in a copy",
+                                                           "JIT compilation or module loading",
+                                                           "compilation in the process",
+                                                           "waiting in a collective",
+                                                           "in a collective, moving data",
+                                                           "data loading",
+                                                           "host work without CUDA calls",
+                                                           "unknown"};
+    return cause >= 0 && cause < GT_IDLE_CAUSE_COUNT ? names[cause] : "?";
 }

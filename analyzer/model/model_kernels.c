@@ -1,7 +1,8 @@
 /* model_kernels.c — Kernels: families inferred from their names (tensor cores, implicit GEMM,
  * Winograd...), per-name tables, readable names, and the call each kernel links to (op_link.h). */
-#include "model_internal.h"
+#include "model_kernels.h"
 
+#include "model_framework.h"
 #include "demangle.h"
 
 const char *gt_kernel_family_name(int family)

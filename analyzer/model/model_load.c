@@ -1,9 +1,43 @@
-/* model_load.c — read .gtrace files into per-process aggregates (see model.h for the passes): the
- * driver (opening, the two passes and their record dispatch, what follows each pass, the run).
- * The parts (model_internal.h lists what they share): model_calls.c (CPU calls),
- * model_kernels.c (kernel families and links), model_cudnn.c (cuDNN operations), model_time.c
- * (busy intervals, gaps, NVTX, steps, the steady window); links come from op_link.c. */
-#include "model_internal.h"
+/* model_load.c — the loader: reads .gtrace files into per-process aggregates (model.h gives the
+ * passes). It opens each file, hands every record of pass 1 and pass 2 to the builders that use
+ * it (on_record_pass1/2: the one dispatch), runs what follows each pass, then what needs the
+ * whole run. The builders, in order: each calls the shared core and the builders above it, never
+ * one below (its includes say which; tools/check_structure.py checks this list against the
+ * calls, so a new builder goes in it, after what it calls):
+ *
+ *   core      model_core.c      the pass state and lookups, what a record is (a blocking sync, a
+ *                               copy's host memory), busy intervals, gaps, bins, accessors
+ *   framework model_framework.c which frameworks the process runs: modules, Python files, kernels
+ *   compile   model_compile.c   a framework's compiler in the process: its evidence and the
+ *                               compilations (the phases builder asks for their spans)
+ *   calls     model_calls.c     API tables, copies, sync stalls by call site, GEMMs, call stacks
+ *   kernels   model_kernels.c   kernel families and names, GPU copies, the call of each kernel
+ *   cudnn     model_cudnn.c     cuDNN calls, plans, signatures, engines, autotuning
+ *   sample    model_sample.c    GPU sampling's windows: which time was measured, extrapolation
+ *   time      model_time.c      NVTX ranges, GPU busy time and idle gaps, the calls in each gap
+ *   steps     model_steps*.c    which marker makes the steps (model_steps_internal.h)
+ *   phases    model_phases.c    start-up, JIT, compilation, autotuning, warm-up, steady state,
+ *                               tear-down
+ *   idle      model_idle.c      what the CPU was doing in each gap
+ *   steady    model_steady.c    the steady window: warm-up, its figures per step, gap totals
+ *   ranks     model_ranks.c     the run: DataLoader workers, collectives across ranks, stragglers
+ *   procs     model_procs.c     every process of the run, CUDA or not (.procs lines)
+ *
+ * Which call caused each GPU op is op_link.c's (kernel_link.c, order_link.c), decided in pass 1
+ * and kept in the pass state for pass 2. */
+#include "model_calls.h"
+#include "model_compile.h"
+#include "model_core.h"
+#include "model_cudnn.h"
+#include "model_framework.h"
+#include "model_idle.h"
+#include "model_kernels.h"
+#include "model_phases.h"
+#include "model_procs.h"
+#include "model_sample.h"
+#include "model_steady.h"
+#include "model_steps.h"
+#include "model_time.h"
 
 #include "cli_args.h"
 
@@ -54,41 +88,23 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
         md_on_api(p, s, r);
+        if (r->kind == GT_REC_API_CUDNN)
+            md_on_api_cudnn(p, s, r);
         if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
             md_steps_on_call(s, r);
             md_sample_on_call(s, r->kind, &c);
         }
         break;
     }
-    case GT_REC_CUDNN_PLAN: {
-        gt_rec_cudnn_plan pl;
-        gt_body_copy(&pl, sizeof pl, r);
-        if (gt_map_get(&s->plan_by_id, pl.plan_id) != UINT32_MAX)
-            break;
-        gt_grow((void **)&s->plans, &s->cap_plans, s->n_plans, sizeof *s->plans);
-        uint32_t g = gt_map_get(&s->graph_ord, pl.op_graph);
-        if (g == UINT32_MAX) {
-            g = (uint32_t)s->graph_ord.n;
-            gt_map_put(&s->graph_ord, pl.op_graph, g);
-        }
-        s->plans[s->n_plans] = (plan_info){pl, g, NULL, NULL};
-        md_decode_plan_json(s, &s->plans[s->n_plans], r);
-        gt_map_put(&s->plan_by_id, pl.plan_id, (uint32_t)s->n_plans++);
+    case GT_REC_CUDNN_PLAN:
+        md_on_cudnn_plan(s, r);
         break;
-    }
     case GT_REC_CUDNN_PERF:
         md_on_cudnn_perf(s, r);
         break;
-    case GT_REC_CUDNN_CONV_SIG: {
-        gt_rec_cudnn_conv_sig sg;
-        gt_body_copy(&sg, sizeof sg, r);
-        if (gt_map_get(&s->sig_by_id, sg.sig_id) != UINT32_MAX)
-            break;
-        gt_grow((void **)&s->sigs, &s->cap_sigs, s->n_sigs, sizeof *s->sigs);
-        s->sigs[s->n_sigs] = sg;
-        gt_map_put(&s->sig_by_id, sg.sig_id, (uint32_t)s->n_sigs++);
+    case GT_REC_CUDNN_CONV_SIG:
+        md_on_cudnn_sig(s, r);
         break;
-    }
     case GT_REC_NVTX: {
         gt_rec_nvtx v;
         gt_body_copy(&v, sizeof v, r);
@@ -215,39 +231,6 @@ static int read_all(gt_reader *r, void (*fn)(gt_proc *, pass_state *, const gt_r
     return 0;
 }
 
-static void resolve_stacks(gt_proc *p, pass_state *s)
-{
-    p->stacks = gt_xrealloc(NULL, (s->n_stacks + 1) * sizeof *p->stacks);
-    for (size_t i = 0; i < s->n_stacks; i++) {
-        const stack_py *sp = &s->stacks[i];
-        char buf[512];
-        const char *site = gt_symtab_callsite(s->symtab, sp->stack_id);
-        if (site) { /* symbolize.c: innermost user frame, Python or native */
-            snprintf(buf, sizeof buf, "%s", site);
-        } else if (sp->have_py) {
-            const char *file = gt_reader_string(s->reader, sp->file_id);
-            const char *func = gt_reader_string(s->reader, sp->func_id);
-            snprintf(buf, sizeof buf, "%s:%d (%s)", file ? file : "?", sp->line, func ? func : "?");
-        } else {
-            snprintf(buf, sizeof buf, "stack #%u (pc 0x%llx)", sp->stack_id,
-                     (unsigned long long)sp->pc0);
-        }
-        p->stacks[i].id = sp->stack_id;
-        p->stacks[i].where = gt_xstrdup(buf);
-    }
-    p->n_stacks = s->n_stacks;
-}
-
-const char *gt_proc_call_site(const gt_proc *p, uint32_t stack_id)
-{
-    if (!stack_id)
-        return NULL;
-    for (size_t i = 0; i < p->n_stacks; i++)
-        if (p->stacks[i].id == stack_id)
-            return p->stacks[i].where;
-    return NULL;
-}
-
 static void free_pass(pass_state *s)
 {
     gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key,    &s->link_call,    &s->link_how,
@@ -323,7 +306,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     p->end_reason = st->ended ? st->end.reason : 0;
 
     md_resolve_kernel_names(p, s);
-    resolve_stacks(p, s);
+    md_resolve_stacks(p, s);
     md_sample_windows(p, s);
     md_busy_and_gaps(p, s);
     copies_finish(p, s);
@@ -522,25 +505,4 @@ void gt_run_free(gt_run *run)
     free(run->procs);
     md_run_notes_free(run);
     memset(run, 0, sizeof *run);
-}
-
-double gt_proc_duration_ms(const gt_proc *p)
-{
-    return p->t_max > p->t_min ? (double)(p->t_max - p->t_min) / 1e6 : 0;
-}
-
-double gt_proc_busy_pct(const gt_proc *p)
-{
-    uint64_t span = p->gpu_sampled ? p->gpu_span_ns : p->gpu_last_ns - p->gpu_first_ns;
-    return span ? 100.0 * (double)p->gpu_busy_ns / (double)span : 0;
-}
-
-int gt_proc_has_data(const gt_proc *p)
-{
-    return p->open_status == GT_OPEN_OK && (p->cpu_api_records || p->gpu_records);
-}
-
-int gt_proc_rank(const gt_proc *p)
-{
-    return p->hdr.rank;
 }

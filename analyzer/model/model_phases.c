@@ -22,7 +22,9 @@
  * phase where they lie (autotuning over JIT where both: cuDNN's own runtime compilation during a
  * sweep is the sweep's cost); compilation replaces it anywhere (start-up included), over JIT (a
  * compiler's module loads and ptxas runs are its own) and under autotuning. */
-#include "model_internal.h"
+#include "model_phases.h"
+
+#include "model_compile.h"
 
 #define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
 #define PHASE_WEAK_AUTOTUNE GT_PHASE_COUNT /* plan finalization: autotuning only beside a trial */
@@ -346,6 +348,22 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
     }
 }
 
+/* After the phases: each compilation's time in the compilation phase (autotuning evidence in it
+ * keeps its own phase), the first one's and the later ones' (the compilations: model_compile.c). */
+static void compilation_times(gt_proc *p)
+{
+    p->compile_first_ns = p->recompile_ns = 0;
+    for (size_t i = 0; i < p->n_compilations; i++) {
+        uint64_t ov[GT_PHASE_COUNT];
+        md_phase_overlaps(p, p->compilations[i].start_ns, p->compilations[i].end_ns, ov);
+        p->compilations[i].phase_ns = ov[GT_PHASE_COMPILE];
+        if (i == 0)
+            p->compile_first_ns = ov[GT_PHASE_COMPILE];
+        else
+            p->recompile_ns += ov[GT_PHASE_COMPILE];
+    }
+}
+
 void md_phases(gt_proc *p, pass_state *s)
 {
     children_evidence(p, s);
@@ -373,7 +391,7 @@ void md_phases(gt_proc *p, pass_state *s)
                 best = k;
         g->phase = best;
     }
-    md_compilations(p);
+    compilation_times(p);
 }
 
 const char *gt_phase_key(int kind)
@@ -386,4 +404,12 @@ const char *gt_phase_key(int kind)
 int gt_phase_is_named_cost(int kind)
 {
     return kind == GT_PHASE_JIT || kind == GT_PHASE_COMPILE || kind == GT_PHASE_AUTOTUNE;
+}
+
+const char *gt_phase_name(int kind)
+{
+    static const char *const names[GT_PHASE_COUNT] = {
+        "start-up", "JIT compilation", "compilation", "cuDNN autotuning",
+        "warm-up",  "steady state",    "tear-down"};
+    return kind >= 0 && kind < GT_PHASE_COUNT ? names[kind] : "?";
 }

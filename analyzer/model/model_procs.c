@@ -11,7 +11,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "model_internal.h"
+#include "model_procs.h"
 
 #define NOTE_SCAN_RECORDS 4096 /* a compiler's trace without CUDA holds a handful of records */
 #define NOTE_SCAN_MAX_BYTES (64 << 10)

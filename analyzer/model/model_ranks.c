@@ -17,7 +17,9 @@
  * compilation, other collectives: model.h's gt_late_what), less the median of the other ranks'
  * split of their own, shorter, time. A rank sleeping and one computing on the CPU look alike (no
  * call either way) without CPU samples. */
-#include "model_internal.h"
+#include "model_core.h"
+#include "model_idle.h"
+#include "model_sample.h"
 
 #define MAX_RANKS 1024
 #define MIN_COUNTED 3 /* fewer matched collectives in the steady window: count them all */

@@ -11,7 +11,7 @@
  * data loading before the first step give none), and on the H200 a time-based factor put a
  * ResNet-18 run's kernels at 61% of the full run's. Without such calls, the run's time over the
  * windows' time. */
-#include "model_internal.h"
+#include "model_sample.h"
 
 /* Pass 1: a CAPTURE record of source GT_CAPTURE_SRC_SAMPLE switched CUPTI's records on or off. */
 void md_sample_on_capture(pass_state *s, const gt_record *r)
@@ -277,24 +277,6 @@ int md_in_steady_gpu(const gt_proc *p, uint64_t t)
     if (!p->gpu_sampled)
         return t >= p->steady_start_ns && t < p->steady_end_ns;
     return gt_proc_steady_gpu_overlap(p, t, t + 1) > 0;
-}
-
-/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
-void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
-                                  uint64_t out[GT_PHASE_COUNT])
-{
-    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
-    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
-         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
-        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
-        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
-        if (y <= x)
-            continue;
-        uint64_t part[GT_PHASE_COUNT];
-        md_phase_overlaps(p, x, y, part);
-        for (int k = 0; k < GT_PHASE_COUNT; k++)
-            out[k] += part[k];
-    }
 }
 
 double gt_proc_gpu_coverage_pct(const gt_proc *p)

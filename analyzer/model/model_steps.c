@@ -7,6 +7,7 @@
  * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
  * implausible (too few, much shorter than the time between them, holding little of the GPU's
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
+#include "model_steps.h"
 #include "model_steps_internal.h"
 
 #include "cli_args.h"
@@ -14,9 +15,6 @@
 
 #define STEP_MIN_DUTY 0.1     /* a range shorter than this share of its period is inside a step */
 #define STEP_MIN_BUSY_OWN 0.3 /* the program's markers must hold this share of GPU busy time */
-#define STEP_MAX_PAUSED                                                                            \
-    0.4 /* share of a pattern's time (after warm-up) in pauses: several loops                      \
-         */
 
 typedef struct graph_kernel {
     uint64_t graph_id, corr, t;
@@ -149,180 +147,10 @@ const char *gt_step_library(const char *domain, const char *name)
 
 /* ---- helpers ---- */
 
-/* Appends src to the string in dst[cap], cut at cap (why texts are a summary, cut is fine). */
-static void append(char *dst, size_t cap, const char *src)
-{
-    size_t len = strnlen(dst, cap - 1), n = strlen(src);
-    if (n > cap - 1 - len)
-        n = cap - 1 - len;
-    memcpy(dst + len, src, n);
-    dst[len + n] = 0;
-}
-
-void md_steps_note(chooser *c, const char *fmt, const char *a, const char *b)
-{
-    size_t len = strlen(c->passed);
-    if (len + 8 >= sizeof c->passed)
-        return;
-    char buf[200];
-    snprintf(buf, sizeof buf, fmt, a, b);
-    if (len)
-        append(c->passed, sizeof c->passed, "; ");
-    append(c->passed, sizeof c->passed, buf);
-}
-
-static void note_pct(chooser *c, const char *fmt, const char *name, double pct)
-{
-    char num[32];
-    snprintf(num, sizeof num, "%.0f%%", pct);
-    md_steps_note(c, fmt, name, num);
-}
-
-/* GPU busy time inside [lo, hi] (s->iv: merged, sorted by md_busy_and_gaps). */
-static uint64_t busy_in(const pass_state *s, uint64_t lo, uint64_t hi)
-{
-    uint64_t sum = 0;
-    for (size_t i = 0; i < s->n_iv; i++) {
-        uint64_t a = s->iv[i][0] > lo ? s->iv[i][0] : lo, b = s->iv[i][1] < hi ? s->iv[i][1] : hi;
-        if (b > a)
-            sum += b - a;
-    }
-    return sum;
-}
-
-/* Share of the GPU's busy time between the first and the last time (1 without GPU work). */
-static double busy_share(const chooser *c, uint64_t lo, uint64_t hi)
-{
-    if (!c->p->gpu_busy_ns)
-        return 1.0;
-    return (double)busy_in(c->s, lo, hi) / (double)c->p->gpu_busy_ns;
-}
-
 static int cmp_step_start(const void *a, const void *b)
 {
     const gt_step *x = a, *y = b;
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-static double median_of(double *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++) /* insertion sort: callers pass copies they own */
-        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_sorted(double *v, size_t n)
-{
-    if (n > 64) {
-        qsort(v, n, sizeof *v, cmp_double);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
-    return median_of(v, n);
-}
-
-/* Share of a series' time, after its first tenth (warm-up, compilation), spent in pauses longer
- * than 4 usual intervals: a benchmark's loops one after the other (a conv layer's iterations,
- * then the next layer's) pause between loops; one loop of steps does not. */
-static double paused_share(const uint64_t *t, size_t n)
-{
-    if (n < 3)
-        return 0;
-    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
-    for (size_t i = 0; i + 1 < n; i++)
-        iv[i] = (double)(t[i + 1] - t[i]);
-    double *sorted = gt_xrealloc(NULL, (n - 1) * sizeof *sorted);
-    memcpy(sorted, iv, (n - 1) * sizeof *sorted);
-    double med = median_sorted(sorted, n - 1), all = 0, paused = 0;
-    for (size_t i = (n - 1) / 10; i + 1 < n; i++) {
-        all += iv[i];
-        paused += iv[i] > 4 * med ? iv[i] : 0;
-    }
-    free(iv);
-    free(sorted);
-    return all > 0 ? paused / all : 0;
-}
-
-/* Implausible steps from a series of times (a pattern, graph launches): a note, or 0. */
-/* Share of the calls that gave the GPU work (a GPU-sampled trace's, recorded all along) made
- * between the first and the last time (1 without such calls). */
-static double calls_share(const chooser *c, uint64_t lo, uint64_t hi)
-{
-    const pass_state *s = c->s;
-    size_t in = 0;
-    for (size_t i = 0; i < s->n_submit_t; i++)
-        in += s->submit_t[i] >= lo && s->submit_t[i] <= hi;
-    return s->n_submit_t ? (double)in / (double)s->n_submit_t : 1.0;
-}
-
-/* A GPU-sampled trace's steps come from its calls: their share of the calls that gave the GPU
- * work stands for the share of its busy time, which the windows show only in part (windows
- * outside the loop would reject every loop). */
-int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
-{
-    int by_calls = c->p->gpu_sampled;
-    double share = by_calls ? calls_share(c, t[0], t[n - 1]) : busy_share(c, t[0], t[n - 1]);
-    double paused = paused_share(t, n);
-    if (share < GT_STEP_MIN_COVER) {
-        note_pct(c,
-                 by_calls ? "%s hold only %s of the calls that gave the GPU work"
-                          : "%s hold only %s of the GPU's busy time",
-                 what, 100.0 * share);
-        return 1;
-    }
-    if (paused > STEP_MAX_PAUSED) {
-        note_pct(c,
-                 "%s stop and start again: %s of their time is pauses of over 4 usual intervals "
-                 "(several loops, not one)",
-                 what, 100.0 * paused);
-        return 1;
-    }
-    return 0;
-}
-
-/* Markers before the longest pause in the first tenth of a series: an earlier, separate run of
- * the same work (JAX runs a warm-up call of its step 21 times, then compiles for 2.2 s): the steps
- * start at the marker before that pause, so the pause is the first, warm-up, step. */
-static size_t leading_markers(const uint64_t *t, size_t n)
-{
-    double *iv = gt_xrealloc(NULL, (n - 1) * sizeof *iv);
-    for (size_t i = 0; i + 1 < n; i++)
-        iv[i] = (double)(t[i + 1] - t[i]);
-    double longest = 0, med = median_sorted(iv, n - 1);
-    size_t at = 0;
-    for (size_t i = 0; i <= (n - 1) / 10 && i + 1 < n; i++) {
-        double d = (double)(t[i + 1] - t[i]);
-        if (d > 4 * med && d > longest) {
-            longest = d;
-            at = i;
-        }
-    }
-    free(iv);
-    return at;
-}
-
-/* Steps from a marker's times: each from one time to the next (n times, n - 1 steps). */
-void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source)
-{
-    gt_proc *p = c->p;
-    size_t skip = leading_markers(t, n);
-    t += skip;
-    n -= skip;
-    p->n_steps = n - 1;
-    p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
-    for (size_t i = 0; i + 1 < n; i++)
-        p->steps[i] = (gt_step){t[i], t[i + 1]};
-    p->step_source_kind = kind;
-    snprintf(p->step_source, sizeof p->step_source, "%s", source);
 }
 
 /* Steps from ranges: a step lasts from its range's start to the next one's (what happens
@@ -338,16 +166,6 @@ static void take_ranges(chooser *c, marker *m, int kind, const char *source)
             p->steps[i].end_ns = p->steps[i + 1].start_ns;
     p->step_source_kind = kind;
     snprintf(p->step_source, sizeof p->step_source, "%s", source);
-}
-
-void md_steps_set_why(chooser *c, const char *why)
-{
-    c->p->step_why[0] = 0;
-    append(c->p->step_why, sizeof c->p->step_why, why);
-    if (c->passed[0]) {
-        append(c->p->step_why, sizeof c->p->step_why, "; " GT_STEP_WHY_NOT_USED);
-        append(c->p->step_why, sizeof c->p->step_why, c->passed);
-    }
 }
 
 /* ---- the program's own ranges ---- */
@@ -371,21 +189,21 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
         dur[i] = (double)(m->ranges[i].end_ns - m->ranges[i].start_ns);
     for (size_t i = 0; i + 1 < m->n; i++)
         per[i] = (double)(m->ranges[i + 1].start_ns - m->ranges[i].start_ns);
-    double d = median_sorted(dur, m->n), pd = median_sorted(per, m->n - 1);
+    double d = md_steps_median(dur, m->n), pd = md_steps_median(per, m->n - 1);
     free(dur);
     free(per);
     if (pd > 0 && d < STEP_MIN_DUTY * pd) {
-        note_pct(c, "'%s' lasts %s of the time between its starts (a range inside a step)",
-                 gt_short_name(m->name, 60, 0), 100.0 * d / pd);
+        md_steps_note_pct(c, "'%s' lasts %s of the time between its starts (a range inside a step)",
+                          gt_short_name(m->name, 60, 0), 100.0 * d / pd);
         return 1;
     }
     /* The GPU runs behind the CPU's ranges (launches are queued): the last step's work may end
      * up to a period after its range. */
     uint64_t hi = m->ranges[m->n - 1].end_ns + (uint64_t)pd;
-    double share = busy_share(c, m->ranges[0].start_ns, hi);
+    double share = md_steps_busy_share(c, m->ranges[0].start_ns, hi);
     if (!named && share < STEP_MIN_BUSY_OWN) {
-        note_pct(c, "'%s' holds only %s of the GPU's busy time", gt_short_name(m->name, 60, 0),
-                 100.0 * share);
+        md_steps_note_pct(c, "'%s' holds only %s of the GPU's busy time",
+                          gt_short_name(m->name, 60, 0), 100.0 * share);
         return 1;
     }
     return 0;
@@ -697,27 +515,6 @@ static int choose_graphs(chooser *c)
     int ok = md_steps_take_graph_launches(c, best, best_n, graphs, 0);
     free(best);
     return ok;
-}
-
-int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t graphs,
-                                 int from_calls)
-{
-    if (n < 3) {
-        md_steps_note(c, "%s%s", "CUDA graphs launched fewer than 3 times", "");
-        return 0;
-    }
-    if (md_steps_times_implausible(c, t, n, "the CUDA graph launches"))
-        return 0;
-    char src[128], why[200];
-    snprintf(src, sizeof src, "CUDA graph launches (%zu launches of one graph)%s", n,
-             from_calls ? " \xe2\x80\x94 CPU side, GPU sampled" : "");
-    snprintf(why, sizeof why, "no program marker; %sthe program launches %s",
-             from_calls ? "GPU sampled, so from the calls (recorded all along): " : "",
-             graphs > 1 ? "CUDA graphs repeatedly (the graph launched most, first of its step)"
-                        : "a CUDA graph repeatedly");
-    md_steps_take_times(c, t, n, GT_STEPSRC_GRAPH_LAUNCH, src);
-    md_steps_set_why(c, why);
-    return 1;
 }
 
 /* A reason cut inside a parenthesis ("(GPU sampling: launch patterns, recorded only; the second

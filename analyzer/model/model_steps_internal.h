@@ -1,10 +1,12 @@
-/* model_steps_internal.h — what the step choice's two files share: model_steps.c (the markers,
- * the order they are tried in) and model_steps_pattern.c (repeating patterns: of GPU operations,
- * or, in a GPU-sampled trace, of the calls, which are recorded all along). */
+/* model_steps_internal.h — what the step choice's three files share, each calling only those
+ * listed after it: model_steps.c (the markers, the order they are tried in),
+ * model_steps_pattern.c (repeating patterns: of GPU operations, or, in a GPU-sampled trace, of the
+ * calls, which are recorded all along) and model_steps_take.c (a series of times made the steps,
+ * or found implausible). */
 #ifndef MODEL_STEPS_INTERNAL_H
 #define MODEL_STEPS_INTERNAL_H
 
-#include "model_internal.h"
+#include "model_core.h"
 
 #define STEP_OPS_MAX (4u << 20) /* operations (or calls) kept for the pattern search */
 #define STEP_PATTERN_TRIES 24   /* candidates tried, best first, before giving up */
@@ -36,19 +38,23 @@ typedef struct chooser {
     char passed[256]; /* what was passed over, for step_why */
 } chooser;
 
-/* model_steps.c */
+/* model_steps_take.c */
 void md_steps_note(chooser *c, const char *fmt, const char *a, const char *b);
+void md_steps_note_pct(chooser *c, const char *fmt, const char *name, double pct);
+double md_steps_median(double *v, size_t n); /* sorts v */
+/* Share of the GPU's busy time between the first and the last time (1 without GPU work). */
+double md_steps_busy_share(const chooser *c, uint64_t lo, uint64_t hi);
 int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what);
 void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source);
 void md_steps_set_why(chooser *c, const char *why);
-
-/* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
- * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
-int md_steps_choose_pattern(chooser *c);
 /* The launches (t, in time order) of the graph launched most as the steps, of the GPU's graph
  * kernels or (from_calls) of a sampled trace's graph launch calls; graphs: how many were seen. */
 int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t graphs,
                                  int from_calls);
+
+/* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
+ * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
+int md_steps_choose_pattern(chooser *c);
 int md_steps_choose_calls(chooser *c);
 
 #endif

@@ -5,6 +5,7 @@
  * them; the calls are recorded all along, so their pattern (kernel launches by function, graph
  * launches, copies by kind and size, cuDNN and cuBLAS calls, CPU-blocking syncs) gives every step,
  * timed at the calls as NVTX steps are. */
+#include "model_steps.h"
 #include "model_steps_internal.h"
 
 #include "demangle.h"

@@ -337,6 +337,8 @@ static int open_output(char *path, size_t cap)
     return -1;
 }
 
+static void install_sigint_handler(void);
+
 /* Open this process's file and start the writer. */
 static bool start_recording(void)
 {
@@ -349,6 +351,7 @@ static bool start_recording(void)
         return false;
     }
     atomic_store(&g_started, 1);
+    install_sigint_handler();
     bool paused = gt_capture_windows();
     atomic_store(&g_recording, paused ? GT_RECORDING_PAUSED : GT_RECORDING_ON);
     gt_debug("recording to %s%s", path, paused ? " (paused until a capture window opens)" : "");
@@ -485,28 +488,37 @@ static void die_by_default(int sig, const siginfo_t *info)
  * then the trace goes on too, after a bounded flush. Under the default action the process ends:
  * the trace is ended (recording stops, the end chunk counts what could not be written), then the
  * signal is delivered again. Async-signal-safe apart from the exit line (as at exit). */
+/* The process is about to end by sig's default action: the trace ends first (bounded), once. */
+static void end_for_default_action(int sig)
+{
+    if (syscall(SYS_getpid) != atomic_load(&g_pid))
+        return; /* a vfork child sharing our memory */
+    if (!atomic_load(&g_started)) {
+        if (atomic_load(&g_recording) == GT_RECORDING_LAZY)
+            gt_procs_note_exit(); /* ends without CUDA activity */
+        return;
+    }
+    if (atomic_exchange(&g_finished, 1))
+        return;
+    /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
+    atomic_store(&g_recording, GT_RECORDING_ENDING);
+    run_before_exit_once();
+    atomic_store(&g_recording, GT_RECORDING_ENDED);
+    gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
+    print_summary();
+}
+
 static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
     int slot = signal_slot(sig);
     struct sigaction *old = slot >= 0 ? &g_old_action[slot] : NULL;
     bool app_handles = old && has_handler(old);
-    if (syscall(SYS_getpid) == atomic_load(&g_pid) && !atomic_load(&g_started) &&
-        atomic_load(&g_recording) == GT_RECORDING_LAZY && !app_handles)
-        gt_procs_note_exit(); /* ends without CUDA activity */
-    if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
-        !atomic_load(&g_finished)) {
-        if (app_handles) { /* CUPTI's exit flush waits for the real exit: it runs once */
-            gt_writer_flush_wait(SIGNAL_FLUSH_MS);
-        } else if (!atomic_exchange(&g_finished, 1)) {
-            /* New calls wait from here: CUPTI's flush and the writer get the CPU. */
-            atomic_store(&g_recording, GT_RECORDING_ENDING);
-            run_before_exit_once();
-            atomic_store(&g_recording, GT_RECORDING_ENDED);
-            gt_writer_end_within(GT_END_SIGNAL, sig, SIGNAL_FLUSH_MS);
-            print_summary();
-        }
-    }
+    if (!app_handles)
+        end_for_default_action(sig);
+    else if (syscall(SYS_getpid) == atomic_load(&g_pid) && atomic_load(&g_started) &&
+             !atomic_load(&g_finished))
+        gt_writer_flush_wait(SIGNAL_FLUSH_MS); /* CUPTI's exit flush waits for the real exit */
     if (app_handles && (old->sa_flags & SA_SIGINFO))
         old->sa_sigaction(sig, info, ctx);
     else if (app_handles)
@@ -516,22 +528,56 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
     errno = saved;
 }
 
+static void install_signal_handler(int slot)
+{
+    struct sigaction sa, old;
+    if (sigaction(FATAL_SIGNALS[slot], NULL, &old) < 0)
+        return;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+        return; /* ignored (nohup, a script's background job): keep it ignored */
+    g_old_action[slot] = old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal_signal;
+    /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    sigaction(FATAL_SIGNALS[slot], &sa, NULL);
+}
+
+/* At load: every fatal signal but SIGINT. */
 static void install_signal_handlers(void)
 {
-    for (int i = 0; i < N_FATAL; i++) {
-        struct sigaction sa, old;
-        if (sigaction(FATAL_SIGNALS[i], NULL, &old) < 0)
-            continue;
-        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
-            continue; /* ignored (nohup): keep it ignored */
-        g_old_action[i] = old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        /* SA_ONSTACK: a thread with an alternate stack (a stack overflow) runs us there. */
-        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-        sigfillset(&sa.sa_mask);
-        sigaction(FATAL_SIGNALS[i], &sa, NULL);
-    }
+    for (int i = 0; i < N_FATAL; i++)
+        if (FATAL_SIGNALS[i] != SIGINT)
+            install_signal_handler(i);
+}
+
+/* SIGINT's handler comes with the trace file, at the first CUDA activity. Python installs its
+ * KeyboardInterrupt handler at start-up only where it finds SIGINT at its default: with ours
+ * installed at load it found a handler and left SIGINT to it, so a Ctrl-C killed the program
+ * instead of raising KeyboardInterrupt (no finally, no checkpoint saved). By the first CUDA call
+ * the interpreter's handler is in place, and ours flushes, then passes the signal on to it. Once
+ * per process image: a forked child inherits the handler (and what it passes on to). */
+static void install_sigint_handler(void)
+{
+    static _Atomic int installed;
+    if (!atomic_exchange(&installed, 1))
+        install_signal_handler(signal_slot(SIGINT));
+}
+
+/* A program that ends by sending itself a fatal signal left at its default action bypasses
+ * gputrace's handler, which it replaced: Python after an uncaught KeyboardInterrupt sets SIGINT
+ * back to SIG_DFL and calls kill(getpid(), SIGINT), after its finalization and before the C
+ * library's exit handlers, so the trace had no end. The trace is ended first, as the handler ends
+ * it (bounded, async-signal-safe: kill() may be called from a handler). */
+GT_EXPORT int kill(pid_t pid, int sig)
+{
+    struct sigaction cur;
+    if (pid > 0 && pid == (pid_t)syscall(SYS_getpid) && signal_slot(sig) >= 0 &&
+        sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_handler == SIG_DFL)
+        end_for_default_action(sig);
+    return (int)syscall(SYS_kill, pid, sig);
 }
 
 /* ---------------------------------------------------------------- fork */

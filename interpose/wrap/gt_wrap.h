@@ -90,9 +90,13 @@ typedef struct gt_call {
     bool anchored; /* GPUTRACE_CUPTI_LINK=order: a library call bracketed by correlation ids */
 } gt_call;
 
-/* Runtime state gathered once (versions, devices), at the first call that shows CUDA is in use. */
+/* Runtime state gathered once (versions, devices), at the first call that shows CUDA is in use;
+ * CUPTI is attached by the time it is done. gt_wrap_runtime_seen: 0 not yet, 1 under way (calls
+ * of other threads wait for it), GT_WRAP_RUNTIME_DONE done. */
 void gt_wrap_runtime_first_use(void);
 extern _Atomic int gt_wrap_runtime_seen;
+#define GT_WRAP_RUNTIME_DONE 2
+void gt_wrap_runtime_fork_child(void);
 void gt_wrap_cudnn_first_use(void);
 extern _Atomic int gt_wrap_cudnn_seen;
 
@@ -121,7 +125,9 @@ static inline bool gt_wrap_cupti_correlating(void)
  * correlation id to CUPTI. stack: capture the call site for advice. */
 GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack)
 {
-    if (__builtin_expect(!atomic_load_explicit(&gt_wrap_runtime_seen, memory_order_relaxed), 0))
+    if (__builtin_expect(atomic_load_explicit(&gt_wrap_runtime_seen, memory_order_relaxed) !=
+                             GT_WRAP_RUNTIME_DONE,
+                         0))
         gt_wrap_runtime_first_use();
     c->func = func;
     c->corr_id = gt_fast_next_corr_id();

@@ -24,6 +24,7 @@ int gt_wrap_stacks_mode = GT_STACKS_ADVICE;
 /* Resolve the C library's dlsym before anyone needs it (the interposed dlsym jumps to it). */
 static void wrap_init(void)
 {
+    gt_core_on_fork_child(gt_wrap_runtime_fork_child);
     gt_wrap_stacks_mode = gt_core_config()->stacks_mode;
     (void)gt_real_dlsym_address();
     (void)gt_real_dlvsym_address();

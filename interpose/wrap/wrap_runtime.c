@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "gt_wrap.h"
 
@@ -66,10 +67,39 @@ void *gt_wrap_runtime_version_fn(void)
     return p;
 }
 
+/* Threads whose first call comes while another thread does the first use wait for it (bounded
+ * by elapsed time: it may wait up to 2 s for CUPTI's start itself), so that no launch of theirs
+ * comes before CUPTI is attached: its kernel would never be recorded. Calls are not nested here
+ * (the guard keeps a real function's own calls out of gt_call_begin). */
+#define FIRST_USE_WAIT_MS 3000
+static void wait_for_first_use(void)
+{
+    struct timespec t0, now, ms = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(&gt_wrap_runtime_seen) != GT_WRAP_RUNTIME_DONE) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+            FIRST_USE_WAIT_MS)
+            return;
+        nanosleep(&ms, NULL);
+    }
+}
+
+/* A fork while another thread did the first use: that thread is not in the child, which does it
+ * again at its first call. */
+void gt_wrap_runtime_fork_child(void)
+{
+    int under_way = 1;
+    atomic_compare_exchange_strong(&gt_wrap_runtime_seen, &under_way, 0);
+}
+
 void gt_wrap_runtime_first_use(void)
 {
-    if (atomic_exchange(&gt_wrap_runtime_seen, 1))
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&gt_wrap_runtime_seen, &none, 1)) {
+        wait_for_first_use();
         return;
+    }
     typedef cudaError_t (*version_fn)(int *);
     version_fn rt = (version_fn)gt_sym_get(&sym_runtime_version);
     version_fn drv = (version_fn)gt_sym_get(&sym_driver_version);
@@ -81,6 +111,7 @@ void gt_wrap_runtime_first_use(void)
     gt_core_set_versions(driver, runtime, 0, 0, 0, 0);
     collect_devices();
     gt_cupti_note_wrapper_fired();
+    atomic_store(&gt_wrap_runtime_seen, GT_WRAP_RUNTIME_DONE);
 }
 
 __thread __attribute__((tls_model("initial-exec"))) int gt_wrap_tls_device_plus1;

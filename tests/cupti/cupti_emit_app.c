@@ -4,7 +4,8 @@
  * passes the exit status through.
  *   decode      3 kernels, 2 copies, 1 set, 2 syncs, 2 runtime API ops, then exit at once
  *   many N      N kernels as fast as possible (buffer cap test)
- *   static MS   a kernel and a runtime API op every 5 ms for MS milliseconds
+ *   static api|kernels  a kernel and a runtime API op every 5 ms, at least 100 of each, until
+ *               the trace shows CUPTI's API records (api) or 100 kernels (kernels), then 20 more
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "fake_gpu.h"
+#include "gtrace_format.h"
+#include "own_trace.h"
 
 static uint32_t next_corr = 1000;
 
@@ -114,11 +117,22 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             kernel("_Z4manyv");
     } else if (strcmp(mode, "static") == 0) {
-        int ms = argc > 2 ? atoi(argv[2]) : 400;
-        for (int t = 0; t < ms; t += 5) {
+        /* Until the trace shows what the writer's periodic flush did (CUPTI's runtime API records
+         * switched on; or, for "kernels", 100 kernels converted, after which a switch would have
+         * come), then 20 rounds more: how late a busy machine runs the writer changes nothing. */
+        bool until_api = argc > 2 && !strcmp(argv[2], "api");
+        uint16_t kind = until_api ? GT_REC_GPU_API : GT_REC_GPU_KERNEL;
+        int want = until_api ? 1 : 100, after = 20;
+        for (int i = 0; after > 0; i++) {
             kernel("_Z6staticv");
             api(211);
             sleep_ms(5);
+            if (after < 20 || (i >= 100 && i % 10 == 0 && own_trace_count(kind, NULL) >= want))
+                after--;
+            if (i > 12000) { /* a minute at least: a ceiling, not an expected time */
+                printf("the trace never showed the switch\n");
+                return 4;
+            }
         }
     } else if (strcmp(mode, "fork") == 0) {
         kernel("_Z6parentv");

@@ -5,9 +5,11 @@
  * `cupti_runtime_app capture`: 2 rounds, cudaProfilerStart, 3 rounds, cudaProfilerStop, 4 rounds
  * (a capture range: GPUTRACE_CAPTURE=profiler-api records only the middle 3).
  * `cupti_runtime_app capture-signal`: the same rounds, with raise(SIGUSR2) instead of the range
- * calls; `cupti_runtime_app capture-file PATH`: creating PATH, then removing it. Each switch is
- * followed by 300 ms without CUDA calls, so that gputrace's writer thread, which applies it, has
- * surely done so before the next round.
+ * calls; `cupti_runtime_app capture-file PATH`: creating PATH, then removing it. After each
+ * switch the program waits, without CUDA calls, until its trace shows that gputrace's writer
+ * thread applied it (own_trace.c).
+ * Without arguments: 6 rounds 50 ms apart (TEST_AFTER_FIRST_KERNEL=1: the first kernel in the
+ * trace before the second round).
  * `cupti_runtime_app loop N MS [abort]`: N rounds, MS ms apart (a longer run for the flight
  * recorder), then abort() when asked (a crash). */
 #include <cuda_profiler_api.h>
@@ -20,6 +22,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "gtrace_format.h"
+#include "own_trace.h"
+
 static void kernel_stub(void) {}
 
 static void round_trip(void *dev, float *host, size_t bytes, long sleep_ms)
@@ -30,6 +35,31 @@ static void round_trip(void *dev, float *host, size_t bytes, long sleep_ms)
     cudaDeviceSynchronize();
     struct timespec ts = {0, sleep_ms * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* The writer thread makes the switch a signal or the file asks for, at its next round: wait until
+ * the trace shows it (its CAPTURE record; with the flight recorder, the FLIGHT record of the
+ * trigger), so that the rounds fall where the test expects however late a busy machine runs the
+ * writer. Without windows (a value gputrace refused) there is nothing to wait for. */
+static void wait_for_switch(int on)
+{
+    static int switches;
+    uint32_t flags = 0;
+    own_trace_count(GT_REC_CAPTURE, &flags);
+    uint16_t kind = GT_REC_CAPTURE;
+    int want = ++switches;
+    if (flags & GT_HDR_FLIGHT_RECORDER) {
+        if (!on)
+            return; /* only the file's appearing triggers */
+        kind = GT_REC_FLIGHT;
+        want = 1;
+    } else if (!(flags & GT_HDR_CAPTURE_WINDOWS)) {
+        return;
+    }
+    if (!own_trace_wait(kind, want, 60)) {
+        printf("the switch never reached the trace\n");
+        exit(4);
+    }
 }
 
 /* How the middle rounds are bracketed: the range calls, a signal, or a file. */
@@ -48,8 +78,7 @@ static void capture_switch(const char *how, const char *path, int on)
         close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
     else
         unlink(path);
-    struct timespec ts = {0, 300 * 1000000L};
-    nanosleep(&ts, NULL);
+    wait_for_switch(on);
 }
 
 int main(int argc, char **argv)
@@ -83,8 +112,18 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             round_trip(dev, host, sizeof host, 20);
     } else {
-        for (int i = 0; i < 6; i++)
+        /* TEST_AFTER_FIRST_KERNEL=1: after the first round, wait until its kernel is in the trace.
+         * The writer's periodic flush that converted it also made the decisions the first records
+         * call for (the hardware trace asked for again, launches linked by callbacks), so the
+         * rounds after it are the ones the test counts, however late a busy machine ran it. */
+        bool wait_first = getenv("TEST_AFTER_FIRST_KERNEL") != NULL;
+        for (int i = 0; i < 6; i++) {
             round_trip(dev, host, sizeof host, 50);
+            if (i == 0 && wait_first && !own_trace_wait(GT_REC_GPU_KERNEL, 1, 60)) {
+                printf("the first kernel never reached the trace\n");
+                return 4;
+            }
+        }
     }
     cudaFree(dev);
     printf("runtime done\n");

@@ -180,20 +180,20 @@ worker_full_ring)
     # delivery (the fake serialises deliveries like CUPTI). A small ring fills during conversion:
     # the converting thread must write the rings out itself, not wait for the blocked writer
     # (which hung ResNet-50 under GPUTRACE_API=full). Every kernel reaches the trace, none lost.
+    # No time limit of its own: a converting thread that waited for the writer would give up after
+    # its bounded wait and count the buffer's records lost (the count below fails), and a hang
+    # meets ctest's timeout; a limit in seconds would only measure how busy the machine is.
     N=200000
-    start=$(date +%s)
     run_traced w GPUTRACE_API=full GPUTRACE_BUFFER_KB=64 GPUTRACE_FLUSH_MS=2 FAKE_CUPTI_WORKER_MS=3 -- "$EMIT_APP" many $N
-    took=$(($(date +%s) - start))
     [ "$(cat "$T/w.rc")" = 3 ] || fail "exit status $(cat "$T/w.rc"): $(tail -3 "$T/w.err")"
     dump_trace w
     kernels=$(count_of 50 "$T/w.dump")
     [ "$kernels" = $N ] || fail "kernels $kernels != $N (lost: $(grep '^lost' "$T/w.dump" | head -3))"
-    [ "$took" -lt 30 ] || fail "took $took s"
     ;;
 static_autoswitch)
     # Kernels but no wrapped call (a static cudart): runtime API records switch on by themselves
     # after the first periodic flush, and the header says why.
-    run_traced s GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" static 600
+    run_traced s GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" static api
     dump_trace s
     D=$T/s.dump
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
@@ -203,7 +203,7 @@ static_autoswitch)
     [ "$kernels" -ge 100 ] || fail "kernels $kernels < 100"
     [ "$api" -gt 0 ] && [ "$api" -lt "$kernels" ] || fail "API records $api: expected some, but not before the switch (kernels $kernels)"
     # and never with GPUTRACE_API=off
-    run_traced o GPUTRACE_FLUSH_MS=20 GPUTRACE_API=off -- "$EMIT_APP" static 200
+    run_traced o GPUTRACE_FLUSH_MS=20 GPUTRACE_API=off -- "$EMIT_APP" static kernels
     dump_trace o
     [ "$(count_of 55 "$T/o.dump")" = 0 ] || fail "API records with GPUTRACE_API=off"
     ;;
@@ -324,7 +324,7 @@ hw_trace)
     run_traced used GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=1 FAKE_CUPTI_LOG="$T/used.log" -- "$RUNTIME_APP"
     dump_trace used
     hw_flag used 1
-    run_traced late GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=late FAKE_CUPTI_LOG="$T/late.log" -- "$RUNTIME_APP"
+    run_traced late GPUTRACE_FLUSH_MS=20 FAKE_CUPTI_HW_TRACE=late FAKE_CUPTI_LOG="$T/late.log" TEST_AFTER_FIRST_KERNEL=1 -- "$RUNTIME_APP"
     dump_trace late
     hw_flag late 1
     [ "$(hw_calls late)" = 2 ] || fail "late: $(hw_calls late) calls, want 2 (refused before the driver was up, then taken)"
@@ -611,8 +611,8 @@ correlation_link_callbacks)
 correlation_no_queued)
     # GPUTRACE_CUPTI_LINK=queued with a CUPTI that accepts the setting but stamps no queued time:
     # the first kernel without one switches the launch callbacks on (said once); the launches
-    # after that are paired.
-    run_traced q GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_NO_LATENCY=1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP"
+    # after that (the program waits until the first kernel is in the trace) are paired.
+    run_traced q GPUTRACE_CUPTI_LINK=queued FAKE_CUPTI_NO_LATENCY=1 GPUTRACE_FLUSH_MS=20 TEST_AFTER_FIRST_KERNEL=1 -- "$RUNTIME_APP"
     dump_trace q
     grep -q "no queued time: kernel launches are now linked by CUPTI callbacks" "$T/q.err" ||
         fail "no word of the switch: $(cat "$T/q.err")"
@@ -620,7 +620,7 @@ correlation_no_queued)
     pairs=$(awk '$1 == "extcorr" { split($4, c, "="); ext[c[2]] = 1 }
                  $1 == "kernel" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/) { split($i, c, "="); if (c[2] in ext) n++ } }
                  END { print n + 0 }' "$T/q.dump")
-    [ "$pairs" -ge 3 ] && [ "$pairs" -le 5 ] || fail "kernels paired after the switch: $pairs, want 3-5 of 6"
+    [ "$pairs" = 5 ] || fail "kernels paired after the switch: $pairs, want the 5 after the first"
     [ "$(grep -c '^timelink' "$T/q.dump")" = 0 ] || fail "time links without queued times"
     ;;
 correlation_api_full)

@@ -42,7 +42,9 @@
  * NOT_SUPPORTED, as on Hopper; "late" answers NOT_INITIALIZED to the first call, as before the
  * driver is up, and succeeds after), FAKE_CUPTI_FINALIZE_ANYWHERE=1 (cuptiFinalize allowed outside
  * the callback at the return of a context-wide sync, where the fake otherwise aborts),
- * FAKE_CUPTI_TWO_CONTEXTS=1 (kernels alternate between contexts 1 and 2 by correlation id). */
+ * FAKE_CUPTI_TWO_CONTEXTS=1 (kernels alternate between contexts 1 and 2 by correlation id),
+ * FAKE_CUPTI_REGISTER_DELAY_MS=<n> (cuptiActivityRegisterCallbacks takes n ms, as the start of
+ * CUPTI does on a busy machine: the window where calls race the start is then wide open). */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -65,6 +67,7 @@
 
 static struct {
     int no_driver, other_subscriber, no_callbacks, worker_ms, no_latency, two_contexts;
+    int register_delay_ms;
     const char *hw_trace; /* FAKE_CUPTI_HW_TRACE */
     unsigned long extra_drop;
     int log_fd;
@@ -509,6 +512,8 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     env.extra_drop = getenv("FAKE_CUPTI_DROP") ? strtoul(getenv("FAKE_CUPTI_DROP"), NULL, 10) : 0;
     env.hw_trace = getenv("FAKE_CUPTI_HW_TRACE") ? getenv("FAKE_CUPTI_HW_TRACE") : "0";
     env.two_contexts = getenv("FAKE_CUPTI_TWO_CONTEXTS") != NULL;
+    env.register_delay_ms =
+        getenv("FAKE_CUPTI_REGISTER_DELAY_MS") ? atoi(getenv("FAKE_CUPTI_REGISTER_DELAY_MS")) : 0;
     const char *log = getenv("FAKE_CUPTI_LOG");
     if (log && log[0])
         env.log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -639,6 +644,11 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     log_call(__func__);
     if (!request || !complete)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (env.register_delay_ms > 0) {
+        struct timespec ts = {env.register_delay_ms / 1000,
+                              (env.register_delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&lock);
     request_cb = request;
     complete_cb = complete;

@@ -20,7 +20,8 @@
  *   ti_signal_app handler N M          a SIGUSR1 handler calls cudaMemsetAsync: first N signals
  *                                      raised inside the real cudaStreamQuery (the fake's
  *                                      FAKE_RAISE_IN_QUERY), then M sent by a thread while main
- *                                      calls in a loop; prints "handler CALLS"
+ *                                      calls in a loop (100,000 calls at most); prints
+ *                                      "handler CALLS"
  */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -153,6 +154,7 @@ static int run_exit_busy(const char *counts)
 }
 
 static volatile sig_atomic_t g_handler_calls;
+#define MAIN_CALLS 100000
 
 static void on_usr1(int sig)
 {
@@ -190,7 +192,10 @@ static int run_handler(long n, const char *m)
     pthread_t self = pthread_self(), t;
     if (pthread_create(&t, NULL, send_usr1, &self))
         return 2;
-    while (!atomic_load(&g_sender_done)) { /* paced: no record lost to a full buffer */
+    /* Calls while the signals come, at most MAIN_CALLS of them: with the handler's calls they fit
+     * the test's ring (GPUTRACE_BUFFER_KB) even if the writer never ran, so none is lost to a full
+     * buffer however busy the machine (a pace set by a spin loop held only on an idle one). */
+    for (long i = 0; i < MAIN_CALLS && !atomic_load(&g_sender_done); i++) {
         cudaStreamQuery(0);
         for (volatile int spin = 0; spin < 3000; spin++)
             ;

@@ -20,8 +20,17 @@ import time
 ARGS = None
 
 
+# Processes a failing case ends first: ctest waits for whatever holds its output.
+LEFT_RUNNING = []
+
+
 def fail(msg):
     print("FAIL: " + msg)
+    for pid in LEFT_RUNNING:
+        try:
+            os.kill(pid() if callable(pid) else pid, signal.SIGKILL)
+        except (OSError, TypeError, ValueError, IndexError):
+            pass
     sys.exit(1)
 
 
@@ -80,6 +89,8 @@ def dump(path):
             info["threads"].append((parts[1], parts[2]))
         elif parts[0] == "lost":
             info["lost"] = int(parts[1])
+        elif parts[0] == "end":
+            info["end"] = dict(p.split("=") for p in parts[1:])
     return info
 
 
@@ -296,7 +307,6 @@ def case_record_sigint():
     while not os.path.exists(ready) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     check(os.path.exists(ready), "the app never got ready")
-    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)  # to gputrace alone: it must pass it on
     out, err = proc.communicate(timeout=60)
 
@@ -307,6 +317,202 @@ def case_record_sigint():
     files = expect_outputs(work, Res)
     info = dump(files[0])
     check(any(n["name"] == "waiting" for n in info["nvtx"]), "NVTX ranges before Ctrl-C missing")
+
+
+# A Python program under `gputrace record` that counts the SIGINTs it gets as KeyboardInterrupts,
+# until a SIGTERM (passed on by record, which the test sends once it saw the interrupt it expects)
+# tells it to stop. A SIGINT passed on twice reaches it before that SIGTERM: record passes signals
+# on one at a time, in order, and the lower-numbered of two pending signals is delivered first.
+# A second interrupt arriving while the first is counted escapes (a traceback, status 1).
+PY_SIGNAL_CHILD = textwrap.dedent("""\
+    import ctypes, os, signal, sys, time
+    log = open(sys.argv[1], "a", buffering=1)
+    cudart = ctypes.CDLL("libcudart.so.13")
+    dev = ctypes.c_void_p()
+    assert cudart.cudaMalloc(ctypes.byref(dev), ctypes.c_size_t(256)) == 0  # the trace starts
+    log.write("pid %d\\n" % os.getpid())
+    h = signal.getsignal(signal.SIGINT)
+    log.write("handler %s\\n" % ("SIG_IGN" if h == signal.SIG_IGN else getattr(h, "__name__", h)))
+    stop = False
+    def on_term(sig, frame):
+        global stop
+        stop = True
+    signal.signal(signal.SIGTERM, on_term)
+    interrupts, said_ready = 0, False
+    deadline = time.monotonic() + 100  # a ceiling: the test ends it long before
+    while not stop and time.monotonic() < deadline:
+        try:
+            if not said_ready:
+                said_ready = True
+                log.write("ready\\n")
+            while not stop and time.monotonic() < deadline:
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            interrupts += 1
+            log.write("interrupt %d\\n" % interrupts)
+    cudart.cudaDeviceSynchronize()
+    log.write("interrupts %d\\n" % interrupts)
+""")
+
+
+def wait_until(what, cond, ceiling=60):
+    """Polls cond() until it holds; fails after ceiling seconds (a ceiling, not an expected time)."""
+    deadline = time.monotonic() + ceiling
+    while not cond():
+        check(time.monotonic() < deadline, "%s: not within %d s" % (what, ceiling))
+        time.sleep(0.02)
+
+
+def log_lines(path):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def wait_exit(pid, ceiling=60):
+    """The wait status of pid, reaped within ceiling seconds."""
+    status = []
+    def reaped():
+        p, st = os.waitpid(pid, os.WNOHANG)
+        if p == pid:
+            status.append(st)
+        return bool(status)
+    wait_until("process %d to end" % pid, reaped, ceiling)
+    return os.waitstatus_to_exitcode(status[0])
+
+
+def process_state(pid):
+    """The state letter of /proc/PID/stat (R, S, T...)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def signal_child_setup(name):
+    work = fresh_dir(name)
+    script = os.path.join(work, "child.py")
+    with open(script, "w") as f:
+        f.write(PY_SIGNAL_CHILD)
+    log = os.path.join(work, "child.log")
+    LEFT_RUNNING.append(lambda: int([l for l in log_lines(log) if l.startswith("pid ")][0][4:]))
+    cmd = [os.path.join(ARGS.bin_dir, "gputrace"), "record", "-q", "-o", "run", "--no-report",
+           "--", sys.executable, script, log]
+    return work, log, cmd
+
+
+def expect_one_interrupt(log, sender):
+    """After one SIGINT: the child counted it, record passes SIGTERM on (sender), the child ends."""
+    wait_until("the program's KeyboardInterrupt", lambda: "interrupt 1" in log_lines(log))
+    sender(signal.SIGTERM)
+    wait_until("the program's end", lambda: any(l.startswith("interrupts ") for l in log_lines(log)))
+    lines = log_lines(log)
+    check("interrupts 1" in lines, "one SIGINT should be one KeyboardInterrupt: %s" % lines)
+
+
+def case_record_sigint_terminal():
+    """Ctrl-C at a terminal reaches record and the program (one foreground process group): record
+    does not pass its own on, so the program gets one KeyboardInterrupt, not two."""
+    import pty
+    work, log, cmd = signal_child_setup("sigint-terminal")
+    env = base_env()
+    try:
+        pid, master = pty.fork()
+    except OSError as e:
+        print("(no pseudo-terminal here: %s; the terminal case is not checked)" % e)
+        return
+    if pid == 0:  # a new session whose controlling terminal is the pty; its group is in front
+        os.chdir(work)
+        os.execve(cmd[0], cmd, env)
+    LEFT_RUNNING.append(pid)
+    output = []
+    def drain():  # the pty's buffer must not fill: record and the program write to it
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            output.append(data)
+    import threading
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    wait_until("the program's start", lambda: "ready" in log_lines(log))
+    check("handler default_int_handler" in log_lines(log),
+          "Python under gputrace should keep its KeyboardInterrupt handler: %s" % log_lines(log))
+    # record is stopped while Ctrl-C is typed, so that the program has certainly handled its
+    # SIGINT before record sees its own: one passed on would then be a second KeyboardInterrupt
+    # (close together, the kernel would merge the two and the test could not tell).
+    os.kill(pid, signal.SIGSTOP)
+    wait_until("record to stop", lambda: process_state(pid) == "T")
+    os.write(master, b"\x03")  # Ctrl-C: the line discipline sends SIGINT to the foreground group
+    wait_until("the program's KeyboardInterrupt", lambda: "interrupt 1" in log_lines(log))
+    os.kill(pid, signal.SIGCONT)  # record now handles its pending SIGINT, then the SIGTERM below
+    expect_one_interrupt(log, lambda sig: os.kill(pid, sig))
+    rc = wait_exit(pid)
+    check(rc == 0, "record: status %d\n%s" % (rc, b"".join(output).decode(errors="replace")))
+
+
+def case_record_sigint_alone():
+    """kill -INT of record alone (a harness, a job manager): passed on, one KeyboardInterrupt."""
+    work, log, cmd = signal_child_setup("sigint-alone")
+    with open(os.path.join(work, "out"), "w") as out:
+        proc = subprocess.Popen(cmd, env=base_env(), cwd=work, stdout=out, stderr=out)
+    LEFT_RUNNING.append(proc.pid)
+    wait_until("the program's start", lambda: "ready" in log_lines(log))
+    proc.send_signal(signal.SIGINT)
+    expect_one_interrupt(log, proc.send_signal)
+    check(proc.wait(timeout=60) == 0, "record: status %d" % proc.returncode)
+
+
+def case_record_sigint_uncaught():
+    """An uncaught KeyboardInterrupt: Python ends by SIGINT at its default action, which it sends
+    itself after its finalization (gputrace's handler is gone by then); the trace still ends, by
+    that signal, with the program's calls."""
+    work, log, cmd = signal_child_setup("sigint-uncaught")
+    script = cmd[-2]
+    with open(script) as f:
+        text = f.read()
+    with open(script, "w") as f:  # the same program, with its KeyboardInterrupt left uncaught
+        f.write(text.replace("except KeyboardInterrupt:", "except ZeroDivisionError:"))
+    with open(os.path.join(work, "out"), "w") as out:
+        proc = subprocess.Popen(cmd, env=base_env(), cwd=work, stdout=out, stderr=out)
+    LEFT_RUNNING.append(proc.pid)
+    wait_until("the program's start", lambda: "ready" in log_lines(log))
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=60)
+    with open(os.path.join(work, "out")) as f:
+        out = f.read()
+    check(rc == 130 and "KeyboardInterrupt" in out, "record: status %d\n%s" % (rc, out))
+    files = traces_in(os.path.join(work, "run.gputrace"))
+    check(len(files) == 1, "one trace expected: %s" % files)
+    info = dump(files[0])
+    check(info.get("end") == {"state": "0", "reason": "2", "signal": str(int(signal.SIGINT))},
+          "the trace should end by SIGINT: %s" % info.get("end"))
+    check(info["kinds"].get("api_alloc", 0) >= 1, "the program's calls: %s" % info["kinds"])
+
+
+def case_record_sigint_ignored():
+    """A script's background job starts with SIGINT ignored, and so does the program under it; a
+    SIGINT sent to record is then passed on as SIGTERM, so that the run still ends when told."""
+    work, log, cmd = signal_child_setup("sigint-ignored")
+    pidfile = os.path.join(work, "pid")
+    script = '"$@" >out 2>&1 & echo $! >pid; wait $!'
+    shell = subprocess.Popen(["sh", "-c", script, "sh"] + cmd, env=base_env(), cwd=work)
+    LEFT_RUNNING.append(shell.pid)
+    wait_until("the program's start", lambda: "ready" in log_lines(log))
+    check("handler SIG_IGN" in log_lines(log),
+          "sh should start its background job with SIGINT ignored: %s" % log_lines(log))
+    with open(pidfile) as f:
+        record_pid = int(f.read())
+    os.kill(record_pid, signal.SIGINT)
+    wait_until("the program's end", lambda: any(l.startswith("interrupts ") for l in log_lines(log)))
+    check(shell.wait(timeout=60) == 0, "record: status %d" % shell.returncode)
+    with open(os.path.join(work, "out")) as f:
+        out = f.read()
+    check("passed on as SIGTERM" in out, "record should say what it did: %s" % out)
+    check("interrupts 0" in log_lines(log), "SIGINT stays ignored: %s" % log_lines(log))
 
 
 def nvtx_sequence(info):
@@ -366,7 +572,7 @@ def case_nvtx_many_names():
 
 
 PY_CHILD = textwrap.dedent("""
-    import ctypes, os, sys, time
+    import ctypes, os, sys
     # torch loads its CUDA libraries with RTLD_LOCAL: do the same.
     cudart = ctypes.CDLL("libcudart.so.13", mode=os.RTLD_LOCAL | os.RTLD_NOW)
     nvtx = ctypes.CDLL(sys.argv[1], mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -382,8 +588,7 @@ PY_CHILD = textwrap.dedent("""
         for i in range(4):
             nvtx.wf_nvtx_push(b"load-batch")
             nvtx.wf_nvtx_pop()
-        time.sleep(0.4)
-        os._exit(0)
+        os._exit(0)  # gputrace's _exit writes the records first
     _, status = os.waitpid(pid, 0)
     cudart.cudaDeviceSynchronize()
     sys.exit(os.waitstatus_to_exitcode(status))

@@ -1,7 +1,7 @@
 /* wf_app.c — the traced program of the workflow tests. Linked against the fake libcudart.so.13
  * and using NVTX v3 (header-only), it does what a real training script does in small:
  *   wf_app exit N          a few CUDA calls, then exit with status N
- *   wf_app kill SIG        a few CUDA calls, then die by signal SIG
+ *   wf_app kill SIG        a few CUDA calls, then die by signal SIG (its default action)
  *   wf_app env FILE        write LD_PRELOAD, GPUTRACE_DIR, NVTX_INJECTION64_PATH to FILE
  *   wf_app fork            CUDA calls in the parent; a forked child (no exec) emits NVTX and
  *                          leaves with _exit, like a DataLoader worker
@@ -64,8 +64,7 @@ static int do_fork(void)
         nvtxRangePushA("worker-batch");
         nvtxMarkA("worker-mark");
         nvtxRangePop();
-        sleep_ms(400); /* longer than GPUTRACE_FLUSH_MS: the writer flushes before _exit */
-        _exit(0);
+        _exit(0); /* gputrace's _exit writes the records first: no need to wait for the writer */
     }
     int status = 0;
     waitpid(pid, &status, 0);
@@ -97,6 +96,8 @@ static int do_wait_sigint(const char *ready)
 {
     signal(SIGINT, on_sigint);
     cuda_work();
+    nvtxRangePushA("waiting"); /* one range before "ready": the test may interrupt at once */
+    nvtxRangePop();
     FILE *f = fopen(ready, "w");
     if (f)
         fclose(f);
@@ -162,9 +163,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "kill")) {
         cuda_work();
-        sleep_ms(300); /* let the writer flush: a signal death may skip exit handlers */
-        signal(atoi(arg), SIG_DFL);
-        raise(atoi(arg));
+        raise(atoi(arg)); /* its default action: gputrace's handler ends the trace, then it dies */
         return 99;
     }
     if (!strcmp(mode, "env"))

@@ -75,6 +75,8 @@ int main(int argc, char **argv)
         printf("kind %s %" PRIu64 "\n", name ? name : "?", st->records_by_kind[k]);
     }
     printf("lost %" PRIu64 "\n", st->lost_records);
+    printf("end state=%d reason=%u signal=%d\n", gt_reader_end_state(r), st->end.reason,
+           st->end.signal);
     printf("chunks ok=%" PRIu64 " damaged=%" PRIu64 " gaps=%" PRIu64 " unknown=%" PRIu64
            " truncated=%d records=%" PRIu64 "\n",
            st->chunks_ok, st->chunks_damaged, st->chunk_seq_gaps, st->unknown_kinds, st->truncated,

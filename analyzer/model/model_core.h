@@ -1,7 +1,9 @@
-/* model_internal.h — what the parts of the model share: the pass state and the functions one
- * part calls in another (listed by the file that defines them). Not for use outside model*.c. */
-#ifndef GT_MODEL_INTERNAL_H
-#define GT_MODEL_INTERNAL_H
+/* model_core.h — the shared core of the model's builders: the pass state (what pass 1 collects
+ * for what follows it, the lookups by id), and model_core.c's helpers every builder may call.
+ * Each builder declares what the later ones call of it in its own header (model_calls.h ...);
+ * model_load.c gives their order. Not for use outside analyzer/model. */
+#ifndef GT_MODEL_CORE_H
+#define GT_MODEL_CORE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -160,110 +162,27 @@ struct gt_stack_name {
     char *where;
 };
 
-/* model_calls.c */
+/* model_core.c: what a record is */
 int md_contains_ci(const char *hay, const char *needle);
 int md_sync_blocks(uint32_t kind);
 uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind);
+/* A copy the CPU waits for: synchronous calls, and pageable D2H (staged, returns when done). */
+int md_copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk);
 int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk);
-void md_on_api(gt_proc *p, pass_state *s, const gt_record *r);
-void md_on_stack(gt_proc *p, pass_state *s, const gt_record *r);
-void md_launch_entry(gt_proc *p);
-
-/* model_kernels.c */
-const char *gt_kernel_family_name(int family);
-int md_conv_like(const char *name);
-void md_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k);
-void md_on_gpu_memcpy(gt_proc *p, pass_state *s, const gt_rec_gpu_memcpy *m);
-void md_resolve_kernel_names(gt_proc *p, pass_state *s);
-uint32_t md_kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k);
-
-/* model_cudnn.c */
-void md_on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d);
-void md_decode_plan_json(pass_state *s, plan_info *pi, const gt_record *r);
-void md_build_cudnn_ops(gt_proc *p, pass_state *s);
-void md_build_inferred_ops(gt_proc *p);
-void md_on_cudnn_perf(pass_state *s, const gt_record *r);
-
-/* model_time.c */
-void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
-void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
-tid_stack *md_tid_for(pass_state *s, uint32_t tid);
-void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
-void md_busy_and_gaps(gt_proc *p, pass_state *s);
 int md_cmp_u64(const void *a, const void *b);
-int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
-                            const gt_rec_api_memcpy *m);
-void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
-void md_note_blocking(pass_state *s, uint64_t a, uint64_t b); /* category 0 of the above */
-void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
-void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
-void md_analyse_steps(gt_proc *p);
-void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
-size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
+
+/* model_core.c: the arrays several builders fill */
+void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
+tid_stack *md_tid_for(pass_state *s, uint32_t tid);
+void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
+void md_iv_merge(pass_state *s, uint64_t gap); /* sort, merge intervals closer than gap ns */
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
-
-/* model_steps.c */
-void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
-void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
-void md_steps_on_api(pass_state *s, const gt_api_common *c);
-void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
-void md_steps_on_call(pass_state *s, const gt_record *r); /* GPU-sampled traces only */
-void md_choose_steps(gt_proc *p, pass_state *s);
-void md_steps_free(pass_state *s);
-/* model_idle.c */
-void md_idle_on_thread(pass_state *s, const gt_record *r);
-void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
-                    int blocking);
-void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl);
-void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
-void md_idle_finish(gt_proc *p, pass_state *s);
-void md_idle_assign(gt_proc *p);
-void md_idle_collectives(gt_proc *p); /* the gaps' collective cover, again from zero */
-/* model_phases.c */
-int md_api_is_jit(uint32_t func); /* compiles or loads code (not context creation) */
-void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
-void md_phase_end_record(gt_proc *p, const gt_record *r);
-void md_phases(gt_proc *p, pass_state *s);
-void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
-
-/* model_sample.c (GPUTRACE_SAMPLE) */
-void md_sample_on_capture(pass_state *s, const gt_record *r);
-void md_sample_windows(gt_proc *p, pass_state *s);
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after
  * t, or n: one binary search for every such array. */
 size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t);
 #define MD_FIRST_ENDING_AFTER(arr, n, t)                                                           \
     md_first_ending_after((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), end_ns), (t))
-void md_sample_on_call(pass_state *s, uint16_t kind, const gt_api_common *c);
-void md_sample_clip(gt_proc *p, pass_state *s);
-void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);
-void md_sample_bins(gt_proc *p);
-void md_sample_steady(gt_proc *p, uint64_t lo, uint64_t hi);
-uint64_t md_steady_scaled(const gt_proc *p, uint64_t ns);
-double md_steady_gpu_steps(const gt_proc *p);
-int md_in_steady_gpu(const gt_proc *p, uint64_t t);
-void md_steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
-                                  uint64_t out[GT_PHASE_COUNT]);
-
-/* model_compile.c */
-void md_compile_on_stack_frame(gt_proc *p, pass_state *s, uint32_t stack_id, const char *file,
-                               const char *func);
-void md_compile_on_api(gt_proc *p, pass_state *s, const gt_api_common *c);
-void md_compile_workers(gt_proc *p, const pass_state *s);
-size_t md_compile_spans(gt_proc *p, const pass_state *s, const gt_phase_span *jit, size_t nj,
-                        gt_phase_span **out);
-void md_compilations(gt_proc *p);
-
-/* model_framework.c */
-void md_framework_on_module(gt_proc *p, const char *path);
-void md_framework_on_python_file(gt_proc *p, const char *file);
-void md_framework_on_kernel_name(gt_proc *p, const char *name);
-
-/* model_procs.c */
-void md_run_notes(gt_run *run, const char *const *paths, int n, char **list, size_t cnt);
-void md_run_note_proc(gt_run *run, size_t i, const gt_proc *p);
-void md_run_notes_finish(gt_run *run);
-void md_run_notes_free(gt_run *run);
+size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 
 #endif

@@ -1,0 +1,14 @@
+/* model_phases.h — the phases builder (model_phases.c): start-up, JIT compilation, cuDNN
+ * autotuning, warm-up, steady state, tear-down, from the evidence pass 1 collects. */
+#ifndef GT_MODEL_PHASES_H
+#define GT_MODEL_PHASES_H
+
+#include "model_core.h"
+
+int md_api_is_jit(uint32_t func); /* compiles or loads code (not context creation) */
+void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
+void md_phase_end_record(gt_proc *p, const gt_record *r);
+void md_phases(gt_proc *p, pass_state *s);
+void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
+
+#endif

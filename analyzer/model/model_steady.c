@@ -1,0 +1,327 @@
+/* model_steady.c — the steady window and its figures: where it lies (the warm-up steps before
+ * it, from the steps' times), what pass 2 logs for it (steady_ev, in file order: the window is
+ * known only after pass 1), what it counts per step (syncs, copies, allocations, kernels), and
+ * the idle gaps' totals for the whole run and for the steady window (less what JIT compilation,
+ * compilation or autotuning explain, model_phases.c; with GPU sampling, over its measured part,
+ * model_sample.c; a small gap after a blocking call is the wait's, not launch overhead). */
+#include "model_steady.h"
+
+#include "model_phases.h"
+#include "model_sample.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void md_analyse_steps(gt_proc *p)
+{
+    size_t n = p->n_steps;
+    if (n < 2)
+        return;
+    double *d = gt_xrealloc(NULL, n * sizeof *d), *tail = gt_xrealloc(NULL, n * sizeof *tail);
+    for (size_t i = 0; i < n; i++)
+        d[i] = (double)(p->steps[i].end_ns - p->steps[i].start_ns) / 1e6;
+    size_t h = n / 2;
+    memcpy(tail, d + h, (n - h) * sizeof *d);
+    double ref = median(tail, n - h);
+    /* warm-up: leading steps clearly slower than the steady reference */
+    size_t w = 0;
+    while (w < n - 1 && d[w] > ref * 1.5 && w < n / 2 + 1)
+        w++;
+    p->warmup_steps = w;
+    p->warmup_ms_total = 0;
+    for (size_t i = 0; i < w; i++)
+        p->warmup_ms_total += d[i];
+    size_t ns = n - w;
+    memcpy(tail, d + w, ns * sizeof *d);
+    double sum = 0, mn = tail[0];
+    for (size_t i = 0; i < ns; i++) {
+        sum += tail[i];
+        if (tail[i] < mn)
+            mn = tail[i];
+    }
+    p->step_ms_mean_steady = sum / (double)ns;
+    p->step_ms_min = mn;
+    p->step_ms_median = median(tail, ns);
+    p->steady_start_ns = p->steps[w].start_ns;
+    p->steady_end_ns = p->steps[n - 1].end_ns;
+    free(d);
+    free(tail);
+}
+
+void md_note_blocking(pass_state *s, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return;
+    gt_grow((void **)&s->blocking, &s->cap_blocking, s->n_blocking, sizeof *s->blocking);
+    s->blocking[s->n_blocking][0] = a;
+    s->blocking[s->n_blocking++][1] = b;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const uint64_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Whether the gap [x, y] began while a blocking call waited (it ends inside the gap): the queue
+ * drained because the CPU waited, so the gap is the wait's (sync-stall), not launch overhead.
+ * Gaps come in time order; *j moves forward over the sorted calls. */
+static int small_gap_after_wait(const pass_state *s, size_t *j, uint64_t x, uint64_t y)
+{
+    while (*j < s->n_blocking && s->blocking[*j][1] < x)
+        (*j)++;
+    for (size_t k = *j; k < s->n_blocking && s->blocking[k][0] < y; k++)
+        if (s->blocking[k][1] >= x && s->blocking[k][1] < y)
+            return 1;
+    return 0;
+}
+
+static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
+{
+    gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
+    s->sev[s->n_sev++] = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
+}
+
+/* The call site of a blocking call (sites were made in pass 1). */
+static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
+{
+    return gt_map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
+}
+
+/* Pass 2 logs what the steady window will count (see steady_count). */
+void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
+        union {
+            gt_api_common c;
+            gt_rec_api_memcpy m;
+            gt_rec_api_sync sync;
+        } u;
+        gt_body_copy(&u, sizeof u, r);
+        uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
+        if (r->kind == GT_REC_API_ALLOC) {
+            steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
+        } else if (r->kind == GT_REC_API_LAUNCH) {
+            steady_log(s, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
+        } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
+            steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
+        } else if (r->kind == GT_REC_API_MEMCPY) {
+            uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
+            steady_log(s, md_copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns,
+                       d, steady_site(s, &u.c));
+        }
+    } else if (r->kind == GT_REC_GPU_KERNEL) {
+        gt_rec_gpu_kernel k;
+        gt_body_copy(&k, sizeof k, r);
+        uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
+        steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
+                   ki < p->n_kernels && p->kernels[ki].is_nccl);
+    } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
+        gt_rec_gpu_sync g;
+        gt_body_copy(&g, sizeof g, r);
+        if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
+            steady_log(s, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
+    }
+}
+
+static void steady_on_site(gt_proc *p, uint32_t site, uint64_t d)
+{
+    if (site >= p->n_sync_sites)
+        return;
+    p->sync_sites[site].steady_count++;
+    p->sync_sites[site].steady_ns += d;
+}
+
+/* GPU sampling: what the GPU records gave over the steady steps inside windows, for the whole
+ * steady window (model_sample.c). */
+static void steady_count_scale(gt_proc *p, double cupti_sync_ms)
+{
+    double f = p->steady_gpu_steps > 0 ? p->steady_steps / p->steady_gpu_steps : 0;
+    p->steady_kernels = md_steady_scaled(p, p->steady_kernels);
+    p->steady_kernel_ns = md_steady_scaled(p, p->steady_kernel_ns);
+    p->steady_short_kernels = md_steady_scaled(p, p->steady_short_kernels);
+    p->steady_nccl_ms_per_step *= f;
+    p->steady_sync_ms_per_step += cupti_sync_ms * (f - 1);
+    p->steady_cupti_sync_count = md_steady_scaled(p, p->steady_cupti_sync_count);
+    p->steady_cupti_sync_ns = md_steady_scaled(p, p->steady_cupti_sync_ns);
+}
+
+/* The steady window's figures from the log (what a third pass over the file counted). */
+void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    double cupti_sync_ms = 0; /* GPU sampling: CUPTI's syncs, scaled with the kernels below */
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if (e->t < lo || e->t >= hi)
+            continue;
+        /* GPU records count only in the steady steps inside windows when sampled */
+        if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
+            !md_in_steady_gpu(p, e->t))
+            continue;
+        double ms = (double)e->d / 1e6;
+        switch (e->kind) {
+        case SE_ALLOC:
+            p->steady_alloc_calls++;
+            p->steady_alloc_ns += (uint64_t)(ms * 1e6);
+            break;
+        case SE_SYNC:
+            p->steady_sync_ms_per_step += ms;
+            steady_on_site(p, e->site, e->d);
+            break;
+        case SE_COPY:
+        case SE_COPY_ITEM:
+            p->steady_copy_ms_per_step += ms;
+            if (e->kind == SE_COPY_ITEM) {
+                p->steady_sync_ms_per_step += ms;
+                steady_on_site(p, e->site, e->d);
+            }
+            break;
+        case SE_LAUNCH:
+            p->steady_launch_calls++;
+            p->steady_launch_call_ns += e->d;
+            break;
+        case SE_KERNEL:
+            p->steady_kernels++;
+            p->steady_kernel_ns += (int64_t)e->d > 0 ? e->d : 0;
+            if (e->d < GT_SHORT_KERNEL_NS)
+                p->steady_short_kernels++;
+            if (e->site && (int64_t)e->d > 0)
+                p->steady_nccl_ms_per_step += ms;
+            break;
+        default: /* SE_CUPTI_SYNC */
+            p->steady_sync_ms_per_step += ms;
+            cupti_sync_ms += ms;
+            p->steady_cupti_sync_count++;
+            p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
+            break;
+        }
+    }
+    if (p->gpu_sampled)
+        steady_count_scale(p, cupti_sync_ms);
+}
+
+/* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */
+static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
+{
+    return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
+}
+
+/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
+static void steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
+                                      uint64_t out[GT_PHASE_COUNT])
+{
+    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
+    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
+         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
+        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
+        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
+        if (y <= x)
+            continue;
+        uint64_t part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, x, y, part);
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            out[k] += part[k];
+    }
+}
+
+/* Idle-gap figures for the whole run and for the steady window. */
+void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t steady_unexpl = 0, steady_after_sync = 0, steady_short = 0, steady_cpu = 0;
+    uint64_t launch_gaps = 0; /* steady gaps holding launch idle */
+    int cpu_seen = p->cpu_api_records || p->gpu_api_records;
+    for (size_t i = 0; i < p->n_gaps; i++) {
+        gt_gap *g = &p->gaps[i];
+        uint64_t len = g->end_ns - g->start_ns;
+        /* a pageable copy's staging between its GPU records is the copy's, call seen or not */
+        uint64_t copy = g->in_copy_ns > g->in_staging_ns ? g->in_copy_ns : g->in_staging_ns;
+        uint64_t sum = g->in_sync_ns + copy + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t unexpl = sum < len ? len - sum : 0;
+        /* Launch-bound idle: a short gap not after a sync, less the time the CPU spent in calls
+         * that are not launches. Without any CPU record only launch-latency gaps (< 20 us, below)
+         * can be put down to launching. */
+        uint64_t other =
+            g->in_sync_ns + copy + g->in_alloc_ns + g->in_other_api_ns + g->collective_ns;
+        uint64_t launch_part =
+            (len < GT_BIG_GAP_NS && !g->after_sync && cpu_seen && other < len) ? len - other : 0;
+        p->launch_idle_ns += launch_part;
+        p->idle_sync_ns += g->in_sync_ns;
+        p->idle_copy_ns += g->in_copy_ns;
+        p->idle_launch_ns += g->in_launch_ns;
+        p->idle_alloc_ns += g->in_alloc_ns;
+        p->idle_other_ns += g->in_other_api_ns;
+        p->idle_unexplained_ns += unexpl;
+        if (g->after_sync)
+            p->after_sync_idle_ns += len;
+        /* the part of the gap in the steady window, less what lies in JIT compilation or
+         * autotuning there (model_phases.c): that idle time is reported by its phase's name */
+        uint64_t in_phase[GT_PHASE_COUNT], part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, g->start_ns, g->end_ns, in_phase);
+        for (int k = 0; k < GT_PHASE_COUNT && len; k++)
+            p->phase_idle_ns[k] += part_of(unexpl, in_phase[k], len);
+        uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
+        if (p->gpu_sampled) /* the steady window's part in whole steps inside windows */
+            steady_gpu_phase_overlaps(p, g->start_ns, g->end_ns, part);
+        else
+            md_phase_overlaps(p, a, b < a ? a : b, part);
+        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
+        uint64_t named = 0;
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            named += gt_phase_is_named_cost(k) ? part[k] : 0;
+        if (p->n_phases)
+            ov -= named;
+        if (ov && len) {
+            if (len >= GT_BIG_GAP_NS && !g->after_sync) {
+                steady_unexpl += part_of(unexpl, ov, len);
+                p->steady_big_gaps++;
+                uint64_t shown = named ? part_of(unexpl, ov, len) : unexpl;
+                if (shown > p->largest_gap_ns) {
+                    p->largest_gap_ns = shown;
+                    p->largest_gap_start_ns = g->start_ns;
+                }
+            }
+            steady_short += part_of(launch_part, ov, len);
+            launch_gaps += launch_part > 0;
+            if (g->after_sync)
+                steady_after_sync += ov;
+            steady_cpu += part_of(unexpl, ov, len);
+        }
+    }
+    p->steady_idle_unexplained_ns = md_steady_scaled(p, steady_unexpl);
+    uint64_t busy = 0;
+    size_t j = 0;
+    if (s->n_blocking)
+        qsort(s->blocking, s->n_blocking, sizeof *s->blocking, cmp_pair);
+    for (size_t i = 0; i < s->n_iv; i++) {
+        busy += gt_proc_steady_gpu_overlap(p, s->iv[i][0], s->iv[i][1]);
+        /* gaps below GT_GAP_MIN_NS are not kept: count them here */
+        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS &&
+            !small_gap_after_wait(s, &j, s->iv[i - 1][1], s->iv[i][0])) {
+            uint64_t small = gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            steady_short += small;
+            launch_gaps += small > 0;
+        }
+    }
+    p->launch_idle_ns += p->small_gap_ns;
+    /* GPU figures per step: per steady step, or with sampling per steady step inside a window */
+    double steps = md_steady_gpu_steps(p);
+    if (steps <= 0) /* sampled, no steady step inside a window: no per-step GPU figure */
+        steady_short = steady_cpu = steady_unexpl = steady_after_sync = launch_gaps = 0, steps = 1;
+    p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
+    p->steady_launch_gaps_per_step = (double)launch_gaps / steps;
+    p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
+    p->steady_busy_pct = p->steady_gpu_ns ? 100.0 * (double)busy / (double)p->steady_gpu_ns : 0;
+    if (p->gpu_per_step_unavailable) /* the windows' share instead: a share, not per step */
+        p->steady_busy_pct = gt_proc_busy_pct(p);
+    p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;
+    p->steady_after_sync_idle_ms_per_step = (double)steady_after_sync / 1e6 / steps;
+}

@@ -1,0 +1,14 @@
+/* model_time.h — the time builder (model_time.c): NVTX ranges, GPU busy time and idle gaps, and
+ * what the CPU's calls were doing in each gap (pass 2). */
+#ifndef GT_MODEL_TIME_H
+#define GT_MODEL_TIME_H
+
+#include "model_core.h"
+
+void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
+void md_busy_and_gaps(gt_proc *p, pass_state *s);
+int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
+                            const gt_rec_api_memcpy *m);
+void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);
+
+#endif
