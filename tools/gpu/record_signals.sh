@@ -43,7 +43,7 @@ trace_whole() {
 
 # 2. kill -INT of record alone: timeout --foreground signals record only, after 60 s of training.
 t0=$(date +%s.%N)
-(cd "$O" && timeout --foreground -s INT -k 120 60 "$GT" record --lib "$LIB" -q --no-report -o alone \
+(cd "$O" && timeout --foreground --preserve-status -s INT -k 120 60 "$GT" record --lib "$LIB" -q --no-report -o alone \
   -- "${TRAIN[@]}" >alone.out 2>alone.err; echo $? >alone.rc)
 took=$(awk -v t="$(seconds_after "$t0")" 'BEGIN { printf "%.1f", t - 60 }')
 rc=$(cat "$O/alone.rc")
