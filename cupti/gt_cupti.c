@@ -26,7 +26,9 @@ static atomic_int state = ST_IDLE;
 /* The external-correlation fast path (gt_cupti.h). */
 atomic_bool gt_cupti_push_allowed;
 #define push_allowed gt_cupti_push_allowed
-static atomic_bool wrapper_fired;  /* some runtime wrapper saw a call */
+static atomic_bool wrapper_fired; /* some runtime wrapper saw a call */
+atomic_bool gt_cupti_static_runtime;
+static atomic_bool anchor_missing; /* a library call found no shared cudart to anchor with */
 static atomic_bool api_records_on; /* RUNTIME/DRIVER kinds enabled */
 static atomic_bool armed_by_request, armed_by_records;
 static atomic_bool clock_written;
@@ -206,6 +208,9 @@ static void set_kinds(bool on)
     for (size_t i = 0; atomic_load(&api_records_on) && i < 3; i++)
         GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(api_kinds[i])
                          : gt_cupti.ActivityDisable(api_kinds[i]));
+    if (gt_cupti_um_on())
+        GT_CUPTI_CALL(on ? gt_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+                         : gt_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
 }
 
 /* Attached: buffers registered, callbacks subscribed, kinds enabled. A capture that starts paused
@@ -248,6 +253,7 @@ static CUptiResult attach(void)
             gt_core_set_header_flag(GT_HDR_ORDER_LINKS);
     }
     atomic_store(&gt_cupti_link, GT_LINK_ATTACHED);
+    gt_cupti_um_attached();
     return CUPTI_SUCCESS;
 }
 
@@ -512,7 +518,8 @@ static void wait_for_other_flushes(void)
 
 static bool static_cudart_suspected(void)
 {
-    return atomic_load(&gt_cupti_kernels_seen) && !atomic_load(&wrapper_fired);
+    return atomic_load(&gt_cupti_kernels_seen) &&
+           (!atomic_load(&wrapper_fired) || atomic_load(&gt_cupti_static_runtime));
 }
 
 /* A program whose calls no wrapper sees (static cudart, frameworks that dlsym their CUDA) still
@@ -529,17 +536,28 @@ static void maybe_switch_api_records(void)
                  "and driver API records switched on");
 }
 
-/* Kernels without their queued time cannot be linked by it: let the callbacks link the launches
- * from now on (under the capture lock: a paused capture keeps them off until it resumes). */
+/* Kernels without their queued time cannot be linked by it, nor a static runtime's launches by
+ * anchors (gt_cupti_static_runtime): let the callbacks link the launches from now on (under the
+ * capture lock: a paused capture keeps them off until it resumes). */
 static void maybe_link_launches_by_callbacks(void)
 {
-    if (!atomic_load(&gt_cupti_queued_missing))
+    bool found_static = !atomic_load(&gt_cupti_static_runtime) &&
+                        ((atomic_load(&gt_cupti_kernels_seen) && !atomic_load(&wrapper_fired)) ||
+                         atomic_load(&anchor_missing));
+    if (found_static)
+        atomic_store(&gt_cupti_static_runtime, true);
+    if (!atomic_load(&gt_cupti_queued_missing) && !atomic_load(&gt_cupti_static_runtime))
         return;
     pthread_mutex_lock(&capture_lock);
-    if (gt_cupti_callbacks_link_launches(!capture_off))
+    bool switched = gt_cupti_callbacks_link_launches(!capture_off);
+    pthread_mutex_unlock(&capture_lock);
+    if (switched && found_static)
+        gt_debug("a CUDA runtime no wrapper sees (static cudart): its kernel launches are now "
+                 "recorded and linked by CUPTI callbacks; kernels before this point may have no "
+                 "link");
+    else if (switched)
         gt_warn("CUPTI gives kernels no queued time: kernel launches are now linked by CUPTI "
                 "callbacks (slower); kernels before this point may have no link");
-    pthread_mutex_unlock(&capture_lock);
 }
 
 static void on_periodic(void)
@@ -561,6 +579,7 @@ static void on_periodic(void)
     maybe_switch_api_records();
     maybe_link_launches_by_callbacks();
     maybe_retry_hw_trace();
+    gt_cupti_um_periodic();
     gt_cupti_write_stats(false);
 }
 
@@ -594,6 +613,7 @@ static void on_fork_child(void)
     tl_push_depth = 0;
     gt_cupti_records_reset_after_fork();
     gt_cupti_callbacks_reset_after_fork();
+    gt_cupti_um_reset_after_fork();
 }
 
 static void cupti_init(void)
@@ -608,6 +628,12 @@ static void cupti_init(void)
     }
     gt_core_on_periodic(on_periodic);
     gt_core_on_before_exit(on_before_exit);
+    /* nvcc links cudart statically by default: such a program's calls reach no wrapper */
+    if (gt_cupti_exe_has_fatbin() && !gt_cupti_cudart_mapped()) {
+        atomic_store(&gt_cupti_static_runtime, true);
+        gt_debug("the program carries device code and no shared libcudart (static cudart): its "
+                 "kernel launches are recorded from CUPTI's callbacks");
+    }
     if (cfg->cupti_lib[0])
         start("load (GPUTRACE_CUPTI_LIB)");
     else if (gt_cupti_cuda_libs_loaded())
@@ -662,17 +688,23 @@ void gt_cupti_pop_correlation(void)
  * launches in between carry ids between the two anchors (on the H200 every one of 13,524 library
  * kernels did, agreeing with a callback pair per launch). The analyzer matches the runtime
  * launches to their kernels by order (analyzer/model/order_link.h). Without a shared cudart there
- * is no anchor (the library's kernels then stay unlinked, counted). */
+ * is no anchor: the process runs a static runtime, whose launches the callbacks pair instead
+ * (gt_cupti_static_runtime; what ran before the next flush stays unlinked, counted). */
 bool gt_cupti_anchor(bool begin, void *runtime_get_version)
 {
     typedef int (*runtime_version_fn)(int *);
     runtime_version_fn f = (runtime_version_fn)runtime_get_version;
-    if (!f || !gt_core_config()->cupti_anchors ||
+    if (!gt_core_config()->cupti_anchors ||
         !atomic_load_explicit(&push_allowed, memory_order_relaxed))
         return false;
     gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
     if (t->depth != 1 || !t->by_callbacks)
         return false; /* nested calls belong to the outermost one */
+    if (!f) {         /* a static runtime: the launch callbacks pair them from the next flush on */
+        if (!atomic_load_explicit(&anchor_missing, memory_order_relaxed))
+            atomic_store(&anchor_missing, true);
+        return false;
+    }
     int version = 0;
     t->anchor_site = begin ? 1 : 2;
     f(&version);

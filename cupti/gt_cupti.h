@@ -25,4 +25,30 @@ bool gt_cupti_anchor(bool begin, void *runtime_get_version);
  * off (the wrappers see the calls). */
 void gt_cupti_note_wrapper_fired(void);
 
+/* Managed memory was allocated (the cudaMallocManaged wrapper, CUPTI's callback on
+ * cuMemAllocManaged): CUPTI's unified-memory counters come on now (GPUTRACE_UM=auto;
+ * gt_cupti_um.c). Cheap after the first call. */
+void gt_cupti_note_managed_memory(void);
+
+/* A call of a static CUDA runtime, which no wrapper sees (issue 30), as CUPTI's callback tells it
+ * at the call's exit: a kernel launch, or a managed allocation (is_alloc). */
+typedef struct gt_cupti_unseen_call {
+    uint64_t t_begin_ns, t_end_ns;
+    uint32_t func;  /* GT_FN_* of the runtime entry point */
+    uint16_t flags; /* GT_RF_PTDS for a _ptsz entry point */
+    int32_t result;
+    /* launches */
+    const char *symbol;   /* the kernel's name as CUPTI gives it, NULL when unknown */
+    const void *function; /* the host function or cudaKernel_t, NULL when unknown */
+    uint32_t grid[3], block[3];
+    uint64_t shared_mem, stream;
+    /* managed allocations */
+    bool is_alloc;
+    uint64_t ptr, bytes;
+} gt_cupti_unseen_call;
+/* Records such a call (in the application's thread, inside CUPTI's callback) and returns its call
+ * id, 0 when it was not recorded: the wrap module sets it at load. */
+typedef uint64_t (*gt_cupti_unseen_call_fn)(const gt_cupti_unseen_call *call);
+void gt_cupti_set_unseen_call_hook(gt_cupti_unseen_call_fn fn);
+
 #endif

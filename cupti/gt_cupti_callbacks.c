@@ -23,7 +23,9 @@
 #include <cupti.h>
 
 #include "gt_core.h"
+#include "gt_cupti.h"
 #include "gt_cupti_internal.h"
+#include "gtrace_api.h"
 
 atomic_bool gt_cupti_cb_active;
 _Thread_local gt_cupti_tl_call gt_cupti_tl_call_state __attribute__((tls_model("initial-exec")));
@@ -290,6 +292,164 @@ static void write_anchor(const gt_cupti_tl_call *t, uint32_t corr)
     gt_record_commit(rec);
 }
 
+/* ------------------------------------------------------------------ a static runtime's launches */
+
+static _Atomic(gt_cupti_unseen_call_fn) unseen_hook;
+
+void gt_cupti_set_unseen_call_hook(gt_cupti_unseen_call_fn fn)
+{
+    atomic_store(&unseen_hook, fn);
+}
+
+static gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void)
+{
+    return atomic_load_explicit(&unseen_hook, memory_order_acquire);
+}
+
+/* The runtime launch entry point of a cbid (0: not a launch), its _ptsz twins flagged. */
+static uint32_t launch_func_of(CUpti_CallbackId cbid, uint16_t *flags)
+{
+    *flags = 0;
+    switch (cbid) {
+    case RT(__cudaLaunchKernel_ptsz_v13000):
+        *flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(__cudaLaunchKernel_v13000):
+        return GT_FN___cudaLaunchKernel;
+    case RT(cudaLaunch_ptsz_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000):
+        *flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(cudaLaunch_v3020):
+    case RT(cudaLaunchKernel_v7000):
+        return GT_FN_cudaLaunchKernel;
+    case RT(cudaLaunchKernelExC_ptsz_v11060):
+        *flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(cudaLaunchKernelExC_v11060):
+        return GT_FN_cudaLaunchKernelExC;
+    case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+        *flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(cudaLaunchCooperativeKernel_v9000):
+    case RT(cudaLaunchCooperativeKernelMultiDevice_v9000):
+        return GT_FN_cudaLaunchCooperativeKernel;
+    default:
+        return 0;
+    }
+}
+
+static void set_dims(gt_cupti_unseen_call *l, dim3 g, dim3 b)
+{
+    l->grid[0] = g.x, l->grid[1] = g.y, l->grid[2] = g.z;
+    l->block[0] = b.x, l->block[1] = b.y, l->block[2] = b.z;
+}
+
+/* The launch configuration, from the parameter structs CUPTI documents
+ * (generated_cuda_runtime_api_meta.h); __cudaLaunchKernel has none there: its launches keep zeros
+ * (the kernel's own record has its grid and block). */
+static void read_params(gt_cupti_unseen_call *l, CUpti_CallbackId cbid, const void *params)
+{
+    if (!params)
+        return;
+    switch (cbid) {
+    case RT(cudaLaunchKernel_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000): {
+        const cudaLaunchKernel_v7000_params *p = params;
+        l->function = p->func;
+        set_dims(l, p->gridDim, p->blockDim);
+        l->shared_mem = p->sharedMem;
+        l->stream = (uint64_t)(uintptr_t)p->stream;
+        break;
+    }
+    case RT(cudaLaunchCooperativeKernel_v9000):
+    case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
+        const cudaLaunchCooperativeKernel_v9000_params *p = params;
+        l->function = p->func;
+        set_dims(l, p->gridDim, p->blockDim);
+        l->shared_mem = p->sharedMem;
+        l->stream = (uint64_t)(uintptr_t)p->stream;
+        break;
+    }
+    case RT(cudaLaunchKernelExC_v11060):
+    case RT(cudaLaunchKernelExC_ptsz_v11060): {
+        const cudaLaunchKernelExC_v11060_params *p = params;
+        l->function = p->func;
+        if (p->config) {
+            set_dims(l, p->config->gridDim, p->config->blockDim);
+            l->shared_mem = p->config->dynamicSmemBytes;
+            l->stream = (uint64_t)(uintptr_t)p->config->stream;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Managed memory (issue 30): CUPTI's unified-memory counters come on at the first allocation
+ * (gt_cupti_um.c); a static runtime's allocation, which no wrapper saw, is recorded as a call. */
+static void on_managed_alloc(const CUpti_CallbackData *cb, const gt_cupti_tl_call *t)
+{
+    if (!cb->correlationData)
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        *cb->correlationData = gt_now_ns();
+        return;
+    }
+    int32_t r = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+    if (r == 0)
+        gt_cupti_note_managed_memory();
+    gt_cupti_unseen_call_fn hook = gt_cupti_unseen_call_hook();
+    if (t->id || !hook || !atomic_load_explicit(&gt_cupti_static_runtime, memory_order_relaxed))
+        return; /* a wrapped cudaMallocManaged records itself */
+    uint64_t t1 = gt_now_ns(), t0 = *cb->correlationData;
+    const cuMemAllocManaged_params *p = cb->functionParams;
+    gt_cupti_unseen_call a = {.t_begin_ns = t0 && t0 <= t1 ? t0 : t1,
+                              .t_end_ns = t1,
+                              .func = GT_FN_cudaMallocManaged,
+                              .result = r,
+                              .is_alloc = true};
+    if (p) {
+        a.bytes = p->bytesize;
+        a.ptr = r == 0 && p->dptr ? (uint64_t)*p->dptr : 0;
+    }
+    hook(&a);
+}
+
+/* A launch of a static runtime outside any wrapped call: recorded at its exit as a call of its own
+ * (the wrap module's hook), paired with CUPTI's correlation id of the launch like a wrapped one.
+ * correlationData carries the entry time to the exit. */
+static void on_unseen_launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid, uint32_t func,
+                             uint16_t flags, gt_cupti_unseen_call_fn hook)
+{
+    if (!cb->correlationData)
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        *cb->correlationData = gt_now_ns();
+        return;
+    }
+    uint64_t t1 = gt_now_ns(), t0 = *cb->correlationData;
+    gt_cupti_unseen_call l = {.t_begin_ns = t0 && t0 <= t1 ? t0 : t1,
+                              .t_end_ns = t1,
+                              .func = func,
+                              .flags = flags,
+                              .symbol = cb->symbolName};
+    l.result = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+    read_params(&l, cbid, cb->functionParams);
+    uint64_t id = hook(&l);
+    if (!id)
+        return;
+    gt_rec_gpu_ext_corr *rec = gt_record_begin(GT_REC_GPU_EXT_CORR, 0, sizeof *rec);
+    if (!rec)
+        return; /* counted as lost by the core */
+    rec->external_id = id;
+    rec->corr_id = gt_cupti_corr(cb->correlationId);
+    rec->ext_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+    rec->pad = 0;
+    gt_record_commit(rec);
+}
+
 static bool is_detach_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -304,12 +464,25 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
             gt_cupti_detach_in_callback(); /* recording is paused: nothing else to do here */
         return;
     }
+    gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == DRV(cuMemAllocManaged)) {
+        on_managed_alloc(cb, t);
+        return;
+    }
     uint32_t jit = domain == CUPTI_CB_DOMAIN_DRIVER_API ? jit_func_of(cbid) : 0;
     if (jit) {
         on_jit_call(cb, jit);
         return;
     }
-    gt_cupti_tl_call *t = &gt_cupti_tl_call_state;
+    if (!t->id && domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+        atomic_load_explicit(&gt_cupti_static_runtime, memory_order_relaxed)) {
+        uint16_t flags;
+        uint32_t func = launch_func_of(cbid, &flags);
+        gt_cupti_unseen_call_fn hook = gt_cupti_unseen_call_hook();
+        if (func && hook)
+            on_unseen_launch(cb, cbid, func, flags, hook);
+        return;
+    }
     if (t->anchor_site) {
         if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == GT_CUPTI_ANCHOR_CBID &&
             cb->callbackSite == CUPTI_API_ENTER)
@@ -359,6 +532,9 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
     }
     bool launches = mode != GT_CUPTI_CB_AUTO || atomic_load(&launches_by_callbacks);
     *drv = enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_jit_cbids, COUNT(driver_jit_cbids));
+    static const uint16_t managed_cbid[] = {DRV(cuMemAllocManaged)};
+    if (gt_core_config()->um_mode != GT_UM_OFF) /* rare: one per managed allocation */
+        *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, managed_cbid, 1);
     *rt = enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids, COUNT(runtime_cbids));
     static const uint16_t anchor_cbid[] = {GT_CUPTI_ANCHOR_CBID};
     if (gt_core_config()->cupti_anchors)
@@ -385,7 +561,8 @@ void gt_cupti_callbacks_reset_after_fork(void)
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps)
 {
     /* anchors link library kernels; the analyzer matches the runtime launches by name and order */
-    atomic_store(&launches_by_callbacks, !queued_timestamps && !gt_core_config()->cupti_anchors);
+    atomic_store(&launches_by_callbacks, (!queued_timestamps && !gt_core_config()->cupti_anchors) ||
+                                             atomic_load(&gt_cupti_static_runtime));
     if (!gt_cupti.Subscribe || !gt_cupti.EnableCallback) {
         gt_debug("libcupti has no callback API: external correlation by pushed ids only");
         return CUPTI_SUCCESS;

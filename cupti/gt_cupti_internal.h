@@ -5,7 +5,8 @@
  * gt_cupti.c is the lifecycle (start, flush, exit, fork, external correlation, API auto-switch);
  * gt_cupti_records.c hands buffers to CUPTI and turns completed ones into GT_REC_GPU_* records;
  * gt_cupti_callbacks.c links GPU work to wrapped calls through CUPTI's launch/copy/set callbacks;
- * gt_cupti_other.c notices another profiler refused CUPTI's subscription while gputrace holds it.
+ * gt_cupti_other.c notices another profiler refused CUPTI's subscription while gputrace holds it;
+ * gt_cupti_um.c switches the unified-memory counters on when managed memory is in use.
  */
 #ifndef GT_CUPTI_INTERNAL_H
 #define GT_CUPTI_INTERNAL_H
@@ -31,7 +32,9 @@ typedef struct gt_cupti_fns {
     __typeof__(cuptiActivityEnableLatencyTimestamps)
         *ActivityEnableLatencyTimestamps;                          /* optional */
     __typeof__(cuptiActivityEnableHWTrace) *ActivityEnableHWTrace; /* optional (newer CUPTI) */
-    __typeof__(cuptiSubscribe) *Subscribe;                         /* the callback API: optional */
+    __typeof__(cuptiActivityConfigureUnifiedMemoryCounter)
+        *ActivityConfigureUnifiedMemoryCounter; /* optional */
+    __typeof__(cuptiSubscribe) *Subscribe;      /* the callback API: optional */
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiFinalize) *Finalize;
     __typeof__(cuptiEnableCallback) *EnableCallback;
@@ -46,12 +49,29 @@ bool gt_cupti_load(char *path_out, size_t path_cap);
 bool gt_cupti_cuda_libs_loaded(void);
 /* True when the main executable carries CUDA fat binaries (nvcc-built, e.g. with static cudart). */
 bool gt_cupti_exe_has_fatbin(void);
+/* True when a shared libcudart is mapped now. */
+bool gt_cupti_cudart_mapped(void);
+
+/* The process's CUDA runtime is (also) a static one that no wrapper sees (issue 30): an nvcc-built
+ * executable without a shared libcudart (known at load), or one found later: kernels ran while no
+ * runtime wrapper fired, or a cuDNN/cuBLAS call found no shared cudart to anchor with. Then the
+ * runtime launch callbacks are on: a launch inside a wrapped library call pairs with it, and a
+ * launch outside any is recorded as a call of its own (gt_cupti.h, the unseen-launch hook). */
+extern atomic_bool gt_cupti_static_runtime;
 
 /* Checks a CUPTI result: on failure logs the call text and CUPTI's error string (verbose only:
  * a machine without a driver must stay silent). Returns the result unchanged. */
 CUptiResult gt_cupti_check(CUptiResult r, const char *call_text);
 #define GT_CUPTI_CALL(call) gt_cupti_check((call), #call)
 const char *gt_cupti_result_string(CUptiResult r);
+
+/* gt_cupti_um.c: the unified-memory counters. At each attach (they are asked again after a
+ * detach, or first with GPUTRACE_UM=on), at each periodic round (a request the driver was not up
+ * for), whether they are on (a paused capture switches their kind off and on with the others). */
+void gt_cupti_um_attached(void);
+void gt_cupti_um_periodic(void);
+bool gt_cupti_um_on(void);
+void gt_cupti_um_reset_after_fork(void);
 
 /* gt_cupti_records.c */
 CUptiResult gt_cupti_register_buffers(void);

@@ -55,6 +55,12 @@ static bool find_mapped(const char *prefix, char *path, size_t cap)
     return true;
 }
 
+bool gt_cupti_cudart_mapped(void)
+{
+    char path[PATH_MAX];
+    return find_mapped("libcudart.so", path, sizeof path);
+}
+
 bool gt_cupti_cuda_libs_loaded(void)
 {
     char path[PATH_MAX];
@@ -186,6 +192,8 @@ static bool resolve_all(void *h)
     RESOLVE(h, ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId", false);
     RESOLVE(h, ActivityEnableLatencyTimestamps, "cuptiActivityEnableLatencyTimestamps", false);
     RESOLVE(h, ActivityEnableHWTrace, "cuptiActivityEnableHWTrace", false); /* CUPTI 12.8+ */
+    RESOLVE(h, ActivityConfigureUnifiedMemoryCounter, "cuptiActivityConfigureUnifiedMemoryCounter",
+            false);
     RESOLVE(h, Subscribe, "cuptiSubscribe", false);
     RESOLVE(h, Unsubscribe, "cuptiUnsubscribe", false);
     RESOLVE(h, Finalize, "cuptiFinalize", false);

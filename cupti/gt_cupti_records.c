@@ -301,6 +301,28 @@ static void put_api(const CUpti_ActivityAPI *a)
     gt_record_commit(out);
 }
 
+/* CUPTI documents end as meaningless for these kinds: they are instants. */
+static bool um_is_instant(uint32_t kind)
+{
+    return kind == GT_UM_CPU_FAULT || kind == GT_UM_THRASHING || kind == GT_UM_REMOTE_MAP;
+}
+
+static void put_um(const CUpti_ActivityUnifiedMemoryCounter3 *u)
+{
+    BEGIN(gt_rec_gpu_um, GT_REC_GPU_UM);
+    if (!out)
+        return;
+    out->um_kind = (uint32_t)u->counterKind;
+    out->start_ns = u->start;
+    out->end_ns = um_is_instant(out->um_kind) || u->end < u->start ? 0 : u->end;
+    out->address = u->address;
+    out->value = u->value;
+    out->src_id = u->srcId;
+    out->dst_id = u->dstId;
+    out->flags = u->flags;
+    gt_record_commit(out);
+}
+
 static void convert_record(const CUpti_Activity *rec)
 {
     switch (rec->kind) {
@@ -327,6 +349,9 @@ static void convert_record(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
         put_api((const CUpti_ActivityAPI *)rec);
+        break;
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+        put_um((const CUpti_ActivityUnifiedMemoryCounter3 *)rec);
         break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)rec;

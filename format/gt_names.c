@@ -95,6 +95,7 @@ const char *gt_record_kind_name(uint16_t kind)
         [GT_REC_GPU_EXT_CORR] = "gpu_ext_corr",
         [GT_REC_GPU_API] = "gpu_api",
         [GT_REC_CUPTI_STATS] = "cupti_stats",
+        [GT_REC_GPU_UM] = "gpu_um",
     };
     return kind < GT_REC_KIND_MAX ? NAMES[kind] : NULL;
 }

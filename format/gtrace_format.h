@@ -20,9 +20,10 @@
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
 #define GT_VERSION_MINOR                                                                           \
-    3 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
+    4 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
          1.3: gt_rec_end counts interrupted and nested calls; GT_REC_CAPTURE, GT_REC_FLIGHT,       \
-         GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS, GT_HDR_FLIGHT_RECORDER, GT_HDR_GPU_SAMPLED */
+         GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS, GT_HDR_FLIGHT_RECORDER, GT_HDR_GPU_SAMPLED;      \
+         1.4: GT_REC_GPU_UM, GT_RF_VIA_CUPTI, GT_HDR_UM_COUNTERS, GT_HDR_UM_REFUSED */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -115,6 +116,13 @@ enum gt_header_flags {
      * records only in windows, which GT_REC_CAPTURE records of source GT_CAPTURE_SRC_SAMPLE open
      * and close; GPU figures cover the windows only (scale them, and say so). */
     GT_HDR_GPU_SAMPLED = 1u << 8,
+    /* 1.4: CUPTI's unified-memory counters were on (page faults, migrations: GT_REC_GPU_UM), from
+     * the first managed allocation (GPUTRACE_UM=auto) or from the start (on). A file without it
+     * says nothing about unified memory; with it and no GT_REC_GPU_UM, there was none. */
+    GT_HDR_UM_COUNTERS = 1u << 9,
+    /* 1.4: managed memory was allocated but CUPTI refused the unified-memory counters (an
+     * unsupported platform or device, MPS): faults and migrations are unknown */
+    GT_HDR_UM_REFUSED = 1u << 10,
 };
 
 /* ---------------------------------------------------------------- chunks */
@@ -168,6 +176,7 @@ enum gt_record_kind {
     GT_REC_GPU_EXT_CORR = 54,
     GT_REC_GPU_API = 55, /* CUPTI runtime/driver API records */
     GT_REC_CUPTI_STATS = 56,
+    GT_REC_GPU_UM = 57, /* a unified-memory counter: page fault, migration, thrashing (1.4) */
     GT_REC_KIND_MAX = 64,
 };
 
@@ -177,6 +186,9 @@ enum gt_record_flags {
     GT_RF_VIA_DLSYM = 1u << 1, /* wrapper reached through an interposed dlsym/GetProcAddress */
     GT_RF_TRUNCATED = 1u << 2, /* a variable-length field was cut to fit */
     GT_RF_DRIVER = 1u << 3,    /* a driver API (cu*) entry point */
+    /* 1.4: a call no wrapper saw (a static runtime's kernel launch), recorded from CUPTI's callback
+     * at its exit; its times are the callback's, its call id is paired like a wrapped call's */
+    GT_RF_VIA_CUPTI = 1u << 4,
 };
 
 /* ---- bookkeeping records */
@@ -581,6 +593,40 @@ typedef struct gt_rec_gpu_api {
     uint32_t tid;
     int32_t result;
 } gt_rec_gpu_api;
+
+/* A unified-memory event, as CUPTI's UNIFIED_MEMORY_COUNTER record tells it (1.4). */
+enum gt_um_kind {                       /* the values of CUpti_ActivityUnifiedMemoryCounterKind */
+                  GT_UM_HTOD = 1,       /* bytes migrated host to device */
+                  GT_UM_DTOH = 2,       /* bytes migrated device to host */
+                  GT_UM_CPU_FAULT = 3,  /* a CPU page fault on managed memory */
+                  GT_UM_GPU_FAULT = 4,  /* GPU page faults (a group for one page) */
+                  GT_UM_THRASHING = 5,  /* a region bouncing between processors */
+                  GT_UM_THROTTLING = 6, /* the driver held a processor's faults back */
+                  GT_UM_REMOTE_MAP = 7, /* a region mapped remotely instead of migrated */
+                  GT_UM_DTOD = 8,       /* bytes migrated device to device */
+};
+enum gt_um_cause { /* migrations' flags: CUpti_ActivityUnifiedMemoryMigrationCause */
+                   GT_UM_CAUSE_UNKNOWN = 0,
+                   GT_UM_CAUSE_USER = 1,      /* the program's prefetch (cudaMemPrefetchAsync) */
+                   GT_UM_CAUSE_COHERENCE = 2, /* on demand: a CPU or GPU page fault */
+                   GT_UM_CAUSE_PREFETCH = 3,  /* the driver's speculation around a fault */
+                   GT_UM_CAUSE_EVICTION = 4,  /* evicted from the GPU to make room */
+                   GT_UM_CAUSE_ACCESS_COUNTERS = 5,
+};
+#define GT_UM_CPU_ID 0xffffffffu /* src_id / dst_id of the CPU */
+
+typedef struct gt_rec_gpu_um {
+    uint64_t start_ns,
+        end_ns;              /* end 0 for the instant kinds (CPU faults, thrashing, remote maps) */
+    uint64_t address;        /* the (first) page's virtual address */
+    uint64_t value;          /* bytes (migrations, thrashing, remote maps), fault groups (GPU
+                                faults), the faulting instruction's address (CPU faults) */
+    uint32_t um_kind;        /* enum gt_um_kind */
+    uint32_t src_id, dst_id; /* device ordinals, GT_UM_CPU_ID for the CPU; a GPU fault's device is
+                                src_id */
+    uint32_t flags;          /* migrations: enum gt_um_cause; GPU and CPU faults: the access
+                                (1 read, 2 write, 3 atomic, 4 prefetch); remote maps: the cause */
+} gt_rec_gpu_um;
 
 typedef struct gt_rec_cupti_stats {
     uint64_t t_ns;

@@ -137,6 +137,12 @@ enum gt_api_mode {
     GT_API_FULL = 1, /* always */
     GT_API_OFF = 2,  /* never */
 };
+/* GPUTRACE_UM: CUPTI's unified-memory counters (page faults, migrations). */
+enum gt_um_mode {
+    GT_UM_AUTO = 0, /* default: from the process's first managed allocation */
+    GT_UM_ON = 1,   /* from the start, managed memory or not */
+    GT_UM_OFF = 2,  /* never */
+};
 /* GPUTRACE_STACKS: 0 off, else the highest gt_stack_reason captured (gt_stacks.h). */
 enum gt_stacks_mode { GT_STACKS_OFF = 0, GT_STACKS_ADVICE = 1, GT_STACKS_ALL = 2 };
 /* GPUTRACE_CAPTURE: when recording runs. */
@@ -197,6 +203,7 @@ typedef struct gt_config {
     /* GPUTRACE_SAMPLE=ON/OFF (seconds): CUPTI's records ON seconds out of every ON + OFF, the
      * calls all along (capture.c); 0/0: off. */
     uint32_t sample_on_ms, sample_off_ms;
+    int um_mode; /* GPUTRACE_UM: gt_um_mode */
 } gt_config;
 
 enum gt_cupti_kind_bits {

@@ -134,6 +134,15 @@ static void model_record(void *ctx, int file_index, const char *path, const gt_r
         gt_proc_pass2_record(p, r);
 }
 
+static int model_link_lag(void *ctx, int file_index, const char *path, gt_link_lag *out)
+{
+    const gt_proc *p = proc_of_file(ctx, file_index, path);
+    if (!p)
+        return -1;
+    *out = p->link_lag;
+    return 0;
+}
+
 static void model_file_end(void *ctx, int file_index, const char *path, int complete)
 {
     gt_proc *p = proc_of_file(ctx, file_index, path);
@@ -172,10 +181,10 @@ static void advice_for_file(void *ctx, int file_index, const char *path, int32_t
     }
     for (size_t i = 0; i < a->list.n; i++) {
         const gt_advice *ad = &a->list.items[i];
-        /* Run-wide items (pid 0) go on the first process. */
-        if (!(ad->pid == pid || (ad->pid == 0 && file_index == 0)))
+        /* Run-wide items (pid 0) go on the first process; merged ones on each of their ranks. */
+        if (!(gt_advice_has_pid(ad, pid) || (ad->pid == 0 && file_index == 0)))
             continue;
-        char title[96], detail[1024];
+        char title[96], detail[sizeof ad->message + sizeof ad->call_site + 8];
         snprintf(title, sizeof title, "%s (%s)", ad->id, gt_severity_name(ad->severity));
         snprintf(detail, sizeof detail, "%s%s%s", ad->message, ad->call_site[0] ? " at " : "",
                  ad->call_site);
@@ -253,6 +262,8 @@ static uint64_t choose_budget(uint64_t max_mb, const char *step_range, char *con
     if (gt_run_load(&run, (const char *const *)inputs, n, 0) != 0)
         return 0; /* nothing readable: the conversion says so */
     int rc = gt_convert_budget_choose(&run, limit, b);
+    if (rc == 0) /* (while the run, and its steps, are loaded) */
+        gt_convert_budget_fit((const char *const *)inputs, n, opts->format, limit, b);
     gt_run_free(&run);
     if (rc != 0)
         return 0;
@@ -342,6 +353,7 @@ int cmd_convert(int argc, char **argv)
         opts.on_record = model_record;
         opts.on_file_end = model_file_end;
         opts.symtab = model_symtab;
+        opts.link_lag = model_link_lag;
         opts.record_ctx = &adv;
     }
     adv.loaded = want_advice;
@@ -400,7 +412,7 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "\n");
         say_left_out(co.max_mb, estimate, &budget, &st);
     }
-    free(budget.keep);
+    gt_convert_budget_free(&budget);
     advice_free(&adv);
     free(owned);
     free(operands);

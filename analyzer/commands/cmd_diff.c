@@ -314,10 +314,22 @@ static json_t *sites_json(const gt_proc *a, const gt_proc *b)
 
 /* ------------------------------------------------------------------ advice only in one run */
 
-static int advice_has(const gt_advice_list *l, const char *id, int rank)
+/* One of a's ranks (a merged item names several) among b's. */
+static int same_ranks(const gt_advice *a, const gt_advice *b)
+{
+    int na = a->n_procs > 1 ? a->n_procs : 1, nb = b->n_procs > 1 ? b->n_procs : 1;
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if ((a->n_procs > 1 ? a->ranks[i] : a->rank) ==
+                (b->n_procs > 1 ? b->ranks[j] : b->rank))
+                return 1;
+    return 0;
+}
+
+static int advice_has(const gt_advice_list *l, const gt_advice *a)
 {
     for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->items[i].id, id) && l->items[i].rank == rank)
+        if (!strcmp(l->items[i].id, a->id) && same_ranks(&l->items[i], a))
             return 1;
     return 0;
 }
@@ -420,7 +432,7 @@ static void text_advice_only(const gt_advice_list *x, const gt_advice_list *y, c
 {
     int any = 0;
     for (size_t i = 0; i < x->n; i++) {
-        if (advice_has(y, x->items[i].id, x->items[i].rank))
+        if (advice_has(y, &x->items[i]))
             continue;
         if (!any)
             fprintf(out, "  only in %s:\n", label);
@@ -481,7 +493,7 @@ static json_t *only_json(const gt_advice_list *x, const gt_advice_list *y)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < x->n; i++)
-        if (!advice_has(y, x->items[i].id, x->items[i].rank))
+        if (!advice_has(y, &x->items[i]))
             json_array_append_new(arr, gt_advice_to_json(&x->items[i]));
     return arr;
 }

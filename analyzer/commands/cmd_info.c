@@ -67,6 +67,12 @@ static void print_header(gt_reader *r)
                h->flags & GT_HDR_HW_TRACE
                    ? "hardware events (cuptiActivityEnableHWTrace)"
                    : "CUPTI instrumentation (no hardware trace on this GPU or CUPTI)");
+    /* Format 1.4: whether unified memory's faults and migrations were recorded. */
+    if (h->flags & GT_HDR_UM_COUNTERS)
+        printf("  %-22s %s\n", "unified memory", "CUPTI's counters on (faults, migrations)");
+    else if (h->flags & GT_HDR_UM_REFUSED)
+        printf("  %-22s %s\n", "unified memory",
+               "managed memory in use, but CUPTI refused its counters: faults unknown");
     int ndev = ri->device_count < GT_MAX_DEVICES ? ri->device_count : GT_MAX_DEVICES;
     for (int i = 0; i < ndev; i++) {
         const gt_device_info *d = &ri->devices[i];

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "gt_reader.h"
+#include "op_link.h"
 
 enum gt_convert_format { GT_CONVERT_PERFETTO = 0, GT_CONVERT_JSON = 1 };
 
@@ -56,6 +57,9 @@ typedef struct gt_convert_opts {
     /* the call-site table of file_index if the reader-along has it (valid until on_file_end),
      * else NULL: the converter then reads the file's stacks itself */
     struct gt_symtab *(*symtab)(void *ctx, int file_index, const char *path);
+    /* the lag of file_index (op_link.h) if the reader-along measured it in a pass of its own
+     * (0), else -1: the converter then reads the file once more to measure it */
+    int (*link_lag)(void *ctx, int file_index, const char *path, gt_link_lag *out);
     void *record_ctx;
     /* When set (sorted, disjoint): slices that begin outside every window, and instants and
      * counter values outside them, are left out; the advice stays, and each gap gets a marker
@@ -64,6 +68,9 @@ typedef struct gt_convert_opts {
     const gt_convert_window *keep;
     size_t n_keep;
     const char *left_out_why;
+    /* When set (n_keep entries): the bytes of the events that fall in each window are added to
+     * its entry (--max-mb measures the steps it chose, convert_budget.c). */
+    uint64_t *keep_bytes;
 } gt_convert_opts;
 
 typedef struct gt_convert_stats {
@@ -112,7 +119,19 @@ typedef struct gt_convert_budget {
     size_t steps_total, steps_kept;
     uint64_t kept_ns, span_ns;
     char why[320];
+    /* Each window's step and the order it was chosen in (while the windows are one per step,
+     * before gt_convert_budget_fit merges them); the steps the choice began with. */
+    size_t *step, *rank;
+    const struct gt_step *steps;
+    size_t slowest, median, steady_from;
+    int by_steps;
 } gt_convert_budget;
 int gt_convert_budget_choose(const struct gt_run *run, uint64_t max_bytes, gt_convert_budget *b);
+/* The steps chosen are converted once, to nowhere, measuring each one's real bytes; the last
+ * chosen are then left out until the whole fits max_bytes; the windows are merged. paths, n and
+ * format: the conversion's. Returns the bytes the kept steps measured (0: not measured). */
+uint64_t gt_convert_budget_fit(const char *const *paths, int n, int format, uint64_t max_bytes,
+                               gt_convert_budget *b);
+void gt_convert_budget_free(gt_convert_budget *b);
 
 #endif

@@ -4,8 +4,12 @@
  * the first steady ones, as many as fit; everything else is left out of the timeline, with a
  * marker where (convert_run.c), while the report and the advice still cover the whole run.
  *
- * The size is estimated before converting, from the inputs' size: converting twice to measure
- * would double the time of exactly the conversions that take longest. */
+ * Whether the run fits is estimated from the inputs' size (converting twice to measure would
+ * double the time of exactly the conversions that take longest); when it does not, the steps are
+ * chosen by their records, half as many again as the limit allows, and then measured: the steps
+ * chosen are converted once to nowhere, each one's bytes counted, and the last chosen are left
+ * out until the output fits. Steps differ in bytes per record (arguments, call sites, arrows): by
+ * the average alone, a 256 MB limit wrote 358 MB on a real run. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,12 @@
  * counters): 43 – 60 on the larger traces in tests/data (ResNet-18/50 43 – 48; the synthetic
  * long run 47); the budget takes 64, and the descriptors and strings ride in the margin. */
 #define GT_CONVERT_BYTES_PER_RECORD 64
+/* Steps chosen by their records, as a share of the limit, before they are measured and the last
+ * ones left out (gt_convert_budget_fit). */
+#define GT_CONVERT_OVERSELECT 1.5
+/* What the measured steps may take of the limit: the conversion itself adds the advice, and the
+ * markers of the spans left out (a few kB). */
+#define GT_CONVERT_FIT_SHARE 0.97
 
 uint64_t gt_convert_estimate_bytes(const char *const *paths, int n)
 {
@@ -134,12 +144,31 @@ static int pick(picker *k, size_t i, bool force)
     if (!force && k->used + k->weight[i] > k->budget)
         return 0;
     k->taken[i] = 1;
+    k->b->step[k->b->n_keep] = i;
+    k->b->rank[k->b->n_keep] = k->b->n_keep;
     k->b->keep[k->b->n_keep++] =
         (gt_convert_window){k->p->steps[i].start_ns, k->p->steps[i].end_ns};
     k->b->steps_kept++;
     k->b->kept_ns += step_ns(&k->p->steps[i]);
     k->used += k->weight[i];
     return 1;
+}
+
+/* One window per step, sorted by start (steps are disjoint), each with its step and rank. */
+static void sort_windows(gt_convert_budget *b)
+{
+    for (size_t i = 1; i < b->n_keep; i++) { /* insertion: few windows move far */
+        gt_convert_window w = b->keep[i];
+        size_t st = b->step[i], rk = b->rank[i], j = i;
+        for (; j > 0 && b->keep[j - 1].lo_ns > w.lo_ns; j--) {
+            b->keep[j] = b->keep[j - 1];
+            b->step[j] = b->step[j - 1];
+            b->rank[j] = b->rank[j - 1];
+        }
+        b->keep[j] = w;
+        b->step[j] = st;
+        b->rank[j] = rk;
+    }
 }
 
 static void merge_windows(gt_convert_budget *b)
@@ -171,6 +200,40 @@ static int choose_span(const gt_proc *p, gt_convert_budget *b)
     return 0;
 }
 
+/* What was kept and why, from the windows (one per step) that remain. */
+static void budget_why(gt_convert_budget *b)
+{
+    const gt_step *steps = b->steps;
+    int kept_slowest = 0, kept_median = 0;
+    size_t steady_last = 0, steady_any = 0;
+    b->steps_kept = b->n_keep;
+    b->kept_ns = 0;
+    for (size_t i = 0; i < b->n_keep; i++) {
+        size_t st = b->step[i];
+        b->kept_ns += step_ns(&steps[st]);
+        kept_slowest |= st == b->slowest;
+        kept_median |= st == b->median;
+        if (st >= b->steady_from && st != b->slowest && st != b->median &&
+            (!steady_any || st > steady_last)) {
+            steady_last = st;
+            steady_any = 1;
+        }
+    }
+    char slow[64] = "", med[64] = "", steady[64] = "no steady one after them fit";
+    if (kept_slowest)
+        snprintf(slow, sizeof slow, "the slowest (#%zu, %.1f ms), ", b->slowest,
+                 (double)step_ns(&steps[b->slowest]) / 1e6);
+    if (kept_median)
+        snprintf(med, sizeof med, "the median (#%zu, %.1f ms), ", b->median,
+                 (double)step_ns(&steps[b->median]) / 1e6);
+    if (steady_any)
+        snprintf(steady, sizeof steady, "the first steady ones (#%zu-#%zu)", b->steady_from,
+                 steady_last);
+    snprintf(b->why, sizeof b->why, "kept %zu of %zu steps (%.3f s of %.3f s): %s%s%s",
+             b->steps_kept, b->steps_total, (double)b->kept_ns / 1e9, (double)b->span_ns / 1e9,
+             slow, med, steady);
+}
+
 int gt_convert_budget_choose(const gt_run *run, uint64_t max_bytes, gt_convert_budget *b)
 {
     memset(b, 0, sizeof *b);
@@ -194,46 +257,89 @@ int gt_convert_budget_choose(const gt_run *run, uint64_t max_bytes, gt_convert_b
         records += weight[i];
     if (records <= max_records) { /* the estimate from the size was too cautious: all fits */
         free(weight);
-        free(b->keep);
-        b->keep = NULL;
         return -1;
     }
-    picker k = {
-        p, calloc(p->n_steps, 1), weight, max_records > always ? max_records - always : 0, 0, b};
+    uint64_t chosen = (uint64_t)((double)max_records * GT_CONVERT_OVERSELECT);
+    picker k = {p, calloc(p->n_steps, 1), weight, chosen > always ? chosen - always : 0, 0, b};
     size_t *order = gt_xrealloc(NULL, p->n_steps * sizeof *order);
     b->keep = gt_xrealloc(NULL, p->n_steps * sizeof *b->keep);
+    b->step = gt_xrealloc(NULL, p->n_steps * sizeof *b->step);
+    b->rank = gt_xrealloc(NULL, p->n_steps * sizeof *b->rank);
+    b->steps = p->steps;
+    b->by_steps = 1;
     for (size_t i = 0; i < p->n_steps; i++)
         order[i] = i;
     g_sort_steps = p->steps;
     qsort(order, p->n_steps, sizeof *order, by_duration);
-    size_t slowest = order[p->n_steps - 1], median = order[p->n_steps / 2];
-    size_t first_steady = p->warmup_steps < p->n_steps ? p->warmup_steps : 0;
-    int kept_slowest = pick(&k, slowest, true);
-    int kept_median = pick(&k, median, true);
-    size_t steady_from = first_steady, steady_kept = 0;
-    for (size_t i = first_steady; i < p->n_steps; i++) {
-        if (k.taken[i] && i != slowest && i != median)
+    b->slowest = order[p->n_steps - 1];
+    b->median = order[p->n_steps / 2];
+    b->steady_from = p->warmup_steps < p->n_steps ? p->warmup_steps : 0;
+    pick(&k, b->slowest, true);
+    pick(&k, b->median, true);
+    for (size_t i = b->steady_from; i < p->n_steps; i++) {
+        if (k.taken[i])
             continue;
-        if (!k.taken[i] && !pick(&k, i, false))
+        if (!pick(&k, i, false))
             break;
-        steady_kept = i + 1 - steady_from;
     }
-    char slow[64] = "", med[64] = "", steady[64] = "no steady one after them fit";
-    if (kept_slowest)
-        snprintf(slow, sizeof slow, "the slowest (#%zu, %.1f ms), ", slowest,
-                 (double)step_ns(&p->steps[slowest]) / 1e6);
-    if (kept_median)
-        snprintf(med, sizeof med, "the median (#%zu, %.1f ms), ", median,
-                 (double)step_ns(&p->steps[median]) / 1e6);
-    if (steady_kept)
-        snprintf(steady, sizeof steady, "the first steady ones (#%zu-#%zu)", steady_from,
-                 steady_from + steady_kept - 1);
-    snprintf(b->why, sizeof b->why, "kept %zu of %zu steps (%.3f s of %.3f s): %s%s%s",
-             b->steps_kept, b->steps_total, (double)b->kept_ns / 1e9, (double)b->span_ns / 1e9,
-             slow, med, steady);
     free(weight);
     free(order);
     free(k.taken);
-    merge_windows(b);
+    sort_windows(b);
+    budget_why(b);
     return 0;
+}
+
+uint64_t gt_convert_budget_fit(const char *const *paths, int n, int format, uint64_t max_bytes,
+                               gt_convert_budget *b)
+{
+    uint64_t measured = 0;
+    FILE *nowhere = b->by_steps ? fopen("/dev/null", "w") : NULL;
+    uint64_t *bytes = nowhere ? calloc(b->n_keep, sizeof *bytes) : NULL;
+    gt_convert_stats st;
+    gt_convert_opts o = {
+        .format = format, .quiet = 1, .keep = b->keep, .n_keep = b->n_keep, .keep_bytes = bytes};
+    if (bytes && gt_convert_run(paths, n, nowhere, &o, &st) <= 1) {
+        uint64_t in_steps = 0;
+        for (size_t i = 0; i < b->n_keep; i++)
+            in_steps += bytes[i];
+        uint64_t fixed = st.bytes_out > in_steps ? st.bytes_out - in_steps : 0;
+        uint64_t room = (uint64_t)((double)max_bytes * GT_CONVERT_FIT_SHARE);
+        /* Leave out the last chosen (never the slowest and the median: ranks 0 and 1) until the
+         * steps fit beside what every output has (descriptors, NVTX ranges, strings). */
+        size_t left = b->n_keep;
+        while (fixed + in_steps > room && left > 2) {
+            size_t last = 0;
+            for (size_t i = 0; i < b->n_keep; i++)
+                if (b->rank[i] != SIZE_MAX &&
+                    (b->rank[last] == SIZE_MAX || b->rank[i] > b->rank[last]))
+                    last = i;
+            in_steps -= bytes[last];
+            b->rank[last] = SIZE_MAX;
+            left--;
+        }
+        size_t out = 0;
+        for (size_t i = 0; i < b->n_keep; i++)
+            if (b->rank[i] != SIZE_MAX) {
+                b->keep[out] = b->keep[i];
+                b->step[out] = b->step[i];
+                b->rank[out++] = b->rank[i];
+            }
+        b->n_keep = out;
+        measured = fixed + in_steps;
+        budget_why(b);
+    }
+    free(bytes);
+    if (nowhere)
+        fclose(nowhere);
+    merge_windows(b);
+    return measured;
+}
+
+void gt_convert_budget_free(gt_convert_budget *b)
+{
+    free(b->keep);
+    free(b->step);
+    free(b->rank);
+    memset(b, 0, sizeof *b);
 }

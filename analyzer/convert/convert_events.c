@@ -52,12 +52,10 @@ inline void cv_event_init(cv_event *e, int type, uint64_t track, uint32_t seq, i
     e->counter_is_double = 0;
 }
 
-/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
-static inline int cv_kept(const cv_ctx *c, int64_t ts)
+/* --max-mb: the kept window that holds output time ts, n_keep when none does. */
+static inline size_t cv_window(const cv_ctx *c, int64_t ts)
 {
     const gt_convert_opts *o = c->opts;
-    if (!o->n_keep || c->unfiltered)
-        return 1;
     size_t lo = 0, hi = o->n_keep; /* the first window ending after ts */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -66,7 +64,16 @@ static inline int cv_kept(const cv_ctx *c, int64_t ts)
         else
             hi = mid;
     }
-    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts;
+    return lo < o->n_keep && (int64_t)o->keep[lo].lo_ns + c->offset <= ts ? lo : o->n_keep;
+}
+
+/* --max-mb: whether an event at output time ts is in a kept window (always, without windows). */
+static inline int cv_kept(const cv_ctx *c, int64_t ts)
+{
+    const gt_convert_opts *o = c->opts;
+    if (!o->n_keep || c->unfiltered)
+        return 1;
+    return cv_window(c, ts) < o->n_keep;
 }
 
 inline void cv_emit(cv_ctx *c, const cv_event *e)
@@ -77,8 +84,14 @@ inline void cv_emit(cv_ctx *c, const cv_event *e)
     }
     if (e->ts > c->max_ts)
         c->max_ts = e->ts;
+    uint64_t before = c->sink->bytes;
     c->sink->event(c->sink, e);
     c->st->events++;
+    if (c->opts->keep_bytes) { /* --max-mb measures the steps it chose */
+        size_t w = cv_window(c, e->ts);
+        if (w < c->opts->n_keep)
+            c->opts->keep_bytes[w] += c->sink->bytes - before;
+    }
 }
 
 void cv_describe(cv_ctx *c, const cv_track_desc *d)

@@ -5,16 +5,6 @@
 
 #include <stdint.h>
 
-/* Correlation ids count up: folding (not hashing) them keeps consecutive ids in consecutive
- * slots, so the caches are written and read like rings (the oldest id is what gets replaced)
- * instead of by random access, which cost a cache miss per record on large traces. The lookups are
- * on the hot path: `inline` as in convert_events.c. */
-inline size_t cv_corr_slot(uint64_t corr, unsigned bits)
-{
-    return (size_t)((corr ^ (corr >> bits) ^ (corr >> 2 * bits) ^ (corr >> 3 * bits)) &
-                    ((1ull << bits) - 1));
-}
-
 uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id)
 {
     uint64_t u = gt_mix64(gt_mix64(((uint64_t)f->index << 8) | (uint64_t)kind) ^ id);
@@ -29,9 +19,13 @@ uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t
     return cv_flow_id(f, FLOW_OP, corr ^ gt_mix64(when ^ gt_mix64(where)));
 }
 
+/* Ids count up: a ring by the id's low bits holds any run of consecutive ids as long as the ring
+ * (convert_lag.c sizes it from the lag of the file), and is written and read in order instead of
+ * by random access, which cost a cache miss per record on large traces. The lookups are on the hot
+ * path: `inline` as in convert_events.c. */
 inline cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr)
 {
-    return &f->api[cv_corr_slot(corr, API_BITS)];
+    return &f->api[corr & f->api_mask];
 }
 
 inline cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
@@ -42,7 +36,12 @@ inline cv_api_slot *cv_api_find(cv_file *f, uint64_t corr)
 
 inline cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr)
 {
-    return &f->late[cv_corr_slot(corr, LATE_BITS)];
+    return &f->late[corr & f->late_mask];
+}
+
+inline cv_decided_slot *cv_decided_slot_of(cv_file *f, uint64_t corr)
+{
+    return &f->decided[corr & f->decided_mask];
 }
 
 inline void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call)
@@ -101,11 +100,16 @@ static void cv_late_draw(cv_ctx *c, cv_file *f, cv_api_slot *api, cv_late_slot *
     g.term_flows[g.n_term_flows++] = id;
     cv_emit(c, &g);
     c->st->instants++;
-    int how = GT_LINK_NONE;
-    gt_op_links_call(&f->links, late->corr, &how);
-    cv_count_arrow(c, how, late->kind);
+    cv_count_arrow(c, late->how, late->kind);
     api->n_gpu++;
     late->corr = 0;
+    late->how = 0;
+}
+
+/* Where the call of a link decided before its op is, for the op when it is read. */
+static void cv_decided_keep(cv_file *f, uint64_t corr, const cv_api_slot *api, int how)
+{
+    *cv_decided_slot_of(f, corr) = (cv_decided_slot){.corr = corr, .how = how, .call = *api};
 }
 
 /* A pair (CUPTI corr -> our call) arrived: draw the link of the op it explains if that op was
@@ -114,38 +118,47 @@ cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create)
 {
     size_t h = gt_mix64(call), empty = SIZE_MAX;
     for (size_t i = 0; i < WAIT_PROBES; i++) {
-        cv_wait_slot *w = &f->wait[(h + i) & (WAIT_SLOTS - 1)];
+        cv_wait_slot *w = &f->wait[(h + i) & f->wait_mask];
         if (w->external == call)
             return w;
         if (!w->external && empty == SIZE_MAX)
-            empty = (h + i) & (WAIT_SLOTS - 1);
+            empty = (h + i) & f->wait_mask;
     }
     if (!create)
         return NULL;
-    cv_wait_slot *w = &f->wait[empty != SIZE_MAX ? empty : h & (WAIT_SLOTS - 1)];
-    if (w->external) /* every probe taken: the oldest call there gives up its waiting ops */
-        f->links_undrawn += w->n;
-    else
+    cv_wait_slot *w = &f->wait[empty != SIZE_MAX ? empty : h & f->wait_mask];
+    /* Every probe taken: the oldest call there gives up its waiting ops (their late slots count
+     * them as not drawn, or the links of ops not read yet are lost with the decided slots'). */
+    if (!w->external)
         f->n_waiting++;
     *w = (cv_wait_slot){.external = call};
     return w;
 }
 
-void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call)
+/* A link decided (corr -> call): drawn now if the op and the call's slice are both known; else
+ * what is known is kept until the rest comes (the op in its late slot, the call's slice in a
+ * decided slot, a call not read yet in a wait slot). */
+void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call, int how)
 {
-    cv_late_slot *late = cv_late_slot_of(f, corr);
-    if (!corr || !call || late->corr != corr)
+    if (!corr || !call)
         return;
+    cv_late_slot *late = cv_late_slot_of(f, corr);
+    int written = late->corr == corr;
+    if (written)
+        late->how = (uint16_t)how;
     cv_api_slot *api = cv_api_find(f, call);
     if (api) {
-        cv_late_draw(c, f, api, late);
+        if (written)
+            cv_late_draw(c, f, api, late);
+        else
+            cv_decided_keep(f, corr, api, how);
         return;
     }
     cv_wait_slot *w = cv_wait_find(f, call, 1);
-    if (w->n < WAIT_OPS)
+    if (w->n < WAIT_OPS) {
+        w->how[w->n] = (uint8_t)how;
         w->corr[w->n++] = corr;
-    else
-        f->links_undrawn++;
+    }
 }
 
 /* The call's slice is written: draw the links of its ops that came before it. */
@@ -159,9 +172,33 @@ void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call)
         cv_late_slot *late = cv_late_slot_of(f, w->corr[i]);
         if (late->corr == w->corr[i])
             cv_late_draw(c, f, api, late);
+        else /* its op is not read yet */
+            cv_decided_keep(f, w->corr[i], api, w->how[i]);
     }
     *w = (cv_wait_slot){0};
     f->n_waiting--;
+}
+
+/* On reading a GPU op: the call's slice of its link, when both are known already (kept in the op,
+ * which may be written much later: each stream holds its last op). */
+void cv_op_call(cv_file *f, cv_gpu_op *op)
+{
+    op->how = GT_LINK_NONE;
+    if (!op->corr)
+        return;
+    const cv_decided_slot *d = cv_decided_slot_of(f, op->corr);
+    if (d->corr == op->corr) {
+        op->how = d->how;
+        op->call = d->call;
+        return;
+    }
+    int how = GT_LINK_NONE;
+    uint64_t call = gt_op_links_call(&f->links, op->corr, &how);
+    const cv_api_slot *api = call ? cv_api_find(f, call) : NULL;
+    if (api) {
+        op->how = how;
+        op->call = *api;
+    }
 }
 
 /* The arrow from the call that caused this GPU op, when its link is decided and the call's slice
@@ -169,16 +206,18 @@ void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call)
  * drawn yet (the op is then remembered as a late one). */
 int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 {
-    int how = GT_LINK_NONE;
-    uint64_t call = gt_op_links_call(&f->links, op->corr, &how);
-    cv_api_slot *api = call ? cv_api_find(f, call) : NULL;
-    if (!api)
+    cv_gpu_op now;
+    if (!op->how) { /* its link may have been decided while it was held */
+        now = *op;
+        cv_op_call(f, &now);
+        op = &now;
+    }
+    if (!op->how)
         return 0;
     uint64_t id = cv_op_flow_id(f, op->corr, ((uint64_t)op->device << 32) | op->stream, op->start);
-    cv_anchor(c, api, id);
+    cv_anchor(c, &op->call, id);
     ev->term_flows[ev->n_term_flows++] = id;
-    api->n_gpu++;
-    cv_count_arrow(c, how, op->kind);
+    cv_count_arrow(c, op->how, op->kind);
     return 1;
 }
 
@@ -186,6 +225,5 @@ int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev)
 void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     cv_ctx *c = ctx;
-    (void)how;
-    cv_late_pair(c, c->f, corr, call);
+    cv_late_pair(c, c->f, corr, call, how);
 }

@@ -75,14 +75,18 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     if (!drawn)
         cv_arg_u(&x, AN_CORRELATION, op->corr);
     if (!drawn && op->corr) { /* its link or its call may come later: remember where it is */
-        *cv_late_slot_of(f, op->corr) = (cv_late_slot){.kind = op->kind,
-                                                       .corr = op->corr,
-                                                       .track = ev.track,
-                                                       .seq = ev.seq,
-                                                       .ts = e > b + 1 ? b + 1 : b};
-        uint64_t call = gt_op_links_call(&f->links, op->corr, NULL);
+        cv_late_slot *late = cv_late_slot_of(f, op->corr);
+        if (late->corr && late->how) /* a link whose call never came: forgotten now */
+            f->links_undrawn++;
+        *late = (cv_late_slot){.kind = op->kind,
+                               .corr = op->corr,
+                               .track = ev.track,
+                               .seq = ev.seq,
+                               .ts = e > b + 1 ? b + 1 : b};
+        int how = GT_LINK_NONE;
+        uint64_t call = gt_op_links_call(&f->links, op->corr, &how);
         if (call)
-            cv_late_pair(c, f, op->corr, call);
+            cv_late_pair(c, f, op->corr, call, how);
     }
     ev.args = x.a;
     ev.n_args = x.n;
@@ -155,12 +159,10 @@ void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
     cv_stream *s = cv_stream_get(c, f, op.device, op.stream);
     if (!s)
         return;
-    if (!s->has_api_stream) {
-        cv_api_slot *api = cv_api_find(f, gt_op_links_call(&f->links, op.corr, NULL));
-        if (api) {
-            s->has_api_stream = 1;
-            s->api_stream = api->stream;
-        }
+    cv_op_call(f, &op);
+    if (!s->has_api_stream && op.how) {
+        s->has_api_stream = 1;
+        s->api_stream = op.call.stream;
     }
     if (s->held.kind) {
         cv_resolve_syncs(c, f, s, &s->held, &op);

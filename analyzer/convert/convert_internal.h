@@ -21,13 +21,19 @@
 #define MAX_NVTX 64           /* open NVTX push ranges per thread */
 #define LANES 4               /* a stream's track + 3 overlap tracks */
 #define SMALL_OVERLAP_NS 2000 /* CUPTI overlap up to this is clamped on the stream's own track */
-#define API_BITS 16
-#define LATE_BITS 16
-#define LATE_SLOTS (1u << LATE_BITS) /* CUPTI corr id -> a GPU op written before its link */
-#define WAIT_SLOTS 4096u /* our call id -> late ops waiting for the call's slice (2 MB) */
-#define WAIT_OPS 64      /* ops of one call that may wait (a cuDNN call launches dozens) */
-#define WAIT_PROBES 8    /* slots a call may take, so that calls sharing a hash keep theirs */
-#define API_SLOTS (1u << API_BITS) /* our corr id -> where its slice is */
+/* The link caches are rings by id, sized per file from the lag the file shows (convert_lag.c):
+ * at least 1 << *_MIN_BITS slots, at most 1 << *_MAX_BITS (links further apart than that are
+ * counted as not drawn). */
+#define API_MIN_BITS 16     /* our call id -> where its slice is (48 bytes a slot) */
+#define API_MAX_BITS 23     /* 400 MB */
+#define LATE_MIN_BITS 16    /* CUPTI corr id -> a GPU op written before its link (40 bytes) */
+#define LATE_MAX_BITS 23    /* 320 MB */
+#define DECIDED_MIN_BITS 14 /* CUPTI corr id -> the call of a link decided before its op */
+#define DECIDED_MAX_BITS 23 /* 512 MB */
+#define WAIT_MIN_BITS 12    /* our call id -> late ops waiting for the call's slice (2 MB) */
+#define WAIT_MAX_BITS 16    /* 34 MB */
+#define WAIT_OPS 64         /* ops of one call that may wait (a cuDNN call launches dozens) */
+#define WAIT_PROBES 8       /* slots a call may take, so that calls sharing a hash keep theirs */
 #define PLAN_SLOTS 4096
 #define NAME_SLOTS 4096       /* demangled kernel names */
 #define RANGE_SLOTS 1024      /* open NVTX start/end ranges */
@@ -59,6 +65,7 @@
 #define IID_FOLD 2003ull
 #define IID_LATE 2004ull
 #define IID_WAITED 2005ull
+#define IID_UM(kind) (2010ull + (kind)) /* unified-memory events by gt_um_kind (< 16) */
 #define IID_KERNEL(id) ((1ull << 32) | (id))
 #define IID_CAT(c) ((uint64_t)(c))
 
@@ -171,8 +178,19 @@ typedef struct cv_lanes {
     int64_t last_end[LANES];
 } cv_lanes;
 
+typedef struct cv_api_slot {
+    uint64_t corr;
+    uint64_t track;
+    uint32_t seq;
+    uint32_t n_gpu;
+    int64_t b, e;
+    uint64_t stream;
+} cv_api_slot;
+
 typedef struct cv_gpu_op {
     uint16_t kind; /* GT_REC_GPU_KERNEL/MEMCPY/MEMSET; 0 = none */
+    int how;       /* its link (enum gt_link_how), when its call's slice was known on reading it */
+    cv_api_slot call; /* that slice (how != 0): the op may be written long after (held) */
     union {
         gt_rec_gpu_kernel k;
         gt_rec_gpu_memcpy m;
@@ -204,16 +222,9 @@ typedef struct cv_device {
     int64_t mem_live;
     int64_t bin0; /* index of the first bin not yet written, -1 before any work */
     uint32_t bins[BIN_RING];
+    cv_lanes um;     /* "GPU n · unified memory": its faults and migrations (convert_um.c) */
+    uint32_t um_seq; /* their sequence, 0 before the first */
 } cv_device;
-
-typedef struct cv_api_slot {
-    uint64_t corr;
-    uint64_t track;
-    uint32_t seq;
-    uint32_t n_gpu;
-    int64_t b, e;
-    uint64_t stream;
-} cv_api_slot;
 
 /* A GPU op written without a link because the pair that explains it came later in the file
  * (traces recorded before the writer drained the application's rings first): where its begin is,
@@ -223,12 +234,22 @@ typedef struct cv_late_slot {
     uint64_t track;
     uint32_t seq;
     uint16_t kind; /* GT_REC_GPU_KERNEL/MEMCPY/MEMSET */
+    uint16_t how;  /* its link once decided (its call's slice not known then), 0 before */
     int64_t ts;
 } cv_late_slot;
+
+/* A link decided before its GPU op was read (a callback pair, or a call that came after the
+ * pair): where the call's slice is, for the op when it comes. */
+typedef struct cv_decided_slot {
+    uint64_t corr; /* CUPTI correlation id, 0 = empty */
+    int how;
+    cv_api_slot call;
+} cv_decided_slot;
 
 typedef struct cv_wait_slot { /* our call id -> CUPTI corr ids of its late ops */
     uint64_t external;
     uint64_t corr[WAIT_OPS];
+    uint8_t how[WAIT_OPS]; /* each link's enum gt_link_how */
     uint32_t n;
 } cv_wait_slot;
 
@@ -317,6 +338,7 @@ typedef struct cv_file {
     uint64_t misc_uuid, advice_uuid, pinned_uuid;
     int misc_described, advice_described, pinned_described;
     cv_side_track phases, not_sampled; /* model_phases.c's phases; GPU sampling's gaps */
+    cv_side_track um_cpu;              /* CPU page faults on managed memory (convert_um.c) */
     int64_t pinned_live;
     int64_t first_ts; /* output clock, for items without a usable time */
     /* GPU sampling (convert_sample.c): when CUPTI's records went off, 0 while on */
@@ -334,8 +356,10 @@ typedef struct cv_file {
 
     cv_api_slot *api;
     cv_late_slot *late;
+    cv_decided_slot *decided;
     cv_wait_slot *wait;
-    uint32_t n_waiting;     /* wait slots in use */
+    uint64_t api_mask, late_mask, decided_mask, wait_mask; /* ring sizes - 1 (convert_lag.c) */
+    uint32_t n_waiting;                                    /* wait slots in use */
     uint64_t links_undrawn; /* links decided whose arrow could not be drawn (caches full) */
     cv_plan_slot *plans;
     cv_sig_slot *sigs;
@@ -407,10 +431,10 @@ void cv_set_cat(cv_event *e, int cat);
 /* convert_flows.c: flow ids, and the caches by correlation id */
 uint64_t cv_flow_id(const cv_file *f, int kind, uint64_t id);
 uint64_t cv_op_flow_id(const cv_file *f, uint64_t corr, uint64_t where, uint64_t when);
-size_t cv_corr_slot(uint64_t corr, unsigned bits);
 cv_api_slot *cv_api_slot_of(cv_file *f, uint64_t corr);
 cv_api_slot *cv_api_find(cv_file *f, uint64_t corr); /* NULL unless the slot holds corr */
 cv_late_slot *cv_late_slot_of(cv_file *f, uint64_t corr);
+cv_decided_slot *cv_decided_slot_of(cv_file *f, uint64_t corr);
 /* The wait slot of call (NULL when none); create: take a free one among its probes, else the
  * first (its ops are then never drawn: counted in links_undrawn). */
 cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create);
@@ -418,9 +442,14 @@ cv_wait_slot *cv_wait_find(cv_file *f, uint64_t call, int create);
  * nothing waits, is checked in cv_late_call before cv_late_call_waiting). */
 void cv_late_call(cv_ctx *c, cv_file *f, uint64_t call);
 void cv_late_call_waiting(cv_ctx *c, cv_file *f, uint64_t call);
-void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call);
+void cv_late_pair(cv_ctx *c, cv_file *f, uint64_t corr, uint64_t call, int how);
+void cv_op_call(cv_file *f, cv_gpu_op *op); /* its call's slice, when known on reading it */
 int cv_gpu_flow(cv_ctx *c, cv_file *f, const cv_gpu_op *op, cv_event *ev);
 void cv_link_decided(void *ctx, uint64_t corr, uint64_t call, int how);
+
+/* convert_lag.c */
+int cv_measure_lag(const cv_source *src, gt_link_lag *out);
+unsigned cv_ring_bits(uint64_t span, unsigned min_bits, unsigned max_bits);
 
 /* convert_args.c */
 const char *cv_str(cv_file *f, uint32_t id, const char *fallback); /* a string of the file */
@@ -490,6 +519,8 @@ void cv_flush_streams(cv_ctx *c, cv_file *f);
 
 /* convert_sample.c (GPUTRACE_SAMPLE) */
 void cv_on_capture(cv_ctx *c, cv_file *f, const gt_record *rec);
+/* convert_um.c */
+void cv_on_um(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_sample_finish(cv_ctx *c, cv_file *f);
 
 #endif

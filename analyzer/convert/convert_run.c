@@ -64,6 +64,9 @@ static void cv_on_record(cv_ctx *c, cv_file *f, const gt_record *rec)
     case GT_REC_GPU_EXT_CORR:
         gt_op_links_on_record(&f->links, rec);
         break;
+    case GT_REC_GPU_UM:
+        cv_on_um(c, f, rec);
+        break;
     case GT_REC_CAPTURE:
         cv_on_capture(c, f, rec); /* GPU sampling's windows: mark the time between them */
         break;
@@ -125,17 +128,32 @@ static void cv_advice_emit(void *ctx, const gt_convert_advice *item)
     c->st->instants++;
 }
 
+/* The link caches, as large as the file's lag asks (convert_lag.c; the smallest sizes when it
+ * cannot be measured). */
 static int cv_file_alloc(cv_file *f)
 {
-    f->api = calloc(API_SLOTS, sizeof *f->api);
-    f->late = calloc(LATE_SLOTS, sizeof *f->late);
-    f->wait = calloc(WAIT_SLOTS, sizeof *f->wait);
+    gt_link_lag lag;
+    const gt_convert_opts *o = f->ctx_opts;
+    if ((!o->link_lag || o->link_lag(o->record_ctx, f->index, gt_reader_path(f->r), &lag) != 0) &&
+        cv_measure_lag(&f->src, &lag) != 0)
+        memset(&lag, 0, sizeof lag);
+    f->api_mask = (1ull << cv_ring_bits(lag.call_span, API_MIN_BITS, API_MAX_BITS)) - 1;
+    f->late_mask = (1ull << cv_ring_bits(lag.late_span, LATE_MIN_BITS, LATE_MAX_BITS)) - 1;
+    f->decided_mask =
+        (1ull << cv_ring_bits(lag.decided_span, DECIDED_MIN_BITS, DECIDED_MAX_BITS)) - 1;
+    f->wait_mask = (1ull << cv_ring_bits(lag.ahead_span, WAIT_MIN_BITS, WAIT_MAX_BITS)) - 1;
+    f->api = calloc(f->api_mask + 1, sizeof *f->api);
+    f->late = calloc(f->late_mask + 1, sizeof *f->late);
+    f->decided = calloc(f->decided_mask + 1, sizeof *f->decided);
+    f->wait = calloc(f->wait_mask + 1, sizeof *f->wait);
     f->plans = calloc(PLAN_SLOTS, sizeof *f->plans);
     f->sigs = calloc(PLAN_SLOTS, sizeof *f->sigs);
     f->names = calloc(NAME_SLOTS, sizeof *f->names);
     f->open_ranges = calloc(RANGE_SLOTS, sizeof *f->open_ranges);
-    return f->api && f->late && f->wait && f->plans && f->sigs && f->names && f->open_ranges ? 0
-                                                                                             : -1;
+    return f->api && f->late && f->decided && f->wait && f->plans && f->sigs && f->names &&
+                   f->open_ranges
+               ? 0
+               : -1;
 }
 
 static void cv_file_free(cv_file *f)
@@ -145,6 +163,7 @@ static void cv_file_free(cv_file *f)
             free(f->names[i].name);
     free(f->api);
     free(f->late);
+    free(f->decided);
     free(f->wait);
     free(f->plans);
     free(f->sigs);
@@ -160,9 +179,9 @@ static void cv_file_free(cv_file *f)
 /* Ops whose link was decided but whose call's slice never came (or was forgotten) at the end. */
 static void cv_count_undrawn(cv_file *f)
 {
-    for (size_t i = 0; i < LATE_SLOTS; i++) {
+    for (size_t i = 0; i <= f->late_mask; i++) {
         const cv_late_slot *l = &f->late[i];
-        if (l->corr && gt_op_links_call(&f->links, l->corr, NULL))
+        if (l->corr && l->how)
             f->links_undrawn++;
     }
 }
@@ -248,9 +267,9 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     }
     cv_mark_left_out(c, &f);
     gt_op_links_finish(&f.links);
-    cv_count_undrawn(&f);
     cv_fold_flush_all(c, &f);
     cv_flush_streams(c, &f);
+    cv_count_undrawn(&f); /* after the ops each stream held */
     cv_close_ranges(c, &f);
     cv_sample_finish(c, &f);
     for (int i = 0; i < f.n_devices; i++)

@@ -17,6 +17,7 @@
 #include "cudnn_names.h" /* op and dtype names, for the model's readers */
 #include "gt_reader.h"
 #include "gtrace_format.h"
+#include "op_link.h"
 
 #define GT_SHORT_KERNEL_NS 10000ull /* kernels shorter than 10 µs count as short */
 #define GT_GAP_MIN_NS 20000ull      /* idle gaps shorter than this are launch latency, not kept */
@@ -67,7 +68,9 @@ typedef struct gt_copy_agg { /* one per direction × host memory kind */
 typedef struct gt_site_agg { /* sync stalls (and other call-site tallies) per function × stack */
     uint32_t func, stack_id;
     uint64_t count, total_ns, max_ns;
-    uint64_t steady_count, steady_ns; /* in the steady window */
+    uint64_t steady_count, steady_ns; /* in the steady window, outside JIT and autotuning */
+    int in_autotuner; /* the call site is an autotuner's (cudnn_frontend::time_sorted_plan...):
+                         its waits time candidates, they are autotuning's cost, not a stall */
 } gt_site_agg;
 
 typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signature */
@@ -77,6 +80,7 @@ typedef struct gt_cudnn_choice { /* one engine/algorithm used for an op signatur
     uint64_t execs, gpu_ns, api_ns;
     uint64_t autotune_execs, autotune_ns; /* API + GPU time spent trying this choice */
     uint64_t autotune_gpu_ns;             /* the trials' kernel time alone (0: not joined) */
+    uint64_t autotune_last_ns;            /* the end of its last execute flagged as a trial */
 } gt_cudnn_choice;
 
 #define GT_MAX_CHOICES 12
@@ -99,7 +103,16 @@ typedef struct gt_cudnn_opstat {
     double timed_winner_ms, timed_heuristic_ms;
     char timed_winner[40], timed_heuristic[40];
     uint64_t autotune_first_ns, autotune_last_ns; /* first trial or Find begins, last ends */
-    int64_t batch; /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
+    int64_t batch;    /* N of the input tensor (x), 0 unknown: diff's per-sample figures */
+    char x_shape[48]; /* the input tensor's dims ("32x64x56x56"), "" unknown: shapes over time */
+    /* Executes the recorder flagged as trials while the op never tried a second plan (no Find
+     * call, no autotuner frame): the first execution of one plan, slow because code is loaded
+     * and plans are built on first use, not autotuning (issue 29 item 5). Counted in execs. */
+    uint64_t first_use_execs, first_use_ns, first_use_first_ns;
+    int autotuner_frames; /* a trial was called from an autotuner (gt_call_site_is_autotuner) */
+    /* When its trials ended: the last flagged execute of a candidate it did not choose. Later
+     * flagged executes of the chosen plan are ordinary ones an unrelated event marked. */
+    uint64_t autotune_trials_end_ns;
 } gt_cudnn_opstat;
 enum gt_timed_source { GT_TIMED_NONE = 0, GT_TIMED_FIND_TABLE, GT_TIMED_TRIAL_KERNELS };
 
@@ -108,7 +121,37 @@ typedef struct gt_gemm_agg {
     int64_t m, n, k, batch;
     int32_t atype, compute_type;
     uint64_t count, api_ns, gpu_ns;
+    /* of gpu_ns, kernels that ran on tensor cores: a handle's math mode (cublasSetMathMode
+     * TF32) is not in the call's arguments, its kernels say what ran */
+    uint64_t tensor_core_gpu_ns;
 } gt_gemm_agg;
+
+/* Unified memory (issue 30): what CUPTI's counters (GT_REC_GPU_UM) and the managed-memory calls
+ * tell, per process (model_um.c). A kernel that touches managed memory on the host stalls while
+ * the driver services the GPU page fault and migrates the pages on demand: that time, while the
+ * GPU was busy, is the stall. */
+typedef struct gt_um_stats {
+    int counters_on;      /* the recorder had CUPTI's counters on (GT_HDR_UM_COUNTERS) */
+    int counters_refused; /* managed memory, but CUPTI refused them (GT_HDR_UM_REFUSED) */
+    uint64_t records;
+    uint64_t cpu_faults;
+    uint64_t gpu_faults, gpu_fault_groups, gpu_fault_ns; /* records, their groups, service time */
+    /* migrations [0] host to device, [1] device to host */
+    uint64_t migrations[2], migration_bytes[2], migration_ns[2];
+    uint64_t demand_bytes[2]; /* on demand: faults and the driver's speculation around them */
+    uint64_t user_bytes[2];   /* the program's prefetches (cudaMemPrefetchAsync) */
+    uint64_t evicted_bytes;   /* device to host to make room on the GPU */
+    uint64_t dtod_bytes;
+    uint64_t thrashing, throttling, throttling_ns, remote_maps;
+    /* GPU fault service and on-demand host-to-device migration (union) while the GPU was busy */
+    uint64_t stall_ns;
+    uint64_t steady_stall_ns, steady_gpu_faults; /* the same in the steady window */
+    uint64_t first_fault_ns;                     /* the first GPU fault, 0 none */
+    /* the calls */
+    uint64_t managed_allocs, managed_bytes;
+    uint64_t prefetch_calls, prefetch_bytes, advise_calls;
+    uint32_t first_alloc_stack; /* call site of the first managed allocation */
+} gt_um_stats;
 
 typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
     uint64_t start_ns, end_ns;
@@ -180,6 +223,24 @@ const char *gt_phase_key(int kind);  /* "startup", "jit", "compile", ...: JSON k
 /* Compilation, JIT and autotuning: time the report names by its phase, never as the steady
  * state's idle time. */
 int gt_phase_is_named_cost(int kind);
+
+/* The frameworks in a process (model_framework.c), a bitmask: what the advice words its
+ * remedies for, from its loaded modules, the Python frames of its stacks, NVTX, its kernels'
+ * names and its compile workers. GT_FW_PYTHON: a Python interpreter; GT_FW_NATIVE: none (a C/C++
+ * program). */
+enum gt_framework {
+    GT_FW_PYTORCH = 1u << 0,
+    GT_FW_TORCH_COMPILE = 1u << 1, /* torch.compile: Dynamo/Inductor frames, workers, kernels */
+    GT_FW_TRITON = 1u << 2,
+    GT_FW_CUPY = 1u << 3,
+    GT_FW_JAX = 1u << 4, /* XLA through JAX */
+    GT_FW_TENSORFLOW = 1u << 5,
+    GT_FW_PYTHON = 1u << 6,
+    GT_FW_NATIVE = 1u << 7,
+    GT_FW_COUNT = 8
+};
+const char *gt_framework_name(unsigned bit); /* "PyTorch", "torch.compile", ..., "CUDA C/C++" */
+const char *gt_framework_key(unsigned bit);  /* "pytorch", "torch_compile", ..., "cuda": JSON */
 
 /* What the CPU was doing while the GPU sat idle (issue 21 item 3), one cause per gap. */
 enum gt_idle_cause {
@@ -259,6 +320,7 @@ typedef struct gt_proc {
         calls_not_recorded; /* counted by the end record: after the end, from signal handlers */
     uint32_t end_reason;    /* enum gt_end_reason, 0 without an end record */
     uint64_t cupti_dropped, cupti_overhead_ns;
+    gt_link_lag link_lag;  /* pass 1: how far apart calls, ops and links are (op_link.h) */
     uint64_t t_min, t_max; /* over all timestamps */
     uint64_t cpu_api_records, gpu_records, gpu_api_records;
 
@@ -273,6 +335,7 @@ typedef struct gt_proc {
         sync_count;       /* blocking synchronizations, incl. synchronous D2H copies */
     int syncs_from_cupti; /* no wrapper saw them: CUPTI sync records */
     uint64_t alloc_calls, alloc_ns;
+    gt_um_stats um; /* unified memory: managed allocations, faults, migrations (model_um.c) */
     int32_t kernel_image_errors, insufficient_driver_errors, other_errors;
 
     /* GPU side */
@@ -319,6 +382,9 @@ typedef struct gt_proc {
     uint64_t steady_alloc_calls, steady_alloc_ns, steady_kernels, steady_short_kernels;
     uint64_t steady_idle_unexplained_ns, steady_big_gaps;
     uint64_t after_sync_idle_ns; /* GPU idle time in gaps that began with a blocking call */
+    /* launch-latency gaps (< GT_GAP_MIN_NS) in which a blocking call returned, steady window:
+     * the drained queue waiting for the next launch (model_time.c) */
+    uint64_t steady_after_sync_small_ns;
     /* GPU idle while the CPU was launching (gaps < GT_GAP_MIN_NS, and the part of gaps < 1 ms not
      * spent in sync, copy, allocation or other non-launch calls), whole run */
     uint64_t launch_idle_ns;
@@ -329,6 +395,10 @@ typedef struct gt_proc {
     uint64_t steady_kernel_ns, steady_launch_calls, steady_launch_call_ns;
     uint32_t launch_func;
     uint64_t steady_cupti_sync_count, steady_cupti_sync_ns; /* CUPTI-only syncs (no call site) */
+    /* copies from/to pageable host memory in the steady window ([0] H2D, [1] D2H; results read
+     * back, loss.item(), are syncs): the GPU's time for them when CUPTI recorded copies, else
+     * their calls' time, and their bytes (KiB-rounded) */
+    uint64_t steady_pageable_count[2], steady_pageable_ns[2], steady_pageable_bytes[2];
     uint64_t idle_unexplained_ns, idle_sync_ns, idle_copy_ns, idle_launch_ns, idle_alloc_ns,
         idle_other_ns; /* whole run, gaps >= GT_GAP_MIN_NS */
 
@@ -352,7 +422,6 @@ typedef struct gt_proc {
     gt_compilation *compilations;   /* in time order */
     size_t n_compilations;
     uint64_t compile_first_ns, recompile_ns; /* phase time of the first, of the later ones */
-    unsigned frameworks;                     /* enum gt_framework bits (model_framework.c) */
     uint64_t end_ns; /* when the recorder ended the trace (GT_REC_END), 0 unknown */
     uint64_t idle_cause_ns[GT_IDLE_CAUSE_COUNT];        /* GPU idle time by cause, whole run */
     uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
@@ -392,6 +461,12 @@ typedef struct gt_proc {
     size_t gpu_steps;             /* steps (of all) wholly inside a window */
     int gpu_per_step_unavailable; /* sampled, steps found, none wholly inside a window */
 
+    /* frameworks (enum gt_framework bits) and the library or file that told the first one */
+    unsigned frameworks, frameworks_nvtx;
+    char framework_evidence[96];
+    /* the JIT and autotuning phases' time inside the steady window: its figures leave it out */
+    uint64_t steady_named_phase_ns;
+
     /* call sites: stack id -> "train.py:57 (train)" or "#12" */
     struct gt_stack_name *stacks;
     size_t n_stacks, cap_stacks;
@@ -399,19 +474,6 @@ typedef struct gt_proc {
     void *priv; /* pass-time state */
 } gt_proc;
 
-/* Frameworks seen in a process (model_framework.c), from its loaded modules, the Python frames
- * of its stacks, its kernels' names and its compile workers: the remedies are worded for them. */
-enum gt_framework {
-    GT_FW_PYTORCH = 1u << 0,
-    GT_FW_TORCH_COMPILE = 1u << 1, /* torch.compile: Dynamo/Inductor frames, workers, kernels */
-    GT_FW_TRITON = 1u << 2,
-    GT_FW_CUPY = 1u << 3,
-    GT_FW_JAX = 1u << 4,
-    GT_FW_TENSORFLOW = 1u << 5,
-    GT_FW_COUNT = 6
-};
-const char *gt_framework_name(unsigned bit); /* "PyTorch", "torch.compile", ..., for one bit */
-const char *gt_framework_key(unsigned bit);  /* "pytorch", "torch_compile", ...: JSON */
 /* The framework whose terms a launch or compilation remedy uses: torch.compile, JAX, CuPy,
  * Triton (its own kernels, not Inductor's), PyTorch, else 0 (CUDA C/C++). */
 unsigned gt_proc_remedy_framework(const gt_proc *p);
@@ -486,6 +548,12 @@ const char *gt_proc_extrapolation_note(const gt_proc *p);
 uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b);
 int gt_proc_has_data(const gt_proc *p);
 int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+/* The framework the program is written against (one enum gt_framework bit): PyTorch before
+ * JAX, TensorFlow, CuPy, Triton (which run beside PyTorch), plain Python, native. */
+unsigned gt_proc_framework(const gt_proc *p);
+/* Whether a call site's text names an autotuner (cudnn_frontend::time_sorted_plan, cudnnFind*,
+ * XLA's autotuners and algorithm pickers): its calls time candidates. */
+int gt_call_site_is_autotuner(const char *site);
 /* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
 const char *gt_step_source_kind_name(int kind);
 /* In step_why, before the markers that were not taken and why ("'cub::DeviceReduce::Sum' is a

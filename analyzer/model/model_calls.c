@@ -5,6 +5,7 @@
 
 #include "model_compile.h"
 #include "model_framework.h"
+#include "model_um.h"
 
 static gt_site_agg *site_for(gt_proc *p, pass_state *s, uint32_t func, uint32_t stack_id)
 {
@@ -128,6 +129,8 @@ void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)
         p->launch_ns += d;
         break;
     case GT_REC_API_MEMCPY: {
+        if (md_um_is_prefetch(c->func)) /* a migration: model_um.c counts it */
+            break;
         on_api_memcpy(p, s, &u.memcpy_, d);
         tid_stack *t = md_tid_for(s, r->tid);
         if (t && u.memcpy_.is_async && u.memcpy_.direction == GT_DIR_H2D) {

@@ -73,22 +73,27 @@ static int cmp_iv(const void *a, const void *b)
 }
 
 /* Sort and merge intervals closer than gap ns. */
-void md_iv_merge(pass_state *s, uint64_t gap)
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap)
 {
-    if (!s->n_iv)
-        return;
-    qsort(s->iv, s->n_iv, sizeof s->iv[0], cmp_iv);
+    if (!n)
+        return 0;
+    qsort(iv, n, sizeof iv[0], cmp_iv);
     size_t w = 0;
-    for (size_t i = 1; i < s->n_iv; i++) {
-        if (s->iv[i][0] <= s->iv[w][1] + gap) {
-            if (s->iv[i][1] > s->iv[w][1])
-                s->iv[w][1] = s->iv[i][1];
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i][0] <= iv[w][1] + gap) {
+            if (iv[i][1] > iv[w][1])
+                iv[w][1] = iv[i][1];
         } else {
-            s->iv[++w][0] = s->iv[i][0];
-            s->iv[w][1] = s->iv[i][1];
+            iv[++w][0] = iv[i][0];
+            iv[w][1] = iv[i][1];
         }
     }
-    s->n_iv = w + 1;
+    return w + 1;
+}
+
+void md_iv_merge(pass_state *s, uint64_t gap)
+{
+    s->n_iv = md_merge_intervals(s->iv, s->n_iv, gap);
 }
 
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b)

@@ -74,18 +74,39 @@ typedef struct stack_py {
 
 /* What the steady-window figures need of one record, logged in pass 2 (the window is known only
  * after it): kept in file order so that sums come out as a third pass over the file gave them. */
-enum steady_kind { SE_ALLOC, SE_SYNC, SE_COPY, SE_COPY_ITEM, SE_KERNEL, SE_CUPTI_SYNC, SE_LAUNCH };
+enum steady_kind {
+    SE_ALLOC,
+    SE_SYNC,
+    SE_COPY,
+    SE_COPY_ITEM,
+    SE_KERNEL,
+    SE_CUPTI_SYNC,
+    SE_LAUNCH,
+    SE_COPY_PAGEABLE_H2D, /* a copy call from pageable memory; site holds its KiB */
+    SE_COPY_PAGEABLE_D2H, /* to pageable memory (not a read-back of a result) */
+    SE_GPU_PAGEABLE_H2D,  /* the same copies as the GPU ran them (CUPTI), site: KiB */
+    SE_GPU_PAGEABLE_D2H,
+};
 typedef struct steady_ev {
     uint64_t t, d;
     uint32_t site; /* index in p->sync_sites, UINT32_MAX none; kernels: 1 if NCCL */
     uint8_t kind;
 } steady_ev;
 
+/* A cuDNN execute the recorder flagged as an autotuning trial (model_phases.c): autotuning's
+ * evidence only once its op is known to have tried several plans, and only until its trials
+ * ended (md_cudnn_trials_end). */
+typedef struct md_trial {
+    uint64_t a, b;
+    uint32_t func, plan_id, sig_id;
+} md_trial;
+
 typedef struct pass_state {
     gt_reader *reader;
     steady_ev *sev;
     size_t n_sev, cap_sev;
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
+    gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
     gt_symtab *symtab;
     gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
         sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
@@ -150,11 +171,17 @@ typedef struct pass_state {
     size_t n_compile_ev, cap_compile_ev;
     gt_phase_span *phase_ev; /* JIT and autotuning evidence (model_phases.c) */
     size_t n_phase_ev, cap_phase_ev;
+    md_trial *trials; /* flagged trials, confirmed once the cuDNN ops are built */
+    size_t n_trials, cap_trials;
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
     uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
     size_t n_sample_sw, cap_sample_sw;
     uint64_t *submit_t; /* GPU sampling: when each call that gives the GPU work began */
     size_t n_submit_t, cap_submit_t;
+    uint64_t (*um_iv)[2]; /* unified memory's stall intervals (model_um.c) */
+    size_t n_um_iv, cap_um_iv;
+    uint64_t *um_fault_t; /* GPU page faults' starts */
+    size_t n_um_fault_t, cap_um_fault_t;
 } pass_state;
 
 struct gt_stack_name {
@@ -176,6 +203,8 @@ void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
 tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
 void md_iv_merge(pass_state *s, uint64_t gap); /* sort, merge intervals closer than gap ns */
+/* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. */
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap);
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after

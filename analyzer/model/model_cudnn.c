@@ -47,8 +47,18 @@ static uint32_t raw_for(pass_state *s, const gt_rec_api_cudnn *c)
     return i;
 }
 
+/* Batch norm, RNN, CTC, grid sampling: their calls count in the API table and their kernels link
+ * to them, but the cuDNN table is about convolutions (engines, algorithms, autotuning). */
+static int is_other_op(uint32_t func)
+{
+    return func >= GT_FN_cudnnBatchNormalizationForwardTraining &&
+           func <= GT_FN_cudnnSpatialTfSamplerBackward;
+}
+
 static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, uint64_t d)
 {
+    if (is_other_op(c->c.func))
+        return;
     p->cudnn_calls_seen++;
     if (c->c.func == GT_FN_cudnnBackendFinalize ||
         c->c.func == GT_FN_cudnnBackendDestroyDescriptor ||
@@ -357,6 +367,60 @@ static void timed_from_perf_tables(gt_proc *p, pass_state *s)
     }
 }
 
+/* "32x64x56x56": the input's dims, what a new input shape changes. */
+static void shape_text(const gt_rec_cudnn_conv_sig *g, char *out, size_t cap)
+{
+    size_t u = 0;
+    out[0] = 0;
+    for (int d = 0; d < g->nb_dims && d < 8 && u < cap; d++)
+        u += (size_t)snprintf(out + u, cap - u, "%s%d", d ? "x" : "", g->x_dims[d]);
+}
+
+/* Autotuning only from its evidence (issue 29 item 5): a Find call, two plans or more tried as
+ * trials, or trials called from an autotuner. The recorder flags an execute as a trial when an
+ * event was recorded before it (benchmark mode brackets each candidate with events), and
+ * PyTorch records events for other reasons too: one flagged plan, never a second, is the op's
+ * first execution (lazy module loading, plan building), counted as an execution. */
+static void confirm_autotuning(gt_proc *p, gt_cudnn_opstat *op)
+{
+    if (!op->autotuned || op->find_calls || op->autotuner_frames)
+        return;
+    int tried = 0;
+    for (int j = 0; j < op->n_choices; j++)
+        tried += op->choices[j].autotune_execs > 0;
+    if (tried >= 2)
+        return;
+    op->autotuned = 0;
+    op->heuristic = 1; /* one plan, as the heuristics gave it */
+    op->first_use_first_ns = op->autotune_first_ns;
+    op->autotune_first_ns = op->autotune_last_ns = 0;
+    for (int j = 0; j < op->n_choices; j++) {
+        gt_cudnn_choice *c = &op->choices[j];
+        uint64_t api = c->autotune_ns - c->autotune_gpu_ns;
+        op->first_use_execs += c->autotune_execs;
+        op->first_use_ns += c->autotune_ns;
+        c->execs += c->autotune_execs;
+        c->gpu_ns += c->autotune_gpu_ns;
+        c->api_ns += api;
+        p->autotune_ns -= api < p->autotune_ns ? api : p->autotune_ns;
+        c->autotune_execs = c->autotune_ns = c->autotune_gpu_ns = 0;
+    }
+}
+
+uint64_t md_cudnn_trials_end(gt_proc *p, pass_state *s, uint32_t func, uint32_t plan_id,
+                             uint32_t sig_id)
+{
+    raw_cudnn r = {.func = func, .plan_id = plan_id, .sig_id = sig_id};
+    char sig[256];
+    int op_kind;
+    const gt_rec_cudnn_conv_sig *g;
+    raw_signature(s, &r, sig, sizeof sig, &op_kind, &g);
+    for (size_t i = 0; i < p->n_cudnn; i++)
+        if (!strcmp(p->cudnn[i].signature, sig))
+            return p->cudnn[i].autotuned ? p->cudnn[i].autotune_trials_end_ns : 0;
+    return 0;
+}
+
 void md_build_cudnn_ops(gt_proc *p, pass_state *s)
 {
     size_t cap = 0;
@@ -370,6 +434,8 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
         op->dtype = g ? g->dtype : pl ? (int)pl->rec.dtype : op->dtype;
         if (g && g->x_dims[0] > 0)
             op->batch = g->x_dims[0];
+        if (g && !op->x_shape[0])
+            shape_text(g, op->x_shape, sizeof op->x_shape);
         if (!op->stack_id)
             op->stack_id = r->stack_id;
         if (is_find(r->func)) {
@@ -412,10 +478,13 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
         gt_cudnn_choice *c = choice_for(op, text, notes, tc);
         if (r->flags & GT_CUDNN_AUTOTUNE) {
             op->autotuned = 1;
+            op->autotuner_frames |= gt_call_site_is_autotuner(gt_proc_call_site(p, r->stack_id));
             note_autotune_span(op, r);
             c->autotune_execs += r->count;
             c->autotune_ns += r->api_ns + r->gpu_ns;
             c->autotune_gpu_ns += r->gpu_ns;
+            if (r->last_ns > c->autotune_last_ns)
+                c->autotune_last_ns = r->last_ns;
             p->autotune_ns += r->api_ns;
         } else {
             c->execs += r->count;
@@ -440,6 +509,7 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
     for (size_t i = 0; i < p->n_cudnn; i++) {
         gt_cudnn_opstat *op = &p->cudnn[i];
         uint64_t best = 0;
+        confirm_autotuning(p, op);
         for (int j = 0; j < op->n_choices; j++)
             if (op->choices[j].execs > best) {
                 best = op->choices[j].execs;
@@ -447,6 +517,9 @@ void md_build_cudnn_ops(gt_proc *p, pass_state *s)
             }
         if (op->legacy && !op->autotuned && op->n_choices)
             op->heuristic = 1; /* legacy conv without Find: the app picked an algorithm itself */
+        for (int j = 0; op->autotuned && j < op->n_choices; j++)
+            if (j != op->chosen && op->choices[j].autotune_last_ns > op->autotune_trials_end_ns)
+                op->autotune_trials_end_ns = op->choices[j].autotune_last_ns;
         op->timed_winner_ms = op->timed_heuristic_ms = -1;
         timed_from_trials(op);
     }

@@ -9,5 +9,7 @@
 void md_framework_on_module(gt_proc *p, const char *path);
 void md_framework_on_python_file(gt_proc *p, const char *file);
 void md_framework_on_kernel_name(gt_proc *p, const char *name);
+void md_framework_on_nvtx_library(gt_proc *p, const char *lib); /* gt_step_library's name */
+void md_framework_finish(gt_proc *p); /* after pass 1: kernels, NVTX, the interpreter */
 
 #endif

@@ -254,13 +254,15 @@ static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
     }
 }
 
-/* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window. */
+/* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window, outside JIT
+ * compilation and autotuning (a sweep of trial kernels leaves thousands of them). */
 static void steady_small_gaps(gt_proc *p, const pass_state *s)
 {
     p->steady_small_gap_ns = 0;
     for (size_t i = 1; i < s->n_iv; i++)
         if (s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS)
-            p->steady_small_gap_ns += gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            p->steady_small_gap_ns +=
+                md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
     p->steady_small_gap_ns = md_steady_scaled(p, p->steady_small_gap_ns);
 }
 
@@ -333,7 +335,7 @@ void md_idle_assign(gt_proc *p)
         gt_gap *g = &p->gaps[i];
         uint64_t part[GT_IDLE_CAUSE_COUNT], len = g->end_ns - g->start_ns;
         gap_split(p, g, part);
-        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
+        uint64_t ov = md_steady_outside_phases(p, g->start_ns, g->end_ns, NULL);
         g->cause = 0;
         for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++) {
             if (part[c] > part[g->cause])

@@ -10,6 +10,8 @@
  *   framework model_framework.c which frameworks the process runs: modules, Python files, kernels
  *   compile   model_compile.c   a framework's compiler in the process: its evidence and the
  *                               compilations (the phases builder asks for their spans)
+ *   um        model_um.c        unified memory: managed allocations, prefetches, page faults and
+ *                               migrations, the kernels' stall on them
  *   calls     model_calls.c     API tables, copies, sync stalls by call site, GEMMs, call stacks
  *   kernels   model_kernels.c   kernel families and names, GPU copies, the call of each kernel
  *   cudnn     model_cudnn.c     cuDNN calls, plans, signatures, engines, autotuning
@@ -38,6 +40,7 @@
 #include "model_steady.h"
 #include "model_steps.h"
 #include "model_time.h"
+#include "model_um.h"
 
 #include "cli_args.h"
 
@@ -45,12 +48,14 @@
 static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     pass_state *s = ctx;
+    gt_link_lag_decided(&s->lag, corr, call);
     gt_map_put(&s->link_call, corr, (uint32_t)call);
     gt_map_put(&s->link_how, corr, (uint32_t)how);
 }
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
 {
+    gt_link_lag_record(&s->lag, r);
     gt_op_links_on_record(&s->links, r);
     md_phase_evidence(p, s, r);
     switch (r->kind) {
@@ -88,6 +93,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
         md_on_api(p, s, r);
+        md_um_on_api(p, r);
         if (r->kind == GT_REC_API_CUDNN)
             md_on_api_cudnn(p, s, r);
         if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
@@ -109,6 +115,10 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_rec_nvtx v;
         gt_body_copy(&v, sizeof v, r);
         md_on_nvtx(p, s, &v, r->tid);
+        /* the library a range names (steps' table) tells the framework */
+        md_framework_on_nvtx_library(
+            p, gt_step_library(v.domain_id ? gt_reader_string(s->reader, v.domain_id) : NULL,
+                               v.name_id ? gt_reader_string(s->reader, v.name_id) : NULL));
         break;
     }
     case GT_REC_THREAD:
@@ -162,6 +172,9 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         }
         break;
     }
+    case GT_REC_GPU_UM:
+        md_um_on_gpu(p, s, r);
+        break;
     case GT_REC_GPU_API: {
         gt_rec_gpu_api a;
         gt_body_copy(&a, sizeof a, r);
@@ -207,8 +220,12 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
         if (call == UINT32_MAX)
             return;
         if (call & 0x80000000u) {
-            if ((call & 0x7fffffffu) < p->n_gemms)
-                p->gemms[call & 0x7fffffffu].gpu_ns += d;
+            if ((call & 0x7fffffffu) < p->n_gemms) {
+                gt_gemm_agg *g = &p->gemms[call & 0x7fffffffu];
+                g->gpu_ns += d;
+                if (ki < p->n_kernels && p->kernels[ki].tensor_cores)
+                    g->tensor_core_gpu_ns += d;
+            }
         } else if (call < s->n_raw) {
             s->raw[call].gpu_ns += d;
         }
@@ -262,6 +279,9 @@ static void free_pass(pass_state *s)
     free(s->blocking);
     free(s->compile_ev);
     free(s->phase_ev);
+    free(s->um_iv);
+    free(s->um_fault_t);
+    free(s->trials);
     free(s->sample_sw);
     free(s->submit_t);
     if (s->symtab)
@@ -295,6 +315,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
+    p->link_lag = s->lag;
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;
     p->chunk_seq_gaps = st->chunk_seq_gaps;
@@ -307,6 +328,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
 
     md_resolve_kernel_names(p, s);
     md_resolve_stacks(p, s);
+    md_framework_finish(p);
     md_sample_windows(p, s);
     md_busy_and_gaps(p, s);
     copies_finish(p, s);
@@ -322,6 +344,26 @@ void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
 {
     if (p->priv)
         on_record_pass2(p, p->priv, r);
+}
+
+int gt_call_site_is_autotuner(const char *site)
+{
+    static const char *const names[] = {
+        "time_sorted_plan", "autotun",          "cudnnFind", "AlgorithmPicker",
+        "algorithm_picker", "algorithm-picker", NULL};
+    for (int i = 0; site && names[i]; i++)
+        if (md_contains_ci(site, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Sync sites inside an autotuner: their waits are the trials' (before the phases, which take
+ * them as evidence of autotuning, and the steady counts, which leave them out). */
+static void mark_autotuner_sites(gt_proc *p)
+{
+    for (size_t i = 0; i < p->n_sync_sites; i++)
+        p->sync_sites[i].in_autotuner =
+            gt_call_site_is_autotuner(gt_proc_call_site(p, p->sync_sites[i].stack_id));
 }
 
 /* After pass 2: cuDNN ops, the steps' figures and the steady window. complete: pass 2
@@ -348,12 +390,21 @@ static void load_finish(gt_proc *p, int complete)
     }
     p->steady_steps = p->n_steps >= 2 ? (double)(p->n_steps - p->warmup_steps) : 1.0;
     md_sample_steady(p, lo, hi); /* the steady window's part the GPU figures come from */
+    mark_autotuner_sites(p);
     md_phases(p,
               s); /* before the gap totals: idle in JIT or autotuning is not the steady state's */
+    uint64_t in_phase[GT_PHASE_COUNT];
+    md_phase_overlaps(p, lo, hi, in_phase);
+    p->steady_named_phase_ns = 0;
+    for (int k = 0; k < GT_PHASE_COUNT; k++)
+        p->steady_named_phase_ns += gt_phase_is_named_cost(k) ? in_phase[k] : 0;
     md_idle_finish(p, s); /* before the gap totals too: a pageable copy's staging is its own */
     md_gap_totals(p, s, lo, hi);
-    if (hi > lo && complete)
+    md_um_finish(p, s, lo, hi);
+    if (hi > lo && complete) {
         md_steady_count(p, s, lo, hi);
+        md_after_sync_small_gaps(p, s, lo, hi);
+    }
     double steps = p->steady_steps;
     p->steady_nccl_ms_per_step /= steps;
     p->steady_sync_ms_per_step /= steps;

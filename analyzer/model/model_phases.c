@@ -9,8 +9,9 @@
  * fix; named, it is a cost the user can weigh (a compile cache, fewer shapes).
  *
  * Evidence, from pass 1: JIT/module-load calls (category JIT: NVRTC, nvJitLink, cuModuleLoad*,
- * cuLibraryLoad*, cuLinkComplete), cuDNN Find calls and autotuning executes (plan finalizations
- * join an autotuning span they touch: building candidate plans is part of the sweep), and the
+ * cuLibraryLoad*, cuLinkComplete), cuDNN Find calls and autotuning executes of ops that tried
+ * several plans (plan finalizations join an autotuning span they touch: building candidate
+ * plans is part of the sweep), waits called from an autotuner's frames, and the
  * compiler processes the program started (gt_proc_note: ptxas, gcc... found through the parent
  * chain). Evidence closer than PHASE_BRIDGE_NS is one span: a compilation is a series of steps
  * (lowering in the process, ptxas, gcc for the launcher, the module load) with short CPU work
@@ -25,6 +26,8 @@
 #include "model_phases.h"
 
 #include "model_compile.h"
+#include "model_cudnn.h"
+#include "model_sample.h"
 
 #define PHASE_BRIDGE_NS 50000000ull        /* 50 ms */
 #define PHASE_WEAK_AUTOTUNE GT_PHASE_COUNT /* plan finalization: autotuning only beside a trial */
@@ -70,8 +73,11 @@ void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r)
         p->jit_calls++;
         p->jit_call_ns += b > a ? b - a : 0;
         evidence_add(s, GT_PHASE_JIT, a, b);
-    } else if (is_cudnn_find(c.c.func) || (c.cudnn_flags & GT_CUDNN_AUTOTUNE)) {
+    } else if (is_cudnn_find(c.c.func)) {
         evidence_add(s, GT_PHASE_AUTOTUNE, a, b);
+    } else if (c.cudnn_flags & GT_CUDNN_AUTOTUNE) { /* evidence once its op tried 2+ plans */
+        gt_grow((void **)&s->trials, &s->cap_trials, s->n_trials, sizeof *s->trials);
+        s->trials[s->n_trials++] = (md_trial){a, b, c.c.func, c.plan_id, c.sig_id};
     } else if (c.c.func == GT_FN_cudnnBackendFinalize) {
         evidence_add(s, PHASE_WEAK_AUTOTUNE, a, b);
     }
@@ -203,14 +209,26 @@ static size_t autotune_spans(const pass_state *s, gt_phase_span **out)
     size_t n = 0;
     for (size_t i = 0; i < ns; i++)
         v[n++] = strong[i];
-    for (size_t i = 0, j = 0; i < nw && ns; i++) {
-        while (j + 1 < ns && strong[j].end_ns + PHASE_BRIDGE_NS < weak[i].start_ns)
-            j++;
-        int near_prev = weak[i].start_ns <= strong[j].end_ns + PHASE_BRIDGE_NS &&
-                        weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j].start_ns;
-        int near_next = j + 1 < ns && weak[i].end_ns + PHASE_BRIDGE_NS >= strong[j + 1].start_ns;
-        if (near_prev || near_next)
-            v[n++] = (gt_phase_span){GT_PHASE_AUTOTUNE, weak[i].start_ns, weak[i].end_ns};
+    /* A weak span (finalizations closer than the bridge, merged) joins the strong spans it
+     * touches, and may fill the time between them (building the next candidates), but is
+     * clipped to a bridge beyond the first and last of them: finalizations go on every step
+     * where PyTorch builds plans, and they would carry the autotuning over the whole steady
+     * state (bench_resnet_short: its last 17 steps inside an 8.5 s "autotuning"). */
+    for (size_t i = 0, f = 0; i < nw && ns; i++) {
+        while (f < ns && strong[f].end_ns + PHASE_BRIDGE_NS < weak[i].start_ns)
+            f++;
+        size_t l = f;
+        while (l < ns && strong[l].start_ns <= weak[i].end_ns + PHASE_BRIDGE_NS)
+            l++;
+        if (l == f) /* no strong span near it */
+            continue;
+        uint64_t a =
+            strong[f].start_ns > PHASE_BRIDGE_NS ? strong[f].start_ns - PHASE_BRIDGE_NS : 0;
+        uint64_t b = strong[l - 1].end_ns + PHASE_BRIDGE_NS;
+        a = weak[i].start_ns > a ? weak[i].start_ns : a;
+        b = weak[i].end_ns < b ? weak[i].end_ns : b;
+        if (b > a)
+            v[n++] = (gt_phase_span){GT_PHASE_AUTOTUNE, a, b};
     }
     qsort(v, n, sizeof *v, cmp_span);
     n = merge_kind(v, n);
@@ -348,6 +366,70 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
     }
 }
 
+/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
+static void steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
+                                      uint64_t out[GT_PHASE_COUNT])
+{
+    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
+    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
+         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
+        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
+        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
+        if (y <= x)
+            continue;
+        uint64_t part[GT_PHASE_COUNT];
+        md_phase_overlaps(p, x, y, part);
+        for (int k = 0; k < GT_PHASE_COUNT; k++)
+            out[k] += part[k];
+    }
+}
+
+/* The part of [a, b] in the steady window's GPU-measured part (the steady steps inside sampled
+ * windows when sampled), less what lies in JIT compilation, compilation or autotuning there: that
+ * time is its phase's, and every steady figure leaves it out alike (idle, its causes, launch
+ * latency, busy time). part, when given, gets the phases' overlaps. */
+uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t part[GT_PHASE_COUNT])
+{
+    uint64_t mine[GT_PHASE_COUNT];
+    part = part ? part : mine;
+    memset(part, 0, GT_PHASE_COUNT * sizeof *part);
+    uint64_t ov = gt_proc_steady_gpu_overlap(p, a, b);
+    if (!ov || !p->n_phases)
+        return ov;
+    if (p->gpu_sampled) { /* the steady window's part in whole steps inside windows */
+        steady_gpu_phase_overlaps(p, a, b, part);
+    } else {
+        uint64_t x = a > p->steady_start_ns ? a : p->steady_start_ns;
+        uint64_t y = b < p->steady_end_ns ? b : p->steady_end_ns;
+        md_phase_overlaps(p, x, y < x ? x : y, part);
+    }
+    uint64_t named = 0;
+    for (int k = 0; k < GT_PHASE_COUNT; k++)
+        named += gt_phase_is_named_cost(k) ? part[k] : 0;
+    return named < ov ? ov - named : 0;
+}
+
+/* Evidence known only after pass 2 and the cuDNN ops: the flagged trials of ops that really
+ * tried several plans, until their last trial of a plan they did not choose (a single flagged
+ * plan is a first execution; the chosen plan flagged later, by an event PyTorch recorded for
+ * another reason, an ordinary execution), and the waits of call sites
+ * inside an autotuner (cudnn_frontend::time_sorted_plan synchronizes around each candidate). */
+static void autotune_evidence(gt_proc *p, pass_state *s)
+{
+    for (size_t i = 0; i < s->n_trials; i++) {
+        const md_trial *t = &s->trials[i];
+        if (t->a <= md_cudnn_trials_end(p, s, t->func, t->plan_id, t->sig_id))
+            evidence_add(s, GT_PHASE_AUTOTUNE, t->a, t->b);
+    }
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if ((e->kind == SE_SYNC || e->kind == SE_COPY_ITEM) && e->site < p->n_sync_sites &&
+            p->sync_sites[e->site].in_autotuner)
+            evidence_add(s, GT_PHASE_AUTOTUNE, e->t, e->t + e->d);
+    }
+}
+
 /* After the phases: each compilation's time in the compilation phase (autotuning evidence in it
  * keeps its own phase), the first one's and the later ones' (the compilations: model_compile.c). */
 static void compilation_times(gt_proc *p)
@@ -367,6 +449,7 @@ static void compilation_times(gt_proc *p)
 void md_phases(gt_proc *p, pass_state *s)
 {
     children_evidence(p, s);
+    autotune_evidence(p, s);
     md_compile_workers(p, s);
     if (p->t_max <= p->t_min)
         return;

@@ -10,5 +10,10 @@ void md_phase_evidence(gt_proc *p, pass_state *s, const gt_record *r);
 void md_phase_end_record(gt_proc *p, const gt_record *r);
 void md_phases(gt_proc *p, pass_state *s);
 void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT_PHASE_COUNT]);
+/* The part of [a, b] in the steady window's GPU-measured part (model_sample.c) less JIT
+ * compilation, compilation and autotuning in it: every steady figure leaves those phases out
+ * alike. part, when given, gets the phases' overlaps (after md_phases). */
+uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
+                                  uint64_t part[GT_PHASE_COUNT]);
 
 #endif

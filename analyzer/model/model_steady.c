@@ -8,6 +8,7 @@
 
 #include "model_phases.h"
 #include "model_sample.h"
+#include "model_um.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -97,6 +98,12 @@ static uint32_t steady_site(const pass_state *s, const gt_api_common *c)
     return gt_map_get(&s->site_by_key, ((uint64_t)c->func << 32) | c->stack_id);
 }
 
+static uint32_t kib(uint64_t bytes)
+{
+    uint64_t k = (bytes + 1023) / 1024;
+    return k < UINT32_MAX ? (uint32_t)k : UINT32_MAX;
+}
+
 /* Pass 2 logs what the steady window will count (see steady_count). */
 void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
 {
@@ -114,10 +121,17 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
             steady_log(s, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
             steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
-        } else if (r->kind == GT_REC_API_MEMCPY) {
+        } else if (r->kind == GT_REC_API_MEMCPY && !md_um_is_prefetch(u.c.func)) {
             uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
-            steady_log(s, md_copy_is_item_like(&u.m, hk) ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns,
-                       d, steady_site(s, &u.c));
+            int item = md_copy_is_item_like(&u.m, hk);
+            if (hk == GT_MEM_PAGEABLE && !item &&
+                (u.m.direction == GT_DIR_H2D || u.m.direction == GT_DIR_D2H))
+                steady_log(
+                    s, u.m.direction == GT_DIR_H2D ? SE_COPY_PAGEABLE_H2D : SE_COPY_PAGEABLE_D2H,
+                    u.c.t_begin_ns, d, kib(u.m.bytes));
+            else
+                steady_log(s, item ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns, d,
+                           steady_site(s, &u.c));
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
@@ -125,6 +139,15 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
         steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
                    ki < p->n_kernels && p->kernels[ki].is_nccl);
+    } else if (r->kind == GT_REC_GPU_MEMCPY) { /* pageable copies as the GPU ran them */
+        gt_rec_gpu_memcpy m;
+        gt_body_copy(&m, sizeof m, r);
+        int h2d = m.copy_kind == 1 && m.src_kind == GT_MEM_PAGEABLE;
+        int d2h = m.copy_kind == 2 && m.dst_kind == GT_MEM_PAGEABLE &&
+                  m.bytes > GT_ITEM_COPY_MAX_BYTES; /* not a result read back */
+        if ((h2d || d2h) && m.end_ns > m.start_ns)
+            steady_log(s, h2d ? SE_GPU_PAGEABLE_H2D : SE_GPU_PAGEABLE_D2H, m.start_ns,
+                       m.end_ns - m.start_ns, kib(m.bytes));
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
@@ -155,13 +178,42 @@ static void steady_count_scale(gt_proc *p, double cupti_sync_ms)
     p->steady_cupti_sync_ns = md_steady_scaled(p, p->steady_cupti_sync_ns);
 }
 
+/* An event that belongs to JIT compilation or autotuning rather than the steady state: inside
+ * those phases for most of its time, or a wait at an autotuner's call site. Its cost is the
+ * phase's (the compilation and cudnn-benchmark advice), never a sync stall's as well. */
+static int in_named_phase(const gt_proc *p, const steady_ev *e)
+{
+    if ((e->kind == SE_SYNC || e->kind == SE_COPY_ITEM || e->kind == SE_COPY) &&
+        e->site < p->n_sync_sites && p->sync_sites[e->site].in_autotuner)
+        return 1;
+    if (!p->steady_named_phase_ns)
+        return 0;
+    uint64_t ov[GT_PHASE_COUNT], end = e->t + (e->d ? e->d : 1);
+    md_phase_overlaps(p, e->t, end, ov);
+    return 2 * (ov[GT_PHASE_JIT] + ov[GT_PHASE_COMPILE] + ov[GT_PHASE_AUTOTUNE]) > end - e->t;
+}
+
+/* Pageable copies: as the GPU ran them when CUPTI recorded copies (a static cudart's calls are
+ * not seen), else as the calls took; a sampled trace's GPU records exist only in windows. */
+static int pageable_from_gpu(const gt_proc *p)
+{
+    return p->copies_from_gpu && !p->gpu_sampled;
+}
+
+static void steady_pageable(gt_proc *p, int d2h, const steady_ev *e)
+{
+    p->steady_pageable_count[d2h]++;
+    p->steady_pageable_ns[d2h] += e->d;
+    p->steady_pageable_bytes[d2h] += (uint64_t)e->site * 1024;
+}
+
 /* The steady window's figures from the log (what a third pass over the file counted). */
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
 {
     double cupti_sync_ms = 0; /* GPU sampling: CUPTI's syncs, scaled with the kernels below */
     for (size_t i = 0; i < s->n_sev; i++) {
         const steady_ev *e = &s->sev[i];
-        if (e->t < lo || e->t >= hi)
+        if (e->t < lo || e->t >= hi || in_named_phase(p, e))
             continue;
         /* GPU records count only in the steady steps inside windows when sampled */
         if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
@@ -176,6 +228,17 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
         case SE_SYNC:
             p->steady_sync_ms_per_step += ms;
             steady_on_site(p, e->site, e->d);
+            break;
+        case SE_COPY_PAGEABLE_H2D:
+        case SE_COPY_PAGEABLE_D2H:
+            p->steady_copy_ms_per_step += ms;
+            if (!pageable_from_gpu(p))
+                steady_pageable(p, e->kind == SE_COPY_PAGEABLE_D2H, e);
+            break;
+        case SE_GPU_PAGEABLE_H2D:
+        case SE_GPU_PAGEABLE_D2H:
+            if (pageable_from_gpu(p))
+                steady_pageable(p, e->kind == SE_GPU_PAGEABLE_D2H, e);
             break;
         case SE_COPY:
         case SE_COPY_ITEM:
@@ -209,28 +272,52 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
         steady_count_scale(p, cupti_sync_ms);
 }
 
+/* The busy interval that starts first after t (s->iv is sorted and merged), or n_iv. */
+static size_t iv_after(const pass_state *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->n_iv;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->iv[mid][0] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Launch-latency gaps (under GT_GAP_MIN_NS, not kept as gaps) in which a blocking call returned:
+ * the queue had drained and the GPU waited for the CPU's next launch. Small each time, but a
+ * loop that waits every step pays it every step (sync_every_iter: 13 us of an 89 us step, the
+ * program's own clock 8% slower than without the waits). Each gap once, in the steady window
+ * outside JIT and autotuning; the larger gaps after a wait are in steady_after_sync_idle. */
+void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    p->steady_after_sync_small_ns = 0;
+    if (p->gpu_sampled || s->n_iv < 2)
+        return;
+    size_t last = SIZE_MAX;
+    for (size_t i = 0; i < s->n_sev; i++) {
+        const steady_ev *e = &s->sev[i];
+        if ((e->kind != SE_SYNC && e->kind != SE_COPY_ITEM && e->kind != SE_CUPTI_SYNC) ||
+            e->t < lo || e->t >= hi || in_named_phase(p, e))
+            continue;
+        uint64_t end = e->t + e->d;
+        size_t k = iv_after(s, end);
+        if (k == 0 || k >= s->n_iv || k == last || end < s->iv[k - 1][1])
+            continue; /* before the first work, after the last, counted, or the GPU still busy */
+        uint64_t len = s->iv[k][0] - s->iv[k - 1][1];
+        if (len < GT_GAP_MIN_NS) {
+            p->steady_after_sync_small_ns += len;
+            last = k;
+        }
+    }
+}
+
 /* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */
 static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
 {
     return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
-}
-
-/* The phases' time in [a, b]'s part of the steady GPU window (md_phase_overlaps for each piece). */
-static void steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
-                                      uint64_t out[GT_PHASE_COUNT])
-{
-    memset(out, 0, GT_PHASE_COUNT * sizeof *out);
-    for (size_t i = MD_FIRST_ENDING_AFTER(p->steady_gpu, p->n_steady_gpu, a);
-         i < p->n_steady_gpu && p->steady_gpu[i].start_ns < b; i++) {
-        uint64_t x = a > p->steady_gpu[i].start_ns ? a : p->steady_gpu[i].start_ns;
-        uint64_t y = b < p->steady_gpu[i].end_ns ? b : p->steady_gpu[i].end_ns;
-        if (y <= x)
-            continue;
-        uint64_t part[GT_PHASE_COUNT];
-        md_phase_overlaps(p, x, y, part);
-        for (int k = 0; k < GT_PHASE_COUNT; k++)
-            out[k] += part[k];
-    }
 }
 
 /* Idle-gap figures for the whole run and for the steady window. */
@@ -268,17 +355,10 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         md_phase_overlaps(p, g->start_ns, g->end_ns, in_phase);
         for (int k = 0; k < GT_PHASE_COUNT && len; k++)
             p->phase_idle_ns[k] += part_of(unexpl, in_phase[k], len);
-        uint64_t a = g->start_ns > lo ? g->start_ns : lo, b = g->end_ns < hi ? g->end_ns : hi;
-        if (p->gpu_sampled) /* the steady window's part in whole steps inside windows */
-            steady_gpu_phase_overlaps(p, g->start_ns, g->end_ns, part);
-        else
-            md_phase_overlaps(p, a, b < a ? a : b, part);
-        uint64_t ov = gt_proc_steady_gpu_overlap(p, g->start_ns, g->end_ns);
+        uint64_t ov = md_steady_outside_phases(p, g->start_ns, g->end_ns, part);
         uint64_t named = 0;
         for (int k = 0; k < GT_PHASE_COUNT; k++)
             named += gt_phase_is_named_cost(k) ? part[k] : 0;
-        if (p->n_phases)
-            ov -= named;
         if (ov && len) {
             if (len >= GT_BIG_GAP_NS && !g->after_sync) {
                 steady_unexpl += part_of(unexpl, ov, len);
@@ -302,15 +382,17 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     if (s->n_blocking)
         qsort(s->blocking, s->n_blocking, sizeof *s->blocking, cmp_pair);
     for (size_t i = 0; i < s->n_iv; i++) {
-        busy += gt_proc_steady_gpu_overlap(p, s->iv[i][0], s->iv[i][1]);
+        busy += md_steady_outside_phases(p, s->iv[i][0], s->iv[i][1], NULL);
         /* gaps below GT_GAP_MIN_NS are not kept: count them here */
         if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS &&
             !small_gap_after_wait(s, &j, s->iv[i - 1][1], s->iv[i][0])) {
-            uint64_t small = gt_proc_steady_gpu_overlap(p, s->iv[i - 1][1], s->iv[i][0]);
+            uint64_t small = md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
             steady_short += small;
             launch_gaps += small > 0;
         }
     }
+    /* busy as a share of the same window: JIT compilation and autotuning inside it left out */
+    uint64_t window = md_steady_outside_phases(p, lo, hi, NULL);
     p->launch_idle_ns += p->small_gap_ns;
     /* GPU figures per step: per steady step, or with sampling per steady step inside a window */
     double steps = md_steady_gpu_steps(p);
@@ -319,7 +401,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     p->steady_short_idle_ms_per_step = (double)steady_short / 1e6 / steps;
     p->steady_launch_gaps_per_step = (double)launch_gaps / steps;
     p->steady_cpu_elsewhere_ms_per_step = (double)steady_cpu / 1e6 / steps;
-    p->steady_busy_pct = p->steady_gpu_ns ? 100.0 * (double)busy / (double)p->steady_gpu_ns : 0;
+    p->steady_busy_pct = window ? 100.0 * (double)busy / (double)window : 0;
     if (p->gpu_per_step_unavailable) /* the windows' share instead: a share, not per step */
         p->steady_busy_pct = gt_proc_busy_pct(p);
     p->steady_idle_unexplained_ms_per_step = (double)steady_unexpl / 1e6 / steps;

@@ -12,5 +12,7 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r);
 void md_note_blocking(pass_state *s, uint64_t a, uint64_t b);
 void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
+/* The launch-latency gaps a wait returned in (after md_steady_count): sync-stall's. */
+void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 
 #endif

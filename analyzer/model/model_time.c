@@ -5,12 +5,23 @@
 
 #include "model_sample.h"
 
+/* A range an autotuner marks itself with (XLA's GEMM and convolution algorithm pickers,
+ * autotuning passes): autotuning evidence for the phases (model_phases.c), wherever it runs. */
+static void nvtx_autotuner_range(pass_state *s, const char *name, uint64_t a, uint64_t b)
+{
+    if (!name || b < a || !gt_call_site_is_autotuner(name))
+        return;
+    gt_grow((void **)&s->phase_ev, &s->cap_phase_ev, s->n_phase_ev, sizeof *s->phase_ev);
+    s->phase_ev[s->n_phase_ev++] = (gt_phase_span){GT_PHASE_AUTOTUNE, a, b};
+}
+
 static void nvtx_complete(pass_state *s, const nvtx_open *o, uint64_t b)
 {
     uint32_t name_id = o->name_id, depth = o->depth;
     uint64_t a = o->t;
     if (!name_id || s->nvtx_total >= NVTX_RANGES_MAX || b < a)
         return;
+    nvtx_autotuner_range(s, gt_reader_string(s->reader, name_id), a, b);
     /* the same text in two domains is two markers: a library's range is never the program's */
     uint64_t key = (uint64_t)name_id | (uint64_t)o->domain_id << 32;
     uint32_t i = gt_map_get(&s->nvtx_by_name, key);

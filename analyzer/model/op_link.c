@@ -187,5 +187,52 @@ bool gt_op_link_makes_work(int cat, uint32_t func)
     return cat == GT_CAT_LAUNCH || cat == GT_CAT_COPY || cat == GT_CAT_SET ||
            cat == GT_CAT_CUBLAS || func == GT_FN_cudnnBackendExecute ||
            (func >= GT_FN_cudnnConvolutionForward &&
-            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
+            func <= GT_FN_cudnnFindConvolutionBackwardFilterAlgorithmEx) ||
+           (func >= GT_FN_cudnnBatchNormalizationForwardTraining &&
+            func <= GT_FN_cudnnSpatialTfSamplerBackward); /* batch norm and the other ops */
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+void gt_link_lag_decided(gt_link_lag *g, uint64_t corr, uint64_t call)
+{
+    if (call <= g->newest_call)
+        g->call_span = max_u64(g->call_span, g->newest_call - call);
+    else
+        g->ahead_span = max_u64(g->ahead_span, call - g->newest_call);
+    if (corr <= g->newest_corr)
+        g->late_span = max_u64(g->late_span, g->newest_corr - corr);
+    g->newest_decided = max_u64(g->newest_decided, corr);
+}
+
+void gt_link_lag_record(gt_link_lag *g, const gt_record *r)
+{
+    if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
+        gt_api_common a;
+        gt_body_copy(&a, sizeof a, r);
+        g->newest_call = max_u64(g->newest_call, a.corr_id);
+        return;
+    }
+    uint64_t corr;
+    if (r->kind == GT_REC_GPU_KERNEL) {
+        gt_rec_gpu_kernel k;
+        gt_body_copy(&k, sizeof k, r);
+        corr = k.corr_id;
+    } else if (r->kind == GT_REC_GPU_MEMCPY) {
+        gt_rec_gpu_memcpy m;
+        gt_body_copy(&m, sizeof m, r);
+        corr = m.corr_id;
+    } else if (r->kind == GT_REC_GPU_MEMSET) {
+        gt_rec_gpu_memset m;
+        gt_body_copy(&m, sizeof m, r);
+        corr = m.corr_id;
+    } else {
+        return;
+    }
+    if (corr && corr <= g->newest_decided) /* its link may have been decided before it */
+        g->decided_span = max_u64(g->decided_span, g->newest_decided - corr);
+    g->newest_corr = max_u64(g->newest_corr, corr);
 }

@@ -74,6 +74,21 @@ void gt_op_links_finish(gt_op_links *l);
 /* The call a recent decision gave the GPU op corr, 0 none (yet). */
 uint64_t gt_op_links_call(const gt_op_links *l, uint64_t corr, int *how);
 
+/* How far apart, in ids, the file puts a call, its GPU ops and their link (a consumer that keeps
+ * them in rings by id sizes the rings from it: the converter). CUPTI hands its buffers over in
+ * batches, late, and the launch-order linker decides a window behind the newest time read, so
+ * these are as large as the recording made them. Feed every record (before
+ * gt_op_links_on_record) and every decision. Spans are the largest seen: */
+typedef struct gt_link_lag {
+    uint64_t call_span;    /* call ids, a link naming a call read before: newest call - call */
+    uint64_t ahead_span;   /* call ids, a link naming a call not read yet: call - newest call */
+    uint64_t late_span;    /* correlation ids, a link to an op read before: newest op - op */
+    uint64_t decided_span; /* correlation ids, an op linked before it: newest linked - op */
+    uint64_t newest_call, newest_corr, newest_decided;
+} gt_link_lag;
+void gt_link_lag_record(gt_link_lag *g, const gt_record *r);
+void gt_link_lag_decided(gt_link_lag *g, uint64_t corr, uint64_t call);
+
 /* Whether a call of this API function and category can put work on the GPU (a link may name
  * it): launches, copies, sets, cuBLAS, cuDNN executes and convolutions. */
 bool gt_op_link_makes_work(int api_category, uint32_t func);

@@ -21,10 +21,10 @@ static json_t *ranks_json(const gt_run *run)
                       p->n_steps >= 2 ? json_real(p->step_ms_median) : json_null(),
                       "nccl_ms_per_step", p->steady_nccl_ms_per_step, "sync_ms_per_step",
                       p->steady_sync_ms_per_step, "copy_ms_per_step", p->steady_copy_ms_per_step,
-                      "idle_ms_per_step", p->steady_idle_unexplained_ms_per_step, "busy_pct",
-                      p->steady_busy_pct, "late_ms_per_step", p->coll_late_ms_per_step,
-                      "wait_ms_per_step", p->coll_wait_ms_per_step, "last_at_collectives",
-                      (json_int_t)p->coll_last_at, "collectives", (json_int_t)p->coll_matched));
+                      "idle_ms_per_step", gt_adv_idle_ms(p), "busy_pct", p->steady_busy_pct,
+                      "late_ms_per_step", p->coll_late_ms_per_step, "wait_ms_per_step",
+                      p->coll_wait_ms_per_step, "last_at_collectives", (json_int_t)p->coll_last_at,
+                      "collectives", (json_int_t)p->coll_matched));
     }
     return arr;
 }

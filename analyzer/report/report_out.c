@@ -41,7 +41,7 @@ const char *gt_bold(int color)
 }
 
 /* Evidence as people write numbers: 14640, 0.35, 12.5 -- never 1.464e+04 (%g's choice). */
-static const char *evidence_number(double v)
+const char *gt_evidence_number(double v)
 {
     double mag = fabs(v);
     if (!isfinite(v))
@@ -195,58 +195,6 @@ const char *gt_cudnn_mode(const gt_cudnn_opstat *op)
     return "unknown";
 }
 
-/* ------------------------------------------------------------------ advice */
-
-void gt_advice_print_one(const gt_advice *a, FILE *out, int color, const char *indent, int evidence)
-{
-    fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
-            gt_severity_name(a->severity), gt_color_reset(color), gt_bold(color), a->id,
-            gt_color_reset(color));
-    if (a->pid)
-        fprintf(out, " (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
-    if (a->has_saving)
-        fprintf(out, ", estimated saving %s%s", gt_dur(a->saving_ms),
-                a->saving_per_step ? " per step" : " over the run");
-    fprintf(out, "\n%s    %s\n", indent, a->message);
-    if (a->call_site[0])
-        fprintf(out, "%s    at %s\n", indent, a->call_site);
-    if (!evidence)
-        return;
-    fprintf(out, "%s    evidence:", indent);
-    for (int e = 0; e < a->n_evidence; e++)
-        fprintf(out, "%s %s=%s%s", e ? "," : "", a->evidence[e].key,
-                evidence_number(a->evidence[e].value),
-                a->evidence[e].unit[0] && strcmp(a->evidence[e].unit, "count") ? a->evidence[e].unit
-                                                                               : "");
-    fputc('\n', out);
-}
-
-void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *indent)
-{
-    if (!l->n) {
-        fprintf(out, "%sNo advice: nothing stood out.\n", indent);
-        return;
-    }
-    for (size_t i = 0; i < l->n; i++)
-        gt_advice_print_one(&l->items[i], out, color, indent, 1);
-}
-
-json_t *gt_advice_to_json(const gt_advice *a)
-{
-    json_t *ev = json_object(), *units = json_object();
-    for (int e = 0; e < a->n_evidence; e++) {
-        json_object_set_new(ev, a->evidence[e].key, json_real(a->evidence[e].value));
-        json_object_set_new(units, a->evidence[e].key, json_string(a->evidence[e].unit));
-    }
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:I, s:i, s:i}", "id", a->id,
-                     "severity", gt_severity_name(a->severity), "message", a->message, "evidence",
-                     ev, "evidence_units", units, "estimated_saving_ms",
-                     a->has_saving ? json_real(a->saving_ms) : json_null(), "saving_basis",
-                     a->saving_per_step ? "per_step" : "run", "call_site",
-                     a->call_site[0] ? json_string(a->call_site) : json_null(), "t_ns",
-                     (json_int_t)a->t_ns, "pid", a->pid, "rank", a->rank);
-}
-
 /* ------------------------------------------------------------------ process JSON */
 
 static json_t *versions_json(const gt_runtime_info *rt)
@@ -285,20 +233,22 @@ static json_t *steps_json(const gt_proc *p)
 }
 
 /* Idle time by what the CPU was doing (model_idle.c): whole run, and the steady window per step
- * with each cause's share of the steady idle time. */
+ * with each cause's share of the steady idle time; the steady figures as the verdict and the
+ * advice take them (gt_adv_idle_cause_ms: NCCL kernels spinning for a late rank are busy GPU
+ * time, given apart as nccl_spin_ms_per_step). */
 static json_t *idle_by_cause_json(const gt_proc *p)
 {
     json_t *o = json_object();
-    uint64_t steady = 0;
+    double steady = 0;
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        steady += p->steady_idle_cause_ns[c];
+        steady += gt_adv_idle_cause_ms(p, c);
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
         json_object_set_new(
             o, gt_idle_cause_key(c),
             json_pack("{s:s, s:f, s:f, s:f}", "name", gt_idle_cause_name(c), "ms",
                       (double)p->idle_cause_ns[c] / 1e6, "steady_ms_per_step",
-                      (double)p->steady_idle_cause_ns[c] / 1e6 / p->steady_steps, "steady_pct",
-                      steady ? 100.0 * (double)p->steady_idle_cause_ns[c] / (double)steady : 0.0));
+                      gt_adv_idle_cause_ms(p, c), "steady_pct",
+                      steady > 0 ? 100.0 * gt_adv_idle_cause_ms(p, c) / steady : 0.0));
     return o;
 }
 
@@ -351,13 +301,20 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
-                     gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
-                     (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
-                     p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
-                     "timeline_start_ns", (json_int_t)p->bin_origin, "timeline_busy_pct", timeline,
-                     "idle", idle, "idle_by_cause", idle_by_cause_json(p), "launch",
-                     launch_json(p));
+    json_t *o =
+        json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
+                  gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
+                  (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
+                  p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
+                  "timeline_start_ns", (json_int_t)p->bin_origin, "timeline_busy_pct", timeline,
+                  "idle", idle, "idle_by_cause", idle_by_cause_json(p), "launch", launch_json(p));
+    /* what the steady per-step figures are a share of (the advice's base): the mean steady step,
+     * or the steady window less JIT and autotuning when no steps were found */
+    json_object_set_new(o, "steady_base_ms", json_real(gt_adv_step_ms(p)));
+    json_object_set_new(o, "steady_idle_ms_per_step", json_real(gt_adv_idle_ms(p)));
+    json_object_set_new(o, "nccl_spin_ms_per_step",
+                        json_real((double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p)));
+    return o;
 }
 
 static int cmp_kernel_total(const void *a, const void *b)
@@ -579,6 +536,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
     json_object_set_new(o, "kernels", kernels_json(p, top_n));
     json_object_set_new(o, "api", api_json(p));
     json_object_set_new(o, "copies", copies_json(p));
+    json_object_set_new(o, "unified_memory", gt_um_json(p));
     json_object_set_new(o, "sync", sync_json(p));
     json_object_set_new(o, "cudnn", cudnn);
     json_object_set_new(o, "cudnn_calls_seen", json_boolean(p->cudnn_calls_seen > 0));

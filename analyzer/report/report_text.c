@@ -107,8 +107,8 @@ static void print_run(const gt_proc *p, FILE *out)
         print_links(p, out);
     gt_sample_print_run(p, out); /* GPUTRACE_SAMPLE: the windows the GPU figures come from */
     if (p->hdr.flags & GT_HDR_STATIC_CUDART)
-        fprintf(out,
-                "  note      the CUDA runtime is linked statically: only CUPTI saw its calls\n");
+        fprintf(out, "  note      the CUDA runtime is linked statically: no wrapper saw its calls; "
+                     "CUPTI's callbacks recorded its kernel launches\n");
     if (p->hdr.flags & GT_HDR_OTHER_PROFILER)
         fprintf(out,
                 "  note      another profiler (torch.profiler, nsys...) was refused CUPTI while "
@@ -475,14 +475,14 @@ static void print_ranks(const gt_run *run, FILE *out, int color)
         gt_table_row(&t, gt_fmt("%d", p->hdr.rank), p->host,
                      p->n_steps >= 2 ? gt_dur(p->step_ms_median) : "-",
                      gt_dur(p->steady_nccl_ms_per_step), gt_dur(p->steady_sync_ms_per_step),
-                     gt_dur(p->steady_copy_ms_per_step),
-                     gt_dur(p->steady_idle_unexplained_ms_per_step), gt_pct(p->steady_busy_pct),
+                     gt_dur(p->steady_copy_ms_per_step), gt_dur(gt_adv_idle_ms(p)),
+                     gt_pct(p->steady_busy_pct),
                      p->coll_matched ? gt_dur(p->coll_late_ms_per_step) : "-",
                      p->coll_matched ? gt_dur(p->coll_wait_ms_per_step) : "-");
     }
     gt_table_print(&t, out, "  ");
-    fprintf(out, "  (per steady step; late: arriving last at the collectives, by how much; waits: "
-                 "for a later rank in them)\n");
+    fprintf(out, "  (per steady step; idle is the verdict's GPU idle, all causes; late: arriving "
+                 "last at the collectives, by how much; waits: for a later rank in them)\n");
     gt_table_free(&t);
 }
 
@@ -558,6 +558,10 @@ static void print_process(const gt_proc *p, FILE *out, int top_n, int color)
     print_api(p, out, top_n);
     section(out, color, "copies");
     print_copies(p, out, top_n);
+    if (gt_um_seen(p)) {
+        section(out, color, "unified memory");
+        gt_um_print(p, out);
+    }
     section(out, color, "sync stalls");
     print_sync(p, out, top_n);
     section(out, color, "cuDNN");

@@ -1,9 +1,12 @@
 /* report_verdict.c — the verdict block at the top of `gputrace report` (issue 21 item 8).
  *
- * Savings come per steady step or over the whole run (gt_advice.saving_per_step), so causes are
- * ranked by their share: a per-step saving over the steady step, a run saving over the run. The
- * phases and the idle causes are read from the model when it filled them (phase_ns,
- * steady_idle_cause_ns); when it did not, the lines say what is known without them. */
+ * The causes are the advice's own (advice_engine.c decided their savings, shares and severities,
+ * each on its basis: per steady step, over the steady window, over the run), shown in the lists
+ * the advice section shows, in the same order, so the verdict and the tables agree: failures,
+ * savings per step and over the run (the list whose first share is larger first), risks; minor
+ * findings on one line. When nothing stands out, the verdict names the largest measured idle
+ * cause and its share. The phases and the idle causes are read from the model when it filled
+ * them (phase_ns, steady_idle_cause_ns); when it did not, the lines say what is known without. */
 #include "report_verdict.h"
 
 #include <string.h>
@@ -16,50 +19,14 @@
 
 static int has_steps(const gt_proc *p)
 {
-    return p->n_steps >= 2;
+    return gt_adv_has_steps(p);
 }
 
-static double steady_step_ms(const gt_proc *p)
-{
-    if (has_steps(p))
-        return p->step_ms_median;
-    return p->steady_end_ns > p->steady_start_ns
-               ? (double)(p->steady_end_ns - p->steady_start_ns) / 1e6
-               : 0;
-}
-
-static const gt_proc *proc_of(const gt_run *run, const gt_advice *a)
-{
-    for (size_t i = 0; i < run->n; i++)
-        if (a->pid && run->procs[i].hdr.pid == a->pid && gt_proc_has_data(&run->procs[i]))
-            return &run->procs[i];
-    return NULL;
-}
-
-/* The saving as a share of what it is a saving of: the steady step, or the run. */
-static double saving_share(const gt_run *run, const gt_verdict *v, const gt_advice *a)
-{
-    if (!a->has_saving)
-        return -1;
-    const gt_proc *p = proc_of(run, a);
-    if (!p)
-        p = v->p;
-    double base = a->saving_per_step ? steady_step_ms(p) : gt_proc_duration_ms(p);
-    return base > 0 ? 100.0 * a->saving_ms / base : -1;
-}
-
-static int cause_before(const gt_verdict_cause *x, const gt_verdict_cause *y)
-{
-    if ((x->share_pct >= 0) != (y->share_pct >= 0))
-        return x->share_pct >= 0;
-    if (x->share_pct != y->share_pct)
-        return x->share_pct > y->share_pct;
-    return x->advice->severity > y->advice->severity;
-}
-
+/* The causes in the advice's lists and order; notes and minor findings are not causes. */
 void gt_verdict_build(const gt_run *run, const gt_advice_list *adv, gt_verdict *v)
 {
     memset(v, 0, sizeof *v);
+    v->adv = adv;
     for (size_t i = 0; i < run->n; i++) {
         const gt_proc *p = &run->procs[i];
         if (!gt_proc_has_data(p))
@@ -73,42 +40,23 @@ void gt_verdict_build(const gt_run *run, const gt_advice_list *adv, gt_verdict *
     }
     if (!v->p)
         return;
-    for (size_t i = 0; i < adv->n; i++) { /* insertion sort, keeping the best ones */
-        gt_verdict_cause c = {&adv->items[i], saving_share(run, v, &adv->items[i])};
-        size_t at = v->n_causes;
-        while (at > 0 && cause_before(&c, &v->causes[at - 1]))
-            at--;
-        if (at >= GT_VERDICT_MAX_CAUSES)
-            continue;
-        size_t n = v->n_causes < GT_VERDICT_MAX_CAUSES ? v->n_causes : GT_VERDICT_MAX_CAUSES - 1;
-        memmove(&v->causes[at + 1], &v->causes[at], (n - at) * sizeof v->causes[0]);
-        v->causes[at] = c;
-        v->n_causes = n + 1;
-    }
-}
-
-/* What each rule is about, in a few words: the verdict names the cause, the advice says more. */
-static const char *cause_words(const char *id)
-{
-    static const char *const words[][2] = {
-        {"sync-stall", "the CPU waits for the GPU"},
-        {"pinned-memory", "copies from pageable host memory"},
-        {"non-blocking-copy", "blocking host-to-device copies"},
-        {"launch-bound", "the GPU waits for kernel launches"},
-        {"gpu-idle", "the GPU idles while the CPU works elsewhere"},
-        {"amp", "fp32 math without tensor cores"},
-        {"alloc-in-loop", "cudaMalloc/cudaFree in the loop"},
-        {"cudnn-benchmark", "cuDNN algorithm choice / autotuning"},
-        {"cudnn-inferred", "cuDNN algorithms inferred from kernel names"},
-        {"straggler", "one rank holds the others back"},
-        {"compilation", "the program compiles in the process (one-time)"},
-        {"recompilation", "the program compiles again after the first steps"},
-        {"environment", "the environment"},
-    };
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (!strcmp(words[i][0], id))
-            return words[i][1];
-    return "";
+    int order[GT_GROUP_COUNT];
+    gt_advice_group_order(adv, order);
+    for (int k = 0; k < GT_GROUP_COUNT; k++)
+        for (size_t i = 0; i < adv->n; i++) {
+            const gt_advice *a = &adv->items[i];
+            int g = gt_advice_group(a);
+            if (g != order[k])
+                continue;
+            if (g == GT_GROUP_MINOR) {
+                v->n_minor++;
+                continue;
+            }
+            if ((g == GT_GROUP_OTHER && a->impact != GT_IMPACT_RISK) ||
+                v->n_causes >= GT_VERDICT_MAX_CAUSES)
+                continue;
+            v->causes[v->n_causes++] = (gt_verdict_cause){a, g};
+        }
 }
 
 /* A line of the verdict stays readable: long texts give way between their tokens (textfmt.h). */
@@ -134,8 +82,14 @@ static const char *busy_text(const gt_proc *p)
 static void print_step_line(const gt_proc *p, FILE *out)
 {
     if (has_steps(p)) {
-        fprintf(out, "  steady step  %s (median of %zu steps%s, from %s); %s\n",
-                gt_dur(p->step_ms_median), p->n_steps - p->warmup_steps,
+        /* the per-step figures below are means (the window's totals over its steps) */
+        double mean = gt_adv_step_ms(p);
+        fprintf(out, "  steady step  %s (median%s of %zu steps%s, from %s); %s\n",
+                gt_dur(p->step_ms_median),
+                mean > 1.05 * p->step_ms_median || mean < 0.95 * p->step_ms_median
+                    ? gt_fmt("; mean %s", gt_dur(mean))
+                    : "",
+                p->n_steps - p->warmup_steps,
                 p->warmup_steps ? gt_fmt(" after %zu warm-up", p->warmup_steps) : "",
                 p->step_source[0] ? short_text(p->step_source, 60) : "?", busy_text(p));
         return;
@@ -186,11 +140,32 @@ static void print_phases_line(const gt_proc *p, FILE *out)
 static int any_idle_cause(const gt_proc *p)
 {
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        if (p->steady_idle_cause_ns[c])
+        if (gt_adv_idle_cause_ms(p, c) > 0)
             return 1;
     return 0;
 }
 
+/* "of the 38.7 ms step" / "of the 5.4 s steady window" */
+static const char *base_text(const gt_proc *p)
+{
+    return gt_fmt("of the %s %s", gt_dur(gt_adv_step_ms(p)),
+                  has_steps(p) ? "step" : "steady window");
+}
+
+/* The idle cause with the largest steady time, -1 when none was measured. */
+static int top_idle_cause(const gt_proc *p, const int *used)
+{
+    int best = -1;
+    for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
+        if ((!used || !used[c]) && gt_adv_idle_cause_ms(p, c) > 0 &&
+            (best < 0 || gt_adv_idle_cause_ms(p, c) > gt_adv_idle_cause_ms(p, best)))
+            best = c;
+    return best;
+}
+
+/* The steady GPU idle time, what it is a share of, and its causes, largest first (the figures
+ * every advice rule uses: gt_adv_idle_ms). NCCL kernels spinning for a late rank keep their GPU
+ * busy: said apart, not as idle. */
 static void print_idle_line(const gt_proc *p, FILE *out)
 {
     if (p->gpu_sampled && (p->gpu_per_step_unavailable || !p->gpu_window_ns)) {
@@ -200,49 +175,93 @@ static void print_idle_line(const gt_proc *p, FILE *out)
         return;
     }
     const char *per = has_steps(p) ? " per step" : "";
-    double steps = p->steady_steps > 0 ? p->steady_steps : 1;
-    if (!any_idle_cause(p)) { /* causes not computed: the steady idle time alone */
-        double idle = steady_step_ms(p) * (1 - p->steady_busy_pct / 100);
-        if (has_steps(p))
-            fprintf(out, "  GPU idle     %s per step in the steady state\n", gt_dur(idle));
-        else
-            fprintf(out, "  GPU idle     %s of the %s steady window\n", gt_dur(idle),
-                    gt_dur(steady_step_ms(p)));
-        return;
-    }
+    double idle = gt_adv_idle_ms(p), st = gt_adv_step_ms(p);
+    fprintf(out, "  GPU idle     %s%s %s (%s)", gt_dur(idle), per, base_text(p),
+            gt_pct(st > 0 ? 100 * idle / st : 0));
     int used[GT_IDLE_CAUSE_COUNT] = {0};
-    fprintf(out, "  GPU idle     by cause in the steady state:");
-    for (int n = 0; n < VERDICT_IDLE_CAUSES; n++) {
-        int best = -1;
-        for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-            if (!used[c] && p->steady_idle_cause_ns[c] &&
-                (best < 0 || p->steady_idle_cause_ns[c] > p->steady_idle_cause_ns[best]))
-                best = c;
+    for (int n = 0; n < VERDICT_IDLE_CAUSES && any_idle_cause(p); n++) {
+        int best = top_idle_cause(p, used);
         if (best < 0)
             break;
         used[best] = 1;
-        fprintf(out, "%s %s %s%s", n ? "," : "", gt_idle_cause_name(best),
-                gt_dur((double)p->steady_idle_cause_ns[best] / 1e6 / steps), per);
+        fprintf(out, "%s %s %s", n ? "," : ", by cause:", gt_idle_cause_name(best),
+                gt_dur(gt_adv_idle_cause_ms(p, best)));
     }
+    if (p->steady_nccl_wait_ns)
+        fprintf(out, "; NCCL kernels spin %s%s waiting for a late rank",
+                gt_dur((double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p)), per);
     fputc('\n', out);
+}
+
+static const char *group_label(const gt_verdict *v, int g)
+{
+    switch (g) {
+    case GT_GROUP_FAILURE:
+        return "failing";
+    case GT_GROUP_STEP:
+        for (size_t i = 0; i < v->n_causes; i++)
+            if (v->causes[i].group == g && v->causes[i].advice->basis == GT_BASIS_STEP)
+                return "per step";
+        return "per window";
+    case GT_GROUP_RUN:
+        return "over the run";
+    default:
+        return "also";
+    }
 }
 
 static void print_cause(const gt_verdict *v, size_t i, FILE *out, int color)
 {
     const gt_advice *a = v->causes[i].advice;
-    const char *words = cause_words(a->id);
-    fprintf(out, "  %zu. %s%s%s%s%s", i + 1, gt_sev_color(a->severity, color), a->id,
-            gt_color_reset(color), words[0] ? ": " : "", words);
-    if (a->has_saving && v->causes[i].share_pct >= 0)
-        fprintf(out, " -- saves about %s %s (%s)", gt_dur(a->saving_ms),
-                a->saving_per_step ? "per step" : "over the run", gt_pct(v->causes[i].share_pct));
-    else
-        fprintf(out, " -- saving not estimated");
+    const char *words = gt_advice_what(a->id);
+    int first_of_group = !i || v->causes[i - 1].group != v->causes[i].group;
+    fprintf(out, "  %-13s%zu. %s%s%s%s%s", first_of_group ? group_label(v, v->causes[i].group) : "",
+            i + 1, gt_sev_color(a->severity, color), a->id, gt_color_reset(color),
+            words[0] ? ": " : "", words);
+    if (a->has_saving)
+        fprintf(out, " -- %s", gt_advice_saving_text(a));
     if (a->call_site[0])
-        fprintf(out, " -- at %s", a->call_site);
-    if (v->other_procs && a->pid)
-        fprintf(out, " (%s)", a->rank >= 0 ? gt_fmt("rank %d", a->rank) : gt_fmt("pid %d", a->pid));
+        fprintf(out, " -- at %.80s", a->call_site);
+    const char *who = gt_advice_who(a);
+    if ((v->other_procs || a->n_procs > 1) && who[0])
+        fprintf(out, " (%s)", who);
     fputc('\n', out);
+}
+
+static void print_minor(const gt_verdict *v, FILE *out)
+{
+    int n = 0;
+    fprintf(out, "  minor        ");
+    for (size_t i = 0; i < v->adv->n; i++) {
+        const gt_advice *a = &v->adv->items[i];
+        if (gt_advice_group(a) != GT_GROUP_MINOR)
+            continue;
+        if (n++ == 4) {
+            fprintf(out, ", ...");
+            break;
+        }
+        fprintf(out, "%s%s %s", n > 1 ? ", " : "", a->id,
+                a->share_pct < 0.1 ? "<0.1%" : gt_pct(a->share_pct));
+    }
+    fprintf(out, " (each under %.0f%%)\n", GT_ADVICE_MINOR_PCT);
+}
+
+/* No cause stands out: the largest idle cause measured, with its share, is still the answer to
+ * "why is my GPU idle". */
+static void print_no_cause(const gt_verdict *v, FILE *out)
+{
+    const gt_proc *p = v->p;
+    int c = top_idle_cause(p, NULL);
+    double st = gt_adv_step_ms(p);
+    const char *lead = v->n_minor ? "none above 1%" : "no rule fired";
+    if (c < 0 || st <= 0) {
+        fprintf(out, "  causes       %s; %s\n", lead, busy_text(p));
+        return;
+    }
+    double ms = gt_adv_idle_cause_ms(p, c);
+    fprintf(out, "  causes       %s; the largest idle cause is %s: %s%s %s (%s)\n", lead,
+            gt_idle_cause_name(c), gt_dur(ms), has_steps(p) ? " per step" : "", base_text(p),
+            gt_pct(100 * ms / st));
 }
 
 int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
@@ -268,12 +287,20 @@ int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
                 (unsigned long long)lost, p->damaged ? ", file damaged" : "");
         lines++;
     }
-    if (!v->n_causes) {
-        fprintf(out, "  causes       none found: no advice\n");
-        return lines + 1;
+    int time_causes = 0;
+    for (size_t i = 0; i < v->n_causes; i++)
+        time_causes += v->causes[i].group == GT_GROUP_STEP || v->causes[i].group == GT_GROUP_RUN;
+    if (!time_causes && lines < GT_VERDICT_MAX_LINES) {
+        print_no_cause(v, out);
+        lines++;
     }
-    for (size_t i = 0; i < v->n_causes && lines < GT_VERDICT_MAX_LINES; i++, lines++)
+    int room = GT_VERDICT_MAX_LINES - lines - (v->n_minor ? 1 : 0);
+    for (size_t i = 0; i < v->n_causes && (int)i < room; i++, lines++)
         print_cause(v, i, out, color);
+    if (v->n_minor && lines < GT_VERDICT_MAX_LINES) {
+        print_minor(v, out);
+        lines++;
+    }
     return lines;
 }
 
@@ -295,31 +322,55 @@ static json_t *phases_json(const gt_proc *p)
 static json_t *idle_json(const gt_proc *p)
 {
     json_t *o = json_object();
-    double steps = p->steady_steps > 0 ? p->steady_steps : 1;
     for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
-        if (p->steady_idle_cause_ns[c])
-            json_object_set_new(o, gt_idle_cause_name(c),
-                                json_real((double)p->steady_idle_cause_ns[c] / 1e6 / steps));
+        if (gt_adv_idle_cause_ms(p, c) > 0)
+            json_object_set_new(o, gt_idle_cause_name(c), json_real(gt_adv_idle_cause_ms(p, c)));
+    return o;
+}
+
+static json_t *cause_json(const gt_advice *a, int group)
+{
+    const char *basis = gt_saving_basis_name(a->basis);
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:b, s:o, s:i, s:i, s:s}", "id", a->id,
+        "severity", gt_severity_name(a->severity), "what", gt_advice_what(a->id), "list",
+        gt_advice_group_name(group), "estimated_saving_ms",
+        a->has_saving ? json_real(a->saving_ms) : json_null(), "saving_basis",
+        basis ? json_string(basis) : json_null(), "share_pct",
+        a->share_pct >= 0 ? json_real(a->share_pct) : json_null(), "base_ms",
+        a->has_saving ? json_real(a->base_ms) : json_null(), "saving_bound", a->saving_bound,
+        "call_site", a->call_site[0] ? json_string(a->call_site) : json_null(), "pid", a->pid,
+        "rank", a->rank, "who", gt_advice_who(a));
     return o;
 }
 
 static json_t *causes_json(const gt_verdict *v)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < v->n_causes; i++) {
-        const gt_advice *a = v->causes[i].advice;
-        double share = v->causes[i].share_pct;
-        json_array_append_new(
-            arr,
-            json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:i, s:i}", "id", a->id, "severity",
-                      gt_severity_name(a->severity), "what", cause_words(a->id),
-                      "estimated_saving_ms", a->has_saving ? json_real(a->saving_ms) : json_null(),
-                      "saving_basis", a->saving_per_step ? "per_step" : "run", "share_pct",
-                      share >= 0 ? json_real(share) : json_null(), "call_site",
-                      a->call_site[0] ? json_string(a->call_site) : json_null(), "pid", a->pid,
-                      "rank", a->rank));
-    }
+    for (size_t i = 0; i < v->n_causes; i++)
+        json_array_append_new(arr, cause_json(v->causes[i].advice, v->causes[i].group));
     return arr;
+}
+
+static json_t *minor_json(const gt_verdict *v)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; v->adv && i < v->adv->n; i++)
+        if (gt_advice_group(&v->adv->items[i]) == GT_GROUP_MINOR)
+            json_array_append_new(arr, cause_json(&v->adv->items[i], GT_GROUP_MINOR));
+    return arr;
+}
+
+/* The largest measured idle cause: what the verdict names when no cause stands out. */
+static json_t *largest_idle_json(const gt_proc *p)
+{
+    int c = top_idle_cause(p, NULL);
+    double st = gt_adv_step_ms(p);
+    if (c < 0 || st <= 0)
+        return json_null();
+    double ms = gt_adv_idle_cause_ms(p, c);
+    return json_pack("{s:s, s:f, s:f}", "cause", gt_idle_cause_name(c), "ms_per_step", ms,
+                     "share_pct", 100 * ms / st);
 }
 
 json_t *gt_verdict_json(const gt_verdict *v)
@@ -335,12 +386,22 @@ json_t *gt_verdict_json(const gt_verdict *v)
 
 static json_t *verdict_json(const gt_verdict *v, const gt_proc *p)
 {
-    return json_pack("{s:i, s:i, s:o, s:s, s:I, s:I, s:f, s:f, s:f, s:o, s:o, s:o, s:I}", "pid",
-                     p->hdr.pid, "rank", p->hdr.rank, "step_ms",
-                     has_steps(p) ? json_real(p->step_ms_median) : json_null(), "step_source",
-                     p->step_source, "steps", (json_int_t)p->n_steps, "warmup_steps",
-                     (json_int_t)p->warmup_steps, "steady_busy_pct", p->steady_busy_pct, "busy_pct",
-                     gt_proc_busy_pct(p), "duration_ms", gt_proc_duration_ms(p), "phases",
-                     phases_json(p), "steady_idle_ms_per_step", idle_json(p), "causes",
-                     causes_json(v), "other_processes", (json_int_t)v->other_procs);
+    json_t *o = json_pack("{s:i, s:i, s:o, s:s, s:I, s:I, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
+                          "pid", p->hdr.pid, "rank", p->hdr.rank, "step_ms",
+                          has_steps(p) ? json_real(p->step_ms_median) : json_null(), "step_source",
+                          p->step_source, "steps", (json_int_t)p->n_steps, "warmup_steps",
+                          (json_int_t)p->warmup_steps, "steady_busy_pct", p->steady_busy_pct,
+                          "busy_pct", gt_proc_busy_pct(p), "duration_ms", gt_proc_duration_ms(p),
+                          "phases", phases_json(p), "steady_idle_ms_per_step", idle_json(p),
+                          "causes", causes_json(v), "other_processes", (json_int_t)v->other_procs);
+    /* what the per-step figures are a share of: the mean steady step, or the steady window */
+    json_object_set_new(o, "step_mean_ms",
+                        has_steps(p) ? json_real(gt_adv_step_ms(p)) : json_null());
+    json_object_set_new(o, "steady_window_ms", json_real(gt_adv_window_ms(p)));
+    json_object_set_new(o, "steady_idle_ms", json_real(gt_adv_idle_ms(p)));
+    json_object_set_new(o, "nccl_spin_ms_per_step",
+                        json_real((double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p)));
+    json_object_set_new(o, "minor", minor_json(v));
+    json_object_set_new(o, "largest_idle_cause", largest_idle_json(p));
+    return o;
 }

@@ -1,7 +1,8 @@
-/* report_verdict.h — the verdict that opens `gputrace report` (issue 21 item 8): at most ten lines
- * a user reads before the tables: the steady step and GPU busy %, the phases' shares of the run,
- * where the steady GPU idle time went, and the causes ranked by estimated saving with their call
- * sites. The text and the JSON "verdict" object are built from the same gt_verdict. */
+/* report_verdict.h — the verdict that opens `gputrace report` (issue 21 item 8, issue 29): at most
+ * ten lines a user reads before the tables: the steady step and GPU busy %, the phases' shares of
+ * the run, where the steady GPU idle time went, and the causes in the advice's own lists (per
+ * step, over the run) with their savings, shares and call sites; when no cause stands out, the
+ * largest measured idle cause. The text and the JSON "verdict" object come from one gt_verdict. */
 #ifndef GT_REPORT_VERDICT_H
 #define GT_REPORT_VERDICT_H
 
@@ -16,14 +17,17 @@
 
 typedef struct gt_verdict_cause {
     const gt_advice *advice;
-    double share_pct; /* the saving as % of a steady step (per-step savings) or of the run; -1 */
+    int group; /* enum gt_advice_group: the list it is shown in */
 } gt_verdict_cause;
 
 typedef struct gt_verdict {
     const gt_proc *p;   /* the process with the most GPU busy time; NULL: no CUDA activity */
     size_t other_procs; /* other processes with CUDA activity */
+    const gt_advice_list *adv;
     gt_verdict_cause causes[GT_VERDICT_MAX_CAUSES];
-    size_t n_causes; /* ranked: estimated saving (as a share) first, unknown savings last */
+    size_t n_causes; /* the advice lists' items in their order (gt_advice_group_order): failures,
+                        savings per step and over the run, risks; notes and minor ones apart */
+    size_t n_minor;  /* minor items (under 1%), named on one line */
 } gt_verdict;
 
 void gt_verdict_build(const gt_run *run, const gt_advice_list *adv, gt_verdict *v);

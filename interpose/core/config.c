@@ -303,4 +303,6 @@ void gt_config_load(void)
         g_cfg.capture_mode = GT_CAPTURE_ALL;
     }
     parse_sample();
+    static const char *const UM[] = {"auto", "on", "off"};
+    g_cfg.um_mode = parse_choice("GPUTRACE_UM", UM, 3, GT_UM_AUTO);
 }

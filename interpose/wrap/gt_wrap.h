@@ -75,6 +75,9 @@ typedef struct gt_wrap_entry {
     GT_ENTRY_COMMON(ret, gt_drv_##name, #name, GT_LIB_CUDA, impl, (flags) | GT_RF_DRIVER, params,  \
                     args, static __attribute__((unused)), 1)
 
+/* Records the launches of a static runtime that CUPTI's callbacks hand over (wrap_unseen.c). */
+void gt_wrap_unseen_init(void);
+
 /* The loaded table (wrap_init.c). */
 const gt_wrap_entry *gt_wrap_table_begin(void);
 const gt_wrap_entry *gt_wrap_table_end(void);

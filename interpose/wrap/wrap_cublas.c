@@ -1,38 +1,17 @@
 /* wrap_cublas.c — cuBLAS and cuBLASLt GEMMs: m, n, k, batch, transposes, data and compute types.
  * libcublas runs its GEMMs through cublasLtMatmul; the recursion guard records such a nested call
  * once, as the outer cublas* call. */
-#include <cublasLt.h>
-#include <cublas_api.h>
-
-#include "gt_wrap.h"
-
-/* cublasHgemm is declared for C++ only (cuda_fp16.h has no C __half): its pointers to 16-bit
- * values are all we pass through. */
-typedef struct gt_half {
-    unsigned short bits;
-} gt_half;
-
-#define BLAS_REAL(s, type)                                                                         \
-    __typeof__(type) real = (__typeof__(type))gt_sym_get(s);                                       \
-    if (__builtin_expect(!real, 0)) {                                                              \
-        gt_sym_warn_missing(s);                                                                    \
-        return CUBLAS_STATUS_NOT_SUPPORTED;                                                        \
-    }
+#include "wrap_cublas.h"
 
 static gt_sym sym_get_stream = GT_SYM_INIT("cublasGetStream_v2", GT_LIB_CUBLAS);
 static gt_sym sym_lt_version = GT_SYM_INIT("cublasLtGetVersion", GT_LIB_CUBLASLT);
 static gt_sym sym_layout_get = GT_SYM_INIT("cublasLtMatrixLayoutGetAttribute", GT_LIB_CUBLASLT);
 static gt_sym sym_desc_get = GT_SYM_INIT("cublasLtMatmulDescGetAttribute", GT_LIB_CUBLASLT);
-static _Atomic int cublas_seen;
+_Atomic int gt_cublas_seen;
 
-typedef struct gemm_args {
-    int64_t m, n, k, batch;
-    int32_t ta, tb, at, bt, ct, comp;
-} gemm_args;
-
-static void cublas_first_use(void)
+void gt_cublas_first_use(void)
 {
-    if (atomic_exchange(&cublas_seen, 1))
+    if (atomic_exchange(&gt_cublas_seen, 1))
         return;
     typedef size_t (*ver_fn)(void);
     ver_fn v = (ver_fn)gt_sym_get(&sym_lt_version);
@@ -40,7 +19,7 @@ static void cublas_first_use(void)
         gt_core_set_versions(0, 0, 0, 0, (int32_t)v(), 0);
 }
 
-static uint64_t blas_stream(cublasHandle_t h)
+uint64_t gt_cublas_stream(cublasHandle_t h)
 {
     typedef cublasStatus_t (*fn_t)(cublasHandle_t, cudaStream_t *);
     fn_t f = (fn_t)gt_sym_get(&sym_get_stream);
@@ -48,8 +27,8 @@ static uint64_t blas_stream(cublasHandle_t h)
     return (f && h && f(h, &s) == CUBLAS_STATUS_SUCCESS) ? (uint64_t)(uintptr_t)s : 0;
 }
 
-static void record_gemm(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
-                        uint64_t stream, const void *h, const gemm_args *g)
+void gt_cublas_record(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
+                      const void *h, const gt_gemm_args *g)
 {
     gt_rec_api_cublas *rec = gt_fast_record_begin(GT_REC_API_CUBLAS, flags, sizeof *rec);
     if (!rec)
@@ -62,28 +41,7 @@ static void record_gemm(const gt_call *c, uint64_t t_end, uint16_t flags, int32_
     gt_fast_record_commit(rec);
 }
 
-#define GEMM_BODY(fnid, call_real, args_init)                                                      \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    if (!atomic_load_explicit(&cublas_seen, memory_order_relaxed))                                 \
-        cublas_first_use();                                                                        \
-    gemm_args g = args_init;                                                                       \
-    gt_call c;                                                                                     \
-    gt_call_begin(&c, fnid, true, true);                                                           \
-    gt_call_anchor(&c);                                                                            \
-    cublasStatus_t r = call_real;                                                                  \
-    uint64_t t_end = gt_call_end(&c);                                                              \
-    record_gemm(&c, t_end, flags, r, blas_stream(h), h, &g);                                       \
-    gt_fast_guard_leave();                                                                         \
-    return r;
-
-typedef cublasHandle_t bh;
-typedef cublasOperation_t op_t;
-#define ARGS(m, n, k, b, at, bt, ct, comp)                                                         \
-    {                                                                                              \
-        (int64_t)(m), (int64_t)(n), (int64_t)(k), (int64_t)(b), (int32_t)ta, (int32_t)tb,          \
-            (int32_t)(at), (int32_t)(bt), (int32_t)(ct), (int32_t)(comp)                           \
-    }
+#define ARGS(m, n, k, b, at, bt, ct, comp) GT_GEMM_ARGS(m, n, k, b, ta, tb, at, bt, ct, comp)
 
 static cublasStatus_t gemm_ex_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int m, int n,
                                    int k, const void *al, const void *A, cudaDataType at, int lda,
@@ -91,13 +49,13 @@ static cublasStatus_t gemm_ex_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_
                                    cudaDataType ct, int ldc, cublasComputeType_t comp,
                                    cublasGemmAlgo_t algo)
 {
-    BLAS_REAL(s,
-              cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const void *, const void *,
-                                cudaDataType, int, const void *, cudaDataType, int, const void *,
-                                void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t))
-    GEMM_BODY(GT_FN_cublasGemmEx,
-              real(h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp, algo),
-              ARGS(m, n, k, 1, at, bt, ct, comp))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const void *, const void *,
+                                      cudaDataType, int, const void *, cudaDataType, int,
+                                      const void *, void *, cudaDataType, int, cublasComputeType_t,
+                                      cublasGemmAlgo_t))
+    GT_GEMM_BODY(GT_FN_cublasGemmEx,
+                 real(h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp, algo),
+                 ARGS(m, n, k, 1, at, bt, ct, comp))
 }
 static cublasStatus_t gemm_sb_ex_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int m,
                                       int n, int k, const void *al, const void *A, cudaDataType at,
@@ -106,74 +64,75 @@ static cublasStatus_t gemm_sb_ex_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, 
                                       cudaDataType ct, int ldc, long long sc, int batch,
                                       cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const void *, const void *,
-                                   cudaDataType, int, long long, const void *, cudaDataType, int,
-                                   long long, const void *, void *, cudaDataType, int, long long,
-                                   int, cublasComputeType_t, cublasGemmAlgo_t))
-    GEMM_BODY(GT_FN_cublasGemmStridedBatchedEx,
-              real(h, ta, tb, m, n, k, al, A, at, lda, sa, B, bt, ldb, sb, be, C, ct, ldc, sc,
-                   batch, comp, algo),
-              ARGS(m, n, k, batch, at, bt, ct, comp))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const void *, const void *,
+                                      cudaDataType, int, long long, const void *, cudaDataType, int,
+                                      long long, const void *, void *, cudaDataType, int, long long,
+                                      int, cublasComputeType_t, cublasGemmAlgo_t))
+    GT_GEMM_BODY(GT_FN_cublasGemmStridedBatchedEx,
+                 real(h, ta, tb, m, n, k, al, A, at, lda, sa, B, bt, ldb, sb, be, C, ct, ldc, sc,
+                      batch, comp, algo),
+                 ARGS(m, n, k, batch, at, bt, ct, comp))
 }
 static cublasStatus_t sgemm_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int m, int n,
                                  int k, const float *al, const float *A, int lda, const float *B,
                                  int ldb, const float *be, float *C, int ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const float *, const float *, int,
-                                   const float *, int, const float *, float *, int))
-    GEMM_BODY(GT_FN_cublasSgemm_v2, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const float *, const float *,
+                                      int, const float *, int, const float *, float *, int))
+    GT_GEMM_BODY(GT_FN_cublasSgemm_v2, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F))
 }
 static cublasStatus_t dgemm_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int m, int n,
                                  int k, const double *al, const double *A, int lda, const double *B,
                                  int ldb, const double *be, double *C, int ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const double *, const double *,
-                                   int, const double *, int, const double *, double *, int))
-    GEMM_BODY(GT_FN_cublasDgemm_v2, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const double *, const double *,
+                                      int, const double *, int, const double *, double *, int))
+    GT_GEMM_BODY(GT_FN_cublasDgemm_v2, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F))
 }
 static cublasStatus_t hgemm_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int m, int n,
                                  int k, const gt_half *al, const gt_half *A, int lda,
                                  const gt_half *B, int ldb, const gt_half *be, gt_half *C, int ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const gt_half *, const gt_half *,
+    GT_BLAS_REAL(s,
+                 cublasStatus_t(*)(bh, op_t, op_t, int, int, int, const gt_half *, const gt_half *,
                                    int, const gt_half *, int, const gt_half *, gt_half *, int))
-    GEMM_BODY(GT_FN_cublasHgemm, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F))
+    GT_GEMM_BODY(GT_FN_cublasHgemm, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F))
 }
 static cublasStatus_t sgemm64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int64_t m,
                                    int64_t n, int64_t k, const float *al, const float *A,
                                    int64_t lda, const float *B, int64_t ldb, const float *be,
                                    float *C, int64_t ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const float *,
-                                   const float *, int64_t, const float *, int64_t, const float *,
-                                   float *, int64_t))
-    GEMM_BODY(GT_FN_cublasSgemm_v2_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const float *,
+                                      const float *, int64_t, const float *, int64_t, const float *,
+                                      float *, int64_t))
+    GT_GEMM_BODY(GT_FN_cublasSgemm_v2_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F))
 }
 static cublasStatus_t dgemm64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int64_t m,
                                    int64_t n, int64_t k, const double *al, const double *A,
                                    int64_t lda, const double *B, int64_t ldb, const double *be,
                                    double *C, int64_t ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const double *,
-                                   const double *, int64_t, const double *, int64_t, const double *,
-                                   double *, int64_t))
-    GEMM_BODY(GT_FN_cublasDgemm_v2_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const double *,
+                                      const double *, int64_t, const double *, int64_t,
+                                      const double *, double *, int64_t))
+    GT_GEMM_BODY(GT_FN_cublasDgemm_v2_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F))
 }
 static cublasStatus_t hgemm64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int64_t m,
                                    int64_t n, int64_t k, const gt_half *al, const gt_half *A,
                                    int64_t lda, const gt_half *B, int64_t ldb, const gt_half *be,
                                    gt_half *C, int64_t ldc)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const gt_half *,
-                                   const gt_half *, int64_t, const gt_half *, int64_t,
-                                   const gt_half *, gt_half *, int64_t))
-    GEMM_BODY(GT_FN_cublasHgemm_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
-              ARGS(m, n, k, 1, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const gt_half *,
+                                      const gt_half *, int64_t, const gt_half *, int64_t,
+                                      const gt_half *, gt_half *, int64_t))
+    GT_GEMM_BODY(GT_FN_cublasHgemm_64, real(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc),
+                 ARGS(m, n, k, 1, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F))
 }
 static cublasStatus_t gemm_ex64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb, int64_t m,
                                      int64_t n, int64_t k, const void *al, const void *A,
@@ -181,13 +140,13 @@ static cublasStatus_t gemm_ex64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, o
                                      int64_t ldb, const void *be, void *C, cudaDataType ct,
                                      int64_t ldc, cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const void *,
-                                   const void *, cudaDataType, int64_t, const void *, cudaDataType,
-                                   int64_t, const void *, void *, cudaDataType, int64_t,
-                                   cublasComputeType_t, cublasGemmAlgo_t))
-    GEMM_BODY(GT_FN_cublasGemmEx_64,
-              real(h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp, algo),
-              ARGS(m, n, k, 1, at, bt, ct, comp))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const void *,
+                                      const void *, cudaDataType, int64_t, const void *,
+                                      cudaDataType, int64_t, const void *, void *, cudaDataType,
+                                      int64_t, cublasComputeType_t, cublasGemmAlgo_t))
+    GT_GEMM_BODY(GT_FN_cublasGemmEx_64,
+                 real(h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp, algo),
+                 ARGS(m, n, k, 1, at, bt, ct, comp))
 }
 static cublasStatus_t gemm_sb_ex64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta, op_t tb,
                                         int64_t m, int64_t n, int64_t k, const void *al,
@@ -197,15 +156,15 @@ static cublasStatus_t gemm_sb_ex64_impl(gt_sym *s, uint16_t flags, bh h, op_t ta
                                         long long sc, int64_t batch, cublasComputeType_t comp,
                                         cublasGemmAlgo_t algo)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const void *,
-                                   const void *, cudaDataType, int64_t, long long, const void *,
-                                   cudaDataType, int64_t, long long, const void *, void *,
-                                   cudaDataType, int64_t, long long, int64_t, cublasComputeType_t,
-                                   cublasGemmAlgo_t))
-    GEMM_BODY(GT_FN_cublasGemmStridedBatchedEx_64,
-              real(h, ta, tb, m, n, k, al, A, at, lda, sa, B, bt, ldb, sb, be, C, ct, ldc, sc,
-                   batch, comp, algo),
-              ARGS(m, n, k, batch, at, bt, ct, comp))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(bh, op_t, op_t, int64_t, int64_t, int64_t, const void *,
+                                      const void *, cudaDataType, int64_t, long long, const void *,
+                                      cudaDataType, int64_t, long long, const void *, void *,
+                                      cudaDataType, int64_t, long long, int64_t,
+                                      cublasComputeType_t, cublasGemmAlgo_t))
+    GT_GEMM_BODY(GT_FN_cublasGemmStridedBatchedEx_64,
+                 real(h, ta, tb, m, n, k, al, A, at, lda, sa, B, bt, ldb, sb, be, C, ct, ldc, sc,
+                      batch, comp, algo),
+                 ARGS(m, n, k, batch, at, bt, ct, comp))
 }
 
 /* cublasLtMatmul: shapes from the layouts (m, n from D; k from A and its transpose). */
@@ -235,10 +194,10 @@ static int32_t desc_i32(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a
         return -1;
     return v;
 }
-static gemm_args lt_args(cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t A, cublasLtMatrixLayout_t B,
-                         cublasLtMatrixLayout_t D)
+static gt_gemm_args lt_args(cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t A,
+                            cublasLtMatrixLayout_t B, cublasLtMatrixLayout_t D)
 {
-    gemm_args g;
+    gt_gemm_args g;
     g.ta = desc_i32(d, CUBLASLT_MATMUL_DESC_TRANSA);
     g.tb = desc_i32(d, CUBLASLT_MATMUL_DESC_TRANSB);
     g.comp = desc_i32(d, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE);
@@ -263,22 +222,22 @@ static cublasStatus_t lt_matmul_impl(gt_sym *s, uint16_t flags, cublasLtHandle_t
                                      const cublasLtMatmulAlgo_t *algo, void *ws, size_t wss,
                                      cudaStream_t st)
 {
-    BLAS_REAL(s, cublasStatus_t(*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
-                                   const void *, cublasLtMatrixLayout_t, const void *,
-                                   cublasLtMatrixLayout_t, const void *, const void *,
-                                   cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
-                                   const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t))
+    GT_BLAS_REAL(s, cublasStatus_t(*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                                      const void *, cublasLtMatrixLayout_t, const void *,
+                                      cublasLtMatrixLayout_t, const void *, const void *,
+                                      cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
+                                      const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t))
     if (!gt_fast_guard_enter())
         return real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
-    if (!atomic_load_explicit(&cublas_seen, memory_order_relaxed))
-        cublas_first_use();
-    gemm_args g = lt_args(d, Ad, Bd, Dd);
+    if (!atomic_load_explicit(&gt_cublas_seen, memory_order_relaxed))
+        gt_cublas_first_use();
+    gt_gemm_args g = lt_args(d, Ad, Bd, Dd);
     gt_call c;
     gt_call_begin(&c, GT_FN_cublasLtMatmul, true, true);
     gt_call_anchor(&c);
     cublasStatus_t r = real(h, d, al, A, Ad, B, Bd, be, C, Cd, D, Dd, algo, ws, wss, st);
     uint64_t t_end = gt_call_end(&c);
-    record_gemm(&c, t_end, flags, r, (uint64_t)(uintptr_t)st, h, &g);
+    gt_cublas_record(&c, t_end, flags, r, (uint64_t)(uintptr_t)st, h, &g);
     gt_fast_guard_leave();
     return r;
 }

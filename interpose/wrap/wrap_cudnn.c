@@ -7,19 +7,12 @@
  * lock-free table lookup. Autotuning is told apart from heuristics by the number of distinct plans
  * executed for one operation (plans with the same JSON apart from the engine) and by events
  * recorded right before an execute (PyTorch's benchmark mode times each candidate with events). */
-#include <cudnn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_wrap.h"
+#include "wrap_cudnn.h"
 
-#define CUDNN_REAL(s, type)                                                                        \
-    __typeof__(type) real = (__typeof__(type))gt_sym_get(s);                                       \
-    if (__builtin_expect(!real, 0)) {                                                              \
-        gt_sym_warn_missing(s);                                                                    \
-        return CUDNN_STATUS_NOT_SUPPORTED;                                                         \
-    }
 #define CUDNN_SYM(name) static gt_sym sym_##name = GT_SYM_INIT(#name, GT_LIB_CUDNN)
 
 CUDNN_SYM(cudnnGetVersion);
@@ -45,7 +38,7 @@ void gt_wrap_cudnn_first_use(void)
     gt_core_set_versions(0, 0, v ? (int32_t)v() : 0, rt ? (int32_t)rt() : 0, 0, 0);
 }
 
-static uint64_t handle_stream(cudnnHandle_t h)
+uint64_t gt_cudnn_handle_stream(cudnnHandle_t h)
 {
     typedef cudnnStatus_t (*fn_t)(cudnnHandle_t, cudaStream_t *);
     fn_t f = (fn_t)gt_sym_get(&sym_cudnnGetStream);
@@ -55,7 +48,7 @@ static uint64_t handle_stream(cudnnHandle_t h)
     return (uint64_t)(uintptr_t)s;
 }
 
-static void cudnn_call_begin(gt_call *c, uint32_t fnid)
+void gt_cudnn_call_begin(gt_call *c, uint32_t fnid)
 {
     if (__builtin_expect(!atomic_load_explicit(&gt_wrap_cudnn_seen, memory_order_relaxed), 0))
         gt_wrap_cudnn_first_use();
@@ -63,8 +56,8 @@ static void cudnn_call_begin(gt_call *c, uint32_t fnid)
     gt_call_anchor(c);
 }
 
-static void record_cudnn(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
-                         uint64_t stream, const gt_rec_api_cudnn *fields)
+void gt_cudnn_record(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r, uint64_t stream,
+                     const gt_rec_api_cudnn *fields)
 {
     gt_rec_api_cudnn *rec = gt_fast_record_begin(GT_REC_API_CUDNN, flags, sizeof *rec);
     if (!rec)
@@ -165,18 +158,13 @@ static int32_t conv_math_type(cudnnConvolutionDescriptor_t conv)
 
 /* The signature must be read before the record is opened (it writes its own record). */
 #define LEGACY_CONV_BODY(fnid, op, call_real, x, w, conv, y, algo_v, ws)                           \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    gt_call c;                                                                                     \
-    cudnn_call_begin(&c, fnid);                                                                    \
-    cudnnStatus_t r = call_real;                                                                   \
-    uint64_t t_end = gt_call_end(&c);                                                              \
+    GT_CUDNN_CALL(fnid, call_real)                                                                 \
     gt_rec_api_cudnn f = {.handle = (uint64_t)(uintptr_t)h,                                        \
                           .algo = (int32_t)(algo_v),                                               \
                           .math_type = conv_math_type(conv),                                       \
                           .workspace_bytes = ws};                                                  \
     f.sig_id = conv_signature(op, x, w, conv, y);                                                  \
-    record_cudnn(&c, t_end, flags, r, handle_stream(h), &f);                                       \
+    gt_cudnn_record(&c, t_end, flags, r, gt_cudnn_handle_stream(h), &f);                           \
     gt_fast_guard_leave();                                                                         \
     return r;
 
@@ -268,18 +256,13 @@ static void record_perf(uint64_t corr, uint32_t sig, const cudnnConvolutionFwdAl
 }
 
 #define FIND_BODY(fnid, op, call_real, x, w, conv, y, returned, perf)                              \
-    if (!gt_fast_guard_enter())                                                                    \
-        return call_real;                                                                          \
-    gt_call c;                                                                                     \
-    cudnn_call_begin(&c, fnid);                                                                    \
-    cudnnStatus_t r = call_real;                                                                   \
-    uint64_t t_end = gt_call_end(&c);                                                              \
+    GT_CUDNN_CALL(fnid, call_real)                                                                 \
     gt_rec_api_cudnn f = {                                                                         \
         .handle = (uint64_t)(uintptr_t)h, .algo = -1, .math_type = conv_math_type(conv)};          \
     f.sig_id = conv_signature(op, x, w, conv, y);                                                  \
     if (r == CUDNN_STATUS_SUCCESS && (returned) && (perf) && *(returned) > 0)                      \
         f.algo = (int32_t)(perf)[0].algo, f.workspace_bytes = (perf)[0].memory;                    \
-    record_cudnn(&c, t_end, flags, r, handle_stream(h), &f);                                       \
+    gt_cudnn_record(&c, t_end, flags, r, gt_cudnn_handle_stream(h), &f);                           \
     if (r == CUDNN_STATUS_SUCCESS && (returned) && (perf))                                         \
         record_perf(c.corr_id, f.sig_id, (const cudnnConvolutionFwdAlgoPerf_t *)(perf),            \
                     *(returned));                                                                  \
@@ -384,7 +367,7 @@ static cudnnStatus_t set_math_impl(gt_sym *s, uint16_t flags, cdesc cd, cudnnMat
     cudnnStatus_t r = real(cd, m);
     uint64_t t_end = gt_call_end(&c);
     gt_rec_api_cudnn f = {.algo = -1, .math_type = (int32_t)m};
-    record_cudnn(&c, t_end, flags, r, 0, &f);
+    gt_cudnn_record(&c, t_end, flags, r, 0, &f);
     gt_fast_guard_leave();
     return r;
 }

@@ -1,18 +1,16 @@
 /* wrap_cudnn_backend.c — cudnnBackendExecute / Finalize / DestroyDescriptor, with each execution
  * plan decoded once (see wrap_cudnn.c for the why). */
-#include <cudnn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_wrap.h"
+#include "wrap_cudnn.h"
 
 #define BE_SYM(name) static gt_sym sym_##name = GT_SYM_INIT(#name, GT_LIB_CUDNN)
 BE_SYM(cudnnBackendGetAttribute);
 BE_SYM(cudnnBackendCreateDescriptor);
 static gt_sym sym_cudnnBackendDestroyDescriptor_real =
     GT_SYM_INIT("cudnnBackendDestroyDescriptor", GT_LIB_CUDNN);
-BE_SYM(cudnnGetStream);
 
 typedef cudnnBackendDescriptor_t bdesc;
 typedef cudnnStatus_t (*get_attr_fn)(bdesc, cudnnBackendAttributeName_t,
@@ -352,16 +350,6 @@ static uint32_t tune_flags(bool new_plan, uint32_t op_plans)
 
 /* ------------------------------------------------------------------ wrappers */
 
-static uint64_t handle_stream(cudnnHandle_t h)
-{
-    typedef cudnnStatus_t (*fn_t)(cudnnHandle_t, cudaStream_t *);
-    fn_t f = (fn_t)gt_sym_get(&sym_cudnnGetStream);
-    cudaStream_t s = 0;
-    if (!f || !h || f(h, &s) != CUDNN_STATUS_SUCCESS)
-        return 0;
-    return (uint64_t)(uintptr_t)s;
-}
-
 GT_WRAP_INLINE void record_be(const gt_call *c, uint64_t t_end, uint16_t flags, int32_t r,
                               uint64_t stream, const gt_rec_api_cudnn *fields)
 {
@@ -402,7 +390,7 @@ static cudnnStatus_t execute_impl(gt_sym *s, uint16_t flags, cudnnHandle_t h, bd
     cudnnStatus_t r = real(h, plan, vp);
     uint64_t t_end = gt_call_end(&c);
     uint32_t cudnn_flags = tune_flags(new_plan, op_plans);
-    uint64_t stream = handle_stream(h);
+    uint64_t stream = gt_cudnn_handle_stream(h);
     /* Filled in place (the common case of every training step). */
     gt_rec_api_cudnn *rec = gt_fast_record_begin(GT_REC_API_CUDNN, flags, sizeof *rec);
     if (rec) {

@@ -26,6 +26,7 @@ static void wrap_init(void)
 {
     gt_core_on_fork_child(gt_wrap_runtime_fork_child);
     gt_wrap_stacks_mode = gt_core_config()->stacks_mode;
+    gt_wrap_unseen_init();
     (void)gt_real_dlsym_address();
     (void)gt_real_dlvsym_address();
 }

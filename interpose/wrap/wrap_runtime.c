@@ -219,6 +219,8 @@ uint32_t gt_kernel_name_id(const void *fn, int kind)
     uint64_t got = (r == cudaSuccess && (out)) ? (uint64_t)(uintptr_t) * (out) : 0;                \
     if (got && (pinned_kind))                                                                      \
         gt_pinned_add(got, bytes, pinned_kind);                                                    \
+    if (got && (pinned_kind) == GT_MEM_MANAGED) /* CUPTI's unified-memory counters, from now */    \
+        gt_cupti_note_managed_memory();                                                            \
     gt_record_alloc(&c, t_end, flags, r, stream, got, bytes, kind, 0);                             \
     gt_fast_guard_leave();                                                                         \
     return r;

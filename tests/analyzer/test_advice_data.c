@@ -4,9 +4,10 @@
  *     pageable.gtrace: pinned-memory !sync-stall
  *     healthy.gtrace: none
  *     train_item_every_step.gtrace: sync-stall@train.py:114
- * A rule id must fire, "!id" must not, "id@TEXT" must fire with TEXT in its call site, "none"
- * means no advice at all (not even info). Lines starting with '#' are comments. Adding a trace
- * and a line is all a new case needs.
+ * A rule id must fire, "!id" must not, "id@TEXT" must fire with TEXT in its call site,
+ * "id[SEVERITY]" must fire with that severity ("id[minor]": folded, under 1%), "none" means no
+ * advice at all (not even info). Lines starting with '#' are comments. Adding a trace and a line
+ * is all a new case needs.
  * Usage: test_advice_data DATA_DIR (a missing expectations file or no case is a failure). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +39,17 @@ static int check_line(const char *data_dir, char *line)
         char *at = strchr(id, '@'); /* id@TEXT: TEXT must be in the item's call site */
         if (at)
             *at++ = 0;
+        char *sev = strchr(id, '['); /* id[warning]: that severity; id[minor]: folded */
+        if (sev) {
+            *sev++ = 0;
+            sev[strcspn(sev, "]")] = 0;
+        }
         int found = 0;
         for (size_t i = 0; i < l.n; i++)
-            found |= !strcmp(l.items[i].id, id) && (!at || strstr(l.items[i].call_site, at));
+            found |= !strcmp(l.items[i].id, id) && (!at || strstr(l.items[i].call_site, at)) &&
+                     (!sev || (!strcmp(sev, "minor")
+                                   ? l.items[i].minor
+                                   : !strcmp(sev, gt_severity_name(l.items[i].severity))));
         CHECK(!strcmp(id, "none") ? l.n == 0
               : negate            ? !found
                                   : found,
@@ -50,8 +59,9 @@ static int check_line(const char *data_dir, char *line)
     if (bad) {
         fprintf(stderr, "  advice:");
         for (size_t i = 0; i < l.n; i++)
-            fprintf(stderr, " %s(%s)%s%s", l.items[i].id, gt_severity_name(l.items[i].severity),
-                    l.items[i].call_site[0] ? "@" : "", l.items[i].call_site);
+            fprintf(stderr, " %s(%s%s, %.1f%%)%s%s", l.items[i].id,
+                    gt_severity_name(l.items[i].severity), l.items[i].minor ? ", minor" : "",
+                    l.items[i].share_pct, l.items[i].call_site[0] ? "@" : "", l.items[i].call_site);
         fputc('\n', stderr);
     } else {
         printf("ok %s\n", line);
@@ -62,6 +72,7 @@ static int check_line(const char *data_dir, char *line)
 
 int main(int argc, char **argv)
 {
+    setenv("GPUTRACE_PEAKS", "off", 1); /* this machine's peaks must not change a figure */
     const char *data_dir = argc > 1 ? argv[1] : "tests/data";
     char path[1024];
     snprintf(path, sizeof path, "%s/expect_advice.txt", data_dir);

@@ -334,6 +334,40 @@ def check_call_sites(slices):
     return seen
 
 
+def check_um(tracks, events, slices):
+    """um.gtrace: a unified-memory track per GPU with its faults and migrations (args that say
+    what, how much and why), the CPU's faults on a track of the process."""
+    names = {k: t['name'][0] for k, t in tracks.items() if 'name' in t}
+    for dev in (0, 1):
+        expect(f'GPU {dev} \u00b7 unified memory' in names.values(),
+               f'a track "GPU {dev} \u00b7 unified memory"')
+    expect('GPU 0 \u00b7 unified memory (overlap 1)' in names.values(),
+           'the migration overlapping its fault on an overlap lane')
+    by_track = defaultdict(list)
+    for s_ in slices:
+        by_track[names.get(s_[0], '?')].append(s_)
+    um0 = [s_[3] for s_ in by_track['GPU 0 \u00b7 unified memory'] +
+           by_track['GPU 0 \u00b7 unified memory (overlap 1)']]
+    expect(um0.count('GPU page fault') == 1 and um0.count('HtoD migration') == 2 and
+           um0.count('DtoH migration') == 1, f'GPU 0\'s faults and migrations (got {um0})')
+    mig = [s_ for s_ in slices if s_[3] == 'HtoD migration']
+    reasons = sorted(one(args_of(s_).get('reason', {}), 'string_value') for s_ in mig)
+    expect(reasons == ['page fault', 'page fault', 'prefetch (the program\'s)'],
+           f'migration reasons {reasons}')
+    expect(all(one(args_of(s_).get('bytes', {}), 'uint_value') == 8 << 20 for s_ in mig),
+           'migration bytes')
+    flt = [s_ for s_ in slices if s_[3] == 'GPU page fault']
+    expect(len(flt) == 2 and all(s_[2] - s_[1] == 50000 for s_ in flt) and
+           all(one(args_of(s_).get('detail', {}), 'string_value') == 'read' for s_ in flt),
+           'GPU faults: 50 us of service each, read accesses')
+    expect('throttling' in [s_[3] for s_ in by_track['GPU 1 \u00b7 unified memory']],
+           'throttling on GPU 1')
+    inst = [(names.get(e[5], '?'), e[3]) for e in events if e[6] == 'TYPE_INSTANT']
+    expect(inst.count(('unified memory \u00b7 CPU', 'CPU page fault')) == 2,
+           f'two CPU faults on the process\'s CPU track (got {inst})')
+    expect(('GPU 1 \u00b7 unified memory', 'thrashing') in inst, 'thrashing on GPU 1')
+
+
 def check_basic(tracks, events, slices, linked):
     names = [t['name'][0] for t in tracks.values() if 'name' in t]
     procs = [t['process'][0] for t in tracks.values() if 'process' in t]
@@ -563,6 +597,8 @@ def main():
             check_bookkeeping(tracks, slices)
         elif want == 'ranks':
             check_ranks(tracks, slices, linked)
+        elif want == 'um':
+            check_um(tracks, events, slices)
         print(f'{trace}: {len(packets)} packets, {len(tracks)} tracks, {len(slices)} slices, '
               f'{linked} flows, {sum(sites.values())} with a call site')
     for m in FAILS[:40]:

@@ -13,8 +13,13 @@
  *                       calls, recorded before it) sit inside it, its memset and kernels starting
  * before the first load ends; a second thread's memset and launch inside the execute's anchors
  * (their pair, launch order)
+ *   um.gtrace           unified memory (issue 30): a managed allocation, kernels on two GPUs, each
+ *                       faulting managed pages over (a GPU fault, then an on-demand HtoD migration
+ * that overlaps it), a prefetch, CPU faults and a DtoH migration, thrashing and throttling
  *   long.gtrace         a long run for convert --max-mb: 2000 NVTX steps "train_step" of 10 ms
  *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
+ *   heavy.gtrace        600 steps of long.gtrace whose every launch has a kernel of its own
+ *                       long name: a step takes several times the bytes its records suggest
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -474,29 +479,90 @@ static int copy_truncated(const char *dir)
 #define LONG_STEPS 2000
 #define LONG_SLOW_STEP 1200
 
-/* One step of long.gtrace: a range, 15 launches 10 us apart, each with its kernel and pair. */
-static void long_step(uint64_t t, uint64_t len, uint64_t *corr)
+/* One step of long.gtrace: a range, 15 launches 10 us apart, each with its kernel and pair.
+ * heavy: each kernel has a name of its own (string id 100 + its correlation id), 220 bytes. */
+static void long_step(uint64_t t, uint64_t len, uint64_t *corr, int heavy)
 {
     nvtx(GT_NVTX_PUSH, t, 2);
     for (uint64_t i = 0; i < 15; i++, (*corr)++) {
         uint64_t b = t + 1000 + i * 10000;
-        launch(b, b + 4000, *corr, 1);
+        uint32_t name = 1;
+        if (heavy) {
+            char text[240];
+            name = (uint32_t)(100 + *corr);
+            snprintf(text, sizeof text, "_Z%uheavy_kernel_%0200u", name, name);
+            gt_test_writer_string(&W, name, text);
+        }
+        launch(b, b + 4000, *corr, name);
         ext(*corr + 1000000000ull, *corr);
-        kernel(b + 5000, b + 5000 + len / 2000, *corr + 1000000000ull, 1, 7);
+        kernel(b + 5000, b + 5000 + len / 2000, *corr + 1000000000ull, name, 7);
     }
     nvtx(GT_NVTX_POP, t + len - 1000, 0);
 }
 
-static void write_long(const char *dir)
+static void um(uint32_t kind, uint64_t b, uint64_t e, uint64_t value, uint32_t src, uint32_t dst,
+               uint32_t flags)
 {
-    open_trace(dir, "long.gtrace", 5151, -1);
+    gt_rec_gpu_um u = {T0 + b, e ? T0 + e : 0, 0x7e0000000000ull, value, kind, src, dst, flags};
+    add(GT_REC_GPU_UM, &u, sizeof u);
+}
+
+static void write_um(const char *dir)
+{
+    open_trace_flags(dir, "um.gtrace", 6262, -1, GT_HDR_UM_COUNTERS);
+    gt_test_writer_set_tid(&W, 6262);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_rec_api_alloc a = {.c = api(GT_FN_cudaMallocManaged, 1000, 3000, 1, 0),
+                          .ptr = 0x7e0000000000ull,
+                          .bytes = 8 << 20,
+                          .alloc_kind = GT_ALLOC_MANAGED};
+    add(GT_REC_API_ALLOC, &a, sizeof a);
+    for (uint32_t dev = 0; dev < 2; dev++) {
+        uint64_t t = 10000 + dev * 2000000, corr = 10 + dev;
+        launch(t, t + 4000, corr, 1);
+        ext(corr + 1000000000ull, corr);
+        gt_rec_gpu_kernel k = {.start_ns = T0 + t + 5000,
+                               .end_ns = T0 + t + 5000 + 900000,
+                               .corr_id = corr + 1000000000ull,
+                               .name_id = 1,
+                               .device = dev,
+                               .stream = 7,
+                               .grid = {128, 1, 1},
+                               .block = {256, 1, 1}};
+        add(GT_REC_GPU_KERNEL, &k, sizeof k);
+        /* the kernel faults: 50 us of service, the migration overlapping its end */
+        um(GT_UM_GPU_FAULT, t + 6000, t + 56000, 3, dev, 0, 1);
+        um(GT_UM_HTOD, t + 50000, t + 850000, 8 << 20, GT_UM_CPU_ID, dev, GT_UM_CAUSE_COHERENCE);
+    }
+    gt_rec_api_memcpy pf = {.c = api(GT_FN_cudaMemPrefetchAsync, 3000000, 3004000, 20, 0),
+                            .bytes = 8 << 20,
+                            .dst = 0x7e0000000000ull,
+                            .src = 0x7e0000000000ull,
+                            .direction = GT_DIR_H2D,
+                            .src_kind = GT_MEM_MANAGED,
+                            .dst_kind = GT_MEM_MANAGED,
+                            .is_async = 1};
+    add(GT_REC_API_MEMCPY, &pf, sizeof pf);
+    um(GT_UM_HTOD, 3005000, 3805000, 8 << 20, GT_UM_CPU_ID, 0, GT_UM_CAUSE_USER);
+    um(GT_UM_CPU_FAULT, 4000000, 0, 0x401000, GT_UM_CPU_ID, 0, 2);
+    um(GT_UM_CPU_FAULT, 4000500, 0, 0x401000, GT_UM_CPU_ID, 0, 1);
+    um(GT_UM_DTOH, 4001000, 4801000, 8 << 20, 0, GT_UM_CPU_ID, GT_UM_CAUSE_COHERENCE);
+    um(GT_UM_THRASHING, 5000000, 0, 1 << 21, 1, 0, 0);
+    um(GT_UM_THROTTLING, 5000100, 5100100, 0, 1, 0, 0);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
+static void write_long(const char *dir, const char *name, int steps, int heavy)
+{
+    open_trace(dir, name, 5151, -1);
     gt_test_writer_set_tid(&W, 5151);
     gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
     gt_test_writer_string(&W, 2, "train_step");
     uint64_t t = 1000000, corr = 1;
-    for (int i = 0; i < LONG_STEPS; i++) {
+    for (int i = 0; i < steps; i++) {
         uint64_t len = i == LONG_SLOW_STEP ? 40000000 : 10000000;
-        long_step(t, len, &corr);
+        long_step(t, len, &corr, heavy);
         t += len;
     }
     if (gt_test_writer_close(&W) != 0)
@@ -514,7 +580,9 @@ int main(int argc, char **argv)
     write_queued(argv[1]);
     write_foreign(argv[1]);
     write_siblings(argv[1]);
-    write_long(argv[1]);
+    write_long(argv[1], "long.gtrace", LONG_STEPS, 0);
+    write_long(argv[1], "heavy.gtrace", 600, 1);
+    write_um(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     if (copy_truncated(argv[1]) != 0)

@@ -93,10 +93,10 @@ static void test_idle_causes(void)
     /* a batch copied to the GPU after the CPU work: data loading in the training process */
     scenario batch = idle_loop();
     batch.pageable_h2d_bytes = 1 << 20;
-    one_process("idle_batch", batch, GT_IDLE_DATA_LOADING, "loaded data");
+    one_process("idle_batch", batch, GT_IDLE_DATA_LOADING, "loads data");
     /* no copy, no workers: Python work, not data loading (the gloo corpus run's slow rank) */
     scenario host = idle_loop();
-    one_process("idle_host", host, GT_IDLE_HOST_WORK, "no data loading was seen");
+    one_process("idle_host", host, GT_IDLE_HOST_WORK, "loads no data");
     /* DataLoader workers beside it: the main process waits for their batches */
     scenario workers = idle_loop();
     workers.dataloader_workers = 2;
@@ -120,7 +120,7 @@ static void test_data_bound_with_item(void)
     CHECK(gt_advice_compute(paths, 1, &l) == 0, "data_bound_item: load");
     const gt_advice *idle = advice_find(&l, "gpu-idle", -1),
                     *sync = advice_find(&l, "sync-stall", -1);
-    CHECK(idle && strstr(idle->message, "loaded data"), "data_bound_item: gpu-idle for data: %s",
+    CHECK(idle && strstr(idle->message, "loads data"), "data_bound_item: gpu-idle for data: %s",
           idle ? idle->message : "none");
     if (idle)
         CHECK(idle->saving_ms > 15 && idle->saving_ms < 20, "data_bound_item: saving %.2f ms/step",

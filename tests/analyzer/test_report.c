@@ -42,7 +42,7 @@ static void test_json(void)
         return;
     CHECK(!strcmp(json_string_value(json_object_get(root, "schema")), "gputrace-report"),
           "schema name");
-    CHECK(json_integer_value(json_object_get(root, "schema_version")) == 1, "schema version");
+    CHECK(json_integer_value(json_object_get(root, "schema_version")) == 2, "schema version");
     json_t *p = json_array_get(json_object_get(root, "processes"), 0);
     CHECK(json_integer_value(json_object_get(p, "pid")) == 4242, "pid");
     json_t *steps = json_object_get(p, "steps");

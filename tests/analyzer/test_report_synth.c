@@ -15,6 +15,8 @@
 #define STR_CONV 300
 #define STR_NCCL 400
 #define STR_GLOO 401
+#define STR_MODULE 402
+#define STR_TUNER 403
 #define TID_MAIN 100
 #define TID_GLOO 101
 #define STR_INDUCTOR_FILE 22
@@ -35,6 +37,8 @@ typedef struct sim {
     uint64_t t0;          /* GPU sampling: the first call, when the windows start */
     uint64_t next_switch; /* the next window switch not yet written, 0 none */
     int window_on;
+    int um_on_gpu; /* the managed buffers are on the GPU */
+    int step;
     uint64_t pool_start; /* compilation: when Inductor's compile workers started, 0 none */
 } sim;
 
@@ -59,6 +63,7 @@ scenario scenario_healthy(void)
     s.pid = 4242;
     s.cc_major = 9;
     s.cc_minor = 0;
+    s.module = "/usr/lib/python3/site-packages/torch/lib/libtorch_cuda.so";
     return s;
 }
 
@@ -116,6 +121,41 @@ static uint64_t gpu_run(sim *s, uint64_t issued, uint64_t dur)
     return start;
 }
 
+#define UM_GBPS 10.0
+#define UM_BASE 0x7e0000000000ull
+
+static void um_event(sim *s, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t addr, uint64_t value,
+                     uint32_t src, uint32_t dst, uint32_t flags)
+{
+    if (s->sc->um_refused || s->sc->um_off)
+        return;
+    gt_rec_gpu_um u = {t0, t1, addr, value, kind, src, dst, flags};
+    add(s, GT_REC_GPU_UM, &u, sizeof u);
+}
+
+/* Whether a kernel issued now faults the managed buffers over, and how long it stalls. */
+static uint64_t um_stall_ns(const sim *s)
+{
+    const scenario *sc = s->sc;
+    if (!sc->um_buffers || s->um_on_gpu || sc->um_prefetch ||
+        (sc->um_fault_steps && s->step >= sc->um_fault_steps))
+        return 0;
+    return sc->um_fault_ns + (uint64_t)sc->um_buffers * (uint64_t)((double)sc->um_bytes / UM_GBPS);
+}
+
+/* The fault and migrations of a kernel starting at t. */
+static void um_fault_in(sim *s, uint64_t t)
+{
+    const scenario *sc = s->sc;
+    um_event(s, GT_UM_GPU_FAULT, t, t + sc->um_fault_ns, UM_BASE, 1, 0, 0, 1);
+    t += sc->um_fault_ns;
+    uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+    for (int b = 0; b < sc->um_buffers; b++, t += d)
+        um_event(s, GT_UM_HTOD, t, t + d, UM_BASE + (uint64_t)b * sc->um_bytes, sc->um_bytes,
+                 GT_UM_CPU_ID, 0, GT_UM_CAUSE_COHERENCE);
+    s->um_on_gpu = 1;
+}
+
 static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, uint64_t our_corr);
 static void sync_stream(sim *s);
 
@@ -168,7 +208,11 @@ static void gpu_kernel(sim *s, uint32_t name_id, uint64_t issued, uint64_t dur, 
 {
     gt_rec_gpu_kernel k;
     memset(&k, 0, sizeof k);
+    uint64_t stall = um_stall_ns(s);
+    dur += stall;
     k.start_ns = gpu_run(s, issued, dur);
+    if (stall)
+        um_fault_in(s, k.start_ns);
     k.end_ns = k.start_ns + dur;
     k.corr_id = ++s->cupti_corr;
     k.name_id = name_id;
@@ -255,17 +299,69 @@ static void alloc(sim *s, int is_free)
     add(s, GT_REC_API_ALLOC, &a, sizeof a);
 }
 
-static void nvtx(sim *s, uint32_t kind)
+static void managed_alloc(sim *s, int b)
+{
+    gt_rec_api_alloc a;
+    memset(&a, 0, sizeof a);
+    common(&a.c, s, GT_FN_cudaMallocManaged, 20000, STACK_ALLOC);
+    a.bytes = s->sc->um_bytes;
+    a.ptr = UM_BASE + (uint64_t)b * s->sc->um_bytes;
+    a.alloc_kind = GT_ALLOC_MANAGED;
+    add(s, GT_REC_API_ALLOC, &a, sizeof a);
+}
+
+/* cudaMemPrefetchAsync of each buffer to GPU 0: recorded as a copy of managed memory; the
+ * migration runs on the GPU queue before the kernels (cause USER). */
+static void prefetch(sim *s)
+{
+    const scenario *sc = s->sc;
+    for (int b = 0; b < sc->um_buffers && !s->um_on_gpu; b++) {
+        gt_rec_api_memcpy m;
+        memset(&m, 0, sizeof m);
+        common(&m.c, s, GT_FN_cudaMemPrefetchAsync, 4000, 0);
+        m.bytes = sc->um_bytes;
+        m.dst = m.src = UM_BASE + (uint64_t)b * sc->um_bytes;
+        m.direction = GT_DIR_H2D;
+        m.src_kind = m.dst_kind = GT_MEM_MANAGED;
+        m.is_async = 1;
+        add(s, GT_REC_API_MEMCPY, &m, sizeof m);
+        uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+        uint64_t t = gpu_run(s, s->t, d);
+        um_event(s, GT_UM_HTOD, t, t + d, m.dst, sc->um_bytes, GT_UM_CPU_ID, 0, GT_UM_CAUSE_USER);
+    }
+    s->um_on_gpu = 1;
+}
+
+/* The CPU reads the first buffer once the step's work is done: it migrates back. */
+static void cpu_touch(sim *s)
+{
+    const scenario *sc = s->sc;
+    uint64_t t = s->gpu_free > s->t ? s->gpu_free : s->t;
+    uint64_t d = (uint64_t)((double)sc->um_bytes / UM_GBPS);
+    um_event(s, GT_UM_CPU_FAULT, t, 0, UM_BASE, 0x401234, GT_UM_CPU_ID, 0, 1);
+    um_event(s, GT_UM_DTOH, t + 1000, t + 1000 + d, UM_BASE, sc->um_bytes, 0, GT_UM_CPU_ID,
+             GT_UM_CAUSE_COHERENCE);
+    s->t = t + 1000 + d;
+    s->um_on_gpu = 0;
+}
+
+static void nvtx_named(sim *s, uint32_t kind, uint32_t name_id)
 {
     gt_rec_nvtx v;
     memset(&v, 0, sizeof v);
     v.t_ns = s->t;
     v.nvtx_kind = kind;
-    v.name_id = kind == GT_NVTX_PUSH ? STR_NVTX : 0;
+    v.name_id = kind == GT_NVTX_PUSH ? name_id : 0;
     add(s, GT_REC_NVTX, &v, sizeof v);
 }
 
-static void conv_sig(sim *s, uint32_t sig_id, int channels)
+static void nvtx(sim *s, uint32_t kind)
+{
+    nvtx_named(s, kind, STR_NVTX);
+}
+
+/* A forward convolution of channels in and out over hw x hw. */
+static void conv_sig(sim *s, uint32_t sig_id, int channels, int hw)
 {
     gt_rec_cudnn_conv_sig g;
     memset(&g, 0, sizeof g);
@@ -276,7 +372,7 @@ static void conv_sig(sim *s, uint32_t sig_id, int channels)
     g.format = 0;
     g.groups = 1;
     int n = s->sc->conv_batch ? s->sc->conv_batch : 32;
-    int x[4] = {n, channels, 56, 56}, w[4] = {channels, channels, 3, 3};
+    int x[4] = {n, channels, hw, hw}, w[4] = {channels, channels, 3, 3};
     memcpy(g.x_dims, x, sizeof x);
     memcpy(g.w_dims, w, sizeof w);
     memcpy(g.y_dims, x, sizeof x);
@@ -326,8 +422,12 @@ static void convolutions(sim *s, int step)
     for (int j = 0; j < sc->cudnn_ops; j++) {
         uint32_t sig = (uint32_t)(sc->cudnn == 3 ? step * sc->cudnn_ops + j + 1 : j + 1);
         int fresh = sc->cudnn == 3 || step == 0;
-        if (fresh)
-            conv_sig(s, sig, 64 + (int)sig * 8);
+        /* changing shapes: every step a new input size through the same layers (each layer's
+         * channels fixed), as a program that feeds images of another size */
+        if (fresh && sc->cudnn == 3)
+            conv_sig(s, sig, 64 + (j + 1) * 8, 56 + step);
+        else if (fresh)
+            conv_sig(s, sig, 64 + (int)sig * 8, 56);
         int autotune = sc->cudnn >= 2 && fresh;
         if (autotune) /* three candidates, timed with a sync around each */
             for (uint32_t c = 0; c < 3; c++) {
@@ -341,11 +441,14 @@ static void convolutions(sim *s, int step)
             }
         if (fresh)
             plan(s, sig, sig, sc->cudnn_engine, 0x9000 + sig);
+        uint32_t flags = sc->cudnn == 1 ? GT_CUDNN_HEURISTIC : 0;
+        if (sc->first_exec_flagged && step == 0) /* an event recorded before it: looks tried */
+            flags = GT_CUDNN_AUTOTUNE;
         if (sc->inferred_conv)
             launch(s, conv_name(sc), sc->conv_kernel_ns);
         else
-            execute(s, sig, sc->cudnn == 1 ? GT_CUDNN_HEURISTIC : 0, sc->launch_ns,
-                    sc->conv_kernel_ns);
+            execute(s, sig, flags, sc->launch_ns,
+                    sc->conv_kernel_ns * (sc->first_exec_flagged && step == 0 ? 20 : 1));
     }
 }
 
@@ -365,6 +468,17 @@ static void strings(sim *s)
     gt_test_writer_string(&s->w, STR_CONV + 1, "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32");
     gt_test_writer_string(&s->w, STR_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     gt_test_writer_string(&s->w, STR_GLOO, "pt_gloo_runloop");
+    gt_test_writer_string(&s->w, STR_TUNER,
+                          "XlaPass:#name=gemm-algorithm-picker,module=jit_train_step#");
+    if (s->sc->module) { /* a loaded library: the process's framework */
+        gt_test_writer_string(&s->w, STR_MODULE, s->sc->module);
+        gt_rec_module m;
+        memset(&m, 0, sizeof m);
+        m.base = 0x7f1000000000ull;
+        m.size = 1 << 20;
+        m.path_id = STR_MODULE;
+        add(s, GT_REC_MODULE, &m, sizeof m);
+    }
     gt_rec_thread gloo = {TID_GLOO, STR_GLOO, s->t};
     if (s->sc->gloo_per_step || s->sc->buckets) /* the name marks it as a collective thread */
         add(s, GT_REC_THREAD, &gloo, sizeof gloo);
@@ -438,6 +552,8 @@ static void header(gt_file_header *h, const scenario *sc)
     rt->devices[0].total_mem_bytes = 150ull << 30;
     if (sc->sample_on_ns)
         h->flags |= GT_HDR_GPU_SAMPLED;
+    if (sc->um_buffers && !sc->um_off)
+        h->flags |= sc->um_refused ? GT_HDR_UM_REFUSED : GT_HDR_UM_COUNTERS;
 }
 
 /* A kernel compiled on first use: by a ptxas child (its .procs line) or in the process. */
@@ -499,8 +615,16 @@ static void step_compute(sim *s, int step)
     if (sc->nvtx)
         nvtx(s, GT_NVTX_PUSH);
     s->t += sc->data_load_ns;
-    if (sc->jit_ns && step == sc->jit_step)
+    if (sc->jit_ns && (step == sc->jit_step || (sc->jit_step2 && step == sc->jit_step2)))
         jit(s);
+    s->step = step;
+    if (sc->um_buffers && sc->um_prefetch)
+        prefetch(s);
+    if (sc->tuner_ns && step == sc->tuner_step) { /* an autotuner's range, nested in the step */
+        nvtx_named(s, GT_NVTX_PUSH, STR_TUNER);
+        s->t += sc->tuner_ns;
+        nvtx_named(s, GT_NVTX_POP, 0);
+    }
     if (sc->pageable_h2d_bytes)
         copy(s, GT_DIR_H2D, GT_MEM_PAGEABLE, 1, sc->pageable_h2d_bytes, 5.0, STACK_COPY);
     if (sc->pinned_h2d_bytes)
@@ -519,9 +643,51 @@ static void step_compute(sim *s, int step)
         alloc(s, 1);
 }
 
+/* A device-to-host copy on a stream of its own, running beside the queued kernels, and a sync
+ * on that stream: the CPU waits for the copy while the kernels keep the GPU busy. */
+static void side_copy_and_sync(sim *s)
+{
+    uint64_t bytes = s->sc->side_copy_bytes, dur = (uint64_t)((double)bytes / 20.0);
+    gt_rec_api_memcpy m;
+    memset(&m, 0, sizeof m);
+    common(&m.c, s, GT_FN_cudaMemcpyAsync, 4000, 0);
+    m.c.stream = 8;
+    m.bytes = bytes;
+    m.direction = GT_DIR_D2H;
+    m.src_kind = GT_MEM_DEVICE;
+    m.dst_kind = GT_MEM_PINNED;
+    m.is_async = 1;
+    m.peer_device = -1;
+    add(s, GT_REC_API_MEMCPY, &m, sizeof m);
+    gt_rec_gpu_memcpy g;
+    memset(&g, 0, sizeof g);
+    g.start_ns = m.c.t_begin_ns + 2000;
+    g.end_ns = g.start_ns + dur;
+    g.corr_id = ++s->cupti_corr;
+    g.bytes = bytes;
+    g.copy_kind = 2;
+    g.src_kind = GT_MEM_DEVICE;
+    g.dst_kind = GT_MEM_PINNED;
+    g.is_async = 1;
+    g.stream = 8;
+    if (gpu_recorded(s, g.start_ns))
+        add(s, GT_REC_GPU_MEMCPY, &g, sizeof g);
+    gt_rec_api_sync y;
+    memset(&y, 0, sizeof y);
+    common(&y.c, s, GT_FN_cudaStreamSynchronize, g.end_ns > s->t ? g.end_ns - s->t + 5000 : 5000,
+           STACK_SYNC);
+    y.c.stream = 8;
+    y.sync_kind = GT_SYNC_STREAM;
+    add(s, GT_REC_API_SYNC, &y, sizeof y);
+}
+
 static void step_end(sim *s)
 {
     const scenario *sc = s->sc;
+    if (sc->um_buffers && sc->um_cpu_touch)
+        cpu_touch(s);
+    if (sc->side_copy_bytes)
+        side_copy_and_sync(s);
     if (sc->d2h_bytes)
         pageable_d2h(s);
     if (sc->item_every_step)
@@ -546,7 +712,8 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
     gt_file_header h;
     header(&h, sc);
     static const char cmd[] = "python\0train.py";
-    if (gt_test_writer_open(&s->w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+    if (gt_test_writer_open(&s->w, path, &h, sc->exe ? sc->exe : "/usr/bin/python3", cmd,
+                            sizeof cmd) != 0)
         return -1;
     gt_test_writer_set_tid(&s->w, TID_MAIN);
     s->t0 = s->t; /* the first window opens at the first call */
@@ -557,6 +724,8 @@ static int sim_open(sim *s, const char *path, const scenario *sc)
                          sc->lost_reason ? sc->lost_reason : GT_LOST_BUFFER_FULL, 100};
         add(s, GT_REC_LOST, &l, sizeof l);
     }
+    for (int b = 0; b < sc->um_buffers; b++)
+        managed_alloc(s, b);
     if (sc->startup_ns || sc->launch_unrecorded) { /* the process's own calls are recorded */
         alloc(s, 0);
         s->t += sc->startup_ns;

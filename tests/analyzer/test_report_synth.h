@@ -51,6 +51,11 @@ typedef struct scenario {
      * the process without a call and a cuModuleLoadData call takes its last 40%. */
     uint64_t jit_ns;
     int jit_step, jit_child;
+    int jit_step2; /* > 0: the same compilation again before this step's launches (a recompile) */
+    /* An autotuner's own NVTX range (XLA's "gemm-algorithm-picker" pass) of tuner_ns CPU time
+     * before step tuner_step's launches, the GPU idle meanwhile. */
+    uint64_t tuner_ns;
+    int tuner_step;
     const char *procs_path;
     /* CPU work without CUDA calls before each autotuning trial but the first (cudnn >= 2), as
      * when cuDNN builds the next candidate */
@@ -61,6 +66,29 @@ typedef struct scenario {
      * window at all (CUPTI never switched on). */
     uint64_t sample_on_ns, sample_off_ns;
     int sample_no_window;
+    /* Unified memory (issue 30): um_buffers managed buffers of um_bytes each, allocated before
+     * the loop (call site train.py:33), on the host. The first kernel that finds them there
+     * faults them over: a GPU fault of um_fault_ns of service, then one on-demand HtoD migration
+     * per buffer at 10 GB/s, while the kernel stalls (it lasts that much longer); only in the
+     * first um_fault_steps steps when that is not 0. um_cpu_touch: the CPU reads them at the end
+     * of each step (a CPU fault, a DtoH migration), so the next step faults them over again.
+     * um_prefetch: a cudaMemPrefetchAsync per buffer at the start of each step where they are on
+     * the host (migrations the program asked for, no fault). um_refused: CUPTI refused the
+     * counters (header flag, no counter record); um_off: the counters were off (neither flag). */
+    int um_buffers;
+    uint64_t um_bytes, um_fault_ns;
+    int um_fault_steps, um_prefetch, um_cpu_touch, um_refused, um_off;
+    /* A library the process loaded (a GT_REC_MODULE record), which tells its framework:
+     * ".../site-packages/torch/lib/libtorch_cuda.so" (the healthy default), ".../jaxlib/_jax.so",
+     * NULL for none; exe: the program ("/usr/bin/python3" by default). */
+    const char *module;
+    const char *exe;
+    /* A second stream that copies device-to-host in parallel with the kernels, each step
+     * synchronized once (multi-stream copies that keep the GPU busy while the CPU waits). */
+    uint64_t side_copy_bytes;
+    /* The first execution of each convolution flagged as a trial though no other plan is tried
+     * (an event recorded before it, as PyTorch's DDP does): first use, not autotuning. */
+    int first_exec_flagged;
     /* launch-bound (issue 30): the launch entry point (0: __cudaLaunchKernel; GT_FN_cuLaunchKernel
      * or GT_FN_cuLaunchKernelEx: the driver API CuPy and Triton use); launch_unrecorded: no wrapper
      * sees the launches (CUPTI's kernels only; the process's other calls are recorded); modules:

@@ -54,15 +54,26 @@ static void fill_proc(gt_proc *p, int with_phases_and_causes)
     p->steady_idle_cause_ns[GT_IDLE_JIT] = 18 * 100000ull; /* the fourth: left off the line */
 }
 
-static gt_advice item(const char *id, int sev, int has, double ms, int per_step, const char *site)
+/* An item as advice_engine.c leaves it: its saving weighed against its base (the 50 ms step or
+ * the 24 s run), with the severity and minor flag that share gives. */
+static gt_advice item(const char *id, int impact, double ms, int basis, const char *site)
 {
     gt_advice a;
     memset(&a, 0, sizeof a);
     snprintf(a.id, sizeof a.id, "%s", id);
-    a.severity = sev;
-    a.has_saving = has;
+    a.impact = impact;
+    a.has_saving = impact == GT_IMPACT_TIME;
     a.saving_ms = ms;
-    a.saving_per_step = per_step;
+    a.basis = a.has_saving ? basis : GT_BASIS_NONE;
+    a.base_ms = basis == GT_BASIS_RUN ? 24000 : 50;
+    a.share_pct = a.has_saving ? 100 * ms / a.base_ms : -1;
+    a.minor = a.has_saving && a.share_pct < GT_ADVICE_MINOR_PCT;
+    a.severity = impact == GT_IMPACT_FAILURE             ? GT_SEV_CRITICAL
+                 : impact == GT_IMPACT_RISK              ? GT_SEV_WARNING
+                 : !a.has_saving                         ? GT_SEV_INFO
+                 : a.share_pct >= GT_ADVICE_CRITICAL_PCT ? GT_SEV_CRITICAL
+                 : a.share_pct >= GT_ADVICE_WARNING_PCT  ? GT_SEV_WARNING
+                                                         : GT_SEV_INFO;
     snprintf(a.call_site, sizeof a.call_site, "%s", site);
     a.pid = 77;
     a.rank = -1;
@@ -103,13 +114,14 @@ static void test_filled(void)
     fill_proc(&p, 1);
     gt_run run = {.procs = &p, .n = 1};
     gt_advice items[12];
-    size_t n = 0;
-    items[n++] = item("cudnn-benchmark", GT_SEV_WARNING, 1, 19200, 0, ""); /* 80 % of the run */
-    items[n++] = item("gpu-idle", GT_SEV_WARNING, 1, 4.4, 1, "train.py:106 (main)");   /* 8.8 % */
-    items[n++] = item("sync-stall", GT_SEV_CRITICAL, 1, 10, 1, "train.py:114 (main)"); /* 20 % */
-    items[n++] = item("environment", GT_SEV_WARNING, 0, 0, 0, "");
-    for (int i = 0; i < 8; i++) /* more causes than lines: the verdict stays at ten */
-        items[n++] = item("amp", GT_SEV_INFO, 1, 0.01 * (i + 1), 1, "");
+    size_t n = 0; /* in the engine's order: severity, then share */
+    items[n++] = item("cudnn-benchmark", GT_IMPACT_TIME, 19200, GT_BASIS_RUN, ""); /* 80% */
+    items[n++] = item("sync-stall", GT_IMPACT_TIME, 10, GT_BASIS_STEP, "train.py:114 (main)");
+    items[n++] = item("gpu-idle", GT_IMPACT_TIME, 4.4, GT_BASIS_STEP, "train.py:106 (main)");
+    items[n++] = item("environment", GT_IMPACT_RISK, 0, GT_BASIS_NONE, "");
+    items[n++] = item("cudnn-inferred", GT_IMPACT_NOTE, 0, GT_BASIS_NONE, "");
+    for (int i = 0; i < 6; i++) /* minor ones: one line, whatever their number */
+        items[n++] = item("amp", GT_IMPACT_TIME, 0.01 * (i + 1), GT_BASIS_STEP, "");
     gt_advice_list adv = {items, n, n};
     int lines = 0;
     char *t = verdict_text(&run, &adv, &lines);
@@ -122,28 +134,34 @@ static void test_filled(void)
                     "warm-up 2400 ms (10%), steady state 1000 ms (4.2%), tear-down 200 ms "
                     "(0.8%)"),
           "phases with their shares: %s", t);
-    CHECK(strstr(t, "data loading 4.40 ms per step, in a CUDA call 1.10 ms per step, host work "
-                    "without CUDA calls 200 \xc2\xb5s per step\n"),
-          "idle causes, largest first, three named: %s", t);
-    const char *c1 = strstr(t, "1. cudnn-benchmark"), *c2 = strstr(t, "2. sync-stall"),
-               *c3 = strstr(t, "3. gpu-idle");
-    CHECK(c1 && c2 && c3,
-          "ranked by share: autotuning 80%% of the run, sync 20%% of a step, "
-          "idle 8.8%%: %s",
-          t);
-    CHECK(strstr(t, "saves about 10.0 ms per step (20%) -- at train.py:114 (main)") &&
-              strstr(t, "saves about 19.2 s over the run (80%)"),
-          "savings with their basis and call sites: %s", t);
-    CHECK(!strstr(t, "environment"),
-          "an item without a saving ranks after those with one and "
-          "falls off a full verdict: %s",
-          t);
+    CHECK(strstr(t, "GPU idle     5.80 ms per step of the 50.0 ms step (12%), by cause: data "
+                    "loading 4.40 ms, in a CUDA call 1.10 ms, host work without CUDA calls "
+                    "200 \xc2\xb5s\n"),
+          "the idle time, its share, its causes, largest first, three named: %s", t);
+    /* two lists, the one whose first share is larger first: over the run 80% > per step 20% */
+    const char *c1 = strstr(t, "  over the run 1. cudnn-benchmark"),
+               *c2 = strstr(t, "  per step     2. sync-stall"),
+               *c3 = strstr(t, "               3. gpu-idle");
+    CHECK(c1 && c2 && c3 && c1 < c2 && c2 < c3,
+          "the lists, each named once, ranked by share inside: %s", t);
+    CHECK(strstr(t, "~10.0 ms of the 50.0 ms step (20%) -- at train.py:114 (main)") &&
+              strstr(t, "~19.2 s of the 24.0 s run (80%)"),
+          "savings with what they are a share of, and call sites: %s", t);
+    CHECK(strstr(t, "  also         4. environment: the environment\n") &&
+              !strstr(t, "cudnn-inferred"),
+          "a risk after the savings, a note not in the verdict: %s", t);
+    CHECK(
+        strstr(t, "  minor        amp <0.1%, amp <0.1%, amp <0.1%, amp <0.1%, ... (each under 1%)"),
+        "minor items on one line: %s", t);
     free(t);
 
-    /* only the unknown saving: it still shows, as not estimated */
-    gt_advice_list one = {&items[3], 1, 1};
-    t = verdict_text(&run, &one, &lines);
-    CHECK(strstr(t, "1. environment: the environment -- saving not estimated"), "%s", t);
+    /* no saving above 1%: the largest measured idle cause is named, with its share */
+    gt_advice_list minor = {&items[5], 2, 2};
+    t = verdict_text(&run, &minor, &lines);
+    CHECK(strstr(t, "causes       none above 1%; the largest idle cause is data loading: 4.40 ms "
+                    "per step of the 50.0 ms step (8.8%)") &&
+              strstr(t, "  minor        amp"),
+          "%s", t);
     free(t);
 
     /* JSON: the same figures */
@@ -163,8 +181,14 @@ static void test_filled(void)
     json_t *c = json_array_get(json_object_get(j, "causes"), 1);
     CHECK(!strcmp(json_string_value(json_object_get(c, "id")), "sync-stall") &&
               json_real_value(json_object_get(c, "share_pct")) == 20 &&
+              !strcmp(json_string_value(json_object_get(c, "list")), "per step") &&
+              !strcmp(json_string_value(json_object_get(c, "saving_basis")), "per_step") &&
               !strcmp(json_string_value(json_object_get(c, "call_site")), "train.py:114 (main)"),
-          "JSON causes ranked, with share and call site");
+          "JSON causes ranked, with list, share and call site");
+    CHECK(json_array_size(json_object_get(j, "minor")) == 6 &&
+              json_real_value(
+                  json_object_get(json_object_get(j, "largest_idle_cause"), "share_pct")) > 8.7,
+          "JSON minor items and the largest idle cause");
     json_decref(j);
 }
 
@@ -179,17 +203,16 @@ static void test_two_processes(void)
     p[1].hdr.rank = 1;
     p[1].gpu_busy_ns *= 2;
     gt_run run = {.procs = p, .n = 2};
-    gt_advice items[2] = {item("straggler", GT_SEV_WARNING, 1, 5, 1, ""),
-                          item("gpu-idle", GT_SEV_WARNING, 1, 1, 1, "")};
+    gt_advice items[2] = {item("straggler", GT_IMPACT_TIME, 5, GT_BASIS_STEP, ""),
+                          item("gpu-idle", GT_IMPACT_TIME, 1, GT_BASIS_STEP, "")};
     items[0].pid = 78, items[0].rank = 1;
     gt_advice_list adv = {items, 2, 2};
     int lines = 0;
     char *t = verdict_text(&run, &adv, &lines);
     CHECK(!strncmp(t, "== verdict: rank 1 (pid 78)", 27) &&
               strstr(t, "(the process with the most GPU time; 1 other process below)") &&
-              strstr(t,
-                     "1. straggler: one rank holds the others back -- saves about 5.00 ms per step "
-                     "(10%) (rank 1)") &&
+              strstr(t, "1. straggler: one rank holds the others back -- ~5.00 ms of the 50.0 "
+                        "ms step (10%) (rank 1)") &&
               strstr(t, "(pid 77)") && lines <= GT_VERDICT_MAX_LINES,
           "two processes: %s", t);
     free(t);
@@ -212,9 +235,11 @@ static void test_unfilled(void)
           "no steps, and why: %s", t);
     CHECK(strstr(t, "run          24.0 s; GPU active 23.4 s of it") && !strstr(t, "phases"),
           "no phases: the run and the GPU's active span: %s", t);
-    CHECK(strstr(t, "GPU idle     180 ms of the 900 ms steady window") && !strstr(t, "by cause"),
+    CHECK(strstr(t, "GPU idle     180 ms of the 900 ms steady window (20%)\n") &&
+              !strstr(t, "by cause"),
           "no idle causes: the steady idle time: %s", t);
-    CHECK(strstr(t, "causes       none found") && !strstr(t, "incomplete"), "no advice: %s", t);
+    CHECK(strstr(t, "causes       no rule fired; GPU busy 80%") && !strstr(t, "incomplete"),
+          "no advice: %s", t);
     free(t);
     p.records_lost = 12;
     t = verdict_text(&run, &none, &lines);
@@ -246,12 +271,15 @@ static void test_report_opens_with_it(void)
     CHECK(run_captured(cmd_report, 2, argv, out) == 0, "report");
     FILE *f = fopen(out, "r");
     char line[1024];
-    int n = 0, blank_at = -1, sync_at = -1;
+    int n = 0, blank_at = -1, sync_at = -1, sync_item = -1;
     while (f && fgets(line, sizeof line, f) && blank_at < 0) {
         if (n == 0)
             CHECK(!strncmp(line, "== verdict: pid 4242", 20), "first line: %s", line);
-        if (strstr(line, "sync-stall") && strstr(line, "train.py:57"))
-            sync_at = n;
+        if (strstr(line, "sync-stall"))
+            sync_item = n;
+        /* the call site ends the item's line, or its continuation when the line is fitted */
+        if (sync_item >= 0 && n - sync_item <= 1 && strstr(line, "train.py:57"))
+            sync_at = sync_item;
         if (line[0] == '\n')
             blank_at = n;
         n++;

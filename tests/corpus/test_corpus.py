@@ -204,10 +204,90 @@ def check_data_loading(report, cuda, own):
     loading = cuda[0]["gpu"]["idle_by_cause"]["data_loading"]["steady_ms_per_step"]
     if not abs(loading - wait) <= 0.2 * wait:
         return f"data loading {loading} ms a step, the program waited {wait} ms in next(loader)"
-    if not idle or "loaded data" not in idle[0]["message"]:
+    if not idle or "loads data" not in idle[0]["message"]:
         return f"no data-loading advice: {[a['id'] for a in report['advice']]}"
     return None
 
+
+# Issue 29: the advice, worded in the process's framework, never one setting of another.
+FOREIGN = {"PyTorch": ("XLA_FLAGS", "jax.", "TF_CUDNN", "cupy."),
+           "JAX": ("torch.", "TF_CUDNN", "cupy.", "DataLoader"),
+           "CuPy": ("torch.", "XLA_FLAGS", "jax.", "DataLoader"),
+           "CUDA C/C++": ("torch.", "XLA_FLAGS", "jax.", "cupy.")}
+
+
+def advice_of(report, ident):
+    return [a for a in report["advice"] if a["id"] == ident]
+
+
+def check_advice_words(report, cuda):
+    """Every advice item is worded for its process's framework; the same finding on several ranks
+    is one item; shares and severities as the engine gives them (check_invariants.py has more)."""
+    for a in report["advice"]:
+        for word in FOREIGN.get(a["framework"], ()):
+            if word in a["message"]:
+                return f"{a['id']} for a {a['framework']} process says {word!r}: {a['message']}"
+    seen = set()
+    for a in report["advice"]:
+        key = (a["id"], a.get("call_site"), a["saving_basis"], a["impact"])
+        if a["rank"] >= 0 and key in seen:
+            return f"{a['id']} listed twice for ranks: {[x['ranks'] for x in advice_of(report, a['id'])]}"
+        seen.add(key)
+    return None
+
+
+def check_compile_advice(report, words, framework, min_share):
+    """The compilation phase named as the framework's compilation, with its cache."""
+    comp = advice_of(report, "compilation")
+    if not comp:
+        return f"no compilation advice: {[a['id'] for a in report['advice']]}"
+    c = comp[0]
+    if c["framework"] != framework or c["share_pct"] < min_share or \
+            any(w not in c["message"] for w in words):
+        return f"compilation as {c['framework']} {c['share_pct']}%: {c['message']}"
+    v = report["verdict"]["causes"]
+    if c["severity"] == "critical" and v[0]["id"] != "compilation":
+        return f"the verdict's first cause is {v[0]['id']}, not the critical compilation"
+    return None
+
+
+# case -> advice check(report, processes with kernels): None or what is wrong
+ADVICE = {
+    "jax_step": lambda r, c: check_compile_advice(
+        r, ("XLA's compilation", "jax_compilation_cache_dir"), "JAX", 50),
+    "triton_loop": lambda r, c: check_compile_advice(r, ("Triton's compilation", "TRITON_CACHE_DIR"),
+                                                  "PyTorch", 50),
+    "jit_heavy": lambda r, c: check_compile_advice(r, ("CuPy's kernel compilation", "CUPY_CACHE_DIR"),
+                                                "CuPy", 50),
+    "cupy_loop": lambda r, c: check_compile_advice(r, ("CUPY_CACHE_DIR",), "CuPy", 1),
+    "compile_graphs": lambda r, c: check_compile_advice(r, ("torch.compile's compilation",), "PyTorch",
+                                                     1),
+}
+
+
+def check_ddp_advice(report, cuda):
+    """The straggler first in the verdict; what both ranks show (amp, module loading) one item
+    naming them both; the waiting rank told nothing to fix."""
+    v = report["verdict"]["causes"]
+    if not v or v[0]["id"] != "straggler" or v[0]["rank"] != 1:
+        return f"verdict causes {[(c['id'], c['rank']) for c in v]}, expected the straggler first"
+    both = [a for a in report["advice"] if sorted(a["ranks"]) == [0, 1]]
+    if not both:
+        return f"nothing merged across the ranks: {[(a['id'], a['ranks']) for a in report['advice']]}"
+    return None
+
+
+def check_loader_advice(report, cuda):
+    """Workers and pinned copies already in effect are not advised again."""
+    idle = advice_of(report, "gpu-idle")
+    if idle and "num_workers=N" in idle[0]["message"]:
+        return f"DataLoader workers advised to a run that has them: {idle[0]['message']}"
+    if any("pin_memory=True" in a["message"] for a in report["advice"]):
+        return "pin_memory advised to a run that pins its batches"
+    return None
+
+
+ADVICE.update({"ddp_gloo_slow": check_ddp_advice, "dataloader_fixed": check_loader_advice})
 
 # case -> diagnosis check(report, processes with kernels, traced.out lines): None or what is wrong
 DIAGNOSIS = {"ddp_gloo_slow": check_gloo_straggler, "dataloader_bound": check_data_loading,
@@ -423,6 +503,14 @@ def main():
         wrong = causes(report, cuda, lines)
         if wrong:
             sys.exit(f"FAIL: issue 30 diagnosis of {case}: {wrong}")
+    for check_fn in (check_advice_words, ADVICE.get(case)):
+        wrong = check_fn(report, cuda) if check_fn else None
+        if wrong:
+            sys.exit(f"FAIL: advice of {case}: {wrong}")
+    for a in report["advice"]:
+        print(f"expect_advice {case}: {a['id']} {a['severity']} "
+              f"{a['share_pct'] if a['share_pct'] is None else round(a['share_pct'], 1)}% "
+              f"({a['framework']}, ranks {a['ranks']})")
     # A section for each process with CUDA work; the rest of the tree folded into one line
     # (issue 21 item 4: a JAX run leaves ~190 ptxas traces).
     # (a process with CUDA calls but no kernel, e.g. a compile worker asking for devices, counts)

@@ -11,7 +11,10 @@
  *   sync type= stream= corr=
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
- *   cpucall kind= func= corr= name=    (CPU-side API records, for correlation checks)
+ *   um kind= value= src= dst= flags= dur=   (unified memory: faults, migrations)
+ *   cpucall kind= func= corr= name= stack= flags=   (CPU-side API records, for correlation checks)
+ *   cpucopy name= dir= src= dst= bytes= peer=    (after a copy's cpucall)
+ *   cpualloc name= kind= bytes= free= flags=     (after an allocation's cpucall)
  *   timelink ext= corr=                (a kernel's call found by its queued time:
  * analyzer/model/kernel_link.c, over the whole file, whether or not a callback paired it)
  *   orderlink ext= corr=               (a kernel's call found by anchors and launch order, in
@@ -79,6 +82,13 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
     case GT_REC_GPU_API: {
         const gt_rec_gpu_api *a = rec->body;
         printf("gpuapi domain=%u cbid=%u corr=%" PRIu64 "\n", a->domain, a->cbid, a->corr_id);
+        break;
+    }
+    case GT_REC_GPU_UM: {
+        const gt_rec_gpu_um *u = rec->body;
+        printf("um kind=%u value=%" PRIu64 " src=%d dst=%d flags=%u dur=%" PRIu64 "\n", u->um_kind,
+               u->value, (int)u->src_id, (int)u->dst_id, u->flags,
+               u->end_ns > u->start_ns ? u->end_ns - u->start_ns : 0);
         break;
     }
     default:
@@ -159,8 +169,18 @@ int main(int argc, char **argv)
         } else if (rec.kind >= GT_REC_API && rec.kind <= GT_REC_API_CUBLAS) {
             const gt_api_common *c = rec.body;
             const char *name = gt_api_func_name(c->func);
-            printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s\n", rec.kind, c->func,
-                   c->corr_id, name ? name : "?");
+            printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s stack=%u flags=%u\n", rec.kind,
+                   c->func, c->corr_id, name ? name : "?", c->stack_id, (unsigned)rec.flags);
+            if (rec.kind == GT_REC_API_MEMCPY) {
+                const gt_rec_api_memcpy *m = rec.body;
+                printf("cpucopy name=%s dir=%u src=%u dst=%u bytes=%" PRIu64 " peer=%d\n",
+                       name ? name : "?", m->direction, m->src_kind, m->dst_kind, m->bytes,
+                       m->peer_device);
+            } else if (rec.kind == GT_REC_API_ALLOC) {
+                const gt_rec_api_alloc *a = rec.body;
+                printf("cpualloc name=%s kind=%u bytes=%" PRIu64 " free=%u flags=%u\n",
+                       name ? name : "?", a->alloc_kind, a->bytes, a->is_free, (unsigned)rec.flags);
+            }
             if (gt_api_func_category(c->func) == GT_CAT_JIT) /* whole ms the call took */
                 printf("jitcall name=%s ms=%" PRIu64 " device=%d\n", name ? name : "?",
                        (c->t_end_ns - c->t_begin_ns) / 1000000, c->device);

@@ -6,11 +6,17 @@
  *   many N      N kernels as fast as possible (buffer cap test)
  *   static api|kernels  a kernel and a runtime API op every 5 ms, at least 100 of each, until
  *               the trace shows CUPTI's API records (api) or 100 kernels (kernels), then 20 more
+ *   launches MS a static runtime's cudaLaunchKernel every 5 ms for MS milliseconds: the launch's
+ *               API op (with the kernel's name and configuration) and its kernel share a
+ *               correlation id, as CUPTI sees a launch no wrapper could; then a managed
+ *               allocation the same way (the driver's cuMemAllocManaged)
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
+#include <cuda.h>
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,40 @@ static void api(uint32_t cbid)
     fake_gpu_op op = op_new(FAKE_OP_API, 1000);
     op.name = "cudaLaunchKernel";
     op.cbid = cbid;
+    fake_gpu_emit(&op);
+}
+
+static void static_launch(const char *name)
+{
+    fake_gpu_op k = op_new(FAKE_OP_KERNEL, 5000);
+    k.name = name;
+    k.grid[0] = 16, k.grid[1] = 1, k.grid[2] = 1;
+    k.block[0] = 256, k.block[1] = 1, k.block[2] = 1;
+    fake_gpu_emit(&k);
+    fake_gpu_op a = k;
+    a.kind = FAKE_OP_API;
+    a.start_ns = now_ns();
+    a.end_ns = a.start_ns + 1000;
+    a.name = "cudaLaunchKernel";
+    a.symbol = name;
+    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    fake_gpu_emit(&a);
+}
+
+/* A static runtime's cudaMallocManaged: what CUPTI's driver callback sees of it. */
+static void static_managed_alloc(size_t n)
+{
+    static char memory[1 << 16];
+    CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)memory;
+    struct {
+        CUdeviceptr *dptr;
+        size_t bytesize;
+        unsigned int flags;
+    } params = {&ptr, n, 1};
+    fake_gpu_op op = op_new(FAKE_OP_DRIVER_CALL, 0);
+    op.name = "cuMemAllocManaged";
+    op.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged;
+    op.params = &params;
     fake_gpu_emit(&op);
 }
 
@@ -134,6 +174,13 @@ int main(int argc, char **argv)
                 return 4;
             }
         }
+    } else if (strcmp(mode, "launches") == 0) {
+        int ms = argc > 2 ? atoi(argv[2]) : 400;
+        for (int t = 0; t < ms; t += 5) {
+            static_launch("_Z7ownkernPf");
+            sleep_ms(5);
+        }
+        static_managed_alloc(4096);
     } else if (strcmp(mode, "fork") == 0) {
         kernel("_Z6parentv");
         fflush(stdout);

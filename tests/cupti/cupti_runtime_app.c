@@ -11,7 +11,9 @@
  * Without arguments: 6 rounds 50 ms apart (TEST_AFTER_FIRST_KERNEL=1: the first kernel in the
  * trace before the second round).
  * `cupti_runtime_app loop N MS [abort]`: N rounds, MS ms apart (a longer run for the flight
- * recorder), then abort() when asked (a crash). */
+ * recorder), then abort() when asked (a crash).
+ * `cupti_runtime_app launch-loop STEPS K`: STEPS steps of K launches and a device sync each, as
+ * fast as the fakes go (a long run: the converter must draw every link the report makes). */
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -35,6 +37,17 @@ static void round_trip(void *dev, float *host, size_t bytes, long sleep_ms)
     cudaDeviceSynchronize();
     struct timespec ts = {0, sleep_ms * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static void launch_loop(void *dev, int steps, int per_step)
+{
+    void *args[] = {&dev};
+    for (int i = 0; i < steps; i++) {
+        for (int k = 0; k < per_step; k++)
+            cudaLaunchKernel((const void *)kernel_stub, (dim3){4, 1, 1}, (dim3){64, 1, 1}, args, 0,
+                             0);
+        cudaDeviceSynchronize();
+    }
 }
 
 /* The writer thread makes the switch a signal or the file asks for, at its next round: wait until
@@ -94,7 +107,9 @@ int main(int argc, char **argv)
         printf("cudaMalloc failed\n");
         return 1;
     }
-    if (!strcmp(how, "loop") && argc > 3) {
+    if (!strcmp(how, "launch-loop") && argc > 3) {
+        launch_loop(dev, atoi(argv[2]), atoi(argv[3]));
+    } else if (!strcmp(how, "loop") && argc > 3) {
         for (int i = 0; i < atoi(argv[2]); i++)
             round_trip(dev, host, sizeof host, atol(argv[3]));
         if (argc > 4 && !strcmp(argv[4], "abort")) {

@@ -106,3 +106,79 @@ EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta,
 {
     return gemm(h, ta, tb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1);
 }
+
+/* ------------------------------------------------------------------ issue 30: more entry points */
+
+void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n); /* fake_cublaslt.c */
+
+/* A gemv launches a kernel of its own (the real library's gemv2N/gemv2T kernels), not a GEMM. */
+static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int64_t m, int64_t n,
+                           int64_t incx, const char *kernel)
+{
+    if (!h || m < 0 || n < 0 || incx == 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    cublasLtFakeEmit(kernel, t == CUBLAS_OP_N ? (uint64_t)m : (uint64_t)n, 1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t h, cublasOperation_t t, int m, int n,
+                                     const float *alpha, const float *A, int lda, const float *x,
+                                     int incx, const float *beta, float *y, int incy)
+{
+    return gemv(h, t, m, n, incx, "_Z15gemv2N_kernel_fakeIfLi128EEvv");
+}
+EXPORT cublasStatus_t cublasDgemv_v2(cublasHandle_t h, cublasOperation_t t, int m, int n,
+                                     const double *alpha, const double *A, int lda, const double *x,
+                                     int incx, const double *beta, double *y, int incy)
+{
+    return gemv(h, t, m, n, incx, "_Z15gemv2T_kernel_fakeIdLi128EEvv");
+}
+EXPORT cublasStatus_t cublasSgemv_v2_64(cublasHandle_t h, cublasOperation_t t, int64_t m, int64_t n,
+                                        const float *alpha, const float *A, int64_t lda,
+                                        const float *x, int64_t incx, const float *beta, float *y,
+                                        int64_t incy)
+{
+    return gemv(h, t, m, n, incx, "_Z15gemv2N_kernel_fakeIfLi128EEvv");
+}
+EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                     int m, int n, int k, const cuComplex *alpha,
+                                     const cuComplex *A, int lda, const cuComplex *B, int ldb,
+                                     const cuComplex *beta, cuComplex *C, int ldc)
+{
+    return gemm(h, ta, tb, m, n, k, CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, CUBLAS_COMPUTE_32F, 1);
+}
+EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *const A[], int lda,
+                                         const float *const B[], int ldb, const float *beta,
+                                         float *const C[], int ldc, int batch)
+{
+    return gemm(h, ta, tb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, batch);
+}
+EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                                cublasOperation_t tb, int m, int n, int k,
+                                                const float *alpha, const float *A, int lda,
+                                                long long sa, const float *B, int ldb, long long sb,
+                                                const float *beta, float *C, int ldc, long long sc,
+                                                int batch)
+{
+    if (sa != (long long)m * k || sc != (long long)m * n) /* the strides arrived intact */
+        return CUBLAS_STATUS_INVALID_VALUE;
+    return gemm(h, ta, tb, m, n, k, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, batch);
+}
+EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta,
+                                          cublasOperation_t tb, int m, int n, int k,
+                                          const void *alpha, const void *const A[], cudaDataType at,
+                                          int lda, const void *const B[], cudaDataType bt, int ldb,
+                                          const void *beta, void *const C[], cudaDataType ct,
+                                          int ldc, int batch, cublasComputeType_t comp,
+                                          cublasGemmAlgo_t algo)
+{
+    return gemm(h, ta, tb, m, n, k, at, bt, ct, comp, batch);
+}
+EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                    int m, int n, int k, const float *alpha, const void *A,
+                                    cudaDataType at, int lda, const void *B, cudaDataType bt,
+                                    int ldb, const float *beta, void *C, cudaDataType ct, int ldc)
+{
+    return gemm(h, ta, tb, m, n, k, at, bt, ct, CUBLAS_COMPUTE_32F, 1);
+}

@@ -158,7 +158,10 @@ EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
     return CUBLAS_STATUS_SUCCESS;
 }
 
-static void emit(const char *name, uint64_t m, uint64_t n)
+/* Not a cuBLASLt function: the fake libcublas launches its own kernels (gemv) through it, as the
+ * real one launches through its static runtime. Named cublasLt* to pass the version script. */
+EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n);
+EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n)
 {
     static void (*emit_fn)(const fake_gpu_op *);
     if (!emit_fn) {
@@ -193,6 +196,7 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     if (should_fail("cublasLtMatmul"))
         return CUBLAS_STATUS_EXECUTION_FAILED;
     layout *dl = (layout *)Dd;
-    emit("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_fake", dl->rows, dl->cols);
+    cublasLtFakeEmit("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_fake", dl->rows,
+                     dl->cols);
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -160,6 +161,7 @@ typedef struct alloc_entry {
     uintptr_t base;
     size_t size;
     enum cudaMemoryType type;
+    bool on_device; /* managed memory: migrated to the GPU */
 } alloc_entry;
 
 #define MAX_ALLOCS 4096
@@ -171,7 +173,7 @@ static void alloc_add(void *p, size_t n, enum cudaMemoryType t)
     pthread_mutex_lock(&allocs_lock);
     for (int i = 0; i < MAX_ALLOCS; i++)
         if (!allocs[i].base) {
-            allocs[i] = (alloc_entry){(uintptr_t)p, n, t};
+            allocs[i] = (alloc_entry){(uintptr_t)p, n, t, false};
             break;
         }
     pthread_mutex_unlock(&allocs_lock);
@@ -220,6 +222,95 @@ static int cupti_mem_kind(enum cudaMemoryType t)
 
 /* ------------------------------------------------------------------ GPU work */
 
+/* ------------------------------------------------------------------ unified memory */
+
+#define UM_FAULT_NS 20000    /* one GPU page fault's service */
+#define UM_NS_PER_10_BYTES 1 /* migrations at 10 GB/s */
+
+static void emit_um(int kind, uint64_t t0, uint64_t t1, uint64_t addr, uint64_t value, uint32_t src,
+                    uint32_t dst, uint32_t flags)
+{
+    fake_gpu_op op = {.kind = FAKE_OP_UM,
+                      .start_ns = t0,
+                      .end_ns = t1,
+                      .device = (uint32_t)current_device,
+                      .um_kind = kind,
+                      .address = addr,
+                      .bytes = value,
+                      .um_src = src,
+                      .um_dst = dst,
+                      .um_flags = flags};
+    fake_gpu_emit(&op);
+}
+
+/* The bytes of managed memory on the host, which a kernel launched now would fault over. */
+static uint64_t um_host_bytes(void)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++)
+        if (allocs[i].base && allocs[i].type == cudaMemoryTypeManaged && !allocs[i].on_device)
+            n += allocs[i].size;
+    pthread_mutex_unlock(&allocs_lock);
+    return n;
+}
+
+/* A kernel that began at t faults the host's managed memory over: one fault, then a migration
+ * per allocation, back to back. */
+static void um_fault_in(uint64_t t)
+{
+    uint32_t dev = (uint32_t)current_device;
+    emit_um(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, t, t + UM_FAULT_NS, 0, 1,
+            dev, 0, CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_READ);
+    t += UM_FAULT_NS;
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        alloc_entry *a = &allocs[i];
+        if (!a->base || a->type != cudaMemoryTypeManaged || a->on_device)
+            continue;
+        uint64_t d = a->size / 10 * UM_NS_PER_10_BYTES + 1000;
+        emit_um(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, t, t + d, a->base,
+                a->size, CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID, dev,
+                CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE);
+        a->on_device = true;
+        t += d;
+    }
+    pthread_mutex_unlock(&allocs_lock);
+}
+
+/* Move the managed allocation holding p to the device or the host; the migration's bytes, 0 when
+ * nothing moved. */
+static uint64_t um_move(const void *p, bool to_device)
+{
+    uint64_t moved = 0;
+    pthread_mutex_lock(&allocs_lock);
+    for (int i = 0; i < MAX_ALLOCS; i++) {
+        alloc_entry *a = &allocs[i];
+        if (a->base && a->type == cudaMemoryTypeManaged && (uintptr_t)p >= a->base &&
+            (uintptr_t)p < a->base + a->size && a->on_device != to_device) {
+            a->on_device = to_device;
+            moved = a->size;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&allocs_lock);
+    return moved;
+}
+
+EXPORT void fake_gpu_um_host_touch(const void *p)
+{
+    uint64_t n = um_move(p, false), t = now_ns();
+    if (!n)
+        return;
+    emit_um(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT, t, 0, (uintptr_t)p,
+            0x401000, CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID, 0,
+            CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_WRITE);
+    emit_um(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, t + 2000,
+            t + 2000 + n / 10 * UM_NS_PER_10_BYTES + 1000, (uintptr_t)p, n,
+            (uint32_t)current_device, CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID,
+            CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE);
+}
+
 static void emit_kernel(fake_stream *st, const char *name, dim3 g, dim3 b)
 {
     fake_gpu_op op = {.kind = FAKE_OP_KERNEL,
@@ -229,7 +320,11 @@ static void emit_kernel(fake_stream *st, const char *name, dim3 g, dim3 b)
                       .name = name,
                       .grid = {g.x, g.y, g.z},
                       .block = {b.x, b.y, b.z}};
-    schedule(st, 5000, &op.start_ns, &op.end_ns); /* every kernel: 5 us */
+    uint64_t faulted = um_host_bytes(); /* the kernel stalls while its memory migrates */
+    uint64_t stall = faulted ? UM_FAULT_NS + faulted / 10 * UM_NS_PER_10_BYTES + 1000 : 0;
+    schedule(st, 5000 + stall, &op.start_ns, &op.end_ns); /* every kernel: 5 us */
+    if (faulted)
+        um_fault_in(op.start_ns);
     fake_gpu_emit(&op);
 }
 
@@ -472,10 +567,66 @@ EXPORT cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s)
     return free_common("cudaFreeAsync", CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, p,
                        cudaMemoryTypeDevice);
 }
+/* Under the runtime call, the driver's cuMemAllocManaged, which CUPTI's driver callbacks see. */
 EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned int f)
 {
-    return alloc_common("cudaMallocManaged", CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, p, n,
-                        cudaMemoryTypeManaged);
+    cudaError_t r =
+        alloc_common("cudaMallocManaged", CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, p, n,
+                     cudaMemoryTypeManaged);
+    CUdeviceptr dptr = r == cudaSuccess ? (CUdeviceptr)(uintptr_t)*p : 0;
+    struct { /* cuMemAllocManaged_params (generated_cuda_meta.h) */
+        CUdeviceptr *dptr;
+        size_t bytesize;
+        unsigned int flags;
+    } params = {&dptr, n, f};
+    fake_gpu_op op = {.kind = FAKE_OP_DRIVER_CALL,
+                      .start_ns = now_ns(),
+                      .correlation_id = atomic_fetch_add(&next_correlation, 1),
+                      .name = "cuMemAllocManaged",
+                      .cbid = CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+                      .params = &params};
+    op.end_ns = op.start_ns;
+    if (r == cudaSuccess)
+        fake_gpu_emit(&op);
+    return r;
+}
+
+/* CUDA 13's form: a location and flags before the stream. */
+static cudaError_t prefetch(const void *p, size_t n, struct cudaMemLocation loc, cudaStream_t s)
+{
+    API(cudaMemPrefetchAsync, CUPTI_RUNTIME_TRACE_CBID_cudaMemPrefetchAsync_v12020);
+    if (FAILS(cudaMemPrefetchAsync) || !p)
+        RETURN(cudaErrorInvalidValue);
+    bool to_device = loc.type == cudaMemLocationTypeDevice;
+    uint64_t moved = um_move(p, to_device);
+    if (moved) {
+        uint64_t t0, t1;
+        schedule(stream_of(s), moved / 10 * UM_NS_PER_10_BYTES + 1000, &t0, &t1);
+        uint32_t dev = (uint32_t)current_device, cpu = CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID;
+        emit_um(to_device ? CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD
+                          : CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+                t0, t1, (uintptr_t)p, moved, to_device ? cpu : dev, to_device ? dev : cpu,
+                CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER);
+    }
+    RETURN(cudaSuccess);
+}
+EXPORT cudaError_t cudaMemPrefetchAsync(const void *p, size_t n, struct cudaMemLocation loc,
+                                        unsigned int flags, cudaStream_t s)
+{
+    return prefetch(p, n, loc, s);
+}
+EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *p, size_t n, struct cudaMemLocation loc,
+                                             unsigned int flags, cudaStream_t s)
+{
+    return prefetch(p, n, loc, s);
+}
+EXPORT cudaError_t cudaMemAdvise(const void *p, size_t n, enum cudaMemoryAdvise advice,
+                                 struct cudaMemLocation loc)
+{
+    API(cudaMemAdvise, CUPTI_RUNTIME_TRACE_CBID_cudaMemAdvise_v12020);
+    if (FAILS(cudaMemAdvise) || !p)
+        RETURN(cudaErrorInvalidValue);
+    RETURN(cudaSuccess);
 }
 EXPORT cudaError_t cudaMallocHost(void **p, size_t n)
 {

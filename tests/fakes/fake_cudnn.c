@@ -522,3 +522,77 @@ EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor
     emit_kernel(names[i]);
     return CUDNN_STATUS_SUCCESS;
 }
+
+/* ------------------------------------------------------------------ batch norm (issue 30) */
+
+/* The legacy batch-norm entry points PyTorch calls: each launches one kernel of cuDNN's bn_* family
+ * through the library's own runtime. The scalars are checked so that a wrapper that forwards a
+ * double or a size_t into the wrong register fails the call: the tests pass epsilon 1e-5, factor
+ * 0.1 and a workspace of 4096 bytes. */
+static cudnnStatus_t run_bn(const char *fn, const char *kernel, double eps, double factor,
+                            size_t wss)
+{
+    if (should_fail(fn))
+        return CUDNN_STATUS_EXECUTION_FAILED;
+    if (eps != 1e-5 || (factor >= 0 && factor != 0.1) || (wss != (size_t)-1 && wss != 4096))
+        return CUDNN_STATUS_BAD_PARAM;
+    emit_kernel(kernel);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+typedef const cudnnTensorDescriptor_t td;
+typedef const void *cv;
+typedef void *vp;
+
+EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t h,
+                                                            cudnnBatchNormMode_t mode, cv alpha,
+                                                            cv beta, td xd, cv x, td yd, vp y,
+                                                            td sd, cv scale, cv bias, double factor,
+                                                            vp run_mean, vp run_var, double eps,
+                                                            vp save_mean, vp save_inv_var)
+{
+    return run_bn(__func__, "_ZN5cudnn19bn_fw_tr_1C11_kernel_fake", eps, factor, (size_t)-1);
+}
+EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cv alpha, cv beta, td xd,
+    cv x, td zd, cv z, td yd, vp y, td sd, cv scale, cv bias, double factor, vp run_mean,
+    vp run_var, double eps, vp save_mean, vp save_inv_var, cudnnActivationDescriptor_t act, vp ws,
+    size_t wss, vp reserve, size_t reserve_size)
+{
+    return run_bn(__func__, "_ZN5cudnn26bn_fw_tr_1C11_singleread_fake", eps, factor, wss);
+}
+EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t h,
+                                                             cudnnBatchNormMode_t mode, cv alpha,
+                                                             cv beta, td xd, cv x, td yd, vp y,
+                                                             td sd, cv scale, cv bias, cv mean,
+                                                             cv var, double eps)
+{
+    return run_bn(__func__, "_ZN5cudnn20bn_fw_inf_1C11_kernel_fake", eps, -1, (size_t)-1);
+}
+EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t h, cudnnBatchNormMode_t mode,
+                                                     cv a_data, cv b_data, cv a_param, cv b_param,
+                                                     td xd, cv x, td dyd, cv dy, td dxd, vp dx,
+                                                     td sd, cv scale, vp dscale, vp dbias,
+                                                     double eps, cv save_mean, cv save_inv_var)
+{
+    return run_bn(__func__, "_ZN5cudnn16bn_bw_1C11_kernel_fake", eps, -1, (size_t)-1);
+}
+EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, cv a_data, cv b_data,
+    cv a_param, cv b_param, td xd, cv x, td yd, cv y, td dyd, cv dy, td dzd, vp dz, td dxd, vp dx,
+    td sd, cv scale, cv bias, vp dscale, vp dbias, double eps, cv save_mean, cv save_inv_var,
+    cudnnActivationDescriptor_t act, vp ws, size_t wss, vp reserve, size_t reserve_size)
+{
+    return run_bn(__func__, "_ZN5cudnn22bn_bw_1C11_singleread_fake", eps, -1, wss);
+}
+EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
+    cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo, cv alpha,
+    cv beta, td xd, cv x, td sd, cv scale, cv bias, double factor, td mvd, vp run_mean, vp run_var,
+    double eps, vp save_mean, vp save_inv_var, cudnnActivationDescriptor_t act, td zd, cv z, td yd,
+    vp y, vp ws, size_t wss, vp reserve, size_t reserve_size, int groups)
+{
+    if (groups != 1)
+        return CUDNN_STATUS_BAD_PARAM;
+    return run_bn(__func__, "_ZN5cudnn19norm_fw_tr_kernel_fake", eps, factor, wss);
+}

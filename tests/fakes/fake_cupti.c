@@ -44,7 +44,12 @@
  * the callback at the return of a context-wide sync, where the fake otherwise aborts),
  * FAKE_CUPTI_TWO_CONTEXTS=1 (kernels alternate between contexts 1 and 2 by correlation id),
  * FAKE_CUPTI_REGISTER_DELAY_MS=<n> (cuptiActivityRegisterCallbacks takes n ms, as the start of
- * CUPTI does on a busy machine: the window where calls race the start is then wide open). */
+ * CUPTI does on a busy machine: the window where calls race the start is then wide open),
+ * FAKE_CUPTI_UM=refuse (cuptiActivityConfigureUnifiedMemoryCounter answers
+ * UM_PROFILING_NOT_SUPPORTED). Unified-memory events (FAKE_OP_UM) become
+ * CUpti_ActivityUnifiedMemoryCounter3 records for the counter kinds configured, while
+ * UNIFIED_MEMORY_COUNTER is enabled. Driver calls hand the callbacks their parameters and a
+ * CUDA_SUCCESS return at the exit. */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -317,6 +322,30 @@ static void store_sync(const fake_gpu_op *op)
     store(&s, sizeof s);
 }
 
+/* cuptiActivityConfigureUnifiedMemoryCounter's choice, by counter kind */
+static unsigned char um_counter_on[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT];
+
+static void store_um(const fake_gpu_op *op)
+{
+    if (!is_enabled(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) || op->um_kind <= 0 ||
+        op->um_kind >= CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT ||
+        !um_counter_on[op->um_kind])
+        return;
+    CUpti_ActivityUnifiedMemoryCounter3 u;
+    memset(&u, 0, sizeof u);
+    u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+    u.counterKind = (CUpti_ActivityUnifiedMemoryCounterKind)op->um_kind;
+    u.value = op->bytes;
+    u.start = op->start_ns;
+    u.end = op->end_ns;
+    u.address = op->address;
+    u.srcId = op->um_src;
+    u.dstId = op->um_dst;
+    u.flags = op->um_flags;
+    u.processId = (uint32_t)getpid();
+    store(&u, sizeof u);
+}
+
 static void store_api(const fake_gpu_op *op, CUpti_ActivityKind kind)
 {
     if (!is_enabled(kind))
@@ -368,6 +397,23 @@ static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_Ap
     d.callbackSite = site;
     d.functionName = function;
     d.symbolName = op->kind == FAKE_OP_KERNEL ? op->name : NULL;
+    static int32_t driver_success; /* CUDA_SUCCESS */
+    if (op->kind == FAKE_OP_DRIVER_CALL) {
+        d.functionParams = op->params;
+        d.functionReturnValue = site == CUPTI_API_EXIT ? &driver_success : NULL;
+    }
+    cudaLaunchKernel_v7000_params launch;
+    static int32_t success;                      /* cudaSuccess */
+    if (op->kind == FAKE_OP_API && op->symbol) { /* a static runtime's launch */
+        memset(&launch, 0, sizeof launch);
+        launch.func = op->symbol;
+        launch.gridDim = (dim3){op->grid[0], op->grid[1], op->grid[2]};
+        launch.blockDim = (dim3){op->block[0], op->block[1], op->block[2]};
+        launch.stream = (cudaStream_t)(uintptr_t)op->stream;
+        d.symbolName = op->symbol;
+        d.functionParams = &launch;
+        d.functionReturnValue = site == CUPTI_API_EXIT ? &success : NULL;
+    }
     d.contextUid = 1;
     d.correlationData = &correlation_data;
     d.correlationId = op->correlation_id;
@@ -404,6 +450,9 @@ static void store_gpu_op(const fake_gpu_op *op)
         break;
     case FAKE_OP_SYNC:
         store_sync(op);
+        break;
+    case FAKE_OP_UM:
+        store_um(op);
         break;
     default:
         break;
@@ -471,6 +520,10 @@ static void on_gpu_op(const fake_gpu_op *in, void *ctx)
         return;
     if (op->kind == FAKE_OP_DRIVER_CALL) {
         on_driver_call(op);
+    } else if (op->kind == FAKE_OP_UM) { /* the driver's, not a call's */
+        pthread_mutex_lock(&lock);
+        store_gpu_op(op);
+        pthread_mutex_unlock(&lock);
     } else if (op->kind == FAKE_OP_API) {
         on_runtime_call(op);
     } else if (op->correlation_id == 0) {
@@ -671,6 +724,29 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
     owner_pid = getpid();
     pthread_mutex_unlock(&lock);
     attach_to_fake_gpu();
+    return CUPTI_SUCCESS;
+}
+
+/* The unified-memory counters to record (FAKE_CUPTI_UM=refuse: the platform has none). */
+EXPORT CUptiResult cuptiActivityConfigureUnifiedMemoryCounter(
+    CUpti_ActivityUnifiedMemoryCounterConfig *config, uint32_t count)
+{
+    log_call(__func__);
+    if (env.no_driver)
+        return CUPTI_ERROR_UNKNOWN;
+    const char *um = getenv("FAKE_CUPTI_UM");
+    if (um && !strcmp(um, "refuse"))
+        return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED;
+    if (!config || !count)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (uint32_t i = 0; i < count; i++)
+        if (config[i].kind <= 0 ||
+            config[i].kind >= CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT)
+            return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < count; i++)
+        um_counter_on[config[i].kind] = config[i].enable != 0;
+    pthread_mutex_unlock(&lock);
     return CUPTI_SUCCESS;
 }
 

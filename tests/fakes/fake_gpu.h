@@ -9,7 +9,14 @@
  *   - fake_gpu_set_listener(fn, ctx): the fake libcupti registers itself to hear every op, in the
  *     calling thread, at the moment of the API call (so it knows the external correlation id pushed
  *     then), and turns them into real CUpti_Activity* records.
- * Both are found with dlopen("libcudart.so.13", RTLD_NOLOAD) + dlsym. */
+ * Both are found with dlopen("libcudart.so.13", RTLD_NOLOAD) + dlsym.
+ *
+ * Managed memory (cudaMallocManaged) starts on the host. A kernel launched while some is on the
+ * host faults it over: one GPU page fault (20 us of fault service) and a host-to-device migration
+ * per allocation (10 GB/s), during which the kernel stalls (it ends that much later).
+ * cudaMemPrefetchAsync moves a range ahead (a migration of cause USER, no fault);
+ * fake_gpu_um_host_touch(p) stands for the CPU touching memory the GPU holds (a CPU page fault and
+ * a device-to-host migration). Every such event is a FAKE_OP_UM. */
 #ifndef FAKE_GPU_H
 #define FAKE_GPU_H
 
@@ -24,6 +31,8 @@ enum fake_op_kind {
     FAKE_OP_DRIVER_CALL = 6, /* a driver call (cbid: CUpti_driver_api_trace_cbid) that puts no
                               * work on the GPU, e.g. cuModuleLoadData: CUPTI's driver
                               * callbacks see it, taking end_ns - start_ns */
+    FAKE_OP_UM = 7,          /* a unified-memory event (um_kind: a
+                              * CUpti_ActivityUnifiedMemoryCounterKind; bytes: its value) */
 };
 
 typedef struct fake_gpu_op {
@@ -41,6 +50,16 @@ typedef struct fake_gpu_op {
     int is_async;
     int sync_type; /* CUpti_ActivitySynchronizationType */
     uint32_t cbid; /* CUpti_runtime_api_trace_cbid for FAKE_OP_API */
+    /* FAKE_OP_API of a launch (cudaLaunchKernel_v7000): the kernel's name, which the fake CUPTI
+     * hands the callbacks as symbolName with the call's parameters (grid, block, stream), the
+     * way a static runtime's launch looks to CUPTI */
+    const char *symbol;
+    /* FAKE_OP_DRIVER_CALL: the call's parameter struct, handed to the callbacks */
+    const void *params;
+    /* FAKE_OP_UM */
+    int um_kind;
+    uint64_t address;
+    uint32_t um_src, um_dst, um_flags;
 } fake_gpu_op;
 
 typedef void (*fake_gpu_listener)(const fake_gpu_op *op, void *ctx);

@@ -135,9 +135,12 @@ static gt_reader *open_trace(const char *dir)
     return rc == GT_OPEN_OK ? r : NULL;
 }
 
-/* What a file holds: cudaStreamQuery records, LOST counts, and its end. */
+/* What a file holds: cudaStreamQuery records, LOST counts, and its end; and the records of
+ * gputrace's own that a thread's ring carries like the calls (CUPTI's clock sync and statistics;
+ * the writer's own strings, thread names and clock syncs come from its own buffer, chunk tid 0). */
 typedef struct trace_sum {
     uint64_t queries, lost_records;
+    uint64_t ring_clock_syncs, cupti_stats;
     const gt_reader_stats *st;
     int end_state;
 } trace_sum;
@@ -155,6 +158,8 @@ static gt_reader *read_trace(const char *dir, trace_sum *s)
             s->queries++;
         if (rec.kind == GT_REC_LOST)
             s->lost_records += ((const gt_rec_lost *)rec.body)->count;
+        s->ring_clock_syncs += rec.kind == GT_REC_CLOCK_SYNC && rec.tid != 0;
+        s->cupti_stats += rec.kind == GT_REC_CUPTI_STATS;
     }
     s->st = gt_reader_get_stats(r);
     s->end_state = gt_reader_end_state(r);
@@ -239,15 +244,30 @@ static void test_signal(int sig)
     CHECK(rn.end_s <= base.end_s + 5.0, "ended %.2f s after the signal (untraced: %.2f s)",
           rn.end_s, base.end_s);
     /* Every completed call is recorded or counted; at most one call per thread was in flight
-     * (recorded or counted, not yet counted by the app) when the process died. */
+     * (recorded or counted, not yet counted by the app) when the process died.
+     * The loss count counts records, not calls: two records of gputrace's own travel in rings
+     * like the calls, CUPTI's clock sync (written once, by the writer thread's periodic hook or
+     * by the exit flush) and the CUPTI statistics of the exit flush (written by the thread that
+     * handles the signal; none before it here, where nothing changes CUPTI's counts). The end
+     * writes the application's rings first, the writer's own last, and the ring of the handling
+     * thread, registered at the end, after the others: on a loaded machine the bounded flush
+     * runs out of time before them and counts them unwritten (GT_LOST_NOT_FLUSHED) like any
+     * record. Issue 31's "+ 65" (and "+ 66") under load were these records, seen in the rings at
+     * the end; not a call counted twice. Each of the two the file lacks is one loss that is no
+     * call. */
     uint64_t calls = sum_counts(counts, THREADS);
     uint64_t seen = s.queries + s.st->lost_records;
-    printf("calls %llu: recorded %llu, lost %llu (after the end %llu)\n", (unsigned long long)calls,
-           (unsigned long long)s.queries, (unsigned long long)s.st->lost_records,
-           (unsigned long long)s.st->end.lost_after_end);
-    CHECK(seen + THREADS >= calls && seen <= calls + THREADS,
-          "%llu calls, but %llu recorded + %llu counted lost", (unsigned long long)calls,
-          (unsigned long long)s.queries, (unsigned long long)s.st->lost_records);
+    uint64_t own_lost = (s.ring_clock_syncs ? 0 : 1) + (s.cupti_stats ? 0 : 1);
+    printf("calls %llu: recorded %llu, lost %llu (after the end %llu; records of gputrace's own "
+           "among them %llu)\n",
+           (unsigned long long)calls, (unsigned long long)s.queries,
+           (unsigned long long)s.st->lost_records, (unsigned long long)s.st->end.lost_after_end,
+           (unsigned long long)own_lost);
+    CHECK(seen + THREADS >= calls + own_lost && seen <= calls + THREADS + own_lost,
+          "%llu calls, but %llu recorded + %llu counted lost (%llu of them records of gputrace's "
+          "own)",
+          (unsigned long long)calls, (unsigned long long)s.queries,
+          (unsigned long long)s.st->lost_records, (unsigned long long)own_lost);
     gt_reader_close(r);
 }
 

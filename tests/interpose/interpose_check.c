@@ -366,6 +366,28 @@ static void check_cudnn_backend(void)
         plan_finalizes += f->desc_type == 5; /* CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR */
     }
     EXPECT_EQ("plan finalizes by type", plan_finalizes, 4);
+    /* batch norm (issue 30): one record each, the workspace where the call has one, the fake's
+     * checks of the forwarded scalars passed (result 0) */
+    static const struct {
+        uint32_t func;
+        uint64_t ws;
+    } bn[] = {{GT_FN_cudnnBatchNormalizationForwardTrainingEx, 4096},
+              {GT_FN_cudnnBatchNormalizationBackwardEx, 4096},
+              {GT_FN_cudnnBatchNormalizationForwardInference, 0},
+              {GT_FN_cudnnBatchNormalizationForwardTraining, 0},
+              {GT_FN_cudnnBatchNormalizationBackward, 0},
+              {GT_FN_cudnnNormalizationForwardTraining, 4096}};
+    for (size_t i = 0; i < sizeof bn / sizeof bn[0]; i++) {
+        EXPECT_EQ(gt_api_func_name(bn[i].func), count(GT_REC_API_CUDNN, bn[i].func), 1);
+        rec *r = nth(GT_REC_API_CUDNN, bn[i].func, 0);
+        if (!r)
+            continue;
+        const gt_rec_api_cudnn *b = r->body;
+        EXPECT_EQ("batch norm result", b->c.result, 0);
+        EXPECT_EQ("batch norm workspace", b->workspace_bytes, bn[i].ws);
+        EXPECT_EQ("batch norm has no signature", b->sig_id, 0);
+        EXPECT_EQ("batch norm call site", b->c.stack_id != 0, 1);
+    }
     const gt_file_header *h = gt_reader_header(reader);
     EXPECT_EQ("cudnn version", h->runtime.cudnn_version, 91900);
     EXPECT_EQ("cudnn cudart version", h->runtime.cudnn_cudart_version, 13000);
@@ -387,27 +409,47 @@ static void check_python_local(void)
 
 static void check_cublas(int want_result)
 {
-    EXPECT_EQ("GEMMs recorded once each (nested cublasLtMatmul not again)",
-              count(GT_REC_API_CUBLAS, 0), 4);
-    uint32_t funcs[4] = {GT_FN_cublasSgemm_v2, GT_FN_cublasGemmEx, GT_FN_cublasGemmStridedBatchedEx,
-                         GT_FN_cublasLtMatmul};
-    int64_t mnk[4][4] = {{128, 256, 64, 1}, {512, 512, 1024, 1}, {64, 32, 16, 4}, {32, 16, 8, 1}};
-    int32_t types[4][4] = {{0, 0, 0, 68}, {2, 2, 2, 68}, {0, 0, 0, 77}, {14, 14, 0, 68}};
-    int32_t trans[4][2] = {{0, 1}, {1, 0}, {0, 0}, {0, 0}};
-    for (int i = 0; i < 4; i++) {
-        gt_rec_api_cublas *g = nth(GT_REC_API_CUBLAS, 0, i)->body;
-        EXPECT_EQ("func", g->c.func, funcs[i]);
-        EXPECT_EQ("m", g->m, mnk[i][0]);
-        EXPECT_EQ("n", g->n, mnk[i][1]);
-        EXPECT_EQ("k", g->k, mnk[i][2]);
-        EXPECT_EQ("batch", g->batch, mnk[i][3]);
-        EXPECT_EQ("atype", g->atype, types[i][0]);
-        EXPECT_EQ("btype", g->btype, types[i][1]);
-        EXPECT_EQ("ctype", g->ctype, types[i][2]);
-        EXPECT_EQ("compute", g->compute_type, types[i][3]);
-        EXPECT_EQ("transa", g->transa, trans[i][0]);
-        EXPECT_EQ("transb", g->transb, trans[i][1]);
-        EXPECT_EQ("result", g->c.result, want_result);
+    /* the GEMMs, then issue 30's: a gemv records as the GEMM m x 1 x k of op(A) */
+    enum { N = 12 };
+    EXPECT_EQ("calls recorded once each (nested cublasLtMatmul not again)",
+              count(GT_REC_API_CUBLAS, 0), N);
+    static const struct {
+        uint32_t func;
+        int64_t m, n, k, batch;
+        int32_t at, bt, ct, comp, ta, tb;
+        int gemv; /* succeeds when cublasLtMatmul fails */
+    } want[N] = {
+        {GT_FN_cublasSgemm_v2, 128, 256, 64, 1, 0, 0, 0, 68, 0, 1, 0},
+        {GT_FN_cublasGemmEx, 512, 512, 1024, 1, 2, 2, 2, 68, 1, 0, 0},
+        {GT_FN_cublasGemmStridedBatchedEx, 64, 32, 16, 4, 0, 0, 0, 77, 0, 0, 0},
+        {GT_FN_cublasLtMatmul, 32, 16, 8, 1, 14, 14, 0, 68, 0, 0, 0},
+        {GT_FN_cublasSgemv_v2, 300, 1, 200, 1, 0, 0, 0, 68, 0, 0, 1},
+        {GT_FN_cublasDgemv_v2, 200, 1, 300, 1, 1, 1, 1, 70, 1, 0, 1},
+        {GT_FN_cublasSgemv_v2_64, 1000, 1, 10, 1, 0, 0, 0, 68, 0, 0, 1},
+        {GT_FN_cublasCgemm_v2, 16, 16, 16, 1, 4, 4, 4, 68, 0, 0, 0},
+        {GT_FN_cublasSgemmBatched, 32, 32, 32, 8, 0, 0, 0, 68, 0, 1, 0},
+        {GT_FN_cublasSgemmStridedBatched, 64, 48, 32, 3, 0, 0, 0, 68, 0, 0, 0},
+        {GT_FN_cublasGemmBatchedEx, 128, 64, 256, 2, 14, 14, 0, 68, 1, 0, 0},
+        {GT_FN_cublasSgemmEx, 100, 50, 25, 1, 2, 2, 0, 68, 0, 0, 0},
+    };
+    for (int i = 0; i < N; i++) {
+        rec *r = nth(GT_REC_API_CUBLAS, 0, i);
+        if (!r)
+            break;
+        gt_rec_api_cublas *g = r->body;
+        EXPECT_EQ("func", g->c.func, want[i].func);
+        EXPECT_EQ("m", g->m, want[i].m);
+        EXPECT_EQ("n", g->n, want[i].n);
+        EXPECT_EQ("k", g->k, want[i].k);
+        EXPECT_EQ("batch", g->batch, want[i].batch);
+        EXPECT_EQ("atype", g->atype, want[i].at);
+        EXPECT_EQ("btype", g->btype, want[i].bt);
+        EXPECT_EQ("ctype", g->ctype, want[i].ct);
+        EXPECT_EQ("compute", g->compute_type, want[i].comp);
+        EXPECT_EQ("transa", g->transa, want[i].ta);
+        EXPECT_EQ("transb", g->transb, want[i].tb);
+        EXPECT_EQ("result", g->c.result, want[i].gemv ? 0 : want_result);
+        EXPECT_EQ("call site", g->c.stack_id != 0, 1);
     }
     check_common_fields();
 }

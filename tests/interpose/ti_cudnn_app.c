@@ -1,6 +1,7 @@
 /* ti_cudnn_app.c — legacy convolutions with Find/Get_v7, and backend plans: one chosen by
- * heuristics, two timed with events (autotuning), one on a fresh graph. For interpose_check
- * "cudnn". */
+ * heuristics, two timed with events (autotuning), one on a fresh graph; then the legacy batch-norm
+ * calls PyTorch makes (a training step's forward and backward, an inference forward) and one
+ * generic normalization. For interpose_check "cudnn". */
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <stdio.h>
@@ -78,6 +79,42 @@ static void legacy(cudnnHandle_t h)
                                     NULL, 0, &zero, x, NULL));
 }
 
+/* cuDNN 9 marks the batch-norm calls deprecated; PyTorch 2.11 still makes them. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* The fake checks epsilon 1e-5, factor 0.1 and the 4096-byte workspace (it fails the call when a
+ * wrapper forwarded them wrongly). */
+static void batch_norm(cudnnHandle_t h)
+{
+    cudnnTensorDescriptor_t x, s;
+    OK(cudnnCreateTensorDescriptor(&x));
+    OK(cudnnCreateTensorDescriptor(&s));
+    OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 8, 64, 56, 56));
+    OK(cudnnSetTensor4dDescriptor(s, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 64, 1, 1));
+    float one = 1, zero = 0;
+    char ws[4096], reserve[64];
+    OK(cudnnBatchNormalizationForwardTrainingEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN,
+                                                &one, &zero, x, NULL, NULL, NULL, x, NULL, s, NULL,
+                                                NULL, 0.1, NULL, NULL, 1e-5, NULL, NULL, NULL, ws,
+                                                sizeof ws, reserve, sizeof reserve));
+    OK(cudnnBatchNormalizationBackwardEx(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, &one,
+                                         &zero, &one, &zero, x, NULL, NULL, NULL, x, NULL, NULL,
+                                         NULL, x, NULL, s, NULL, NULL, NULL, NULL, 1e-5, NULL, NULL,
+                                         NULL, ws, sizeof ws, reserve, sizeof reserve));
+    OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x, NULL, x,
+                                               NULL, s, NULL, NULL, NULL, NULL, 1e-5));
+    OK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x, NULL, x,
+                                              NULL, s, NULL, NULL, 0.1, NULL, NULL, 1e-5, NULL,
+                                              NULL));
+    OK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x,
+                                       NULL, x, NULL, x, NULL, s, NULL, NULL, NULL, 1e-5, NULL,
+                                       NULL));
+    OK(cudnnNormalizationForwardTraining(h, CUDNN_NORM_PER_CHANNEL, CUDNN_NORM_OPS_NORM,
+                                         CUDNN_NORM_ALGO_STANDARD, &one, &zero, x, NULL, s, NULL,
+                                         NULL, 0.1, s, NULL, NULL, 1e-5, NULL, NULL, NULL, NULL,
+                                         NULL, x, NULL, ws, sizeof ws, reserve, sizeof reserve, 1));
+}
+
 int main(void)
 {
     cudnnHandle_t h;
@@ -110,5 +147,6 @@ int main(void)
     int bad = (int)cudnnBackendExecute(h, NULL, vp); /* an error passes through unchanged */
     if (bad != CUDNN_STATUS_BAD_PARAM)
         return 1;
+    batch_norm(h);
     return 0;
 }

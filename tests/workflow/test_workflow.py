@@ -137,8 +137,11 @@ def case_record_prints_verdict():
     expect_outputs(work, res)
     out = res.stdout
     check(out.startswith("== verdict: pid "), "the verdict first:\n" + out)
-    check("\nadvice\n  [" in out and "evidence:" not in out,
-          "the advice without its evidence:\n" + out)
+    # this tiny app may fire no rule (the verdict then says so): the advice section is printed
+    # exactly when there is advice, and never with its evidence
+    no_advice = "causes       no rule fired" in out
+    check(("\nadvice\n  [" in out) != no_advice and "evidence:" not in out,
+          "the advice, when there is any, without its evidence:\n" + out)
     for section in ("== run ==", "== kernels ==", "== API calls =="):
         check(section not in out, "record printed the full report's %s:\n%s" % (section, out))
     lines = (out + res.stderr).splitlines()
@@ -150,7 +153,8 @@ def case_record_prints_verdict():
           % (report, page))
     with open(report, encoding="utf-8") as f:
         text = f.read()
-    check(text.startswith("== verdict:") and "== kernels ==" in text and "evidence:" in text,
+    check(text.startswith("== verdict:") and "== kernels ==" in text and
+          ("evidence:" in text) != no_advice,
           "the full report in run.report.txt:\n" + text[:2000])
     with open(page, encoding="utf-8") as f:
         check('<script id="gt-data" type="application/json">{' in f.read(), "the page's data")
