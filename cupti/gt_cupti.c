@@ -117,12 +117,12 @@ static bool enable_latency_timestamps(void)
 }
 
 /* Kernel timestamps from the GPU's hardware events (HES: Blackwell and later) instead of CUPTI's
- * instrumentation of every kernel, which is what CUPTI's kernel records cost (docs/performance.md).
- * Detected by trying: an older libcupti lacks the function, Hopper and older GPUs refuse it
- * (NOT_SUPPORTED), and either way CUPTI's usual timestamps are used, silently. The call needs an
- * initialised driver: refused with NOT_INITIALIZED at start, it is tried once more when the first
- * records show CUDA is up (on_periodic). CUPTI documents it as incompatible with the queued
- * timestamps, so GPUTRACE_CUPTI_LINK=queued does without it. */
+ * instrumentation of every kernel, which is what CUPTI's kernel records cost
+ * (docs/evidence/performance-log.md). Detected by trying: an older libcupti lacks the function,
+ * Hopper and older GPUs refuse it (NOT_SUPPORTED), and either way CUPTI's usual timestamps are
+ * used, silently. The call needs an initialised driver: refused with NOT_INITIALIZED at start, it
+ * is tried once more when the first records show CUDA is up (on_periodic). CUPTI documents it as
+ * incompatible with the queued timestamps, so GPUTRACE_CUPTI_LINK=queued does without it. */
 enum { HW_UNTRIED, HW_RETRY_LATER, HW_DECIDED };
 static atomic_int hw_trace_state;
 
@@ -217,7 +217,7 @@ static void set_kinds(bool on)
  * attaches at its first window, so a process that never opens one never has CUPTI in its
  * contexts; with GPUTRACE_CUPTI_DETACH a pause also detaches (maybe_detach), because kinds
  * disabled after a context ran with them may leave CUPTI's per-launch work behind
- * (docs/performance.md). */
+ * (docs/evidence/performance-log.md). */
 atomic_int gt_cupti_link = GT_LINK_DETACHED;
 
 bool gt_cupti_is_attached(void)

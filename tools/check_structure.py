@@ -59,7 +59,7 @@ HEADER_FUNCTIONS_ALLOWED = {
         'the injected library\'s CUPTI callbacks, on every wrapped call'),
     'interpose/core/gt_core_fast.h': (
         '*', 'the injected library\'s per-call fast path (clock, guard, ring reservation): '
-        'always_inline by design, docs/performance.md'),
+        'always_inline by design, docs/evidence/performance-log.md'),
     'interpose/wrap/gt_wrap.h': ('*', 'the wrappers\' per-call begin/end, inlined into each '
                                       'wrapper: the cost of a wrapped call'),
     'interpose/wrap/gt_resolve.h': (('gt_sym_get',), 'the real function\'s pointer, per call'),

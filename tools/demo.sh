@@ -21,7 +21,7 @@ say() { printf '\n%s== %s%s\n' "$BOLD" "$*" "$PLAIN"; }
 
 say "dependencies"
 ensure_packages cmake make gcc g++ pkg-config libprotobuf-c-dev protobuf-c-compiler libjansson-dev \
-  zlib1g-dev libunwind-dev python3
+  zlib1g-dev libunwind-dev libdw-dev libiberty-dev python3
 find_cuda
 
 say "build (build/, log in build-demo.log)"

@@ -10,7 +10,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # ---------------------------------------------------------------- packages
 PKGS=(cmake pkg-config libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libunwind-dev
-      libjansson-dev zlib1g-dev clang clang-format valgrind python3)
+      libjansson-dev zlib1g-dev libdw-dev libiberty-dev clang clang-format valgrind python3 chromium)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textfmt.h"
 #include "util.h"
 
 void gt_advice_list_free(gt_advice_list *list)
@@ -43,11 +44,7 @@ const char *gt_advice_who(const gt_advice *a)
 
 const char *gt_advice_ms_text(double ms)
 {
-    if (ms >= 10000)
-        return gt_fmt("%.1f s", ms / 1e3);
-    if (ms >= 100)
-        return gt_fmt("%.0f ms", ms);
-    return ms >= 0.1 || ms == 0 ? gt_fmt("%.2f ms", ms) : gt_fmt("%.3f ms", ms);
+    return gt_dur(ms); /* textfmt: µs under 1 ms, three significant digits, s from 10 s */
 }
 
 const char *gt_advice_saving_text(const gt_advice *a)

@@ -5,6 +5,7 @@
  * about finding, reading and phrasing the peaks lives here. */
 #include "peaks.h"
 #include "gtrace_api.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -231,7 +232,7 @@ double gt_peaks_pinned_ms(const gt_proc *p, uint64_t h2d_bytes, uint64_t d2h_byt
                 (d2h_bytes ? (double)d2h_bytes / d2h / 1e6 : 0);
     snprintf(note, note_len,
              " On this machine pinned copies reach %.1f GB/s H2D and %.1f GB/s D2H (gputrace "
-             "doctor), so these would take about %.1f ms.",
-             h2d, d2h, ms);
+             "doctor), so these would take about %s.",
+             h2d, d2h, gt_dur(ms));
     return ms;
 }

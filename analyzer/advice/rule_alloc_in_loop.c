@@ -5,6 +5,7 @@
 
 #include "advice_rule.h"
 #include "util.h"
+#include "textfmt.h"
 
 #define ALLOC_PER_STEP 1.0 /* cudaMalloc/cudaFree calls per steady step */
 #define ALLOC_MIN_CALLS 3  /* in the steady window (LOOP_MIN_CALLS without steps) */
@@ -60,9 +61,10 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     const gt_proc *p = c->p;
     (void)a;
     GT_SEEN(w,
-            "%.1f cudaMalloc/cudaFree calls %s in the steady state take %s %s; cudaFree "
+            "%s cudaMalloc/cudaFree call%s %s in the steady state take %s %s; cudaFree "
             "synchronizes the device.",
-            d->per_step, gt_adv_per(p), gt_adv_ms(d->ms), gt_adv_per(p));
+            gt_mean(d->per_step), strcmp(gt_mean(d->per_step), "1") ? "s" : "", gt_adv_per(p),
+            gt_adv_ms(d->ms), gt_adv_per(p));
     GT_REMEDY(w, "%s", remedy(c->fw));
 }
 

@@ -13,6 +13,7 @@
 #include "util.h"
 #include "gtrace_api.h"
 #include "peaks.h"
+#include "textfmt.h"
 
 #define AMP_SHARE 0.20        /* fp32 non-tensor-core conv/GEMM GPU time / GPU busy */
 #define AMP_CALL_SHARE 0.5    /* without GPU time: their share of the conv/GEMM calls */
@@ -188,9 +189,10 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     else
         GT_SEEN(w,
                 "%s fp32 convolutions/GEMMs run without tensor cores on a compute capability %d.%d "
-                "GPU: %.1f ms over the run, %.0f%% of its GPU busy time, about %s %s.",
+                "GPU: %s over the run, %s of its GPU busy time, about %s %s.",
                 d->inferred ? "Judging by kernel names," : "cuDNN/cuBLAS report that", d->cc / 10,
-                d->cc % 10, d->fp32_ms, d->share_pct, gt_adv_ms(d->per_step_ms), gt_adv_per(p));
+                d->cc % 10, gt_dur(d->fp32_ms), gt_pct(d->share_pct), gt_adv_ms(d->per_step_ms),
+                gt_adv_per(p));
     remedy(d, c->fw, w);
 }
 

@@ -21,6 +21,7 @@
 
 #include "advice_rule.h"
 #include "util.h"
+#include "textfmt.h"
 
 #define BENCH_MIN_EXECS 3       /* an op run this often counts as a static shape */
 #define BENCH_STATIC_SHARE 0.8  /* share of ops with static shapes */
@@ -428,14 +429,14 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
         if (d->never)
             snprintf(tail, sizeof tail,
                      " In its own timings the winners are no faster than the heuristics' first "
-                     "pick (%+.3f ms per step over %zu timed signatures): that time never comes "
+                     "pick (%s%s per step over %zu timed signatures): that time never comes "
                      "back.",
-                     -d->gain_ms, d->timed);
+                     -d->gain_ms > 0 ? "+" : "", gt_dur(-d->gain_ms), d->timed);
         else if (d->known)
             snprintf(tail, sizeof tail,
-                     " In its own timings the winners save %.3f ms per step over the heuristics' "
+                     " In its own timings the winners save %s per step over the heuristics' "
                      "first pick (%zu timed signatures): it pays back after %.0f steps%s.",
-                     d->gain_ms, d->timed, d->breakeven,
+                     gt_dur(d->gain_ms), d->timed, d->breakeven,
                      d->steps > 0 ? gt_fmt(" (this run: %.0f steps)", d->steps)
                                   : " (this run has no steps)");
         else

@@ -6,6 +6,7 @@
 
 #include "advice_rule.h"
 #include "util.h"
+#include "textfmt.h"
 
 typedef struct inferred_data {
     double fam_ms[GT_KF_COUNT];
@@ -46,8 +47,8 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     size_t used = 0;
     for (int f = 1; f < GT_KF_COUNT; f++)
         if (d->fam_ms[f] > 0 && used < sizeof parts)
-            used += (size_t)snprintf(parts + used, sizeof parts - used, "%s%s %.1f ms",
-                                     used ? ", " : "", gt_kernel_family_name(f), d->fam_ms[f]);
+            used += (size_t)snprintf(parts + used, sizeof parts - used, "%s%s %s", used ? ", " : "",
+                                     gt_kernel_family_name(f), gt_dur(d->fam_ms[f]));
     GT_SEEN(w,
             "No cuDNN call was seen (%s reaches cuDNN through its own pointers), so the "
             "convolutions' algorithms are inferred from kernel names: %s.",

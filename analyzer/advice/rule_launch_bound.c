@@ -18,6 +18,7 @@
 #include "advice_rule.h"
 #include "gtrace_api.h"
 #include "util.h"
+#include "textfmt.h"
 
 #define LAUNCH_IDLE_SHARE 0.05 /* launch idle per step / step: the rule fires from here ... */
 /* ... when the steady state's saving in all is this share of the run (of its GPU-recorded time):
@@ -112,13 +113,14 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     const gt_proc *p = c->p;
     (void)a;
     GT_SEEN(w,
-            "The GPU idles %s %s (%.0f%% of %s) between kernels while the CPU prepares the next "
-            "launch: %.1f kernels %s of %.1f us each, one every %.1f us; %s.",
-            gt_adv_ms(d->idle_ms), gt_adv_per(p), 100 * d->idle_ms / d->step_ms,
-            gt_adv_base_words(p), d->kernels, gt_adv_per(p), d->kernel_us, d->every_us,
+            "The GPU idles %s %s (%s of %s) between kernels while the CPU prepares the next "
+            "launch: %s kernel%s %s of %s each, one every %s; %s.",
+            gt_adv_ms(d->idle_ms), gt_adv_per(p), gt_pct(100 * d->idle_ms / d->step_ms),
+            gt_adv_base_words(p), gt_mean(d->kernels), strcmp(gt_mean(d->kernels), "1") ? "s" : "",
+            gt_adv_per(p), gt_dur(d->kernel_us / 1e3), gt_dur(d->every_us / 1e3),
             d->launch_call_us > 0
-                ? gt_fmt("each launch call (%s) takes %.1f us of it",
-                         gt_api_func_name(p->launch_func), d->launch_call_us)
+                ? gt_fmt("each launch call (%s) takes %s of it", gt_api_func_name(p->launch_func),
+                         gt_dur(d->launch_call_us / 1e3))
                 : "no launch call was recorded (a path no wrapper sees): the GPU's gaps show it");
     GT_REMEDY(w, "%s", remedy(p));
 }

@@ -14,6 +14,7 @@
 #include "advice_rule.h"
 #include "util.h"
 #include "peaks.h"
+#include "textfmt.h"
 
 #define PAGEABLE_MIN_SHARE 0.01           /* pageable copy time / steady window */
 #define PINNED_REF_MIN_BYTES (1ull << 20) /* pinned copies this large give a usable rate */
@@ -197,9 +198,9 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                  d->source == SRC_SAME_RUN ? "this run's pinned copies"
                                            : "the link's nominal rate, not measured");
     GT_SEEN(w,
-            "%.1f copies %s pageable host memory %s (%.1f MB%s) take %s at %.1f GB/s: the "
+            "%s cop%s %s pageable host memory %s (%.1f MB%s) take %s at %.1f GB/s: the "
             "driver stages them through a bounce buffer. %s, so pinned they would take %s less.",
-            d->count,
+            gt_mean(d->count), strcmp(gt_mean(d->count), "1") ? "ies" : "y",
             d->h2d && d->d2h ? "from and to"
             : d->h2d         ? "from"
                              : "to",

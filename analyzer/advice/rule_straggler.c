@@ -11,12 +11,13 @@
 #include "advice_rule.h"
 #include "util.h"
 
-#define STRAGGLER_RATIO 1.05         /* without collectives: slowest rank's step / median step */
-#define STRAGGLER_MIN_LATE_MS 0.5    /* median lateness per step at the collectives ... */
-#define STRAGGLER_LATE_SHARE 0.05    /* ... and as a share of the step period */
-#define STRAGGLER_LAST_SHARE 0.5     /* last to arrive in at least this share of the steps */
-#define STRAGGLER_INSTEAD_SHARE 0.25 /* what it did instead is named from this share of lateness   \
-                                      */
+#define STRAGGLER_RATIO 1.05      /* without collectives: slowest rank's step / median step */
+#define STRAGGLER_MIN_LATE_MS 0.5 /* median lateness per step at the collectives ... */
+#define STRAGGLER_LATE_SHARE 0.05 /* ... and as a share of the step period */
+#define STRAGGLER_LAST_SHARE 0.5  /* last to arrive in at least this share of the steps */
+#define STRAGGLER_INSTEAD_SHARE                                                                    \
+    0.25 /* what it did instead is named from this share of lateness                               \
+          */
 #define MAX_RANKS 256
 
 static int cmp_dbl(const void *a, const void *b)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "advice_rule.h"
+#include "textfmt.h"
 #include "util.h"
 #include "gtrace_api.h"
 
@@ -149,18 +150,20 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
                  a->call_site[0] ? " at " : "", a->call_site);
     if (d->gpu_stayed_busy) {
         GT_SEEN(w,
-                "The CPU waits for the GPU %s %s (%.1f%% of %s) in %.1f blocking calls%s, but the "
+                "The CPU waits for the GPU %s %s (%s of %s) in %s blocking call%s%s, but the "
                 "GPU idles only %s after them: it is busy while the CPU waits and new work "
                 "reaches it within launch latency, so removing the waits saves little here.",
-                gt_adv_ms(d->sync_ms), gt_adv_per(p), 100 * d->sync_ms / gt_adv_step_ms(p),
-                gt_adv_base_words(p), d->calls, at, gt_adv_ms(d->idle_ms));
+                gt_adv_ms(d->sync_ms), gt_adv_per(p), gt_pct(100 * d->sync_ms / gt_adv_step_ms(p)),
+                gt_adv_base_words(p), gt_mean(d->calls), strcmp(gt_mean(d->calls), "1") ? "s" : "",
+                at, gt_adv_ms(d->idle_ms));
         return;
     }
     GT_SEEN(w,
-            "The CPU waits for the GPU %s %s in %.1f blocking calls%s; after each wait the GPU "
-            "sits idle until new work arrives, %s %s (%.0f%% of %s).",
-            gt_adv_ms(d->sync_ms), gt_adv_per(p), d->calls, at, gt_adv_ms(a->saving_ms),
-            gt_adv_per(p), a->share_pct, gt_adv_base_words(p));
+            "The CPU waits for the GPU %s %s in %s blocking call%s%s; after each wait the GPU "
+            "sits idle until new work arrives, %s %s (%s of %s).",
+            gt_adv_ms(d->sync_ms), gt_adv_per(p), gt_mean(d->calls),
+            strcmp(gt_mean(d->calls), "1") ? "s" : "", at, gt_adv_ms(a->saving_ms), gt_adv_per(p),
+            gt_pct(a->share_pct), gt_adv_base_words(p));
     GT_REMEDY(w, "%s", remedy(c->fw));
 }
 

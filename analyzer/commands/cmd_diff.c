@@ -15,6 +15,7 @@
 #include "gtrace_api.h"
 #include "outfile.h"
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -278,6 +279,7 @@ static void text_sites(const gt_proc *a, const gt_proc *b, FILE *out, int top_n)
         gt_table t;
         gt_table_init(&t, 7, h);
         t.max_width[0] = 60;
+        t.shrink[0] = 1;
         t.right[2] = t.right[3] = t.right[4] = t.right[5] = t.right[6] = 1;
         for (size_t i = 0; i < sp.n && (top_n <= 0 || i < (size_t)top_n); i++) {
             const site_pair *e = &sp.v[i];
@@ -375,6 +377,8 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
         gt_table c;
         gt_table_init(&c, 7, ch);
         c.max_width[1] = 80;
+        c.shrink[1] = 1;
+        c.name_flags[1] = GT_NAME_TAIL; /* shapes first, layout and type last */
         c.right[4] = c.right[5] = c.right[6] = 1;
         for (size_t i = 0; i < ns; i++) {
             const gt_cudnn_opstat *x = op_by_sig(a, sigs[i]), *y = op_by_sig(b, sigs[i]);
@@ -409,6 +413,8 @@ static void text_pair(const gt_proc *a, const gt_proc *b, FILE *out, int color, 
         gt_table_init(&k, 4, kh);
         k.right[0] = k.right[1] = k.right[2] = 1;
         k.max_width[3] = 90;
+        k.shrink[3] = 1;
+        k.name_flags[3] = GT_NAME_KERNEL;
         for (size_t i = 0; i < nk && (top_n <= 0 || i < (size_t)top_n); i++)
             gt_table_row(&k, gt_fmt("%.3f", (double)kp[i].a_ns / 1e6),
                          gt_fmt("%.3f", (double)kp[i].b_ns / 1e6),
@@ -521,6 +527,28 @@ static int diff_option(void *ctx, int c, const char *arg)
     }
 }
 
+typedef struct diff_text {
+    const char *path_a, *path_b;
+    const gt_proc *const *pa, *const *pb;
+    size_t n;
+    const gt_advice_list *aa, *ab;
+    int color, top_n;
+} diff_text;
+
+static void compose_text(void *ctx, FILE *out)
+{
+    const diff_text *t = ctx;
+    fprintf(out, "%sgputrace diff%s  A = %s  B = %s\n", gt_bold(t->color), gt_color_reset(t->color),
+            t->path_a, t->path_b);
+    if (!t->n)
+        fprintf(out, "  no processes with CUDA activity to compare\n");
+    for (size_t i = 0; i < t->n; i++)
+        text_pair(t->pa[i], t->pb[i], out, t->color, t->top_n);
+    fprintf(out, "\n%s== advice ==%s\n", gt_bold(t->color), gt_color_reset(t->color));
+    text_advice_only(t->aa, t->ab, "A", out, t->color);
+    text_advice_only(t->ab, t->aa, "B", out, t->color);
+}
+
 int cmd_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
@@ -575,16 +603,8 @@ int cmd_diff(int argc, char **argv)
             json_decref(root);
         }
     } else {
-        int color = gt_use_color(stdout);
-        fprintf(stdout, "%sgputrace diff%s  A = %s  B = %s\n", gt_bold(color),
-                gt_color_reset(color), path_a, path_b);
-        if (!n)
-            fprintf(stdout, "  no processes with CUDA activity to compare\n");
-        for (size_t i = 0; i < n; i++)
-            text_pair(pa[i], pb[i], stdout, color, top_n);
-        fprintf(stdout, "\n%s== advice ==%s\n", gt_bold(color), gt_color_reset(color));
-        text_advice_only(&aa, &ab, "A", stdout, color);
-        text_advice_only(&ab, &aa, "B", stdout, color);
+        diff_text t = {path_a, path_b, pa, pb, n, &aa, &ab, gt_use_color(stdout), top_n};
+        gt_print_fitted(stdout, compose_text, &t); /* lines fit the terminal (textfmt.h) */
     }
     int rc = ra.any_not_trace || rb.any_not_trace ? 2 : ra.any_damaged || rb.any_damaged ? 1 : 0;
     if (gt_stdout_finish("diff") != 0)

@@ -33,6 +33,8 @@
 #define LIB_NAME "libgputrace.so"
 #define RUN_SUFFIX ".gputrace"
 #define PERFETTO_SUFFIX ".perfetto-trace"
+#define REPORT_SUFFIX ".report.txt"
+#define HTML_SUFFIX ".html"
 
 typedef struct record_options {
     const char *name;    /* -o NAME, NULL: gputrace-run-<time> */
@@ -53,8 +55,9 @@ static void print_record_help(FILE *out)
         "\n"
         "Run COMMAND with libgputrace.so preloaded, gather the .gtrace files of its whole\n"
         "process tree (DataLoader workers, spawned processes) in one run folder, then write\n"
-        "NAME.perfetto-trace (open it in https://ui.perfetto.dev) and print the report's\n"
-        "summary and advice. Exits with COMMAND's exit status (128+N when killed by signal N).\n"
+        "NAME.perfetto-trace (open it in https://ui.perfetto.dev), NAME.report.txt (the full\n"
+        "report) and NAME.html (the report as a page), and print the verdict and the advice.\n"
+        "Exits with COMMAND's exit status (128+N when killed by signal N).\n"
         "Ctrl-C stops COMMAND and still gives a trace.\n"
         "\n"
         "options:\n"
@@ -64,7 +67,7 @@ static void print_record_help(FILE *out)
         "      --lib PATH     libgputrace.so to preload (default: the one installed beside "
         "gputrace;\n"
         "                     also GPUTRACE_LIB)\n"
-        "      --no-report    convert only, print no report\n"
+        "      --no-report    convert only, write and print no report\n"
         "      --peaks        first measure this machine's copy peaks when none are saved\n"
         "                     (gputrace doctor --save --copies-only; a few seconds, once)\n"
         "      --capture MODE record only in capture windows (GPUTRACE_CAPTURE):\n"
@@ -225,6 +228,8 @@ static bool find_library(const char *override, char *out, size_t outlen)
 typedef struct run_paths {
     char dir[PATH_MAX];      /* absolute run folder: NAME.gputrace */
     char perfetto[PATH_MAX]; /* NAME.perfetto-trace */
+    char report[PATH_MAX];   /* NAME.report.txt: the full text report */
+    char html[PATH_MAX];     /* NAME.html: the report as a page */
 } run_paths;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -301,6 +306,8 @@ static bool make_run_folder(const record_options *opt, run_paths *paths)
         return false;
     }
     snprintf(paths->perfetto, sizeof paths->perfetto, "%s" PERFETTO_SUFFIX, base);
+    snprintf(paths->report, sizeof paths->report, "%s" REPORT_SUFFIX, base);
+    snprintf(paths->html, sizeof paths->html, "%s" HTML_SUFFIX, base);
     return true;
 }
 
@@ -469,23 +476,31 @@ static int run_subcommand(int (*fn)(int, char **), char **argv)
     return rc;
 }
 
+/* The timeline, then the report: its verdict and advice printed (the lines a user reads before
+ * anything else), the full report and the page written beside the run, and where each is. */
 static void convert_and_report(const record_options *opt, run_paths *paths)
 {
-    char *convert_argv[] = {"convert", "-o", paths->perfetto, "--", paths->dir, NULL};
+    char *convert_argv[] = {"convert", "-q", "-o", paths->perfetto, "--", paths->dir, NULL};
     int rc = run_subcommand(cmd_convert, convert_argv);
     /* Status 1 means "damaged input, what was readable is converted": still worth opening. */
     bool converted = rc <= 1; /* a failed write is status 2 and leaves no file behind */
     if (!converted)
         fprintf(stderr, "gputrace record: converting %s failed (status %d)\n", paths->dir, rc);
+    bool reported = false;
     if (!opt->no_report) {
-        char *report_argv[] = {"report", "--", paths->dir, NULL};
+        char *report_argv[] = {"report",    "--brief", "--text-file", paths->report, "--html",
+                               paths->html, "--",      paths->dir,    NULL};
         rc = run_subcommand(cmd_report, report_argv);
-        if (rc != 0)
+        reported = rc <= 1 || rc == 3;
+        if (!reported)
             fprintf(stderr, "gputrace record: the report failed (status %d)\n", rc);
     }
-    fprintf(stderr, "\ngputrace: run folder  %s\n", paths->dir);
+    fprintf(stderr, "\ngputrace: run folder   %s\n", paths->dir);
+    if (reported)
+        fprintf(stderr, "gputrace: full report  %s  (the page: %s)\n", paths->report, paths->html);
     if (converted)
-        fprintf(stderr, "gputrace: open         %s  in https://ui.perfetto.dev\n", paths->perfetto);
+        fprintf(stderr, "gputrace: timeline     %s  (open in https://ui.perfetto.dev)\n",
+                paths->perfetto);
 }
 
 static int record(const record_options *opt_in);

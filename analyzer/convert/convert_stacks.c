@@ -3,9 +3,9 @@
 #include "convert_internal.h"
 
 /* The file's stack table and module maps, read in one pass of their own when the first record
- * with a stack shows up: symbolizing resolves every stack kept so far at once (ELF symbols and
- * one addr2line per module), so feeding stacks as they stream by would redo that for each new
- * stack. Files without stacks never get here. */
+ * with a stack shows up: symbolizing resolves every stack kept so far at once (each module read
+ * once), so feeding stacks as they stream by would redo that for each new stack. Files without
+ * stacks never get here. */
 static int cv_syms_ready(cv_file *f)
 {
     if (f->syms_state)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 #define ALIGNED_STEPS_SHOWN 12 /* aligned steps listed; more: the first and last half of that */
@@ -161,20 +162,20 @@ static const char *change_text(const row *r)
     if (!r->a_ok || !r->b_ok)
         return "-";
     if (r->kind == ROW_PCT)
-        return gt_fmt("%+.1f pts", r->b - r->a);
+        return gt_signed(r->b - r->a, 1, " pts");
     if (r->a == r->b)
         return "=";
     if (r->a == 0)
         return "new";
     if (r->b / r->a >= 10) /* +148166.7% reads worse than 1483x */
         return gt_fmt("%.0fx", r->b / r->a);
-    return gt_fmt("%+.1f%%", 100 * (r->b / r->a - 1));
+    return gt_signed(100 * (r->b / r->a - 1), 1, "%");
 }
 
 /* ------------------------------------------------------------------ warnings */
 
 typedef struct warnings {
-    char text[6][240];
+    char text[6][320];
     int n;
 } warnings;
 
@@ -201,9 +202,13 @@ static void steps_warnings(const gt_proc *a, const gt_proc *b, warnings *w)
     }
     if (!has_steps(a) || !has_steps(b))
         return;
-    if (strcmp(a->step_source, b->step_source) != 0)
-        warn(w, gt_fmt("step markers differ (A: %.80s; B: %.80s): a step may not be the same work",
-                       a->step_source, b->step_source));
+    if (strcmp(a->step_source, b->step_source) != 0) {
+        char text[sizeof((warnings *)0)->text[0]]; /* gt_fmt's 128 bytes would cut it */
+        snprintf(text, sizeof text,
+                 "step markers differ (A: %s; B: %s): a step may not be the same work",
+                 gt_short_name(a->step_source, 80, 0), gt_short_name(b->step_source, 80, 0));
+        warn(w, text);
+    }
     if (a->n_steps != b->n_steps)
         warn(w, gt_fmt("A has %zu steps, B %zu: the whole-run totals compare runs of different "
                        "lengths; compare the per-step rows",

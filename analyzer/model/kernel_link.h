@@ -3,8 +3,9 @@
  * CUPTI's queued timestamp (format 1.1, GPUTRACE_CUPTI_LATENCY) is taken while the launching API
  * call runs, on the recording clock: the kernel belongs to the call whose [t_begin, t_end]
  * contains it. On an H200 that held for all 16,714 kernels of ResNet-18/50 steps whose callback
- * pair was known (docs/validation.md). Recorders default to it because a CUPTI callback pair on
- * every launch cost ~5% of a launch-bound step; callback pairs, when present, still win.
+ * pair was known (docs/evidence/validation-log.md). Recorders default to it because a CUPTI
+ * callback pair on every launch cost ~5% of a launch-bound step; callback pairs, when present,
+ * still win.
  *
  * Candidates are the calls that put kernels on the GPU: launches (one whose kernel has the same
  * name first, one under another name last) and cuDNN/cuBLAS calls (their kernels come from the

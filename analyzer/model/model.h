@@ -556,7 +556,10 @@ unsigned gt_proc_framework(const gt_proc *p);
 int gt_call_site_is_autotuner(const char *site);
 /* enum gt_step_source_kind as the JSON report names it: "nvtx", "graph_launch"... */
 const char *gt_step_source_kind_name(int kind);
-/* step_why for one line: what was passed over left out (the steps section has it), a reason over
+/* In step_why, before the markers that were not taken and why ("'cub::DeviceReduce::Sum' is a
+ * library range (CCCL)"). */
+#define GT_STEP_WHY_NOT_USED "not used: "
+/* step_why for one line: the markers not used left out (the steps section has them), a reason over
  * max characters cut at a word outside any parenthesis, with "..." (gt_fmt's buffer). */
 const char *gt_step_why_summary(const char *why, size_t max);
 /* --step-range NAME (run->opts.step_range) found in at least one process of the run, or not

@@ -11,6 +11,7 @@
 #include "model_steps_internal.h"
 
 #include "cli_args.h"
+#include "textfmt.h"
 
 #define STEP_MIN_DUTY 0.1     /* a range shorter than this share of its period is inside a step */
 #define STEP_MIN_BUSY_OWN 0.3 /* the program's markers must hold this share of GPU busy time */
@@ -178,7 +179,8 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
     if (m->n < min_n) {
         char num[32];
         snprintf(num, sizeof num, "%zu", m->n);
-        md_steps_note(c, "'%.60s' has %s range(s), too few for steps", m->name, num);
+        md_steps_note(c, "'%s' has %s range(s), too few for steps", gt_short_name(m->name, 60, 0),
+                      num);
         return 1;
     }
     double *dur = gt_xrealloc(NULL, m->n * sizeof *dur),
@@ -191,9 +193,8 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
     free(dur);
     free(per);
     if (pd > 0 && d < STEP_MIN_DUTY * pd) {
-        md_steps_note_pct(c,
-                          "'%.60s' lasts %s of the time between its starts (a range inside a step)",
-                          m->name, 100.0 * d / pd);
+        md_steps_note_pct(c, "'%s' lasts %s of the time between its starts (a range inside a step)",
+                          gt_short_name(m->name, 60, 0), 100.0 * d / pd);
         return 1;
     }
     /* The GPU runs behind the CPU's ranges (launches are queued): the last step's work may end
@@ -201,8 +202,8 @@ static int ranges_implausible(chooser *c, const marker *m, size_t min_n, int nam
     uint64_t hi = m->ranges[m->n - 1].end_ns + (uint64_t)pd;
     double share = md_steps_busy_share(c, m->ranges[0].start_ns, hi);
     if (!named && share < STEP_MIN_BUSY_OWN) {
-        md_steps_note_pct(c, "'%.60s' holds only %s of the GPU's busy time", m->name,
-                          100.0 * share);
+        md_steps_note_pct(c, "'%s' holds only %s of the GPU's busy time",
+                          gt_short_name(m->name, 60, 0), 100.0 * share);
         return 1;
     }
     return 0;
@@ -332,7 +333,7 @@ static void note_libraries(chooser *c, const marker *g, size_t n)
     }
     for (int k = 0; k < 2; k++)
         if (top[k])
-            md_steps_note(c, "'%.60s' is a library range (%s)", top[k]->name,
+            md_steps_note(c, "'%s' is a library range (%s)", gt_short_name(top[k]->name, 60, 0),
                           gt_step_library(domain_of(c, top[k]), top[k]->name));
 }
 
@@ -348,11 +349,11 @@ static void user_range_missing(chooser *c, marker *g, size_t n)
     char seen[160] = "";
     size_t len = 0;
     for (size_t i = 0; i < n && len + 40 < sizeof seen; i++)
-        len += (size_t)snprintf(seen + len, sizeof seen - len, "%s'%.30s' x%zu", len ? ", " : "",
-                                g[i].name, g[i].n);
+        len += (size_t)snprintf(seen + len, sizeof seen - len, "%s'%s' x%zu", len ? ", " : "",
+                                gt_short_name(g[i].name, 30, 0), g[i].n);
     snprintf(c->p->step_why, sizeof c->p->step_why,
-             "--step-range '%.60s': no NVTX range of that name in this process (%s)",
-             c->s->opts->step_range, n ? seen : "no NVTX ranges");
+             "--step-range '%s': no NVTX range of that name in this process (%s)",
+             gt_short_name(c->s->opts->step_range, 60, 0), n ? seen : "no NVTX ranges");
 }
 
 static int user_matches(const marker *m, const char *want)
@@ -377,10 +378,11 @@ static int choose_user(chooser *c, marker *g, size_t n)
         return 1;
     }
     char src[96];
-    snprintf(src, sizeof src, "NVTX range '%.60s' (--step-range)", best->name);
+    snprintf(src, sizeof src, "NVTX range '%s' (--step-range)", gt_short_name(best->name, 60, 0));
     if (best->n < 2) {
         snprintf(c->p->step_why, sizeof c->p->step_why,
-                 "--step-range '%.60s': the range occurs once, no steps", best->name);
+                 "--step-range '%s': the range occurs once, no steps",
+                 gt_short_name(best->name, 60, 0));
         c->p->step_source_kind = GT_STEPSRC_USER;
         return 1;
     }
@@ -414,7 +416,7 @@ static int choose_nvtx(chooser *c)
         if (!ranges_implausible(c, m, rank[bi] < 2 ? 2 : 3, rank[bi] < 2)) {
             char src[96], why[128];
             int prof = is_profiler_step(m);
-            snprintf(src, sizeof src, "NVTX range '%.60s'", m->name);
+            snprintf(src, sizeof src, "NVTX range '%s'", gt_short_name(m->name, 60, 0));
             snprintf(why, sizeof why, "%s%s",
                      prof ? "torch.profiler's steps" : "the program's own NVTX range",
                      prof ? "" : (m->domain_id ? " (a user domain)" : " (default domain)"));
@@ -519,7 +521,7 @@ static int choose_graphs(chooser *c)
  * half...") read as one garbled sentence in the verdict and in diff's warnings. */
 const char *gt_step_why_summary(const char *why, size_t max)
 {
-    const char *passed = strstr(why, "; passed over: ");
+    const char *passed = strstr(why, "; " GT_STEP_WHY_NOT_USED);
     size_t n = passed ? (size_t)(passed - why) : strlen(why);
     if (n <= max)
         return gt_fmt("%.*s", (int)n, why);

@@ -9,6 +9,7 @@
 #include "model_steps_internal.h"
 
 #include "demangle.h"
+#include "textfmt.h"
 
 #define STEP_MIN_REGULAR 0.9 /* share of a pattern's intervals with the usual operation count */
 
@@ -177,7 +178,8 @@ static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
         return;
     }
     uint32_t k = gt_map_get(&c->s->kern_by_name, key);
-    snprintf(buf, size, "%.60s", k < c->p->n_kernels ? c->p->kernels[k].name : "?");
+    snprintf(buf, size, "%s",
+             gt_short_name(k < c->p->n_kernels ? c->p->kernels[k].name : "?", 50, GT_NAME_KERNEL));
 }
 
 /* Regular operations, most frequent first. pos: the positions of each id, from off[id]. */
@@ -231,25 +233,25 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
 static void describe_gpu(const pattern *pt, uint64_t key, const char *name, char *src,
                          size_t src_size, char *why, size_t why_size)
 {
-    snprintf(src, src_size, "%s (%zu\xc3\x97 %.50s)",
+    snprintf(src, src_size, "%s (%zu\xc3\x97 %s)",
              key & COPY_KEY   ? "repeating copy"
              : key & SYNC_KEY ? "repeating sync"
                               : "kernel pattern",
              pt->count, name);
     if (key & SYNC_KEY)
         snprintf(why, why_size,
-                 "no program marker; the program waits for the GPU ('%.50s') after every "
+                 "no program marker; the program waits for the GPU ('%s') after every "
                  "%zu GPU operations: each wait ends a step",
                  name, pt->period - 1);
     else if (pt->period == 1)
         snprintf(why, why_size,
-                 "no program marker; the GPU runs one kernel over and over: each '%.50s' "
+                 "no program marker; the GPU runs one kernel over and over: each '%s' "
                  "is a step",
                  name);
     else
         snprintf(why, why_size,
                  "no program marker; the GPU repeats a pattern of %zu operations, each "
-                 "starting with '%.50s'",
+                 "starting with '%s'",
                  pt->period, name);
 }
 
@@ -258,26 +260,26 @@ static void describe_calls(const pattern *pt, uint64_t key, const char *name, ch
                            size_t src_size, char *why, size_t why_size)
 {
     unsigned tag = key & (COPY_KEY | SYNC_KEY) ? CPU_TAG_NONE : CPU_KEY_TAG(key);
-    snprintf(src, src_size, "%s (%zu\xc3\x97 %.40s) \xe2\x80\x94 CPU side, GPU sampled",
+    snprintf(src, src_size, "%s (%zu\xc3\x97 %s) \xe2\x80\x94 CPU side, GPU sampled",
              key & COPY_KEY           ? "repeating copy"
              : key & SYNC_KEY         ? "repeating sync"
              : tag == CPU_TAG_LIBRARY ? "repeating call"
                                       : "repeating launch",
-             pt->count, name);
+             pt->count, gt_short_name(name, 40, 0));
     const char *lead = "no program marker; GPU sampled, so from the calls (recorded all along):";
     if (key & SYNC_KEY)
         snprintf(why, why_size,
-                 "%s the program waits for the GPU ('%.50s') after every %zu calls: "
+                 "%s the program waits for the GPU ('%s') after every %zu calls: "
                  "each wait ends a step",
                  lead, name, pt->period - 1);
     else if (pt->period == 1)
         snprintf(why, why_size,
-                 "%s the program launches one kernel over and over: each '%.50s' "
+                 "%s the program launches one kernel over and over: each '%s' "
                  "is a step",
                  lead, name);
     else
-        snprintf(why, why_size, "%s a pattern of %zu calls repeats, each starting with '%.50s'",
-                 lead, pt->period, name);
+        snprintf(why, why_size, "%s a pattern of %zu calls repeats, each starting with '%s'", lead,
+                 pt->period, name);
 }
 
 static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const size_t *pos,
@@ -288,8 +290,8 @@ static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const si
         t[i] = l->ops[pos[i]].t;
     char name[96], src[128], why[256];
     op_name(c, key, name, sizeof name);
-    char what[96];
-    snprintf(what, sizeof what, "the steps of '%.50s'", name);
+    char what[sizeof name + 16];
+    snprintf(what, sizeof what, "the steps of '%s'", name);
     size_t before = strlen(c->passed);
     int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
     int ok = !md_steps_times_implausible(c, t, pt->count, what);

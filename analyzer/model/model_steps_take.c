@@ -135,8 +135,10 @@ int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const ch
         return 1;
     }
     if (paused > STEP_MAX_PAUSED) {
-        md_steps_note_pct(c, "%s pause for %s of their time (several loops, not one)", what,
-                          100.0 * paused);
+        md_steps_note_pct(c,
+                          "%s stop and start again: %s of their time is pauses of over 4 usual "
+                          "intervals (several loops, not one)",
+                          what, 100.0 * paused);
         return 1;
     }
     return 0;
@@ -183,7 +185,7 @@ void md_steps_set_why(chooser *c, const char *why)
     c->p->step_why[0] = 0;
     append(c->p->step_why, sizeof c->p->step_why, why);
     if (c->passed[0]) {
-        append(c->p->step_why, sizeof c->p->step_why, "; passed over: ");
+        append(c->p->step_why, sizeof c->p->step_why, "; " GT_STEP_WHY_NOT_USED);
         append(c->p->step_why, sizeof c->p->step_why, c->passed);
     }
 }

@@ -13,8 +13,8 @@
  *   no other launch took, and that did not start before the launch.
  *
  * On the H200 this agreed with a callback pair for every kernel that had one (ResNet-18/50 steps,
- * docs/validation.md). Kernels of calls nobody wraps (cuDNN's legacy batch norm) match no launch
- * and stay unlinked, counted.
+ * docs/evidence/validation-log.md). Kernels of calls nobody wraps (cuDNN's legacy batch norm) match
+ * no launch and stay unlinked, counted.
  *
  * Callback pairs (copies, sets) on a thread bound its launches like anchors.
  *

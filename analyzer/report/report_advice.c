@@ -20,7 +20,7 @@ static const char *group_title(const gt_advice_list *l, int g)
     return "in the steady window (no steps found)";
 }
 
-static void print_item(const gt_advice *a, FILE *out, int color, const char *indent)
+void gt_advice_print_one(const gt_advice *a, FILE *out, int color, const char *indent, int evidence)
 {
     const char *who = gt_advice_who(a);
     fprintf(out, "%s%s[%s]%s %s%s%s", indent, gt_sev_color(a->severity, color),
@@ -33,6 +33,8 @@ static void print_item(const gt_advice *a, FILE *out, int color, const char *ind
     fprintf(out, "\n%s    %s\n", indent, a->message);
     if (a->call_site[0])
         fprintf(out, "%s    at %s\n", indent, a->call_site);
+    if (!evidence)
+        return;
     if (a->has_saving && a->saving_source[0])
         fprintf(
             out, "%s    saving: %s%s\n", indent, a->saving_source,
@@ -88,7 +90,7 @@ void gt_advice_print(const gt_advice_list *l, FILE *out, int color, const char *
                 continue;
             if (!shown++)
                 fprintf(out, "%s%s:\n", indent, group_title(l, g));
-            print_item(&l->items[i], out, color, indent);
+            gt_advice_print_one(&l->items[i], out, color, indent, 1);
         }
     }
 }

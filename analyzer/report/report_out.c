@@ -1,5 +1,6 @@
 /* report_out.c — text tables, colour and JSON shared by `report` and `diff`. */
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 #include <math.h>
@@ -60,19 +61,6 @@ const char *gt_evidence_number(double v)
 
 /* ------------------------------------------------------------------ tables */
 
-static char *dup_cell(const char *s, int max)
-{
-    size_t n = strlen(s ? s : "");
-    if (max > 3 && n > (size_t)max)
-        n = (size_t)max;
-    char *d = gt_xmalloc(n + 4);
-    memcpy(d, s ? s : "", n);
-    d[n] = 0;
-    if (s && max > 3 && strlen(s) > (size_t)max)
-        memcpy(d + max - 3, "...", 4);
-    return d;
-}
-
 void gt_table_init(gt_table *t, int ncols, const char *const *header)
 {
     memset(t, 0, sizeof *t);
@@ -80,7 +68,7 @@ void gt_table_init(gt_table *t, int ncols, const char *const *header)
     t->cap = 16;
     t->cells = gt_xcalloc(t->cap * (size_t)ncols, sizeof *t->cells);
     for (int c = 0; c < ncols; c++)
-        t->cells[c] = dup_cell(header[c], 0);
+        t->cells[c] = gt_xstrdup(header[c]);
     t->nrows = 1;
 }
 
@@ -93,35 +81,89 @@ void gt_table_row(gt_table *t, ...)
     va_list ap;
     va_start(ap, t);
     for (int c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] =
-            dup_cell(va_arg(ap, const char *), t->max_width[c]);
+        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] = gt_xstrdup(va_arg(ap, const char *));
     va_end(ap);
     t->nrows++;
 }
 
+static size_t shown_rows(const gt_table *t)
+{
+    return t->limit && t->nrows - 1 > t->limit ? t->limit + 1 : t->nrows;
+}
+
+/* Column widths that fit the line: each column as wide as its widest cell (or max_width), then
+ * the shrinkable ones narrowed, widest first, down to 16 columns. A column whose width is set to
+ * 0 beforehand (printed under its row) takes no room. Returns the total width. */
+static size_t fit_columns(const gt_table *t, size_t rows, size_t indent, int line, size_t *w,
+                          int skip)
+{
+    size_t total = indent;
+    for (int c = 0; c < t->ncols; c++) {
+        w[c] = 0;
+        if (c == skip)
+            continue;
+        for (size_t r = 0; r < rows; r++) {
+            size_t len = gt_text_cols(t->cells[r * (size_t)t->ncols + (size_t)c]);
+            w[c] = len > w[c] ? len : w[c];
+        }
+        if (t->max_width[c] > 0 && w[c] > (size_t)t->max_width[c])
+            w[c] = (size_t)t->max_width[c];
+        total += w[c] + (c ? 2 : 0);
+    }
+    while (total > (size_t)line) {
+        int widest = -1;
+        for (int c = 0; c < t->ncols; c++)
+            if (t->shrink[c] && w[c] > 16 && (widest < 0 || w[c] > w[widest]))
+                widest = c;
+        if (widest < 0)
+            break;
+        size_t cut = total - (size_t)line < w[widest] - 16 ? total - (size_t)line : w[widest] - 16;
+        w[widest] -= cut;
+        total -= cut;
+    }
+    return total;
+}
+
+static const char *fitted_cell(const gt_table *t, size_t r, int c, size_t width)
+{
+    const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
+    if (gt_text_cols(cell) > width)
+        cell = gt_short_name(cell, width, r ? t->name_flags[c] : 0);
+    return cell;
+}
+
 void gt_table_print(const gt_table *t, FILE *out, const char *indent)
 {
-    int w[GT_TABLE_MAX_COLS] = {0};
-    for (size_t r = 0; r < t->nrows; r++)
-        for (int c = 0; c < t->ncols; c++) {
-            int len = (int)strlen(t->cells[r * (size_t)t->ncols + (size_t)c]);
-            if (len > w[c])
-                w[c] = len;
-        }
-    for (size_t r = 0; r < t->nrows; r++) {
+    size_t w[GT_TABLE_MAX_COLS], rows = shown_rows(t), in = gt_text_cols(indent);
+    int line = gt_text_width(out), skip = -1;
+    if (fit_columns(t, rows, in, line, w, -1) > (size_t)line && t->under > 0) {
+        skip = t->under - 1; /* too narrow: that column goes under its row */
+        fit_columns(t, rows, in, line, w, skip);
+    }
+    int last_col = t->ncols - 1 == skip ? t->ncols - 2 : t->ncols - 1;
+    for (size_t r = 0; r < rows; r++) {
         fputs(indent, out);
         for (int c = 0; c < t->ncols; c++) {
-            const char *cell = t->cells[r * (size_t)t->ncols + (size_t)c];
-            int last = c == t->ncols - 1;
+            if (c == skip)
+                continue;
+            const char *cell = fitted_cell(t, r, c, w[c]);
+            size_t pad = w[c] - gt_text_cols(cell);
+            int last = c == last_col;
             if (t->right[c])
-                fprintf(out, "%*s%s", w[c], cell, last ? "" : "  ");
+                fprintf(out, "%*s%s%s", (int)pad, "", cell, last ? "" : "  ");
             else if (last)
                 fputs(cell, out);
             else
-                fprintf(out, "%-*s  ", w[c], cell);
+                fprintf(out, "%s%*s  ", cell, (int)pad, "");
         }
         fputc('\n', out);
+        const char *under = r && skip >= 0 ? t->cells[r * (size_t)t->ncols + (size_t)skip] : "";
+        if (*under)
+            fprintf(out, "%s    %s\n", indent, fitted_cell(t, r, skip, (size_t)line - in - 4));
     }
+    if (rows < t->nrows)
+        fprintf(out, "%s\xe2\x80\xa6 %zu more%s\n", indent, t->nrows - rows,
+                t->more ? t->more : "");
 }
 
 void gt_table_free(gt_table *t)
@@ -259,12 +301,13 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
-    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o}", "busy_pct",
-                          gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
-                          (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
-                          p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
-                          "timeline_busy_pct", timeline, "idle", idle, "idle_by_cause",
-                          idle_by_cause_json(p), "launch", launch_json(p));
+    json_t *o =
+        json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
+                  gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",
+                  (double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6, "steady_busy_pct",
+                  p->steady_busy_pct, "timeline_bin_ms", (double)p->bin_ns / 1e6,
+                  "timeline_start_ns", (json_int_t)p->bin_origin, "timeline_busy_pct", timeline,
+                  "idle", idle, "idle_by_cause", idle_by_cause_json(p), "launch", launch_json(p));
     /* what the steady per-step figures are a share of (the advice's base): the mean steady step,
      * or the steady window less JIT and autotuning when no steps were found */
     json_object_set_new(o, "steady_base_ms", json_real(gt_adv_step_ms(p)));

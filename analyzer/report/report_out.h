@@ -18,21 +18,26 @@ const char *gt_sev_color(int severity, int color); /* escape or "" */
 const char *gt_color_reset(int color);
 const char *gt_bold(int color);
 
-/* A text table: add header and rows of cells, then print aligned (numbers right-aligned). */
+/* A text table: add header and rows of cells, then print aligned (numbers right-aligned) and
+ * fitted to the line (textfmt.h): the columns marked shrink give way, widest first, their cells
+ * shortened between tokens; rows past limit are summed up as "… N more". */
 #define GT_TABLE_MAX_COLS 10
 typedef struct gt_table {
     int ncols;
     size_t nrows, cap;
     char **cells; /* nrows × ncols, row 0 is the header */
     int right[GT_TABLE_MAX_COLS];
-    int max_width[GT_TABLE_MAX_COLS]; /* 0 = unlimited; longer cells are cut with "…" */
+    int max_width[GT_TABLE_MAX_COLS];       /* 0 = unlimited; longer cells are shortened */
+    int shrink[GT_TABLE_MAX_COLS];          /* may be shortened further to fit the line */
+    unsigned name_flags[GT_TABLE_MAX_COLS]; /* gt_short_name flags: GT_NAME_KERNEL */
+    int under;    /* column+1 printed under its row when the line is too narrow for it, 0 none */
+    size_t limit; /* rows printed, 0 = all */
+    const char *more; /* after "… N more": " (--top 0 lists all)" */
 } gt_table;
 void gt_table_init(gt_table *t, int ncols, const char *const *header);
 void gt_table_row(gt_table *t, ...); /* ncols const char * values */
 void gt_table_print(const gt_table *t, FILE *out, const char *indent);
 void gt_table_free(gt_table *t);
-
-/* Format into a rotating static buffer (8 slots): for table cells. */
 
 /* report_advice.c: the advice section (text, by group) and an item's JSON */
 json_t *gt_advice_to_json(const gt_advice *a);
@@ -43,6 +48,10 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n);
 void gt_phases_print(const gt_proc *p, FILE *out);
 void gt_phases_json_add(json_t *o, const gt_proc *p);
 json_t *gt_cudnn_op_json(const gt_proc *p, const gt_cudnn_opstat *op);
+/* One item: its header (severity, id, process, estimated saving), message and call site, then
+ * its saving's source and evidence when evidence is set. */
+void gt_advice_print_one(const gt_advice *a, FILE *out, int color, const char *indent,
+                         int evidence);
 const char *gt_cudnn_mode(const gt_cudnn_opstat *op); /* "autotuned", "heuristic", "inferred"... */
 const char *gt_proc_label(const gt_proc *p); /* "rank 1 (pid 123)" or "pid 123"; static buffer */
 

@@ -5,14 +5,11 @@
 #include <string.h>
 
 #include "report_out.h"
+#include "textfmt.h"
 
 static void print_duration(FILE *out, uint64_t ns)
 {
-    double ms = (double)ns / 1e6;
-    if (ms >= 1000)
-        fprintf(out, "%.1f s", ms / 1000);
-    else
-        fprintf(out, "%.1f ms", ms);
+    fputs(gt_dur_ns((double)ns), out);
 }
 
 void gt_phases_print(const gt_proc *p, FILE *out)
@@ -35,22 +32,27 @@ void gt_phases_print(const gt_proc *p, FILE *out)
     }
     fprintf(out, "\n");
     if (p->n_compilations) {
-        fprintf(out, "  compile  %s: the first ",
+        fprintf(out, "  compile  %s: the first compilation ",
                 gt_framework_name(gt_proc_remedy_framework(p) == GT_FW_JAX ? GT_FW_JAX
                                                                            : GT_FW_TORCH_COMPILE));
         print_duration(out, p->compile_first_ns);
-        fprintf(out, " from ");
+        fprintf(out, " at ");
         print_duration(out, p->compilations[0].start_ns - p->t_min);
-        fprintf(out, ", %zu later (", p->n_compilations - 1);
+        fprintf(out, " into the run, %s (",
+                gt_counted((double)(p->n_compilations - 1), "recompilation", "recompilations"));
         print_duration(out, p->recompile_ns);
-        fprintf(out, "); %llu calls from its frames, %u compile workers\n",
-                (unsigned long long)p->compile_calls, p->compile_workers);
+        fprintf(out, "); %s from the compiler's frames, %s\n",
+                gt_counted((double)p->compile_calls, "CUDA call", "CUDA calls"),
+                gt_counted((double)p->compile_workers, "compile worker process",
+                           "compile worker processes"));
     }
     if (p->jit_calls || p->jit_children) {
-        fprintf(out, "  JIT      %llu compile/module-load calls (",
-                (unsigned long long)p->jit_calls);
+        fprintf(out, "  JIT      %s (",
+                gt_counted((double)p->jit_calls, "compile/module-load call",
+                           "compile/module-load calls"));
         print_duration(out, p->jit_call_ns);
-        fprintf(out, "), %llu compiler processes (", (unsigned long long)p->jit_children);
+        fprintf(out, "), %s (",
+                gt_counted((double)p->jit_children, "compiler process", "compiler processes"));
         print_duration(out, p->jit_children_ns);
         fprintf(out, ")\n");
     }
@@ -60,6 +62,42 @@ void gt_phases_print(const gt_proc *p, FILE *out)
     if (named >= GT_BIG_GAP_NS)
         fprintf(out, "           GPU idle in compilation, JIT compilation and autotuning is not "
                      "counted as the steady state's idle time\n");
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* The part of [a, b) inside the spans of phase kind. */
+static uint64_t in_phase(const gt_proc *p, int kind, uint64_t a, uint64_t b)
+{
+    uint64_t ns = 0;
+    for (size_t i = 0; i < p->n_phases; i++)
+        if (p->phases[i].kind == kind)
+            ns += overlap(a, b, p->phases[i].start_ns, p->phases[i].end_ns);
+    return ns;
+}
+
+/* What the GPU did in phase kind, for the HTML page's bar per phase: the time it was in use at
+ * all (between its first and last work), and in that time the idle gaps of GT_GAP_MIN_NS and
+ * more by the cause that took most of each gap (model_idle.c); the rest is busy or in shorter
+ * gaps. */
+static void phase_gpu_json(json_t *o, const gt_proc *p, int kind)
+{
+    uint64_t ns[GT_IDLE_CAUSE_COUNT] = {0};
+    for (size_t i = 0; i < p->n_gaps; i++)
+        if (p->gaps[i].cause >= 0 && p->gaps[i].cause < GT_IDLE_CAUSE_COUNT)
+            ns[p->gaps[i].cause] += in_phase(p, kind, p->gaps[i].start_ns, p->gaps[i].end_ns);
+    json_t *by = json_object();
+    for (int c = 0; c < GT_IDLE_CAUSE_COUNT; c++)
+        if (ns[c])
+            json_object_set_new(by, gt_idle_cause_key(c), json_real((double)ns[c] / 1e6));
+    uint64_t active =
+        p->gpu_last_ns > p->gpu_first_ns ? in_phase(p, kind, p->gpu_first_ns, p->gpu_last_ns) : 0;
+    json_object_set_new(o, "gpu_active_ms", json_real((double)active / 1e6));
+    json_object_set_new(o, "gpu_gaps_by_cause", by);
 }
 
 void gt_phases_json_add(json_t *o, const gt_proc *p)
@@ -80,6 +118,7 @@ void gt_phases_json_add(json_t *o, const gt_proc *p)
                             json_pack("{s:s, s:f, s:f, s:I}", "name", gt_phase_name(k), "ms",
                                       (double)p->phase_ns[k] / 1e6, "gpu_idle_ms",
                                       (double)p->phase_idle_ns[k] / 1e6, "spans", (json_int_t)n));
+        phase_gpu_json(json_object_get(totals, gt_phase_key(k)), p, k);
     }
     json_object_set_new(totals, "jit_evidence",
                         json_pack("{s:I, s:f, s:I, s:f}", "calls", (json_int_t)p->jit_calls,

@@ -4,6 +4,7 @@
  * is no GPU figure at all (the flag without a window) or no per-step one (no whole step inside a
  * window). The model (model_sample.c) already measures the GPU over the windows only. */
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 static const char *windows_text(const gt_proc *p)
@@ -28,11 +29,11 @@ void gt_sample_print_run(const gt_proc *p, FILE *out)
         return;
     }
     fprintf(out,
-            "  sampled   GPU records from %s (GPUTRACE_SAMPLE): %.1f ms of %.1f ms (%.0f%%)%s. GPU "
+            "  sampled   GPU records from %s (GPUTRACE_SAMPLE): %s of %s (%s)%s. GPU "
             "figures are over the windows (time outside them is not idle); run totals are "
             "extrapolated ×%.1f (≈)\n",
-            windows_text(p), (double)p->gpu_window_ns / 1e6, gt_proc_duration_ms(p),
-            gt_proc_gpu_coverage_pct(p), steps_text(p), p->gpu_extrapolation);
+            windows_text(p), gt_dur_ns((double)p->gpu_window_ns), gt_dur(gt_proc_duration_ms(p)),
+            gt_pct(gt_proc_gpu_coverage_pct(p)), steps_text(p), p->gpu_extrapolation);
     if (p->gpu_per_step_unavailable)
         fprintf(out, "  sampled   no whole step lies inside a window: GPU per-step figures are "
                      "unavailable (the busy share is the windows')\n");
@@ -48,8 +49,8 @@ int gt_sample_verdict_line(const gt_proc *p, FILE *out)
                      "for this run, only its calls\n");
         return 1;
     }
-    fprintf(out, "  sampled      GPU figures from %s covering %.0f%% of the run%s%s\n",
-            windows_text(p), gt_proc_gpu_coverage_pct(p), steps_text(p),
+    fprintf(out, "  sampled      GPU figures from %s covering %s of the run%s%s\n", windows_text(p),
+            gt_pct(gt_proc_gpu_coverage_pct(p)), steps_text(p),
             p->gpu_per_step_unavailable
                 ? "; GPU per-step figures unavailable (no whole step "
                   "inside a window)"
@@ -60,17 +61,18 @@ int gt_sample_verdict_line(const gt_proc *p, FILE *out)
 /* The GPU section's busy line (and the run's estimate). */
 void gt_sample_print_busy(const gt_proc *p, FILE *out)
 {
-    fprintf(out, "  busy      %.1f%% of the %.1f ms inside %s ", gt_proc_busy_pct(p),
-            (double)p->gpu_span_ns / 1e6, windows_text(p));
+    fprintf(out, "  busy      %s of the %s inside %s ", gt_pct(gt_proc_busy_pct(p)),
+            gt_dur_ns((double)p->gpu_span_ns), windows_text(p));
     if (p->gpu_per_step_unavailable)
         fprintf(out, "(steady state: no whole step inside a window)\n");
     else
-        fprintf(out, "(steady state %.1f%%%s)\n", p->steady_busy_pct,
+        fprintf(out, "(steady state %s%s)\n", gt_pct(p->steady_busy_pct),
                 p->n_steps >= 2
                     ? gt_fmt(", from the %.0f steady steps inside them", p->steady_gpu_steps)
                     : "");
-    fprintf(out, "  run       ≈ %.1f ms GPU busy%s\n",
-            gt_proc_gpu_total(p, (double)p->gpu_busy_ns / 1e6), gt_proc_extrapolation_note(p));
+    fprintf(out, "  run       ≈ %s GPU busy%s\n",
+            gt_dur(gt_proc_gpu_total(p, (double)p->gpu_busy_ns / 1e6)),
+            gt_proc_extrapolation_note(p));
 }
 
 /* A timeline column: its busy share of the time recorded in it; '~' when none was. */
@@ -90,14 +92,15 @@ const char *gt_sample_column(const gt_proc *p, int first_bin, int bins)
 
 void gt_sample_print_kernels(const gt_proc *p, FILE *out)
 {
-    fprintf(out, "  ≈ %.0f kernels, %.1f ms in the run%s\n",
-            gt_proc_gpu_total(p, (double)p->kernel_count),
-            gt_proc_gpu_total(p, (double)p->kernel_ns / 1e6), gt_proc_extrapolation_note(p));
+    fprintf(out, "  ≈ %s kernels, %s in the run%s\n",
+            gt_count(gt_proc_gpu_total(p, (double)p->kernel_count)),
+            gt_dur(gt_proc_gpu_total(p, (double)p->kernel_ns / 1e6)),
+            gt_proc_extrapolation_note(p));
     fprintf(out,
-            "  in the windows: %llu kernels (%zu distinct), %.1f ms; %.1f%% run under 10 us "
+            "  in the windows: %llu kernels (%zu distinct), %s; %s run under 10 \xc2\xb5s "
             "(the table is the windows'; shares are not scaled)\n",
-            (unsigned long long)p->kernel_count, p->n_kernels, (double)p->kernel_ns / 1e6,
-            100.0 * (double)p->short_kernel_count / (double)p->kernel_count);
+            (unsigned long long)p->kernel_count, p->n_kernels, gt_dur_ns((double)p->kernel_ns),
+            gt_pct(100.0 * (double)p->short_kernel_count / (double)p->kernel_count));
 }
 
 void gt_sample_print_copies(const gt_proc *p, FILE *out)
@@ -111,9 +114,9 @@ void gt_sample_print_copies(const gt_proc *p, FILE *out)
             count += p->copies[d][k].count;
         }
     fprintf(out,
-            "  ≈ %.0f copies, %.2f MB in the run%s; counts, MB and ms above are the windows'\n",
-            gt_proc_gpu_total(p, (double)count), gt_proc_gpu_total(p, (double)bytes / 1e6),
-            gt_proc_extrapolation_note(p));
+            "  ≈ %s copies, %.2f MB in the run%s; counts, MB and times above are the windows'\n",
+            gt_count(gt_proc_gpu_total(p, (double)count)),
+            gt_proc_gpu_total(p, (double)bytes / 1e6), gt_proc_extrapolation_note(p));
 }
 
 json_t *gt_sample_verdict_json(const gt_proc *p)

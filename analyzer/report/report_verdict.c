@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report_out.h"
+#include "textfmt.h"
 #include "util.h"
 
 #define VERDICT_IDLE_CAUSES 3 /* idle causes named on their line */
@@ -58,15 +59,15 @@ void gt_verdict_build(const gt_run *run, const gt_advice_list *adv, gt_verdict *
         }
 }
 
-/* A line of the verdict stays readable: long texts are cut with "...". */
+/* A line of the verdict stays readable: long texts give way between their tokens (textfmt.h). */
 static const char *short_text(const char *text, int max)
 {
-    return gt_fmt("%.*s%s", max, text, strlen(text) > (size_t)max ? "..." : "");
+    return gt_short_name(text, (size_t)max, 0);
 }
 
 static const char *command_of(const gt_proc *p)
 {
-    return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 60);
+    return short_text(p->cmdline && p->cmdline[0] ? p->cmdline : p->exe ? p->exe : "?", 72);
 }
 
 /* "GPU busy 92.3%"; a sampled trace without any window has no GPU figure */
@@ -74,7 +75,7 @@ static const char *busy_text(const gt_proc *p)
 {
     if (p->gpu_sampled && !p->gpu_window_ns)
         return "GPU busy unknown (not recorded)";
-    return gt_fmt("GPU busy %.1f%%%s", p->steady_busy_pct,
+    return gt_fmt("GPU busy %s%s", gt_pct(p->steady_busy_pct),
                   p->gpu_sampled ? " in the sampled windows" : "");
 }
 
@@ -83,10 +84,10 @@ static void print_step_line(const gt_proc *p, FILE *out)
     if (has_steps(p)) {
         /* the per-step figures below are means (the window's totals over its steps) */
         double mean = gt_adv_step_ms(p);
-        fprintf(out, "  steady step  %.3f ms (median%s of %zu steps%s, from %s); %s\n",
-                p->step_ms_median,
+        fprintf(out, "  steady step  %s (median%s of %zu steps%s, from %s); %s\n",
+                gt_dur(p->step_ms_median),
                 mean > 1.05 * p->step_ms_median || mean < 0.95 * p->step_ms_median
-                    ? gt_fmt("; mean %.3f ms", mean)
+                    ? gt_fmt("; mean %s", gt_dur(mean))
                     : "",
                 p->n_steps - p->warmup_steps,
                 p->warmup_steps ? gt_fmt(" after %zu warm-up", p->warmup_steps) : "",
@@ -110,17 +111,17 @@ static int any_phase(const gt_proc *p)
 
 static const char *duration_text(double ms)
 {
-    return ms >= 10000 ? gt_fmt("%.1f s", ms / 1e3) : gt_fmt("%.1f ms", ms);
+    return gt_dur(ms);
 }
 
 static void print_phases_line(const gt_proc *p, FILE *out)
 {
     double run_ms = gt_proc_duration_ms(p);
     if (!any_phase(p)) { /* phases not computed: the run and the GPU's active span */
-        fprintf(out, "  run          %s; GPU active %s of it, busy %.1f%% of that\n",
+        fprintf(out, "  run          %s; GPU active %s of it, busy %s of that\n",
                 duration_text(run_ms),
                 duration_text((double)(p->gpu_last_ns - p->gpu_first_ns) / 1e6),
-                gt_proc_busy_pct(p));
+                gt_pct(gt_proc_busy_pct(p)));
         return;
     }
     fprintf(out, "  phases       %s:", duration_text(run_ms));
@@ -129,8 +130,8 @@ static void print_phases_line(const gt_proc *p, FILE *out)
         if (!p->phase_ns[k])
             continue;
         double ms = (double)p->phase_ns[k] / 1e6;
-        fprintf(out, "%s %s %s (%.0f%%)", first ? "" : ",", gt_phase_name(k), duration_text(ms),
-                run_ms > 0 ? 100 * ms / run_ms : 0);
+        fprintf(out, "%s %s %s (%s)", first ? "" : ",", gt_phase_name(k), duration_text(ms),
+                gt_pct(run_ms > 0 ? 100 * ms / run_ms : 0));
         first = 0;
     }
     fputc('\n', out);
@@ -147,7 +148,7 @@ static int any_idle_cause(const gt_proc *p)
 /* "of the 38.7 ms step" / "of the 5.4 s steady window" */
 static const char *base_text(const gt_proc *p)
 {
-    return gt_fmt("of the %s %s", gt_advice_ms_text(gt_adv_step_ms(p)),
+    return gt_fmt("of the %s %s", gt_dur(gt_adv_step_ms(p)),
                   has_steps(p) ? "step" : "steady window");
 }
 
@@ -173,22 +174,22 @@ static void print_idle_line(const gt_proc *p, FILE *out)
                                  : "no sampled window was recorded");
         return;
     }
-    const char *per = has_steps(p) ? "ms/step" : "ms";
+    const char *per = has_steps(p) ? " per step" : "";
     double idle = gt_adv_idle_ms(p), st = gt_adv_step_ms(p);
-    fprintf(out, "  GPU idle     %.3f %s %s (%.0f%%)", idle, per, base_text(p),
-            st > 0 ? 100 * idle / st : 0);
+    fprintf(out, "  GPU idle     %s%s %s (%s)", gt_dur(idle), per, base_text(p),
+            gt_pct(st > 0 ? 100 * idle / st : 0));
     int used[GT_IDLE_CAUSE_COUNT] = {0};
     for (int n = 0; n < VERDICT_IDLE_CAUSES && any_idle_cause(p); n++) {
         int best = top_idle_cause(p, used);
         if (best < 0)
             break;
         used[best] = 1;
-        fprintf(out, "%s %s %.3f", n ? "," : ", by cause:", gt_idle_cause_name(best),
-                gt_adv_idle_cause_ms(p, best));
+        fprintf(out, "%s %s %s", n ? "," : ", by cause:", gt_idle_cause_name(best),
+                gt_dur(gt_adv_idle_cause_ms(p, best)));
     }
     if (p->steady_nccl_wait_ns)
-        fprintf(out, "; NCCL kernels spin %.3f %s waiting for a late rank",
-                (double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p), per);
+        fprintf(out, "; NCCL kernels spin %s%s waiting for a late rank",
+                gt_dur((double)p->steady_nccl_wait_ns / 1e6 / gt_adv_steps(p)), per);
     fputc('\n', out);
 }
 
@@ -240,7 +241,7 @@ static void print_minor(const gt_verdict *v, FILE *out)
             break;
         }
         fprintf(out, "%s%s %s", n > 1 ? ", " : "", a->id,
-                a->share_pct < 0.1 ? "<0.1%" : gt_fmt("%.1f%%", a->share_pct));
+                a->share_pct < 0.1 ? "<0.1%" : gt_pct(a->share_pct));
     }
     fprintf(out, " (each under %.0f%%)\n", GT_ADVICE_MINOR_PCT);
 }
@@ -258,9 +259,9 @@ static void print_no_cause(const gt_verdict *v, FILE *out)
         return;
     }
     double ms = gt_adv_idle_cause_ms(p, c);
-    fprintf(out, "  causes       %s; the largest idle cause is %s: %.3f %s %s (%.0f%%)\n", lead,
-            gt_idle_cause_name(c), ms, has_steps(p) ? "ms/step" : "ms", base_text(p),
-            100 * ms / st);
+    fprintf(out, "  causes       %s; the largest idle cause is %s: %s%s %s (%s)\n", lead,
+            gt_idle_cause_name(c), gt_dur(ms), has_steps(p) ? " per step" : "", base_text(p),
+            gt_pct(100 * ms / st));
 }
 
 int gt_verdict_print(const gt_verdict *v, FILE *out, int color)

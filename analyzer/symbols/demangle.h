@@ -5,9 +5,9 @@
 
 #include <stddef.h>
 
-/* Demangle an Itanium C++ name (with abi::__cxa_demangle). Returns a malloc'd string the caller
- * frees: the demangled name, or a copy of the input when it is not a mangled name (C kernels,
- * already readable names). NULL input gives NULL. */
+/* Demangle an Itanium C++ name (with libiberty, demangle.c says why). Returns a malloc'd string the
+ * caller frees: the demangled name, or a copy of the input when it is not a mangled name (C
+ * kernels, already readable names). NULL input gives NULL. */
 char *gt_demangle(const char *mangled);
 
 /* Same, into buf (always NUL-terminated, cut to cap-1 bytes). Returns buf. */

@@ -1,36 +1,26 @@
 /* symbolize.c — stacks and module maps of a trace turned into function, file and line.
- * Runs in the analyzer only, never in the traced application. See symbolize.h. */
+ * Runs in the analyzer only, never in the traced application. See symbolize.h.
+ *
+ * The modules are read with elfutils' libdwfl (Debian's libdw-dev): symbol tables, the separate
+ * debug file found by build-id or .gnu_debuglink, DWARF line tables, compressed sections — what
+ * gdb and perf read, kept by elfutils, instead of ELF code of our own and an addr2line process
+ * per module. libgputrace.so never links it: only the offline analyzer reads DWARF. */
 #include "symbolize.h"
 #include "util.h"
 
-#include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "codekind.h"
-#include "elfdebug.h"
+#include "demangle.h"
 #include "symarchive.h"
 
-extern char **environ;
-/* From libstdc++ (the analyzer links it): demangles C++ names. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-#define ADDR2LINE_BATCH 256
-
 /* ---------------------------------------------------------------- data */
-
-typedef struct elf_sym {
-    uint64_t value;
-    uint64_t size;
-    const char *name; /* inside the mapped file */
-} elf_sym;
 
 typedef struct module {
     uint64_t base, size;
@@ -39,16 +29,10 @@ typedef struct module {
     uint32_t build_id_len;
     char build_id_hex[65]; /* "" when none */
     int archive_module;    /* in the run's symbol archive, -1 when it has none */
-    /* filled when symbolizing */
+    /* while symbolizing: the module alone in its libdwfl session, at its ELF addresses */
     bool loaded;
-    void *map;
-    size_t map_len;
-    elf_sym *syms;
-    size_t nsyms;
-    char *debug_path; /* file addr2line reads: the module or its separate debug file */
-    void *dbg_map;    /* the separate debug file, mapped while symbolizing */
-    size_t dbg_map_len;
-    bool has_dwarf; /* in the module or its debug file: addr2line has something to add */
+    Dwfl *dwfl;
+    Dwfl_Module *dm; /* NULL: unreadable, or another file than the one recorded */
 } module;
 
 typedef struct py_frame_rec {
@@ -117,12 +101,8 @@ void gt_symtab_free(gt_symtab *st)
     for (size_t i = 0; i < st->nmods; i++) {
         module *m = &st->mods[i];
         free(m->path);
-        free(m->syms);
-        free(m->debug_path);
-        if (m->map)
-            munmap(m->map, m->map_len);
-        if (m->dbg_map)
-            munmap(m->dbg_map, m->dbg_map_len);
+        if (m->dwfl)
+            dwfl_end(m->dwfl);
     }
     free(st->mods);
     for (size_t i = 0; i < st->capstacks; i++) {
@@ -274,109 +254,45 @@ bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id)
     return s && s->truncated;
 }
 
-/* ---------------------------------------------------------------- ELF symbols */
+/* ---------------------------------------------------------------- modules (libdwfl) */
 
-static bool in_image(size_t map_len, uint64_t off, uint64_t len)
+/* Whether file:line is wanted: GPUTRACE_SOURCE_LINES=off (or the older GPUTRACE_ADDR2LINE=none)
+ * keeps the names and skips the DWARF line tables, for output that must not depend on this
+ * machine's binaries (the goldens) or when the tables are slow to read. */
+static bool source_lines_wanted(void)
 {
-    return off <= map_len && len <= map_len - off;
+    const char *v = getenv("GPUTRACE_SOURCE_LINES");
+    if (v && (!strcmp(v, "off") || !strcmp(v, "0")))
+        return false;
+    v = getenv("GPUTRACE_ADDR2LINE");
+    return !(v && !strcmp(v, "none"));
 }
 
-static bool in_file(const module *m, uint64_t off, uint64_t len)
+/* libdwfl asks a debuginfod server for a missing debug file when DEBUGINFOD_URLS is set (Debian
+ * sets it in login shells): a report must not download gigabytes of debug information behind the
+ * user's back, so the variable is cleared unless GPUTRACE_DEBUGINFOD=on asks for it. */
+static void keep_debuginfod_off(void)
 {
-    return in_image(m->map_len, off, len);
+    const char *v = getenv("GPUTRACE_DEBUGINFOD");
+    if (!(v && !strcmp(v, "on")))
+        unsetenv("DEBUGINFOD_URLS");
 }
 
-static int sym_cmp(const void *a, const void *b)
-{
-    const elf_sym *x = a, *y = b;
-    return x->value < y->value ? -1 : x->value > y->value;
-}
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_debuginfo = dwfl_standard_find_debuginfo, /* build-id, .gnu_debuglink, .debug/ */
+    .section_address = dwfl_offline_section_address,
+};
 
-/* Function symbols of one table type from the ELF image map[0..len) (the module or its debug
- * file): names point into the mapping, which stays until they are copied. */
-static void read_symbols(module *m, const void *map, size_t len, uint32_t want_type)
+/* A module file whose build-id differs from the recorded one is another build: its names would
+ * lie. No build-id on either side: the path is trusted. */
+static bool build_id_matches(const module *m)
 {
-    const Elf64_Ehdr *eh = map;
-    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        !in_image(len, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
-        return;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)map + eh->e_shoff);
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != want_type || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (!in_image(len, sh[i].sh_offset, sh[i].sh_size) ||
-            !in_image(len, strs->sh_offset, strs->sh_size) || strs->sh_size == 0)
-            continue;
-        const char *strtab = (const char *)map + strs->sh_offset;
-        if (strtab[strs->sh_size - 1] != '\0')
-            continue;
-        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-        const Elf64_Sym *syms = (const Elf64_Sym *)((const char *)map + sh[i].sh_offset);
-        m->syms = gt_xrealloc(m->syms, (m->nsyms + n) * sizeof *m->syms);
-        for (size_t k = 0; k < n; k++) {
-            int type = ELF64_ST_TYPE(syms[k].st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[k].st_shndx == SHN_UNDEF ||
-                syms[k].st_value == 0 || syms[k].st_name >= strs->sh_size)
-                continue;
-            m->syms[m->nsyms++] =
-                (elf_sym){syms[k].st_value, syms[k].st_size, strtab + syms[k].st_name};
-        }
-    }
-}
-
-static bool file_build_id_matches(const module *m, const Elf64_Ehdr *eh)
-{
-    if (m->build_id_len == 0 ||
-        !in_file(m, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
-        return true; /* nothing to compare with */
-    const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)m->map + eh->e_phoff);
-    for (int i = 0; i < eh->e_phnum; i++) {
-        if (ph[i].p_type != PT_NOTE || !in_file(m, ph[i].p_offset, ph[i].p_filesz))
-            continue;
-        const unsigned char *p = (const unsigned char *)m->map + ph[i].p_offset;
-        const unsigned char *end = p + ph[i].p_filesz;
-        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
-            Elf64_Nhdr n;
-            memcpy(&n, p, sizeof n);
-            size_t nsz = (n.n_namesz + 3u) & ~3u, dsz = (n.n_descsz + 3u) & ~3u;
-            if (nsz + dsz > (size_t)(end - p) - sizeof n)
-                break;
-            const unsigned char *name = p + sizeof n, *desc = name + nsz;
-            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && memcmp(name, "GNU", 4) == 0)
-                return n.n_descsz >= m->build_id_len &&
-                       memcmp(desc, m->build_id, m->build_id_len) == 0;
-            p = desc + dsz;
-        }
-    }
-    return true; /* the file has no build id: trust the path */
-}
-
-/* The separate debug file (by build-id or .gnu_debuglink, elfdebug.h), mapped for its .symtab;
- * addr2line reads it, or the module, and only where DWARF is. */
-static void find_debug_file(module *m)
-{
-    free(m->debug_path);
-    m->has_dwarf = gt_elf_has_dwarf(m->map, m->map_len);
-    m->debug_path =
-        gt_elf_find_debug_file(m->path, m->map, m->map_len, m->build_id, m->build_id_len, NULL);
-    if (!m->debug_path) {
-        m->debug_path = gt_xstrdup(m->path);
-        return;
-    }
-    int fd = open(m->debug_path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
-        void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map != MAP_FAILED) {
-            m->dbg_map = map;
-            m->dbg_map_len = (size_t)sb.st_size;
-            m->has_dwarf = m->has_dwarf || gt_elf_has_dwarf(map, m->dbg_map_len);
-        }
-    }
-    if (fd >= 0)
-        close(fd);
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(m->dm, &bits, &vaddr);
+    if (m->build_id_len == 0 || n <= 0)
+        return true;
+    return (uint32_t)n >= m->build_id_len && memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
 static void load_module(module *m)
@@ -388,147 +304,54 @@ static void load_module(module *m)
     if (fd < 0)
         return;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
         return;
     }
-    void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        return;
-    m->map = map;
-    m->map_len = (size_t)sb.st_size;
-    const Elf64_Ehdr *eh = map;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        !file_build_id_matches(m, eh)) {
-        munmap(map, m->map_len); /* another file now lives at this path: its symbols would lie */
-        m->map = NULL;
+    keep_debuginfod_off();
+    m->dwfl = dwfl_begin(&dwfl_callbacks);
+    if (!m->dwfl) {
+        close(fd);
         return;
     }
-    find_debug_file(m);
-    read_symbols(m, m->map, m->map_len, SHT_SYMTAB);
-    if (m->nsyms == 0 && m->dbg_map) /* stripped: the debug file keeps the full table */
-        read_symbols(m, m->dbg_map, m->dbg_map_len, SHT_SYMTAB);
-    if (m->nsyms == 0)
-        read_symbols(m, m->map, m->map_len, SHT_DYNSYM);
-    if (m->nsyms)
-        qsort(m->syms, m->nsyms, sizeof *m->syms, sym_cmp);
+    dwfl_report_begin(m->dwfl);
+    /* At its own ELF addresses (bias 0): pc - base is what the trace's offsets are. On success
+     * the fd belongs to libdwfl. */
+    m->dm = dwfl_report_elf(m->dwfl, m->path, m->path, fd, 0, true);
+    if (!m->dm)
+        close(fd);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (m->dm && !build_id_matches(m))
+        m->dm = NULL;
 }
 
-static const char *symbol_for(const module *m, uint64_t addr)
+static void unload_module(module *m)
 {
-    size_t lo = 0, hi = m->nsyms;
-    while (lo < hi) { /* first symbol above addr */
-        size_t mid = (lo + hi) / 2;
-        if (m->syms[mid].value <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NULL;
-    const elf_sym *s = &m->syms[lo - 1];
-    if (s->size != 0 && addr >= s->value + s->size)
-        return NULL;
-    return s->name;
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+    m->dm = NULL;
+    m->loaded = false;
 }
 
-static char *demangle(const char *name)
+/* Function (demangled), file and line of the call instruction before the return address pc. */
+static void symbolize_pc(const module *m, pc_info *p, bool lines)
 {
-    if (!name)
-        return NULL;
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = 0;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-        if (d && status == 0)
-            return d;
-        free(d);
+    GElf_Addr addr = p->pc - m->base - 1; /* return addresses point after the call */
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(m->dm, addr, &off, &sym, NULL, NULL, NULL);
+    if (name && (sym.st_size == 0 || off < sym.st_size))
+        p->function = gt_demangle(name);
+    if (!lines)
+        return;
+    Dwfl_Line *line = dwfl_module_getsrc(m->dm, addr);
+    int lineno = 0;
+    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (file && lineno > 0) {
+        p->file = gt_xstrdup(file);
+        p->line = lineno;
     }
-    return gt_xstrdup(name);
-}
-
-/* ---------------------------------------------------------------- addr2line */
-
-static void apply_addr2line_line(pc_info *p, const char *func, const char *fileline)
-{
-    if (!p->function && strcmp(func, "??") != 0)
-        p->function = gt_xstrdup(func);
-    if (strncmp(fileline, "??", 2) == 0)
-        return;
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", fileline);
-    char *disc = strstr(buf, " (discriminator");
-    if (disc)
-        *disc = '\0';
-    char *colon = strrchr(buf, ':');
-    if (!colon)
-        return;
-    *colon = '\0';
-    int line = atoi(colon + 1);
-    if (line <= 0)
-        return;
-    free(p->file);
-    p->file = gt_xstrdup(buf);
-    p->line = line;
-}
-
-static void chomp(char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-}
-
-/* One addr2line process for up to ADDR2LINE_BATCH addresses of one module. */
-static void run_addr2line(const char *tool, const module *m, pc_info **batch, int n)
-{
-    char addrs[ADDR2LINE_BATCH][24];
-    char *argv[ADDR2LINE_BATCH + 8];
-    int a = 0;
-    argv[a++] = (char *)tool;
-    argv[a++] = "-f";
-    argv[a++] = "-C";
-    argv[a++] = "-e";
-    argv[a++] = m->debug_path;
-    for (int i = 0; i < n; i++) {
-        /* Return addresses point after the call: ask for the call instruction's line. */
-        snprintf(addrs[i], sizeof addrs[i], "0x%llx",
-                 (unsigned long long)(batch[i]->pc - m->base - 1));
-        argv[a++] = addrs[i];
-    }
-    argv[a] = NULL;
-    int out[2];
-    if (pipe(out) != 0)
-        return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, tool, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
-    if (rc != 0) {
-        close(out[0]);
-        return;
-    }
-    FILE *f = fdopen(out[0], "r");
-    if (!f) {
-        close(out[0]);
-        waitpid(pid, NULL, 0);
-        return;
-    }
-    char func[4096], fileline[4096];
-    for (int i = 0; i < n; i++) {
-        if (!fgets(func, sizeof func, f) || !fgets(fileline, sizeof fileline, f))
-            break;
-        chomp(func);
-        chomp(fileline);
-        apply_addr2line_line(batch[i], func, fileline);
-    }
-    fclose(f);
-    waitpid(pid, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- resolving */
@@ -618,14 +441,9 @@ static void fill_from_archive(gt_symtab *st)
 static void resolve_all(gt_symtab *st)
 {
     collect_pcs(st);
-    const char *tool = getenv("GPUTRACE_ADDR2LINE");
-    if (!tool || !*tool)
-        tool = "addr2line";
-    bool use_tool = strcmp(tool, "none") != 0;
-    pc_info **batch = gt_xcalloc(ADDR2LINE_BATCH, sizeof *batch);
+    bool lines = source_lines_wanted();
     for (size_t mi = 0; mi < st->nmods; mi++) {
         module *m = &st->mods[mi];
-        int n = 0;
         for (size_t i = 0; i < st->npcs; i++) {
             pc_info *p = &st->pcs[i];
             if (p->module == -1)
@@ -634,33 +452,11 @@ static void resolve_all(gt_symtab *st)
                 continue;
             if (!m->loaded)
                 load_module(m);
-            if (!m->map)
-                continue;
-            p->function = demangle(symbol_for(m, p->pc - m->base - 1));
-            if (!use_tool || !m->has_dwarf) /* addr2line would only repeat the symbol table */
-                continue;
-            batch[n++] = p;
-            if (n == ADDR2LINE_BATCH) {
-                run_addr2line(tool, m, batch, n);
-                n = 0;
-            }
+            if (m->dm)
+                symbolize_pc(m, p, lines);
         }
-        if (n)
-            run_addr2line(tool, m, batch, n);
-        if (m->dbg_map) {
-            munmap(m->dbg_map, m->dbg_map_len);
-            m->dbg_map = NULL;
-        }
-        if (m->map) { /* symbol names are copied: the file is no longer needed */
-            munmap(m->map, m->map_len);
-            m->map = NULL;
-            m->loaded = false;
-            free(m->syms);
-            m->syms = NULL;
-            m->nsyms = 0;
-        }
+        unload_module(m); /* names are copied: the module's file and tables are let go */
     }
-    free(batch);
     fill_from_archive(st);
     st->resolved = true;
 }
@@ -771,16 +567,33 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
     return false;
 }
 
+/* The length of a function's name without the suffix GCC gives the copies it specializes
+ * ("cuda_work.isra.0", "step.constprop.0", "run.part.0", "main.cold"): the user wrote "cuda_work".
+ */
+static int clone_free_len(const char *fn)
+{
+    static const char *const suffixes[] = {".isra.", ".constprop.", ".part.", ".cold"};
+    size_t n = strlen(fn);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        const char *at = strstr(fn, suffixes[i]);
+        if (at && (size_t)(at - fn) < n && !strchr(at, '(') && !strchr(at, ' '))
+            n = (size_t)(at - fn);
+    }
+    return (int)n;
+}
+
 size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap)
 {
     int n;
     if (f->python)
         n = snprintf(buf, cap, "%s:%d in %s", f->file ? base_name(f->file) : "?", f->line,
                      f->function ? f->function : "?");
-    else if (f->function && f->file)
-        n = snprintf(buf, cap, "%s (%s:%d)", f->function, base_name(f->file), f->line);
+    else if (f->function && f->file) /* as Python frames read: the line first */
+        n = snprintf(buf, cap, "%s:%d in %.*s", base_name(f->file), f->line,
+                     clone_free_len(f->function), f->function);
     else if (f->function)
-        n = snprintf(buf, cap, "%s [%s]", f->function, f->module ? base_name(f->module) : "?");
+        n = snprintf(buf, cap, "%.*s [%s]", clone_free_len(f->function), f->function,
+                     f->module ? base_name(f->module) : "?");
     else if (f->module)
         n = snprintf(buf, cap, "[%s+0x%llx]", base_name(f->module),
                      (unsigned long long)f->module_offset);

@@ -2,9 +2,9 @@
  *
  * Feed it the GT_REC_MODULE and GT_REC_STACK records of a trace (gt_symtab_load reads them all),
  * then ask for a stack by the id found in gt_api_common.stack_id. Native frames get their module,
- * function (ELF .symtab/.dynsym, C++ demangled) and, where debug info exists, file:line (from
- * `addr2line`, run once per module in a batch — set GPUTRACE_ADDR2LINE to another binary, or to
- * "none" to skip it). Python frames carry file, function and line as recorded.
+ * function (symbol tables, C++ demangled) and, where debug info exists, file:line (DWARF, read
+ * with libdwfl from the module or its separate debug file; GPUTRACE_SOURCE_LINES=off skips it).
+ * Python frames carry file, function and line as recorded.
  *
  * Frames come innermost first, Python frames merged in where the interpreter's own native frames
  * begin (or after the native frames when the native stack was cut before reaching them).
@@ -49,8 +49,7 @@ int gt_symtab_stack_count(const gt_symtab *st);
 bool gt_symtab_stack_truncated(const gt_symtab *st, uint32_t stack_id);
 
 /* Frames of stack_id, innermost first, into out[0..max). Returns the number of frames written, 0
- * for an unknown id or id 0. The first call symbolizes every stack kept (one addr2line per
- * module). */
+ * for an unknown id or id 0. The first call symbolizes every stack kept (each module read once). */
 int gt_symbolize_stack(gt_symtab *st, uint32_t stack_id, gt_frame *out, int max);
 
 /* The innermost frame in the user's own code: Python frames outside site-packages and the standard
@@ -65,8 +64,9 @@ bool gt_symbolize_innermost_user_frame(gt_symtab *st, uint32_t stack_id, gt_fram
 void gt_symtab_each_native_frame(gt_symtab *st, void (*visit)(void *ctx, const gt_frame *f),
                                  void *ctx);
 
-/* "train.py:57 in train_step", "do_sync (chain.c:12)", "do_sync [chain]" or
- * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name). */
+/* "train.py:57 in train_step", "chain.c:12 in do_sync", "do_sync [chain]" or
+ * "[libfoo.so+0x1a2b]": one frame on one line (file names shortened to their base name, GCC's
+ * clone suffixes such as ".isra.0" left out). */
 size_t gt_frame_format(const gt_frame *f, char *buf, size_t cap);
 
 /* The call site of stack_id, formatted (callsite.h picks the frame: the innermost user frame, else

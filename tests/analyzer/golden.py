@@ -13,7 +13,7 @@ Per trace NAME.gtrace:
                      (count and a digest of their times, names and arguments), counters and
                      instants; the flows (started, terminated, both ends present) and which slice
                      names each drawn arrow joins.
-Stack symbolization is off (GPUTRACE_ADDR2LINE=none): it depends on the machine's binaries.
+Source lines of native frames are off (GPUTRACE_SOURCE_LINES=off): it depends on the machine's binaries.
 Exit 0 when everything matches (or --update wrote the files), 1 with a unified diff otherwise."""
 import difflib
 import hashlib
@@ -30,7 +30,7 @@ REFERENCE = 'healthy.gtrace'
 
 
 def run(cmd):
-    env = dict(os.environ, GPUTRACE_ADDR2LINE='none', GPUTRACE_PEAKS='off')  # no machine's saved peaks
+    env = dict(os.environ, GPUTRACE_SOURCE_LINES='off', GPUTRACE_PEAKS='off')  # no machine's saved peaks
     res = subprocess.run(cmd, capture_output=True, env=env)
     return res.returncode, res.stdout
 

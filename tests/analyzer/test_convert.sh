@@ -11,10 +11,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 case $CASE in
 golden)
-    GPUTRACE_ADDR2LINE=none "$DRIVER" convert -o "$DIR/basic.pftrace" "$DIR/basic.gtrace" || fail "exit status $?"
+    GPUTRACE_SOURCE_LINES=off "$DRIVER" convert -o "$DIR/basic.pftrace" "$DIR/basic.gtrace" || fail "exit status $?"
     # The JSON sink writes absolute times and plain strings: the Perfetto output (incremental
     # clock, interned values) must decode to the same events.
-    GPUTRACE_ADDR2LINE=none "$DRIVER" convert -q --format=json -o "$DIR/basic.json" \
+    GPUTRACE_SOURCE_LINES=off "$DRIVER" convert -q --format=json -o "$DIR/basic.json" \
         "$DIR/basic.gtrace" || fail "json exit status $?"
     python3 "$CHECK" "$PROTO" "$DIR/basic.pftrace" --expect basic --compare-json "$DIR/basic.json" ||
         fail "invalid trace"
@@ -265,13 +265,13 @@ assert got == sys.argv[2], (got, sys.argv[2])' "$DIR/$name.json" "$3" || fail "r
     # each step's stall names that line, from the Python frames of its stack.
     f=$DATA/train_item_every_step.gtrace
     if [ -e "$f" ]; then
-        GPUTRACE_ADDR2LINE=none "$DRIVER" convert --no-advice -o "$DIR/item.pftrace" "$f" ||
+        GPUTRACE_SOURCE_LINES=off "$DRIVER" convert --no-advice -o "$DIR/item.pftrace" "$f" ||
             fail "$f: exit status $?"
         python3 "$CHECK" "$PROTO" "$DIR/item.pftrace" \
             --call-site 'cudaStreamSynchronize (stall)=train.py:114 in main' ||
             fail "$f: the stall does not name train.py:114"
         # diff matches call sites by that text: the run against itself pairs every site.
-        GPUTRACE_ADDR2LINE=none "$DRIVER" diff --json "$f" "$f" >"$DIR/diff.json" ||
+        GPUTRACE_SOURCE_LINES=off "$DRIVER" diff --json "$f" "$f" >"$DIR/diff.json" ||
             fail "diff exit status $?"
         python3 - "$DIR/diff.json" <<'PY' || fail "diff does not match the call sites"
 import json, sys
@@ -286,7 +286,7 @@ PY
     # cudaMemcpy in B): the stream sync they share is matched, the changed call is in one run only.
     a=$DATA/sync_every_iter.gtrace b=$DATA/sync_every_iter_item.gtrace
     if [ -e "$a" ] && [ -e "$b" ]; then
-        GPUTRACE_ADDR2LINE=none "$DRIVER" diff --json "$a" "$b" >"$DIR/diff2.json" ||
+        GPUTRACE_SOURCE_LINES=off "$DRIVER" diff --json "$a" "$b" >"$DIR/diff2.json" ||
             fail "diff exit status $?"
         python3 - "$DIR/diff2.json" <<'PY' || fail "diff does not match call sites across runs"
 import json, sys

@@ -76,9 +76,13 @@ static void quiet_end(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int ready;
+    static char page[64] = "/tmp/gputrace-fuzz-XXXXXX"; /* report --html and --text-file */
     if (!ready) {
         ready = 1;
-        setenv("GPUTRACE_ADDR2LINE", "none", 1); /* no addr2line per input */
+        int fd = mkstemp(page);
+        if (fd >= 0)
+            close(fd);
+        setenv("GPUTRACE_SOURCE_LINES", "off", 1); /* no DWARF line tables per input */
         setenv("NO_COLOR", "1", 1);
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {
@@ -94,6 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_command(cmd_info, (char *[]){"info", a, NULL});
     run_command(cmd_report, (char *[]){"report", a, "--top=3", NULL});
     run_command(cmd_report, (char *[]){"report", "--json", a, a, NULL}); /* two processes */
+    run_command(cmd_report, /* what record runs: the short form, the full text, the page */
+                (char *[]){"report", "--brief", "--text-file", page, "--html", page, a, NULL});
     run_command(cmd_diff, (char *[]){"diff", a, a, NULL});
     run_command(cmd_diff, (char *[]){"diff", "--json", a, a, NULL});
     run_command(cmd_convert, (char *[]){"convert", "-q", "-o", "-", a, a, NULL});

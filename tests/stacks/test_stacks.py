@@ -98,7 +98,7 @@ def case_chain(args, exe="stacks_chain", env=None):
     for f in st["frames"][:3]:
         want = marker_line(src, f["func"])
         assert f["file"] == "chain_direct.c" and f["line"] == want, f"{f} (line {want})"
-    assert st["callsite"] == f"do_capture (chain_direct.c:{marker_line(src, 'do_capture')})", st
+    assert st["callsite"] == f"chain_direct.c:{marker_line(src, 'do_capture')} in do_capture", st
     # The call site is the user's innermost frame: nothing of a library lies under it.
     assert st.get("chain") == [st["callsite"]], st.get("chain")
     assert not st["truncated"]
@@ -125,7 +125,7 @@ def case_fork(args):
         sites += [st["callsite"] for st in dump["stacks"].values()]
     shutil.rmtree(out_dir, ignore_errors=True)
     assert ids["parent"] and ids["child"], ids
-    assert sites.count(sites[0]) == 2 and sites[0].startswith("do_capture (chain_direct.c:"), sites
+    assert sites.count(sites[0]) == 2 and sites[0].startswith("chain_direct.c:") and sites[0].endswith(" in do_capture"), sites
 
 
 def case_threads(args):
@@ -137,7 +137,7 @@ def case_threads(args):
         sites = sorted(st["callsite"] for st in dump["stacks"].values())
         assert len(sites) == 2 and len(set(sites)) == 2, sites
         assert dump["stack_records"] == 2, f"each stack written once: {dump['stack_records']}"
-        assert sites[0].startswith("do_capture (") and sites[1].startswith("other_site ("), sites
+        assert sites[0].endswith(" in do_capture") and sites[1].endswith(" in other_site"), sites
 
 
 def case_unwinder_backtrace(args):
@@ -198,13 +198,13 @@ def case_debuglink(args):
     for a, b in zip(linked[:3], unstripped[:3]):
         assert (a["func"], a["file"], a["line"]) == (b["func"], b["file"], b["line"]), (a, b)
     assert dump["stacks"][sid]["callsite"] == full["stacks"][fid]["callsite"], dump["stacks"][sid]
-    # Without addr2line (which follows the link itself) the names come from the debug file's
-    # symbol table, read by the analyzer.
-    os.environ["GPUTRACE_ADDR2LINE"] = "none"
+    # Without the line tables (GPUTRACE_SOURCE_LINES=off) the names still come from the debug
+    # file's symbol table.
+    os.environ["GPUTRACE_SOURCE_LINES"] = "off"
     try:
         _, dump = run_traced(args, [os.path.join(args.bin_dir, exe), "chain"])
     finally:
-        del os.environ["GPUTRACE_ADDR2LINE"]
+        del os.environ["GPUTRACE_SOURCE_LINES"]
     sid = min(i for i in dump["stacks"])
     linked = [f for f in dump["stacks"][sid]["frames"] if f["module"] == exe]
     assert [f["func"] for f in linked[:3]] == [f["func"] for f in unstripped[:3]], linked[:3]
@@ -332,7 +332,7 @@ def case_cuda_chain(args):
     st = dump["stacks"][syncs[0]]
     check_order(native_funcs(st), ["do_sync", "step", "main"])
     assert native_funcs(st)[0] == "do_sync", native_funcs(st)
-    assert st["callsite"] == f"do_sync (cuda_chain.c:{marker_line(src, 'do_sync')})", st
+    assert st["callsite"] == f"cuda_chain.c:{marker_line(src, 'do_sync')} in do_sync", st
     check_order(native_funcs(dump["stacks"][copies[0]]), ["do_copy", "step", "main"])
 
 

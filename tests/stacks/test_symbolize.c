@@ -350,8 +350,8 @@ static void test_archive_round_trip(const char *dir, const self_info *self, cons
     CHECK(n >= 1 && fr[0].build_id && strlen(fr[0].build_id) == 2 * self->build_id_len,
           "the frame carries the module's build-id in hex");
     const char *site = gt_symtab_callsite(st, 1);
-    CHECK(site && strncmp(site, "known_inner (test_symbolize.c:", 30) == 0, "callsite %s",
-          site ? site : "(null)");
+    CHECK(site && strncmp(site, "test_symbolize.c:", 17) == 0 && strstr(site, " in known_inner"),
+          "callsite %s", site ? site : "(null)");
     gt_symtab_free(st);
     gt_reader_close(r);
 
@@ -405,13 +405,13 @@ static void test_archive_by_hand(const char *dir)
     gt_reader *r;
     gt_symtab *st = load(trace, &r);
     const char *site = gt_symtab_callsite(st, 1);
-    CHECK(site && strcmp(site, "at::native::copy_ (copy.cpp:12)") == 0,
+    CHECK(site && strcmp(site, "copy.cpp:12 in at::native::copy_") == 0,
           "library site named from the archive: %s", site ? site : "(null)");
     char text[512];
     gt_callsite_chain(st, 3, 8, "  ", text, sizeof text);
     CHECK(strcmp(text,
                  "train.py:42 in train_step\n  [libtorch_cuda.so+0x40]\n"
-                 "  at::native::copy_ (copy.cpp:12)\n  cudaMemcpyAsync [libcudart.so.13]") == 0,
+                 "  copy.cpp:12 in at::native::copy_\n  cudaMemcpyAsync [libcudart.so.13]") == 0,
           "chain with archive names:\n%s", text);
     gt_symtab_free(st);
     gt_reader_close(r);
@@ -534,8 +534,8 @@ int main(void)
           "file:line of known_inner: %s:%d", k && fr[0].file ? fr[0].file : "-",
           k ? fr[0].line : 0);
     const char *site = gt_symtab_callsite(st, 1);
-    CHECK(site && strncmp(site, "known_inner (test_symbolize.c:", 30) == 0, "callsite %s",
-          site ? site : "(null)");
+    CHECK(site && strncmp(site, "test_symbolize.c:", 17) == 0 && strstr(site, " in known_inner"),
+          "callsite %s", site ? site : "(null)");
 
     k = gt_symbolize_stack(st, 2, fr, 8);
     CHECK(k == 4, "stack 2: 3 native + 1 Python frame, got %d", k);

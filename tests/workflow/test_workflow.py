@@ -129,6 +129,39 @@ def case_record_exit_zero():
     check("ui.perfetto.dev" in res.stderr, "record should say where to open the trace")
 
 
+def case_record_prints_verdict():
+    """record prints the verdict and the advice, not the whole report (issue 32): the full report
+    and the page are written beside the trace, and the last lines say where each is."""
+    res, work = record_run("verdict", ["exit", "0"], extra=["--capture", "all"])
+    check(res.returncode == 0, "exit 0 gave %d: %s" % (res.returncode, res.stderr))
+    expect_outputs(work, res)
+    out = res.stdout
+    check(out.startswith("== verdict: pid "), "the verdict first:\n" + out)
+    # this tiny app may fire no rule (the verdict then says so): the advice section is printed
+    # exactly when there is advice, and never with its evidence
+    no_advice = "causes       no rule fired" in out
+    check(("\nadvice\n  [" in out) != no_advice and "evidence:" not in out,
+          "the advice, when there is any, without its evidence:\n" + out)
+    for section in ("== run ==", "== kernels ==", "== API calls =="):
+        check(section not in out, "record printed the full report's %s:\n%s" % (section, out))
+    lines = (out + res.stderr).splitlines()
+    check(len(lines) <= 40, "%d lines printed:\n%s%s" % (len(lines), out, res.stderr))
+    check(all(len(l) <= 100 for l in out.splitlines()), "a line wider than 100 columns:\n" + out)
+    report = os.path.join(work, "run.report.txt")
+    page = os.path.join(work, "run.html")
+    check(os.path.isfile(report) and os.path.isfile(page), "record did not write %s and %s"
+          % (report, page))
+    with open(report, encoding="utf-8") as f:
+        text = f.read()
+    check(text.startswith("== verdict:") and "== kernels ==" in text and
+          ("evidence:" in text) != no_advice,
+          "the full report in run.report.txt:\n" + text[:2000])
+    with open(page, encoding="utf-8") as f:
+        check('<script id="gt-data" type="application/json">{' in f.read(), "the page's data")
+    check("full report  run.report.txt" in res.stderr and "run.html" in res.stderr and
+          "timeline     run.perfetto-trace" in res.stderr, "where the outputs are:\n" + res.stderr)
+
+
 def case_record_exit_three():
     res, work = record_run("exit3", ["exit", "3"])
     check(res.returncode == 3, "exit 3 gave %d: %s" % (res.returncode, res.stderr))

@@ -3,7 +3,7 @@
 
 Its untraced blocks run with libgputrace.so loaded and CUPTI attached (kinds disabled), so it
 cannot see what attaching and the whole process cost: the figure users see comes from
-whole_process.py (docs/performance.md, "Whole-process overhead").
+whole_process.py (docs/evidence/performance-log.md, "Whole-process overhead").
 
 On the shared GPU machine the step time of one configuration moves by ±15% from process to
 process (CPU placement, clocks), more than the effect measured on launch-bound models. Here each

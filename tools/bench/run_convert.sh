@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_convert.sh [BUILD_DIR] [RECORDS] — speed and peak memory of `gputrace convert` on a
 # synthetic training-like trace (default 10 million records), Perfetto and JSON outputs.
-# Results go to docs/performance.md ("Perfetto export") by hand.
+# Results go to docs/evidence/performance-log.md ("Perfetto export") by hand.
 set -eu
 BUILD=${1:-build}
 RECORDS=${2:-10000000}
