@@ -147,3 +147,22 @@ void gt_say(char *buf, size_t cap, const char *fmt, ...)
     vsnprintf(buf, cap, fmt, ap);
     va_end(ap);
 }
+
+int gt_adv_max_cc(const gt_proc *p)
+{
+    int best = 0;
+    for (int i = 0; i < GT_MAX_DEVICES && i < p->hdr.runtime.device_count; i++) {
+        int cc = p->hdr.runtime.devices[i].cc_major * 10 + p->hdr.runtime.devices[i].cc_minor;
+        best = cc > best ? cc : best;
+    }
+    return best;
+}
+
+double gt_adv_after_sync_excess_ms(const gt_proc *p)
+{
+    if (!gt_adv_has_steps(p))
+        return 0;
+    double busy = p->steady_busy_pct / 100 * gt_adv_window_ms(p);
+    double excess = (double)p->steady_after_sync_nocall_ns / 1e6 - busy;
+    return excess > 0 ? excess : 0;
+}

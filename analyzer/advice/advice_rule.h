@@ -71,7 +71,12 @@ int gt_adv_basis(const gt_proc *p);       /* GT_BASIS_STEP, or GT_BASIS_WINDOW w
 const char *gt_adv_per(const gt_proc *p); /* "per step" or "in the steady window" */
 /* "the 38.7 ms step" / "the 5.4 s steady window" */
 const char *gt_adv_base_words(const gt_proc *p);
-const char *gt_adv_ms(double ms); /* "412 ms", "3.52 ms", "27.0 s" (gt_fmt's buffer) */
+const char *gt_adv_ms(double ms);    /* "412 ms", "3.52 ms", "27.0 s" (gt_fmt's buffer) */
+int gt_adv_max_cc(const gt_proc *p); /* the newest GPU's compute capability, 90 for 9.0 */
+/* The CPU's own work after the waits (no CUDA call) beyond the GPU's busy time in the steady
+ * window, ms over the window (0 without steps): not the sync's to save were the waits gone —
+ * a CPU-bound loop idles the GPU for it anyway. gpu-idle counts it, sync-stall leaves it out. */
+double gt_adv_after_sync_excess_ms(const gt_proc *p);
 
 /* ------------------------------------------------------------------ for word */
 

@@ -24,16 +24,6 @@ typedef struct amp_data {
     int cc, inferred, by_calls, doctor, gemms, convs, tf32_gemms;
 } amp_data;
 
-static int max_cc(const gt_proc *p)
-{
-    int best = 0;
-    for (int i = 0; i < GT_MAX_DEVICES && i < p->hdr.runtime.device_count; i++) {
-        int cc = p->hdr.runtime.devices[i].cc_major * 10 + p->hdr.runtime.devices[i].cc_minor;
-        best = cc > best ? cc : best;
-    }
-    return best;
-}
-
 static int gemm_is_fp32_plain(const gt_gemm_agg *g)
 {
     if (g->func == GT_FN_cublasSgemm_v2 || g->func == GT_FN_cublasSgemm_v2_64)
@@ -95,7 +85,7 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 {
     const gt_proc *p = c->p;
     amp_data *d = data;
-    d->cc = max_cc(p);
+    d->cc = gt_adv_max_cc(p);
     if (d->cc < 70)
         return 0;
     double all_calls;

@@ -13,16 +13,6 @@ typedef struct env_data {
     int cc;
 } env_data;
 
-static int max_cc(const gt_proc *p)
-{
-    int best = 0;
-    for (int i = 0; i < GT_MAX_DEVICES && i < p->hdr.runtime.device_count; i++) {
-        int cc = p->hdr.runtime.devices[i].cc_major * 10 + p->hdr.runtime.devices[i].cc_minor;
-        best = cc > best ? cc : best;
-    }
-    return best;
-}
-
 /* ------------------------------------------------------------------ mixed CUDA majors */
 
 static int find_cuda_major(const gt_rule_ctx *c, gt_advice *a, void *data)
@@ -62,7 +52,7 @@ static int find_kernel_image(const gt_rule_ctx *c, gt_advice *a, void *data)
     env_data *d = data;
     if (!c->p->kernel_image_errors)
         return 0;
-    d->cc = max_cc(c->p);
+    d->cc = gt_adv_max_cc(c->p);
     gt_adv_impact(a, GT_IMPACT_FAILURE);
     gt_adv_ev(a, "kernel_image_errors", c->p->kernel_image_errors, "count");
     gt_adv_ev(a, "compute_capability", d->cc / 10.0, "");

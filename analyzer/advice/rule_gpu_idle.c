@@ -31,23 +31,13 @@ static int cause_without_calls(const gt_proc *p)
     return best;
 }
 
-/* The CPU's own work after the waits beyond the GPU's busy time (sync-stall leaves it here). */
-static double after_sync_excess_ms(const gt_proc *p)
-{
-    if (!gt_adv_has_steps(p))
-        return 0;
-    double busy = p->steady_busy_pct / 100 * gt_adv_window_ms(p);
-    double excess = (double)p->steady_after_sync_nocall_ns / 1e6 - busy;
-    return excess > 0 ? excess : 0;
-}
-
 static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 {
     const gt_proc *p = c->p;
     const gt_straggler *st = &c->run->straggler;
     idle_data *d = data;
     double w = gt_adv_window_ms(p), steps = gt_adv_steps(p);
-    double idle = (double)p->steady_idle_unexplained_ns / 1e6 + after_sync_excess_ms(p);
+    double idle = (double)p->steady_idle_unexplained_ns / 1e6 + gt_adv_after_sync_excess_ms(p);
     if (w <= 0 || idle / w < IDLE_SHARE)
         return 0;
     d->cause = cause_without_calls(p);

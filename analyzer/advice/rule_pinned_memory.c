@@ -60,11 +60,7 @@ static int pinned_rates(const gt_proc *p, double out[2])
     }
     /* nominal, a little under the link's raw rate: PCIe 5.0 x16 from Hopper on, 4.0 for
      * Ampere, 3.0 before */
-    int cc = 0;
-    for (int i = 0; i < p->hdr.runtime.device_count && i < GT_MAX_DEVICES; i++) {
-        int c = p->hdr.runtime.devices[i].cc_major * 10 + p->hdr.runtime.devices[i].cc_minor;
-        cc = c > cc ? c : cc;
-    }
+    int cc = gt_adv_max_cc(p);
     out[0] = out[1] = cc >= 90 ? 50.0 : cc >= 80 ? 25.0 : 12.0;
     return SRC_NOMINAL;
 }

@@ -65,19 +65,6 @@ static double repeated_ms_per_step(const gt_proc *p, double *calls)
     return (double)ns / 1e6 / gt_adv_steps(p);
 }
 
-/* CPU work without CUDA calls after the waits, beyond what the GPU's own work in the steady
- * steps could hide were the waits gone: a loop bound by its CPU (data loading in the training
- * process) that also reads loss.item() idles the GPU for that, not for the sync (gpu-idle counts
- * it). Per step; 0 without steps (the reasoning is per step). */
-static double after_sync_excess_ms(const gt_proc *p)
-{
-    if (!gt_adv_has_steps(p))
-        return 0;
-    double busy = p->steady_busy_pct / 100 * gt_adv_window_ms(p);
-    double excess = (double)p->steady_after_sync_nocall_ns / 1e6 - busy;
-    return excess > 0 ? excess / gt_adv_steps(p) : 0;
-}
-
 static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
 {
     const gt_proc *p = c->p;
@@ -94,7 +81,7 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
      * launch latency included (a drained queue waits for the next launch every time) */
     d->idle_ms = p->steady_after_sync_idle_ms_per_step +
                  (double)p->steady_after_sync_small_ns / 1e6 / gt_adv_steps(p) -
-                 after_sync_excess_ms(p);
+                 gt_adv_after_sync_excess_ms(p) / gt_adv_steps(p);
     if (d->idle_ms < 0)
         d->idle_ms = 0;
     d->gpu_stayed_busy = d->idle_ms < SYNC_BUSY_SHARE * d->sync_ms;
