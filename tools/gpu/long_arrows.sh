@@ -5,7 +5,10 @@
 # launches and a copy back (600,000 kernels) with the library built by tools/gpu/build.sh, in
 # the default link mode (anchors and launch order) and with callback pairs, the writer flushing
 # every 200 ms (default) and every 5 s (a larger lag).
-# Output: $OUT/long_arrows.tar.gz (the .gtrace files). Check them on a machine with the analyzer:
+# With .devbin carried (tools/gpu/pack_devbin.sh) the traces are checked there: $OUT/long_arrows.txt
+# has, per trace, convert's link lines and the report's kernel counts, and the traces (too large
+# to bring back) stay there. Without it: $OUT/long_arrows.tar.gz (the .gtrace files). Check them on
+# a machine with the analyzer:
 #   for f in long_arrows/*/*.gtrace; do gputrace convert --no-advice -o /tmp/x.pftrace $f;
 #     gputrace report --json $f | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["kernels"])'; done
 # Expected: convert's "N kernels linked by ..." equals the report's linked_by_* for each file,
@@ -27,4 +30,14 @@ for mode in order callbacks; do
     echo "$mode flush=$flush rc=$? $(ls -s "$d" | tr '\n' ' ')"
   done
 done
-tar -C "$W" -czf "$OUT/long_arrows.tar.gz" long_arrows && ls -la "$OUT/long_arrows.tar.gz"
+if [ -x .devbin/bin/gputrace ]; then
+  GT() { LD_LIBRARY_PATH=$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} .devbin/bin/gputrace "$@"; }
+  for f in "$W"/long_arrows/*/*.gtrace; do
+    echo "== $(basename "$(dirname "$f")"): $(stat -c %s "$f") bytes"
+    GT convert --no-advice -o "$W/x.pftrace" "$f" 2>&1 | grep -iE 'link|arrow|not drawn'
+    GT report --json "$f" | python3 -c 'import json,sys
+for p in json.load(sys.stdin)["processes"]: print("report kernels:", json.dumps(p.get("kernels")))'
+  done | tee "$OUT/long_arrows.txt"
+else
+  tar -C "$W" -czf "$OUT/long_arrows.tar.gz" long_arrows && ls -la "$OUT/long_arrows.tar.gz"
+fi

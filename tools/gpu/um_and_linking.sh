@@ -29,7 +29,8 @@
 #                                      summary)
 # Environment: UM_BUDGET_S (default 480): no run starts past that many seconds from the start,
 # build included; UM_WORK: the work folder (default /tmp/gputrace-um); UM_LIB: a libgputrace.so to
-# use instead of building one; PYTHON (default python3). Time: about 5 minutes.
+# use instead of building one; UM_CASES: an extended regex, only the cases whose whole name it
+# matches run (default: all); PYTHON (default python3). Time: about 5 minutes for all.
 set -uo pipefail
 : "${OUT:?OUT must name the folder for results}"
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
@@ -79,6 +80,7 @@ corpus_env
 um_case() {
   local name=$1 limit=$2 mode=traced
   shift 2
+  [[ "$name" =~ ^(${UM_CASES:-.*})$ ]] || return 0
   local envs=(GPUTRACE_VERBOSE=1)
   while [ "$1" != "--" ]; do
     if [ "$1" = untraced=1 ]; then mode=untraced; else envs+=("$1"); fi
