@@ -96,10 +96,11 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         md_um_on_api(p, r);
         if (r->kind == GT_REC_API_CUDNN)
             md_on_api_cudnn(p, s, r);
-        if (p->hdr.flags & GT_HDR_GPU_SAMPLED) { /* the calls stand in for the GPU records */
-            md_steps_on_call(s, r);
+        /* the calls stand in for the GPU records of a sampled trace, and make the steps of a
+         * loop whose GPU work interleaves (threads or streams of their own) */
+        md_steps_on_call(s, r);
+        if (p->hdr.flags & GT_HDR_GPU_SAMPLED)
             md_sample_on_call(s, r->kind, &c);
-        }
         break;
     }
     case GT_REC_CUDNN_PLAN:

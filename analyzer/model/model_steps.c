@@ -1,9 +1,10 @@
 /* model_steps.c — which marker makes the steps (issue 21 item 2), in ranked order: the range the
  * user names (--step-range), the program's own markers (torch.profiler's ProfilerStep#N, an NVTX
  * range of the default or a user domain, cudaProfilerStart/Stop windows), then what the GPU shows
- * (repeated CUDA graph launches, a repeating kernel or copy; in a GPU-sampled trace, whose GPU
- * records exist only in windows, the same from the calls: model_steps_pattern.c), else none. A
- * library's ranges (CUB,
+ * (repeated CUDA graph launches, a repeating kernel or copy), then the calls of the thread that
+ * launches most (its loop's pattern, when the GPU's work of several threads or streams
+ * interleaves; in a GPU-sampled trace, whose GPU records exist only in windows, the calls come
+ * first: model_steps_pattern.c), else none. A library's ranges (CUB,
  * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
  * implausible (too few, much shorter than the time between them, holding little of the GPU's
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
@@ -568,11 +569,13 @@ void md_choose_steps(gt_proc *p, pass_state *s)
                              "the windows, make no steps)");
         return;
     }
-    if (choose_graphs(&c) || md_steps_choose_pattern(&c))
+    /* the loop thread's calls last: several threads or streams interleave their GPU work (an
+     * OpenMP loop of one stream per thread), while each thread repeats its own launches */
+    if (choose_graphs(&c) || md_steps_choose_pattern(&c) || md_steps_choose_calls(&c))
         return;
     p->n_steps = 0;
-    md_steps_set_why(&c,
-                     "no marker: no NVTX step range of the program, no repeating launch pattern");
+    md_steps_set_why(&c, "no marker: no NVTX step range of the program, no repeating pattern of "
+                         "the GPU's work or of the calls of the thread that launches most");
 }
 
 int gt_run_step_range_check(const gt_run *run)

@@ -22,14 +22,14 @@ typedef struct pattern {
     size_t count, first, period;
 } pattern;
 
-/* The operations searched: the GPU's (s->ops), or a sampled trace's calls of one thread. */
+/* The operations searched: the GPU's (s->ops), or the calls of one thread. */
 typedef struct op_list {
     step_op *ops;
     size_t n;
-    int calls; /* the calls of a GPU-sampled trace */
+    int calls; /* calls, not the GPU's operations */
 } op_list;
 
-/* ---- pass 1: the calls of a GPU-sampled trace ---- */
+/* ---- pass 1: the calls ---- */
 
 static void add_call(pass_state *s, uint64_t t, uint64_t key, uint32_t tid)
 {
@@ -255,18 +255,21 @@ static void describe_gpu(const pattern *pt, uint64_t key, const char *name, char
                  pt->period, name);
 }
 
-/* The same for a pattern of a sampled trace's calls: the source says it is the CPU side's. */
-static void describe_calls(const pattern *pt, uint64_t key, const char *name, char *src,
-                           size_t src_size, char *why, size_t why_size)
+/* The same for a pattern of calls: the source says it is the CPU side's, and why the calls. */
+static void describe_calls(const pattern *pt, uint64_t key, const char *name, int sampled,
+                           char *src, size_t src_size, char *why, size_t why_size)
 {
     unsigned tag = key & (COPY_KEY | SYNC_KEY) ? CPU_TAG_NONE : CPU_KEY_TAG(key);
-    snprintf(src, src_size, "%s (%zu\xc3\x97 %s) \xe2\x80\x94 CPU side, GPU sampled",
+    snprintf(src, src_size, "%s (%zu\xc3\x97 %s) \xe2\x80\x94 CPU side%s",
              key & COPY_KEY           ? "repeating copy"
              : key & SYNC_KEY         ? "repeating sync"
              : tag == CPU_TAG_LIBRARY ? "repeating call"
                                       : "repeating launch",
-             pt->count, gt_short_name(name, 40, 0));
-    const char *lead = "no program marker; GPU sampled, so from the calls (recorded all along):";
+             pt->count, gt_short_name(name, 40, 0), sampled ? ", GPU sampled" : "");
+    const char *lead = sampled ? "no program marker; GPU sampled, so from the calls (recorded all "
+                                 "along):"
+                               : "no program marker; the GPU's work of several threads or streams "
+                                 "interleaves, so from the calls of the thread that launches most:";
     if (key & SYNC_KEY)
         snprintf(why, why_size,
                  "%s the program waits for the GPU ('%s') after every %zu calls: "
@@ -282,13 +285,52 @@ static void describe_calls(const pattern *pt, uint64_t key, const char *name, ch
                  pt->period, name);
 }
 
+/* Threads that make the step's call exactly as often as the loop thread run one loop together
+ * (a parallel-for over tasks, each thread a stream of its own): an iteration is over when every
+ * one of them has made its call, so step i ends at the latest of their i-th calls. */
+static void join_lockstep_threads(const pass_state *s, uint64_t key, uint64_t *t, size_t n)
+{
+    gt_u64map index = {0};
+    size_t n_tids = 0, *count = gt_xcalloc(s->n_calls + 1, sizeof *count);
+    uint32_t *tid_of = gt_xcalloc(s->n_calls + 1, sizeof *tid_of);
+    for (size_t i = 0; i < s->n_calls; i++) {
+        if (s->calls[i].key != key)
+            continue;
+        uint32_t k = gt_map_get(&index, s->call_tids[i]);
+        if (k == UINT32_MAX) {
+            k = (uint32_t)n_tids;
+            tid_of[n_tids++] = s->call_tids[i];
+            gt_map_put(&index, s->call_tids[i], k);
+        }
+        count[k]++;
+    }
+    uint64_t *mine = gt_xrealloc(NULL, n * sizeof *mine);
+    for (size_t k = 0; k < n_tids; k++) {
+        if (count[k] != n)
+            continue;
+        size_t m = 0;
+        for (size_t i = 0; i < s->n_calls; i++)
+            if (s->calls[i].key == key && s->call_tids[i] == tid_of[k])
+                mine[m++] = s->calls[i].t;
+        qsort(mine, m, sizeof *mine, md_cmp_u64);
+        for (size_t i = 0; i < n; i++)
+            t[i] = mine[i] > t[i] ? mine[i] : t[i];
+    }
+    free(mine);
+    free(tid_of);
+    free(count);
+    gt_map_free(&index);
+}
+
 static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const size_t *pos,
                        uint64_t key)
 {
     uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
     for (size_t i = 0; i < pt->count; i++)
         t[i] = l->ops[pos[i]].t;
-    char name[96], src[128], why[256];
+    if (l->calls)
+        join_lockstep_threads(c->s, key, t, pt->count);
+    char name[96], src[128], why[384];
     op_name(c, key, name, sizeof name);
     char what[sizeof name + 16];
     snprintf(what, sizeof what, "the steps of '%s'", name);
@@ -299,7 +341,7 @@ static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const si
         c->passed[before] = 0;
     if (ok) {
         if (l->calls)
-            describe_calls(pt, key, name, src, sizeof src, why, sizeof why);
+            describe_calls(pt, key, name, c->p->gpu_sampled, src, sizeof src, why, sizeof why);
         else
             describe_gpu(pt, key, name, src, sizeof src, why, sizeof why);
         md_steps_take_times(c, t, pt->count,
@@ -349,7 +391,7 @@ int md_steps_choose_pattern(chooser *c)
     return choose_in(c, &l);
 }
 
-/* ---- a GPU-sampled trace: the calls ---- */
+/* ---- the calls: a GPU-sampled trace, or GPU work that interleaves ---- */
 
 /* The thread that gives the GPU most work (launches, graph launches, library calls): the loop's.
  * Other threads' calls (a gloo thread's copies and waits, a data loader's pinned copies) come at

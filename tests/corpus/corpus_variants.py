@@ -126,10 +126,6 @@ KNOWN_GAPS = {
     "compile_recompile": "no steps found",
     "jax_conv": "test_convert_check.py",  # arrows that end before they start
     "jax_conv_shapes": "no steps found",
-    "managed_gemv": "no steps found",
-    "managed_gemv_advise": "no steps found",
-    "managed_gemv_prefetch": "no steps found",
-    "mscopy_pipelined2": "no steps found",
     "tiny_cuda_100": "more than 5% apart",
     "tiny_cuda_static_100": "more than 5% apart",
     "tiny_cupy_100": "more than 5% apart",
