@@ -574,8 +574,8 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     if (choose_graphs(&c) || md_steps_choose_pattern(&c) || md_steps_choose_calls(&c))
         return;
     p->n_steps = 0;
-    md_steps_set_why(&c, "no marker: no NVTX step range of the program, no repeating pattern of "
-                         "the GPU's work or of the calls of the thread that launches most");
+    md_steps_set_why(&c,
+                     "no marker: no NVTX step range of the program, no repeating launch pattern");
 }
 
 int gt_run_step_range_check(const gt_run *run)

@@ -182,6 +182,31 @@ static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
              gt_short_name(k < c->p->n_kernels ? c->p->kernels[k].name : "?", 50, GT_NAME_KERNEL));
 }
 
+/* A wait for the GPU: a sync, or a copy back to the host (a read-back such as loss.item() or a
+ * checksum, which the CPU waits for). */
+static int waits_for_gpu(uint64_t key)
+{
+    return (key & SYNC_KEY) || ((key & COPY_KEY) && (key >> 48 & 0x7fff) == 2 /* DtoH */);
+}
+
+/* A program that waits for the GPU at regular intervals times its iterations by those waits
+ * (a host clock needs one): one kernel launched over and over between them is the iteration's
+ * work, not the iteration (a benchmark's 100 launches and a read-back), so such a period-1
+ * pattern gives way when a wait repeats regularly. */
+static size_t drop_single_ops_between_waits(const op_list *l, pattern *pt, size_t np)
+{
+    int regular_wait = 0;
+    for (size_t i = 0; i < np; i++)
+        regular_wait |= pt[i].period > 1 && waits_for_gpu(l->ops[pt[i].first].key);
+    if (!regular_wait)
+        return np;
+    size_t kept = 0;
+    for (size_t i = 0; i < np; i++)
+        if (pt[i].period != 1 || waits_for_gpu(l->ops[pt[i].first].key))
+            pt[kept++] = pt[i];
+    return kept;
+}
+
 /* Regular operations, most frequent first. pos: the positions of each id, from off[id]. */
 static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_ids, size_t *n_out,
                               size_t **pos_out, size_t **off_out)
@@ -222,6 +247,7 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
     free(tmp);
     free(place);
     free(all);
+    np = drop_single_ops_between_waits(l, pt, np);
     qsort(pt, np, sizeof *pt, cmp_pattern);
     *n_out = np;
     *pos_out = pos;
@@ -322,9 +348,15 @@ static void join_lockstep_threads(const pass_state *s, uint64_t key, uint64_t *t
     gt_map_free(&index);
 }
 
+/* The calls are the last resort of a fully recorded trace: a loop of them, not a few calls made
+ * once per configuration (three convolutions set up one after the other), makes its steps. */
+#define STEP_MIN_CALL_LOOP 5
+
 static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const size_t *pos,
                        uint64_t key)
 {
+    if (l->calls && !c->p->gpu_sampled && pt->count < STEP_MIN_CALL_LOOP)
+        return 0;
     uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
     for (size_t i = 0; i < pt->count; i++)
         t[i] = l->ops[pos[i]].t;
