@@ -20,6 +20,9 @@
 int gt_xrank_file_is_summary(const char *path)
 {
     char head[HEAD_BYTES + 1];
+    struct stat sb; /* never open a FIFO or a device to look: it may wait or consume */
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;

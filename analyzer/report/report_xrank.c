@@ -42,8 +42,9 @@ static void print_straggler(const gt_xrank *x, FILE *out)
             gt_counted((double)st->rounds, st->per_step ? "step" : "collective",
                        st->per_step ? "steps" : "collectives"),
             gt_dur(st->lateness_ms), st->per_step ? "a step (median)" : "in all");
-    fprintf(out, "  the other ranks wait %s %s for it; the step takes %s\n",
-            gt_dur(st->others_wait_ms), st->per_step ? "a step" : "in all", gt_dur(st->period_ms));
+    fprintf(out, "  %s on average; the other ranks wait %s %s for it; the step takes %s\n",
+            gt_dur(x->rank_stat[s].late_ms), gt_dur(st->others_wait_ms),
+            st->per_step ? "a step" : "in all", gt_dur(st->period_ms));
 }
 
 static void print_follows(const gt_xrank *x, FILE *out)
@@ -176,6 +177,9 @@ void gt_xrank_print(const gt_xrank *x, FILE *out, int top_n)
         print_follows(x, out);
     } else if (x->n_ranks >= 2) {
         fprintf(out, "Straggler: none found (no collective matched on every rank)\n");
+    } else {
+        fprintf(out, "Straggler: needs 2 ranks with collectives; the summaries hold %zu\n",
+                x->n_ranks);
     }
     print_step_times(x, out);
     if (x->straggler.found) {
