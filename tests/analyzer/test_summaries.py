@@ -8,7 +8,8 @@
    step, nobody. The report must name, in every step, the rank the generator made latest; the
    straggler for the fixed rank; and what lateness follows (rank, host, GPU, none) with its value.
 2. Bad input: a damaged summary is named and the exit status is 2 while the others are still
-   reported; a newer schema_version is refused; traces and summaries mixed is a usage error.
+   reported; a newer schema_version is refused; traces and summaries mixed is a usage error;
+   diff says it compares traces.
 3. `report --summary` of a recorded trace: the schema's fields, the steps and collectives of the
    trace's own report, and a few kilobytes.
 """
@@ -83,6 +84,9 @@ def check_bad_input(gputrace, work):
              os.path.join(os.path.dirname(work), "x.gtrace")], ok=(2,))
     if "not both" not in p.stderr:
         errors.append("mixed inputs: %s" % p.stderr)
+    p = run([gputrace, "diff", newer, os.path.join(src, "rank2.summary.json")], ok=(2,))
+    if "diff compares traces" not in p.stderr:
+        errors.append("diff of summaries: %s" % p.stderr)
     return errors
 
 
