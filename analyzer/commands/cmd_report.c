@@ -54,9 +54,9 @@ static void usage(FILE *out)
             "  -h, --help         this help\n\n"
             "A FOLDER stands for the *.gtrace files in it (a run folder, one file per process).\n"
             "Given summaries (files written by --summary, a folder of *.json summaries, or a\n"
-            "quoted pattern), report matches the collectives across ranks: the straggler per\n"
-            "collective and per step, whether lateness follows a rank, a host or a GPU, and the\n"
-            "spread of step times across ranks and hosts (docs/many-ranks.md).\n"
+            "quoted pattern), report matches the collectives across ranks: the straggler\n"
+            "per collective and per step, whether lateness follows a rank, a host or a GPU,\n"
+            "and the spread of step times across ranks and hosts (docs/many-ranks.md).\n"
             "Exit status: 0 ok, 1 damaged input (still reported), 2 not a trace or bad usage,\n"
             "3 advice at the --fail-on level. Colour only on a terminal; NO_COLOR turns it off.\n"
             "Lines fit the terminal (COLUMNS, else 100 columns when not a terminal).\n");
