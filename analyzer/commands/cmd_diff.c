@@ -17,6 +17,7 @@
 #include "report_out.h"
 #include "textfmt.h"
 #include "util.h"
+#include "xrank.h"
 
 static void usage(FILE *out)
 {
@@ -572,6 +573,15 @@ int cmd_diff(int argc, char **argv)
         free(runs);
         return 2;
     }
+    for (int i = 0; i < 2; i++)
+        if (gt_xrank_path_is_summary(runs[i])) { /* say so, rather than "not a trace" */
+            fprintf(stderr,
+                    "gputrace diff: %s: a per-rank summary; diff compares traces "
+                    "(`gputrace report SUMMARY...` analyses summaries)\n",
+                    runs[i]);
+            free(runs);
+            return 2;
+        }
     int json = o.json, top_n = o.top_n;
     const char *path_a = runs[0], *path_b = runs[1];
     free(runs);

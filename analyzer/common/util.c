@@ -121,6 +121,13 @@ static void add_path(char ***list, size_t *cnt, size_t *cap, char *p)
 
 char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const char *who)
 {
+    return gt_expand_paths_suffix(paths, n, out_n, who, ".gtrace");
+}
+
+char **gt_expand_paths_suffix(const char *const *paths, int n, size_t *out_n, const char *who,
+                              const char *suffix)
+{
+    size_t slen = strlen(suffix);
     char **list = NULL;
     size_t cnt = 0, cap = 0;
     for (int i = 0; i < n; i++) {
@@ -134,7 +141,7 @@ char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const cha
         struct dirent *e;
         while ((e = readdir(d))) {
             size_t len = strlen(e->d_name);
-            if (len <= 7 || strcmp(e->d_name + len - 7, ".gtrace"))
+            if (len <= slen || strcmp(e->d_name + len - slen, suffix))
                 continue;
             size_t plen = strlen(paths[i]) + len + 2;
             char *full = gt_xmalloc(plen);
@@ -145,8 +152,8 @@ char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const cha
         if (cnt > first) /* (never qsort an empty, possibly NULL, list: UBSan) */
             qsort(list + first, cnt - first, sizeof *list, cmp_str);
         else if (who)
-            fprintf(stderr, "gputrace%s%s: %s: no .gtrace files in this folder\n", *who ? " " : "",
-                    who, paths[i]);
+            fprintf(stderr, "gputrace%s%s: %s: no %s files in this folder\n", *who ? " " : "", who,
+                    paths[i], suffix);
     }
     *out_n = cnt;
     return list;

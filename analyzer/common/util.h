@@ -59,6 +59,9 @@ static inline void gt_body_copy(void *dst, size_t dst_size, const gt_record *r)
  * names a folder without any), anything else is kept as given. Returns the list (free with
  * gt_paths_free) and its length in *out_n. */
 char **gt_expand_paths(const char *const *paths, int n, size_t *out_n, const char *who);
+/* The same for the files whose name ends with suffix (".json": per-rank summaries). */
+char **gt_expand_paths_suffix(const char *const *paths, int n, size_t *out_n, const char *who,
+                              const char *suffix);
 void gt_paths_free(char **list, size_t n);
 
 /* printf into one of 8 rotating static buffers of 128 bytes: for short texts built inline

@@ -342,6 +342,7 @@ typedef struct gt_proc {
     gt_kernel_agg *kernels;
     size_t n_kernels, cap_kernels;
     uint64_t kernel_count, kernel_ns, short_kernel_count, nccl_ns;
+    uint64_t kernel_ns_by_device[GT_MAX_DEVICES]; /* CUDA device ordinal: which GPU it used */
     /* linked to their call: callback pair, anchors and launch order (order_link.h), queued time */
     uint64_t kernels_by_pair, kernels_by_order, kernels_by_time;
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
@@ -427,6 +428,7 @@ typedef struct gt_proc {
     uint64_t steady_idle_cause_ns[GT_IDLE_CAUSE_COUNT]; /* the same in the steady window */
     gt_collective *collectives; /* in time order of their end (model_idle.c) */
     size_t n_collectives;
+    uint64_t collectives_dropped; /* past the model's cap (COLLECTIVES_MAX), not kept */
     uint64_t steady_small_gap_ns; /* gaps < GT_GAP_MIN_NS inside the steady window */
     /* NCCL kernels spinning for a late rank (model_ranks.c), counted in idle_cause_ns too */
     uint64_t nccl_wait_ns, steady_nccl_wait_ns;
@@ -547,7 +549,8 @@ const char *gt_proc_extrapolation_note(const gt_proc *p);
 /* The part of [a, b] in the steady window's GPU-measured part (the steady window unsampled). */
 uint64_t gt_proc_steady_gpu_overlap(const gt_proc *p, uint64_t a, uint64_t b);
 int gt_proc_has_data(const gt_proc *p);
-int gt_proc_rank(const gt_proc *p); /* hdr.rank, or -1 */
+int gt_proc_rank(const gt_proc *p);       /* hdr.rank, or -1 */
+int gt_proc_gpu_device(const gt_proc *p); /* the device of most kernel time, or -1 */
 /* The framework the program is written against (one enum gt_framework bit): PyTorch before
  * JAX, TensorFlow, CuPy, Triton (which run beside PyTorch), plain Python, native. */
 unsigned gt_proc_framework(const gt_proc *p);

@@ -195,3 +195,13 @@ int gt_proc_rank(const gt_proc *p)
 {
     return p->hdr.rank;
 }
+
+int gt_proc_gpu_device(const gt_proc *p)
+{
+    int best = -1;
+    for (int d = 0; d < GT_MAX_DEVICES; d++)
+        if (p->kernel_ns_by_device[d] &&
+            (best < 0 || p->kernel_ns_by_device[d] > p->kernel_ns_by_device[best]))
+            best = d;
+    return best;
+}

@@ -35,8 +35,12 @@ void md_idle_on_thread(pass_state *s, const gt_record *r)
 
 static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t done, int kind)
 {
-    if (done < arrive || p->n_collectives >= COLLECTIVES_MAX)
+    if (done < arrive)
         return;
+    if (p->n_collectives >= COLLECTIVES_MAX) {
+        p->collectives_dropped++; /* shown by the summary: none lost silently */
+        return;
+    }
     gt_grow((void **)&p->collectives, &s->cap_collectives, p->n_collectives,
             sizeof *p->collectives);
     p->collectives[p->n_collectives++] = (gt_collective){arrive, done, kind};

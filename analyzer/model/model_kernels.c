@@ -78,6 +78,8 @@ void md_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
     }
     p->kernel_count++;
     p->kernel_ns += d;
+    if (k->device < GT_MAX_DEVICES)
+        p->kernel_ns_by_device[k->device] += d;
     md_iv_add(s, k->start_ns, k->end_ns);
 }
 

@@ -17,6 +17,7 @@
  * compilation, other collectives: model.h's gt_late_what), less the median of the other ranks'
  * split of their own, shorter, time. A rank sleeping and one computing on the CPU look alike (no
  * call either way) without CPU samples. */
+#include "coll_match.h"
 #include "model_core.h"
 #include "model_idle.h"
 #include "model_sample.h"
@@ -129,36 +130,17 @@ static double median_of(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static uint64_t absdiff(uint64_t a, uint64_t b)
-{
-    return a > b ? a - b : b - a;
-}
-
 /* Side r's collective that ends nearest to t within tol, after those already matched; SIZE_MAX
- * when none. */
+ * when none (coll_match.c: the rule summaries are matched by too). */
 static size_t match_one(rank_side *r, uint64_t t, uint64_t tol)
 {
-    while (r->at < r->n && coll(r, r->at)->done_ns + tol < t)
-        r->at++;
-    size_t best = SIZE_MAX;
-    for (size_t i = r->at; i < r->n && coll(r, i)->done_ns <= t + tol; i++)
-        if (best == SIZE_MAX ||
-            absdiff(coll(r, i)->done_ns, t) < absdiff(coll(r, best)->done_ns, t))
-            best = i;
-    if (best != SIZE_MAX)
-        r->at = best + 1;
-    return best;
+    return gt_coll_match_one(r->p->collectives, r->c, r->n, &r->at, t, tol);
 }
 
 /* The tolerance for the reference's j-th collective: half the distance to its neighbours. */
 static uint64_t tolerance(const rank_side *ref, size_t j)
 {
-    uint64_t t = coll(ref, j)->done_ns, tol = UINT64_MAX;
-    if (j > 0)
-        tol = (t - coll(ref, j - 1)->done_ns) / 2;
-    if (j + 1 < ref->n && (coll(ref, j + 1)->done_ns - t) / 2 < tol)
-        tol = (coll(ref, j + 1)->done_ns - t) / 2;
-    return tol == UINT64_MAX ? 1000000000ull : tol;
+    return gt_coll_tolerance(ref->p->collectives, ref->c, ref->n, j);
 }
 
 /* The phase kinds that count as compilation for what a rank did instead. */

@@ -1,0 +1,27 @@
+/* coll_match.h — matching one collective across ranks, on plain arrays: the rule model_ranks.c
+ * (a run's traces) and xrank.c (per-rank summaries) both follow, so that the two give the same
+ * answer. The collectives of a process group are the same, in the same order, on every rank, and
+ * each ends on every rank at about the same moment: a rank's collective is matched to the
+ * reference rank's that ends nearest, within half the distance to the reference's neighbours. */
+#ifndef GT_COLL_MATCH_H
+#define GT_COLL_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* The i-th of a rank's collectives taken for matching: all[idx[i]], or all[i] when idx is NULL
+ * (all of them, in order of their end). */
+const gt_collective *gt_coll_pick(const gt_collective *all, const size_t *idx, size_t i);
+
+/* The tolerance for the reference's j-th collective (of n): half the distance to its neighbours,
+ * 1 s when it has none. */
+uint64_t gt_coll_tolerance(const gt_collective *all, const size_t *idx, size_t n, size_t j);
+
+/* The rank's collective (of n, from *at on: those before are matched already) that ends nearest
+ * to t within tol; *at moves past it. SIZE_MAX when none. */
+size_t gt_coll_match_one(const gt_collective *all, const size_t *idx, size_t n, size_t *at,
+                         uint64_t t, uint64_t tol);
+
+#endif
