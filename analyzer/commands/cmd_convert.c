@@ -379,6 +379,11 @@ int cmd_convert(int argc, char **argv)
         n = (int)ranks.n_paths;
         opts.note = note;
     }
+    /* --max-mb loads a model of its own and frees it: before the advice's model is opened, so
+     * that the two are never in memory together (the peak of a long run). */
+    gt_convert_budget budget;
+    memset(&budget, 0, sizeof budget);
+    uint64_t estimate = choose_budget(co.max_mb, co.step_range, inputs, n, &opts, &budget);
     advice_ctx adv;
     memset(&adv, 0, sizeof adv);
     adv.run.opts.step_range = co.step_range;
@@ -386,6 +391,7 @@ int cmd_convert(int argc, char **argv)
     if (opened == 0 && !gt_run_step_range_check(&adv.run)) {
         adv.loaded = 1;
         advice_free(&adv);
+        gt_convert_budget_free(&budget);
         gt_rank_choice_free(&ranks);
         free(owned);
         free(operands);
@@ -402,15 +408,13 @@ int cmd_convert(int argc, char **argv)
     }
     adv.loaded = want_advice;
     opts.progress = isatty(STDERR_FILENO);
-    gt_convert_budget budget;
-    memset(&budget, 0, sizeof budget);
-    uint64_t estimate = choose_budget(co.max_mb, co.step_range, inputs, n, &opts, &budget);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
     gt_outfile out;
     if (gt_outfile_open(&out, output, "convert") != 0) {
         advice_free(&adv);
+        gt_convert_budget_free(&budget);
         gt_rank_choice_free(&ranks);
         free(owned);
         free(operands);

@@ -117,11 +117,15 @@ static void on_sync(gt_olinker *o, const gt_record *r)
     if (r->body_size < sizeof s.c || s.sync_kind != GT_SYNC_DEVICE || s.c.result != 0 ||
         s.c.device < 0)
         return;
-    for (size_t i = 0; i < o->n_launches; i++) {
+    /* Newest first: on one thread the array is in time order (sorted by begin, new ones
+     * appended), and a launch already synced had every earlier one of its device synced too. */
+    for (size_t i = o->n_launches; i-- > 0;) {
         gt_olink_launch *l = &o->launches[i];
-        if (l->tid == r->tid && !l->synced_ns && l->device == s.c.device &&
-            l->t_begin < s.c.t_begin_ns)
-            l->synced_ns = s.c.t_end_ns;
+        if (l->tid != r->tid || l->device != s.c.device || l->t_begin >= s.c.t_begin_ns)
+            continue;
+        if (l->synced_ns)
+            break;
+        l->synced_ns = s.c.t_end_ns;
     }
     note_time(o, s.c.t_end_ns);
 }
