@@ -20,7 +20,7 @@ static void convert_usage(FILE *out)
     fprintf(
         out,
         "usage: gputrace convert TRACE... [-o OUT] [--format=perfetto|json] [--no-advice]\n"
-        "                        [--step-range=NAME]\n"
+        "                        [--step-range=NAME] [--max-mb=N] [--ranks=LIST]\n"
         "\n"
         "Write one Perfetto trace from one or several .gtrace files (or folders of them: a\n"
         "parent and its workers, the ranks of a torchrun job). Open it in ui.perfetto.dev.\n"
@@ -43,6 +43,11 @@ static void convert_usage(FILE *out)
         "                      run keeps whole steps (the slowest, the median, the first\n"
         "                      steady ones) and leaves the rest out, marked on the\n"
         "                      timeline; the advice (and gputrace report) cover it all\n"
+        "  --ranks=LIST        only these ranks of a multi-rank run (their DataLoader\n"
+        "                      workers and other children follow them): ranks and\n"
+        "                      ranges (0,3,8-11), slowest (the straggler at the\n"
+        "                      collectives), fastest (the rank that waits longest for\n"
+        "                      the others), combined: --ranks slowest,fastest,0\n"
         "  -q, --quiet         no warnings\n"
         "  -h, --help          this help\n"
         "\n"
@@ -202,7 +207,7 @@ static void advice_free(advice_ctx *a)
 }
 
 typedef struct convert_options {
-    const char *output, *step_range;
+    const char *output, *step_range, *ranks;
     gt_convert_opts opts;
     int want_advice;
     uint64_t max_mb;
@@ -232,6 +237,9 @@ static int convert_option(void *ctx, int c, const char *arg)
         return GT_CLI_OK;
     case 'S':
         o->step_range = arg;
+        return GT_CLI_OK;
+    case 'R':
+        o->ranks = arg;
         return GT_CLI_OK;
     case 'M': {
         char *end;
@@ -291,6 +299,27 @@ static void say_left_out(uint64_t max_mb, uint64_t estimate, const gt_convert_bu
                 st->bytes_out >> 20, max_mb);
 }
 
+/* --ranks: the files of the ranks chosen replace the inputs; what was kept and left out is said
+ * on stderr (unless quiet) and in the trace (note). Returns 0, or 2 with the reason printed. */
+static int choose_ranks(const char *list, char *const *inputs, int n, int quiet,
+                        gt_rank_choice *choice, char *note, size_t note_len)
+{
+    char err[512];
+    if (gt_convert_choose_ranks(list, (const char *const *)inputs, n, choice, err, sizeof err)) {
+        fprintf(stderr, "gputrace convert: %s\n", err);
+        return 2;
+    }
+    int w = snprintf(note, note_len, "ranks kept: %s%s%s%s; left out: %s (%zu files)", choice->kept,
+                     choice->named[0] ? " (" : "", choice->named, choice->named[0] ? ")" : "",
+                     choice->left_out, choice->files_left_out);
+    if (choice->without_rank && w > 0 && (size_t)w < note_len)
+        snprintf(note + w, note_len - (size_t)w, ", and %zu file%s of no rank",
+                 choice->without_rank, choice->without_rank == 1 ? "" : "s");
+    if (!quiet)
+        fprintf(stderr, "gputrace convert: --ranks %s: %s\n", list, note);
+    return 0;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
@@ -299,6 +328,7 @@ int cmd_convert(int argc, char **argv)
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"step-range", required_argument, NULL, 'S'},
                                              {"max-mb", required_argument, NULL, 'M'},
+                                             {"ranks", required_argument, NULL, 'R'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     convert_options co = {.want_advice = 1, .max_mb = GT_CONVERT_DEFAULT_MAX_MB};
@@ -336,6 +366,24 @@ int cmd_convert(int argc, char **argv)
         }
         output = owned;
     }
+    gt_rank_choice ranks;
+    memset(&ranks, 0, sizeof ranks);
+    char note[1024];
+    if (co.ranks) {
+        if (choose_ranks(co.ranks, inputs, n, opts.quiet, &ranks, note, sizeof note) != 0) {
+            free(owned);
+            free(operands);
+            return 2;
+        }
+        inputs = ranks.paths;
+        n = (int)ranks.n_paths;
+        opts.note = note;
+    }
+    /* --max-mb loads a model of its own and frees it: before the advice's model is opened, so
+     * that the two are never in memory together (the peak of a long run). */
+    gt_convert_budget budget;
+    memset(&budget, 0, sizeof budget);
+    uint64_t estimate = choose_budget(co.max_mb, co.step_range, inputs, n, &opts, &budget);
     advice_ctx adv;
     memset(&adv, 0, sizeof adv);
     adv.run.opts.step_range = co.step_range;
@@ -343,6 +391,8 @@ int cmd_convert(int argc, char **argv)
     if (opened == 0 && !gt_run_step_range_check(&adv.run)) {
         adv.loaded = 1;
         advice_free(&adv);
+        gt_convert_budget_free(&budget);
+        gt_rank_choice_free(&ranks);
         free(owned);
         free(operands);
         return 2;
@@ -358,15 +408,14 @@ int cmd_convert(int argc, char **argv)
     }
     adv.loaded = want_advice;
     opts.progress = isatty(STDERR_FILENO);
-    gt_convert_budget budget;
-    memset(&budget, 0, sizeof budget);
-    uint64_t estimate = choose_budget(co.max_mb, co.step_range, inputs, n, &opts, &budget);
 
     /* Through a temporary file renamed at the end: never half a trace under its name, never
      * over a device, FIFO or link (outfile.h). */
     gt_outfile out;
     if (gt_outfile_open(&out, output, "convert") != 0) {
         advice_free(&adv);
+        gt_convert_budget_free(&budget);
+        gt_rank_choice_free(&ranks);
         free(owned);
         free(operands);
         return 2;
@@ -414,6 +463,7 @@ int cmd_convert(int argc, char **argv)
     }
     gt_convert_budget_free(&budget);
     advice_free(&adv);
+    gt_rank_choice_free(&ranks);
     free(owned);
     free(operands);
     return rc;

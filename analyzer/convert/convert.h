@@ -68,6 +68,9 @@ typedef struct gt_convert_opts {
     const gt_convert_window *keep;
     size_t n_keep;
     const char *left_out_why;
+    /* When set: one instant at the start of the first file's "gputrace" track saying it (convert
+     * --ranks: the ranks kept and left out), never left out by keep. */
+    const char *note;
     /* When set (n_keep entries): the bytes of the events that fall in each window are added to
      * its entry (--max-mb measures the steps it chose, convert_budget.c). */
     uint64_t *keep_bytes;
@@ -133,5 +136,24 @@ int gt_convert_budget_choose(const struct gt_run *run, uint64_t max_bytes, gt_co
 uint64_t gt_convert_budget_fit(const char *const *paths, int n, int format, uint64_t max_bytes,
                                gt_convert_budget *b);
 void gt_convert_budget_free(gt_convert_budget *b);
+
+/* --ranks LIST (convert_ranks.c): the input files of the ranks LIST keeps ("0,3,8-11",
+ * "slowest", "fastest", combined), each file under its header's rank or, without one, its
+ * parent's (ppid on the same host); files of no rank are left out, unreadable ones kept (the
+ * conversion says why). slowest/fastest load the model of every rank (model.h); numbers read
+ * only the headers. Returns 0, or -1 with the reason in err (bad LIST, a rank not in the inputs,
+ * no ranks at all). */
+typedef struct gt_rank_choice {
+    char **paths; /* the files kept, to convert */
+    size_t n_paths;
+    size_t ranks_kept, ranks_left_out;
+    size_t files_left_out;         /* of ranks left out */
+    size_t without_rank;           /* files of no rank (a launcher), left out */
+    char kept[256], left_out[256]; /* "0-3,8" ("none"; "...,..." when long) */
+    char named[320]; /* "slowest 3, fastest 0 (how they were told apart)", "" when none asked */
+} gt_rank_choice;
+int gt_convert_choose_ranks(const char *list, const char *const *inputs, int n_inputs,
+                            gt_rank_choice *out, char *err, size_t errlen);
+void gt_rank_choice_free(gt_rank_choice *c);
 
 #endif

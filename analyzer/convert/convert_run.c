@@ -212,6 +212,19 @@ static void cv_warn_damage(cv_ctx *c, const char *path, const gt_reader_stats *r
 
 static void cv_mark_left_out(cv_ctx *c, cv_file *f);
 
+/* opts.note (convert --ranks): once, at the first file's start, whatever --max-mb keeps. */
+static void cv_note(cv_ctx *c, cv_file *f)
+{
+    if (!c->opts->note || f->index != 0)
+        return;
+    cv_args x;
+    x.n = 0;
+    cv_arg_s(&x, AN_DETAIL, c->opts->note);
+    c->unfiltered = 1;
+    cv_misc_instant(c, f, f->first_ts, "ranks chosen by convert --ranks", 0, CAT_GPUTRACE, &x);
+    c->unfiltered = 0;
+}
+
 static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
 {
     cv_file f;
@@ -254,6 +267,7 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
         f.first_ts = 1;
     }
     cv_describe_process(c, &f);
+    cv_note(c, &f);
     c->max_ts = 0;
 
     gt_record rec;

@@ -316,6 +316,10 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
+    /* Every link is decided and kept in link_call: the linker's tables (launches and kernels
+     * waiting, its slots) would only add to the peak of pass 2. */
+    gt_op_links_free(&s->links);
+    memset(&s->links, 0, sizeof s->links);
     p->link_lag = s->lag;
     const gt_reader_stats *st = gt_reader_get_stats(r);
     p->chunks_damaged = st->chunks_damaged;

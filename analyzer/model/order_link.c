@@ -91,7 +91,8 @@ static void on_launch(gt_olinker *o, const gt_record *r)
                            .call_id = a.c.corr_id,
                            .lo = t->last_anchor,
                            .name_id = a.name_id,
-                           .tid = r->tid};
+                           .tid = r->tid,
+                           .device = a.c.device};
     memcpy(l->grid, a.grid, sizeof l->grid);
     memcpy(l->block, a.block, sizeof l->block);
     note_time(o, a.c.t_end_ns);
@@ -105,6 +106,28 @@ static void close_launches(gt_olinker *o, gt_olink_thread *t, uint64_t corr)
             o->launches[i].hi = corr;
     t->first_open = o->n_launches;
     t->last_anchor = corr;
+}
+
+/* A blocking cudaDeviceSynchronize returned: the kernels of its thread's earlier launches on that
+ * device have ended, so they started before its end (launch_ready). */
+static void on_sync(gt_olinker *o, const gt_record *r)
+{
+    gt_rec_api_sync s;
+    gt_body_copy(&s, sizeof s, r);
+    if (r->body_size < sizeof s.c || s.sync_kind != GT_SYNC_DEVICE || s.c.result != 0 ||
+        s.c.device < 0)
+        return;
+    /* Newest first: on one thread the array is in time order (sorted by begin, new ones
+     * appended), and a launch already synced had every earlier one of its device synced too. */
+    for (size_t i = o->n_launches; i-- > 0;) {
+        gt_olink_launch *l = &o->launches[i];
+        if (l->tid != r->tid || l->device != s.c.device || l->t_begin >= s.c.t_begin_ns)
+            continue;
+        if (l->synced_ns)
+            break;
+        l->synced_ns = s.c.t_end_ns;
+    }
+    note_time(o, s.c.t_end_ns);
 }
 
 static gt_olink_anchor *anchor_of_call(gt_olinker *o, uint64_t call_id)
@@ -182,6 +205,8 @@ static void on_kernel(gt_olinker *o, const gt_record *r)
     memcpy(g->grid, k.grid, sizeof g->grid);
     memcpy(g->block, k.block, sizeof g->block);
     note_time(o, k.start_ns);
+    if (k.start_ns > o->newest_kernel_ns)
+        o->newest_kernel_ns = k.start_ns;
 }
 
 /* ------------------------------------------------------------------ deciding */
@@ -371,6 +396,11 @@ static bool launch_ready(const gt_olinker *o, const gt_olink_launch *l, uint64_t
         return false;
     if (l->hi && o->max_checked_corr >= l->hi)
         return true;
+    /* synced: its kernel started before synced_ns; one that started a window later was read,
+     * and the kernels are looked up a window behind the newest time */
+    if (l->synced_ns && l->synced_ns + o->window_ns <= horizon &&
+        o->newest_kernel_ns >= l->synced_ns + o->window_ns)
+        return true;
     return l->t_begin + UNBOUNDED_WAIT_NS <= horizon;
 }
 
@@ -511,6 +541,9 @@ void gt_olink_on_record(gt_olinker *o, const gt_record *r)
     case GT_REC_API_CUDNN:
     case GT_REC_API_CUBLAS:
         on_library_call(o, r);
+        break;
+    case GT_REC_API_SYNC:
+        on_sync(o, r);
         break;
     default:
         return;

@@ -25,8 +25,12 @@
  *
  * Streaming (window_ns > 0): a kernel is looked up once the newest time read is window_ns past its
  * start; a launch is matched once a kernel above its upper bound has been looked up (one stream
- * runs in order, so every kernel below the bound has been read) and window_ns has passed, or
- * after 10 s without a bound. With window_ns 0 everything is decided at the end. */
+ * runs in order, so every kernel below the bound has been read) and window_ns has passed; or once
+ * a cudaDeviceSynchronize of its thread and device that began after it returned (its kernel
+ * ended before that, so it started before) and a kernel that started window_ns after that return
+ * has been read; or after 10 s without a bound. Without the sync bound a launch loop that only
+ * syncs (no copy, no library call) kept 10 s of launches and kernels, and the converter's link
+ * caches sized for them (issue 33: 1.35 GB). With window_ns 0 everything is decided at the end. */
 #ifndef GT_ORDER_LINK_H
 #define GT_ORDER_LINK_H
 
@@ -63,9 +67,10 @@ typedef struct gt_olink_launch {
     /* ids of the bounds around it on its thread (anchors, pairs): its kernel's id is in [lo, hi);
      * hi 0 = none yet */
     uint64_t lo, hi;
+    uint64_t synced_ns; /* the end of a device sync of its thread after it (0: none yet) */
     uint32_t name_id, tid;
     uint32_t grid[3], block[3];
-    uint8_t done;
+    int32_t device;
 } gt_olink_launch;
 
 typedef struct gt_olink_anchor {
@@ -100,6 +105,7 @@ typedef struct gt_olinker {
     size_t n_threads, cap_threads;
     uint64_t window_ns, newest_ns, resolved_at;
     uint64_t max_checked_corr; /* the highest id of a kernel looked up so far */
+    uint64_t newest_kernel_ns; /* the latest start of a kernel read so far */
     bool out_of_memory;
     gt_olink_paired_fn paired;
     gt_olink_emit_fn emit;

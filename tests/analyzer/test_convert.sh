@@ -158,6 +158,39 @@ ranks)
     python3 "$CHECK" "$PROTO" "$DIR/ranks.pftrace" --expect ranks --compare-json "$DIR/ranks.json" ||
         fail "invalid merge"
     ;;
+ranks_choice)
+    # convert --ranks (issue 33 item 4) over job/: a rank keeps its processes and its children
+    # without a rank of their own (by ppid on the same host); the launcher and another host's
+    # process of the same ppid are of no rank and left out; what was kept is said.
+    pids() { # JSON -> the output's process ids, sorted, space-separated
+        python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); e=e["traceEvents"] if isinstance(e,dict) else e
+print(" ".join(map(str,sorted({x["pid"] for x in e if x.get("ph")=="M" and x.get("name")=="process_name"}))))
+n=sum(1 for x in e if x.get("name")=="ranks chosen by convert --ranks"); sys.exit(n!=1)' "$1"
+    }
+    for case in "1:201 301:0,2-3 (4 files), and 2 files of no rank" "0,2-3:200 202 203 302:1 (2 files)" \
+        "3,2,3:202 203 302:0-1 (3 files)"; do
+        list=${case%%:*} rest=${case#*:} want=${rest%%:*} left=${rest#*:}
+        "$DRIVER" convert --no-advice --format=json --ranks "$list" -o "$DIR/r.json" "$DIR/job" \
+            2>"$DIR/err.txt" || fail "--ranks $list: exit $? $(cat "$DIR/err.txt")"
+        cat "$DIR/err.txt"
+        got=$(pids "$DIR/r.json") || fail "--ranks $list: not one note in the trace"
+        [ "$got" = "$want" ] || fail "--ranks $list: processes $got, expected $want"
+        grep -qF "left out: $left" "$DIR/err.txt" || fail "--ranks $list: left out not said"
+    done
+    # bad lists and ranks: status 2, a clear message, no output
+    for bad in "4:rank 4 is not in these traces (they hold 0-3)" "1-2-3:is not a rank" \
+        "-1:is not a rank" "2-1:ends before it begins" ",:empty item" "slowest:cannot tell" \
+        "99999999999:is not a rank"; do
+        list=${bad%%:*} words=${bad#*:}
+        "$DRIVER" convert --no-advice --ranks "$list" -o "$DIR/bad.json" "$DIR/job" 2>"$DIR/err.txt"
+        rc=$?
+        [ $rc -eq 2 ] || fail "--ranks $list: exit $rc, expected 2"
+        grep -qF "$words" "$DIR/err.txt" || fail "--ranks $list: unclear: $(cat "$DIR/err.txt")"
+        [ ! -e "$DIR/bad.json" ] || fail "--ranks $list: an output was written"
+    done
+    "$DRIVER" convert --ranks 0 -o "$DIR/bad.json" "$DIR/basic.gtrace" 2>"$DIR/err.txt"
+    [ $? -eq 2 ] && grep -q "no input has a rank" "$DIR/err.txt" || fail "one process: $(cat "$DIR/err.txt")"
+    ;;
 folder)
     mkdir -p "$DIR/run" && mv "$DIR/rank0.gtrace" "$DIR/rank1.gtrace" "$DIR/run/" || exit 1
     "$DRIVER" convert -q "$DIR/run/" || fail "exit status $?"

@@ -20,6 +20,10 @@
  *                       (step 1200 takes 40 ms: the slowest), 15 launches and kernels each
  *   heavy.gtrace        600 steps of long.gtrace whose every launch has a kernel of its own
  *                       long name: a step takes several times the bytes its records suggest
+ *   job/                convert --ranks: ranks 0-3 of a job (pids 200-203), a DataLoader worker
+ *                       of rank 1 with no rank of its own (pid 301, forked by 201), a worker of
+ * rank 2 that kept RANK (pid 302), the launcher (pid 150, no rank, the ranks' parent) and a
+ * process of another host whose ppid is 201 (pid 401, no rank: not a child of rank 1)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -458,6 +462,51 @@ static void write_rank(const char *dir, int rank)
         die("close");
 }
 
+/* One process of job/: a launch and its kernel (ranks), or nothing but a thread (the others). */
+static void write_job_proc(const char *dir, int32_t pid, int32_t ppid, int32_t rank, uint32_t flags,
+                           const char *host)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/job/p%d.gtrace", dir, pid);
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = pid;
+    h.ppid = ppid;
+    h.start_realtime_ns = (int64_t)T0;
+    h.start_monotonic_ns = 4000000000000;
+    h.start_boottime_ns = (int64_t)BOOT0;
+    h.rank = h.local_rank = rank;
+    h.world_size = rank >= 0 ? 4 : -1;
+    snprintf(h.host, sizeof h.host, "%s", host);
+    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    h.flags = flags;
+    static const char cmd[] = "python\0train.py";
+    if (gt_test_writer_open(&W, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        die("gt_test_writer_open");
+    gt_test_writer_set_tid(&W, (uint32_t)pid);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    uint64_t t = 1000 + (uint64_t)pid * 10;
+    launch(t, t + 1000, 10, 1);
+    gt_test_writer_set_tid(&W, 0);
+    ext(100, 10);
+    kernel(t + 1500, t + 3000, 100, 1, 7);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
+static void write_job(const char *dir)
+{
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/job", dir);
+    mkdir(sub, 0755);
+    write_job_proc(dir, 150, 1, -1, 0, "node1");
+    for (int32_t r = 0; r < 4; r++)
+        write_job_proc(dir, 200 + r, 150, r, 0, "node1");
+    write_job_proc(dir, 301, 201, -1, GT_HDR_FORKED_CHILD, "node1");
+    write_job_proc(dir, 302, 202, 2, GT_HDR_FORKED_CHILD, "node1");
+    write_job_proc(dir, 401, 201, -1, 0, "node2");
+}
+
 static int copy_truncated(const char *dir)
 {
     char src[4096], dst[4096];
@@ -585,6 +634,7 @@ int main(int argc, char **argv)
     write_um(argv[1]);
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
+    write_job(argv[1]);
     if (copy_truncated(argv[1]) != 0)
         die("truncated copy");
     char p[4096];
