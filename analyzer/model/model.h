@@ -319,6 +319,9 @@ typedef struct gt_proc {
     uint64_t
         calls_not_recorded; /* counted by the end record: after the end, from signal handlers */
     uint32_t end_reason;    /* enum gt_end_reason, 0 without an end record */
+    /* calls that gave the GPU work before CUPTI was attached (end record, 1.5): recorded, but their
+     * kernels, copies and memsets are not in the trace */
+    uint64_t calls_before_cupti;
     uint64_t cupti_dropped, cupti_overhead_ns;
     gt_link_lag link_lag;  /* pass 1: how far apart calls, ops and links are (op_link.h) */
     uint64_t t_min, t_max; /* over all timestamps */

@@ -325,6 +325,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     p->damaged = st->chunks_damaged || st->chunk_seq_gaps || st->truncated;
     p->calls_not_recorded = st->end.lost_after_end + st->end.calls_interrupted;
     p->end_reason = st->ended ? st->end.reason : 0;
+    p->calls_before_cupti = st->end.calls_before_cupti;
 
     md_resolve_kernel_names(p, s);
     md_resolve_stacks(p, s);

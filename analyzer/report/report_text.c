@@ -98,6 +98,9 @@ static void print_run(const gt_proc *p, FILE *out)
             (unsigned long long)p->records,
             lost ? gt_fmt("%llu lost", (unsigned long long)lost) : "none lost",
             p->damaged ? " (file damaged)" : "", gt_cupti_state_name(rt->cupti_state));
+    if (p->calls_before_cupti)
+        fprintf(out, " (attached after %llu calls that gave the GPU work: theirs is not recorded)",
+                (unsigned long long)p->calls_before_cupti);
     if (p->cupti_overhead_ns)
         fprintf(
             out, ", CUPTI's own overhead %s (%s)", ns_dur(p->cupti_overhead_ns),
