@@ -347,6 +347,9 @@ typedef struct gt_proc {
     uint64_t kernel_count, kernel_ns, short_kernel_count, nccl_ns;
     /* linked to their call: callback pair, anchors and launch order (order_link.h), queued time */
     uint64_t kernels_by_pair, kernels_by_order, kernels_by_time;
+    /* unlinked kernels that calls on several threads at once could each have launched (their
+     * bounds overlap: CUPTI numbers every thread's calls from one counter; op_link.h) */
+    uint64_t kernels_ambiguous;
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
     gt_gap *gaps;
     size_t n_gaps;
