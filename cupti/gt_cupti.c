@@ -20,9 +20,17 @@
 #include "gt_cupti.h"
 #include "gt_cupti_internal.h"
 
-enum { ST_IDLE, ST_PENDING, ST_STARTING, ST_ACTIVE, ST_OFF };
+enum {
+    ST_IDLE = GT_CUPTI_ST_IDLE,
+    ST_PENDING = GT_CUPTI_ST_PENDING,
+    ST_STARTING = GT_CUPTI_ST_STARTING,
+    ST_ACTIVE = GT_CUPTI_ST_ACTIVE,
+    ST_OFF = GT_CUPTI_ST_OFF,
+};
 
-static atomic_int state = ST_IDLE;
+/* Read inline by the wrappers (gt_wrap_cupti_due_unattached, gt_wrap.h). */
+atomic_int gt_cupti_start_state = ST_IDLE;
+#define state gt_cupti_start_state
 /* The external-correlation fast path (gt_cupti.h). */
 atomic_bool gt_cupti_push_allowed;
 #define push_allowed gt_cupti_push_allowed

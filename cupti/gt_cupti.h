@@ -13,6 +13,20 @@
  * wrappers read it inline and skip the calls below while it is false. */
 extern atomic_bool gt_cupti_push_allowed;
 
+/* CUPTI's lifecycle (gt_cupti.c). Pending: CUDA is not in the process yet, the first wrapped call
+ * or the writer's periodic check starts CUPTI. Starting: one thread is attaching it; the others'
+ * first calls wait for it, bounded (a start that outlasts the bound, as on a loaded machine, lets
+ * them go on). Active: attached, or detached on purpose by a paused capture. Off: disabled, not
+ * found, refused, or a forked child. */
+enum {
+    GT_CUPTI_ST_IDLE,
+    GT_CUPTI_ST_PENDING,
+    GT_CUPTI_ST_STARTING,
+    GT_CUPTI_ST_ACTIVE,
+    GT_CUPTI_ST_OFF,
+};
+extern atomic_int gt_cupti_start_state; /* read by the wrappers (gt_wrap_cupti_due_unattached) */
+
 /* Push our call id around a wrapped call that may launch GPU work; no-ops when CUPTI is not
  * active. */
 void gt_cupti_push_correlation(uint64_t corr_id);

@@ -20,10 +20,11 @@
 #define GT_MAGIC "GPUTRACE" /* 8 bytes, no NUL stored */
 #define GT_VERSION_MAJOR 1
 #define GT_VERSION_MINOR                                                                           \
-    4 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
+    5 /* 1.2: GT_REC_END, GT_HDR_END_RECORD, GT_HDR_OTHER_PROFILER;                                \
          1.3: gt_rec_end counts interrupted and nested calls; GT_REC_CAPTURE, GT_REC_FLIGHT,       \
          GT_HDR_HW_TRACE, GT_HDR_CAPTURE_WINDOWS, GT_HDR_FLIGHT_RECORDER, GT_HDR_GPU_SAMPLED;      \
-         1.4: GT_REC_GPU_UM, GT_RF_VIA_CUPTI, GT_HDR_UM_COUNTERS, GT_HDR_UM_REFUSED */
+         1.4: GT_REC_GPU_UM, GT_RF_VIA_CUPTI, GT_HDR_UM_COUNTERS, GT_HDR_UM_REFUSED;               \
+         1.5: gt_rec_end counts the GPU calls made before CUPTI was attached */
 #define GT_ENDIAN_MARK 0x01020304u
 #define GT_CHUNK_MAGIC 0x4B435447u /* "GTCK" read as little-endian u32 */
 #define GT_MAX_DEVICES 16
@@ -246,9 +247,15 @@ typedef struct gt_rec_end {
      * interrupted it): not recorded, by design; the outer call covers its time. */
     uint64_t calls_interrupted;
     uint64_t calls_nested;
+    /* 1.5: calls that give the GPU work (launches, copies, memsets, cuBLAS/cuDNN calls that run
+     * kernels) made while CUPTI was due but not attached yet: its start was still under way when a
+     * bounded wait for it ran out (a loaded machine), or had not begun. The calls are recorded;
+     * their kernels, copies and memsets are not (CUPTI never saw them). */
+    uint64_t calls_before_cupti;
 } gt_rec_end;
-/* A 1.2 end record ends before calls_interrupted. */
+/* A 1.2 end record ends before calls_interrupted, a 1.3/1.4 one before calls_before_cupti. */
 #define GT_REC_END_SIZE_1_2 (offsetof(gt_rec_end, calls_interrupted))
+#define GT_REC_END_SIZE_1_3 (offsetof(gt_rec_end, calls_before_cupti))
 
 enum gt_end_reason {
     GT_END_EXIT = 1,         /* exit, _exit, return from main, or the library unloaded */

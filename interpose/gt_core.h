@@ -71,6 +71,10 @@ void gt_core_set_versions(int32_t driver, int32_t runtime, int32_t cudnn, int32_
 void gt_core_set_device(int ordinal, const gt_device_info *info);
 void gt_core_set_cupti_state(uint32_t state);
 void gt_core_set_header_flag(uint32_t flag);
+/* A call that gives the GPU work was made while CUPTI was due but not attached: its kernels,
+ * copies and memsets are never recorded. Counted in the end record (calls_before_cupti) and on the
+ * exit line. One relaxed atomic add. */
+void gt_core_note_call_before_cupti(void);
 
 /* Hand this thread's records to the writer now and wait until they are written (cold; used at exit
  * and by the CUPTI module). Never call with a lock held. */

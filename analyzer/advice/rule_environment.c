@@ -148,6 +148,9 @@ static const char *loss_remedy(const gt_proc *p)
     uint64_t ring = by[GT_LOST_BUFFER_FULL] + by[GT_LOST_TOO_LARGE];
     uint64_t cupti = by[GT_LOST_CUPTI_DROPPED] + by[GT_LOST_CUPTI_CAP] + p->cupti_dropped;
     uint64_t write = by[GT_LOST_WRITE_FAILED], flush = by[GT_LOST_NOT_FLUSHED];
+    if (p->calls_before_cupti > ring + cupti + write + flush)
+        return "CUPTI's start outlasted gputrace's wait for it (a loaded machine): record again "
+               "when the machine is less busy.";
     if (write >= ring && write >= cupti && write >= flush && write)
         return "The trace file could not be written (full disk or a file size limit): free "
                "space, point GPUTRACE_DIR at a larger file system, or record a shorter run.";
@@ -166,10 +169,11 @@ static int find_incomplete(const gt_rule_ctx *c, gt_advice *a, void *data)
     const gt_proc *p = c->p;
     (void)data;
     uint64_t lost = p->records_lost + p->cupti_dropped;
-    if (!lost && !p->damaged)
+    if (!lost && !p->damaged && !p->calls_before_cupti)
         return 0;
     gt_adv_impact(a, GT_IMPACT_RISK);
     gt_adv_ev(a, "records_lost", (double)lost, "count");
+    gt_adv_ev(a, "calls_before_cupti", (double)p->calls_before_cupti, "count");
     gt_adv_ev(a, "chunks_damaged", (double)(p->chunks_damaged + p->chunk_seq_gaps), "count");
     a->t_ns = p->t_min;
     return 1;
@@ -181,10 +185,15 @@ static void word_incomplete(const gt_rule_ctx *c, const gt_advice *a, const void
     (void)a, (void)data;
     GT_SEEN(w,
             "The trace is incomplete: %llu records were lost while recording and %llu chunks are "
-            "damaged or missing%s. Numbers below are lower bounds.",
+            "damaged or missing%s%s. Numbers below are lower bounds.",
             (unsigned long long)(p->records_lost + p->cupti_dropped),
             (unsigned long long)(p->chunks_damaged + p->chunk_seq_gaps),
-            p->truncated ? " (file truncated)" : "");
+            p->truncated ? " (file truncated)" : "",
+            p->calls_before_cupti
+                ? gt_fmt("; %llu calls gave the GPU work before CUPTI was attached: their kernels, "
+                         "copies and memsets are not in the trace",
+                         (unsigned long long)p->calls_before_cupti)
+                : "");
     GT_REMEDY(w, "%s", loss_remedy(p));
 }
 

@@ -127,9 +127,10 @@ static void note_sample(capture_windows *w, const gt_rec_capture *c)
 
 static void note_capture(capture_windows *w, const gt_record *rec)
 {
-    if (rec->kind == GT_REC_END && rec->body_size >= sizeof(gt_rec_end)) {
-        const gt_rec_end *e = rec->body;
-        w->end_ns = e->t_begin_ns ? e->t_begin_ns : e->t_ns;
+    if (rec->kind == GT_REC_END && rec->body_size >= GT_REC_END_SIZE_1_2) {
+        gt_rec_end e;
+        gt_body_copy(&e, sizeof e, rec); /* an older record is shorter: the rest reads 0 */
+        w->end_ns = e.t_begin_ns ? e.t_begin_ns : e.t_ns;
         return;
     }
     if (rec->kind >= GT_REC_API && rec->kind <= GT_REC_API_CUBLAS &&
@@ -229,6 +230,10 @@ static void print_end(const gt_rec_end *e)
             "  nested calls           %llu made inside another wrapped call (by its library or a "
             "signal handler): not recorded, the outer call covers them\n",
             (unsigned long long)e->calls_nested);
+    if (e->calls_before_cupti)
+        printf("  GPU work not recorded  of %llu calls (launches, copies, memsets, library calls) "
+               "made\n                         before CUPTI was attached: the calls are recorded\n",
+               (unsigned long long)e->calls_before_cupti);
 }
 
 static int info_one(const char *path)

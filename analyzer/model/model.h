@@ -319,6 +319,9 @@ typedef struct gt_proc {
     uint64_t
         calls_not_recorded; /* counted by the end record: after the end, from signal handlers */
     uint32_t end_reason;    /* enum gt_end_reason, 0 without an end record */
+    /* calls that gave the GPU work before CUPTI was attached (end record, 1.5): recorded, but their
+     * kernels, copies and memsets are not in the trace */
+    uint64_t calls_before_cupti;
     uint64_t cupti_dropped, cupti_overhead_ns;
     gt_link_lag link_lag;  /* pass 1: how far apart calls, ops and links are (op_link.h) */
     uint64_t t_min, t_max; /* over all timestamps */
@@ -345,6 +348,9 @@ typedef struct gt_proc {
     uint64_t kernel_ns_by_device[GT_MAX_DEVICES]; /* CUDA device ordinal: which GPU it used */
     /* linked to their call: callback pair, anchors and launch order (order_link.h), queued time */
     uint64_t kernels_by_pair, kernels_by_order, kernels_by_time;
+    /* unlinked kernels that calls on several threads at once could each have launched (their
+     * bounds overlap: CUPTI numbers every thread's calls from one counter; op_link.h) */
+    uint64_t kernels_ambiguous;
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
     gt_gap *gaps;
     size_t n_gaps;

@@ -316,6 +316,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
+    p->kernels_ambiguous = s->links.ambiguous;
     /* Every link is decided and kept in link_call: the linker's tables (launches and kernels
      * waiting, its slots) would only add to the peak of pass 2. */
     gt_op_links_free(&s->links);
@@ -330,6 +331,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     p->damaged = st->chunks_damaged || st->chunk_seq_gaps || st->truncated;
     p->calls_not_recorded = st->end.lost_after_end + st->end.calls_interrupted;
     p->end_reason = st->ended ? st->end.reason : 0;
+    p->calls_before_cupti = st->end.calls_before_cupti;
 
     md_resolve_kernel_names(p, s);
     md_resolve_stacks(p, s);

@@ -527,6 +527,7 @@ json_t *gt_proc_to_json(const gt_proc *p, int top_n)
                      "chunks_damaged", (json_int_t)(p->chunks_damaged + p->chunk_seq_gaps),
                      "cupti_overhead_ms", (double)p->cupti_overhead_ns / 1e6, "static_cudart",
                      (p->hdr.flags & GT_HDR_STATIC_CUDART) != 0));
+    json_object_set_new(o, "calls_before_cupti", json_integer((json_int_t)p->calls_before_cupti));
     json_object_set_new(o, "frameworks", frameworks_json(p));
     json_object_set_new(o, "steps", steps_json(p));
     gt_phases_json_add(o, p);

@@ -69,9 +69,16 @@ static void print_links(const gt_proc *p, FILE *out)
     if (p->kernels_by_time)
         fprintf(out, " (%llu by the time they were queued)",
                 (unsigned long long)p->kernels_by_time);
-    if (linked < p->kernel_count)
+    /* Kernels inside the bounds of several threads' calls came from a wrapped call, one of them:
+     * not from a call no wrapper sees. */
+    uint64_t unlinked = p->kernel_count > linked ? p->kernel_count - linked : 0;
+    uint64_t ambiguous = p->kernels_ambiguous < unlinked ? p->kernels_ambiguous : unlinked;
+    if (ambiguous)
+        fprintf(out, "; %llu from calls made at once on several threads, not told apart",
+                (unsigned long long)ambiguous);
+    if (unlinked > ambiguous)
         fprintf(out, "; %llu launched by calls gputrace does not wrap",
-                (unsigned long long)(p->kernel_count - linked));
+                (unsigned long long)(unlinked - ambiguous));
     fputc('\n', out);
     print_top_unlinked(p, out);
 }
@@ -98,6 +105,9 @@ static void print_run(const gt_proc *p, FILE *out)
             (unsigned long long)p->records,
             lost ? gt_fmt("%llu lost", (unsigned long long)lost) : "none lost",
             p->damaged ? " (file damaged)" : "", gt_cupti_state_name(rt->cupti_state));
+    if (p->calls_before_cupti)
+        fprintf(out, " (attached after %llu calls that gave the GPU work: theirs is not recorded)",
+                (unsigned long long)p->calls_before_cupti);
     if (p->cupti_overhead_ns)
         fprintf(
             out, ", CUPTI's own overhead %s (%s)", ns_dur(p->cupti_overhead_ns),

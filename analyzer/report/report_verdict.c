@@ -282,9 +282,15 @@ int gt_verdict_print(const gt_verdict *v, FILE *out, int color)
         lines++;
     }
     uint64_t lost = p->records_lost + p->cupti_dropped;
-    if (lost || p->damaged) { /* figures below are lower bounds: say so before them */
-        fprintf(out, "  incomplete   %llu records lost%s: the figures are lower bounds\n",
-                (unsigned long long)lost, p->damaged ? ", file damaged" : "");
+    if (lost || p->damaged || p->calls_before_cupti) { /* figures below are lower bounds */
+        const char *late = p->calls_before_cupti
+                               ? gt_fmt("%llu calls' GPU work not recorded (CUPTI attached late)",
+                                        (unsigned long long)p->calls_before_cupti)
+                               : "";
+        fprintf(out, "  incomplete   %s%s%s%s: the figures are lower bounds\n",
+                lost || p->damaged ? gt_fmt("%llu records lost", (unsigned long long)lost) : "",
+                p->damaged ? ", file damaged" : "", (lost || p->damaged) && late[0] ? ", " : "",
+                late);
         lines++;
     }
     int time_causes = 0;

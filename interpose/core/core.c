@@ -390,13 +390,19 @@ static void print_summary(void)
     if (interrupted) /* the file counts them with its losses (gt_rec_end.calls_interrupted) */
         snprintf(handlers, sizeof handlers, "; %llu calls from signal handlers, not recorded",
                  (unsigned long long)interrupted);
+    char unseen[128] = "";
+    uint64_t before_cupti = gt_writer_calls_before_cupti();
+    if (before_cupti) /* recorded calls whose GPU work is not (gt_rec_end.calls_before_cupti) */
+        snprintf(unseen, sizeof unseen,
+                 "; %llu GPU calls before CUPTI was attached, their GPU work not recorded",
+                 (unsigned long long)before_cupti);
     char evicted[96] = "";
     if (g_cfg.flight_s)
         snprintf(evicted, sizeof evicted, ", %llu evicted by the flight recorder, which keeps %u s",
                  (unsigned long long)gt_writer_flight_evicted(), g_cfg.flight_s);
-    gt_warn("wrote %s (%llu records, %llu lost%s)%s%s", gt_writer_path(),
+    gt_warn("wrote %s (%llu records, %llu lost%s)%s%s%s", gt_writer_path(),
             (unsigned long long)gt_writer_records_written(),
-            (unsigned long long)gt_writer_end_lost(), evicted, late, handlers);
+            (unsigned long long)gt_writer_end_lost(), evicted, late, handlers, unseen);
 }
 
 /* Everything recorded so far reaches the file, which ends with its end chunk; later calls are

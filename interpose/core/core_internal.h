@@ -74,6 +74,7 @@ void gt_core_note_reentry(int interrupted);
 /* Their counts so far, for the end record. */
 uint64_t gt_writer_calls_interrupted(void);
 uint64_t gt_writer_calls_nested(void);
+uint64_t gt_writer_calls_before_cupti(void); /* gt_core_note_call_before_cupti (gt_core.h) */
 /* A new call while a fatal signal ends the process: it waits (bounded) until the trace ended,
  * leaving the CPU to the ending, then is counted like any call after the end. */
 void gt_core_wait_while_ending(void);

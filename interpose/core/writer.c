@@ -77,6 +77,7 @@ static _Atomic uint64_t g_end_begin_ns;
 static _Atomic int g_end_written;
 static _Atomic uint64_t g_after_end; /* calls and records after the end: counted, not recorded */
 static _Atomic uint64_t g_calls_interrupted, g_calls_nested; /* gt_core_note_reentry */
+static _Atomic uint64_t g_calls_before_cupti;                /* gt_core_note_call_before_cupti */
 static _Atomic int g_end_busy; /* one thread rewrites the end chunk at a time */
 static uint64_t g_end_off, g_end_after_written, g_end_lost;
 static uint32_t g_end_len;
@@ -571,7 +572,8 @@ static uint32_t build_end_chunk(void)
                     .reason = (uint32_t)(reason ? reason : GT_END_EXIT),
                     .signal = atomic_load(&g_end_signal),
                     .calls_interrupted = atomic_load(&g_calls_interrupted),
-                    .calls_nested = atomic_load(&g_calls_nested)};
+                    .calls_nested = atomic_load(&g_calls_nested),
+                    .calls_before_cupti = atomic_load(&g_calls_before_cupti)};
     used += gt_record_append(payload, cap, used, GT_REC_END, 0, &e, sizeof e);
     gt_chunk_header h;
     gt_chunk_header_fill(&h, payload, (uint32_t)used, g_seq, 0);
@@ -742,6 +744,16 @@ uint64_t gt_writer_calls_nested(void)
     return atomic_load(&g_calls_nested);
 }
 
+void gt_core_note_call_before_cupti(void)
+{
+    atomic_fetch_add_explicit(&g_calls_before_cupti, 1, memory_order_relaxed);
+}
+
+uint64_t gt_writer_calls_before_cupti(void)
+{
+    return atomic_load(&g_calls_before_cupti);
+}
+
 void gt_core_note_after_end(void)
 {
     atomic_fetch_add(&g_after_end, 1);
@@ -861,6 +873,7 @@ static void reset_state(int fd, const char *path)
     atomic_store(&g_after_end, 0);
     atomic_store(&g_calls_interrupted, 0);
     atomic_store(&g_calls_nested, 0);
+    atomic_store(&g_calls_before_cupti, 0);
     atomic_store(&g_end_busy, 0);
     atomic_store(&g_kick, 0);
     atomic_store(&g_stop, 0);

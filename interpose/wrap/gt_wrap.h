@@ -124,6 +124,19 @@ static inline bool gt_wrap_cupti_correlating(void)
     return atomic_load_explicit(&gt_cupti_push_allowed, memory_order_relaxed);
 }
 
+/* CUPTI is due but not attached yet (pending or starting, gt_cupti.h): GPU work launched now is
+ * never recorded. One relaxed load. */
+static inline bool gt_wrap_cupti_due_unattached(void)
+{
+    int st = atomic_load_explicit(&gt_cupti_start_state, memory_order_relaxed);
+    return st == GT_CUPTI_ST_PENDING || st == GT_CUPTI_ST_STARTING;
+}
+
+/* A call that would push its id found CUPTI not taking them: when CUPTI is due but not attached
+ * yet, a call that gives the GPU work is counted (its GPU work is never recorded; wrap_runtime.c).
+ * Off the common path: CUPTI attached takes the ids. */
+void gt_wrap_note_call_unattached(uint32_t func);
+
 /* Start the call: after gt_guard_enter succeeded, before the real call. launches_work: push the
  * correlation id to CUPTI. stack: capture the call site for advice. */
 GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work, bool stack)
@@ -140,6 +153,8 @@ GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work,
     c->anchored = false;
     if (c->pushed)
         gt_cupti_push_correlation(c->corr_id);
+    else if (__builtin_expect(launches_work && gt_wrap_cupti_due_unattached(), 0))
+        gt_wrap_note_call_unattached(func);
     c->t_begin = gt_fast_now_ns();
     gt_core_tls.guard = GT_GUARD_IN_REAL; /* a call arriving now is nested, not interrupting */
 }

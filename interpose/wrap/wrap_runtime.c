@@ -70,19 +70,60 @@ void *gt_wrap_runtime_version_fn(void)
 /* Threads whose first call comes while another thread does the first use wait for it (bounded
  * by elapsed time: it may wait up to 2 s for CUPTI's start itself), so that no launch of theirs
  * comes before CUPTI is attached: its kernel would never be recorded. Calls are not nested here
- * (the guard keeps a real function's own calls out of gt_call_begin). */
+ * (the guard keeps a real function's own calls out of gt_call_begin). Once a wait ran out, later
+ * calls go on at once: a start stuck for good (a deadlock on the loader's lock) must not cost every
+ * call the bound; what they launch meanwhile is counted (gt_wrap_note_call_unattached). */
 #define FIRST_USE_WAIT_MS 3000
+static atomic_bool first_use_wait_expired;
 static void wait_for_first_use(void)
 {
+    if (atomic_load_explicit(&first_use_wait_expired, memory_order_relaxed))
+        return;
     struct timespec t0, now, ms = {0, 1000000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (atomic_load(&gt_wrap_runtime_seen) != GT_WRAP_RUNTIME_DONE) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
-            FIRST_USE_WAIT_MS)
+            FIRST_USE_WAIT_MS) {
+            atomic_store(&first_use_wait_expired, true);
             return;
+        }
         nanosleep(&ms, NULL);
     }
+}
+
+/* Whether a call's GPU work is what CUPTI records (kernels, copies, memsets): launches, copies,
+ * memsets, and the cuBLAS/cuDNN calls that run kernels; not allocations, synchronizations, nor
+ * cuDNN's algorithm queries and descriptor calls. */
+static bool gives_gpu_work(uint32_t func)
+{
+    switch (gt_api_func_category(func)) {
+    case GT_CAT_COPY:
+    case GT_CAT_SET:
+    case GT_CAT_LAUNCH:
+    case GT_CAT_CUBLAS:
+        return true;
+    case GT_CAT_CUDNN:
+        return func != GT_FN_cudnnGetConvolutionForwardAlgorithm_v7 &&
+               func != GT_FN_cudnnGetConvolutionBackwardDataAlgorithm_v7 &&
+               func != GT_FN_cudnnGetConvolutionBackwardFilterAlgorithm_v7 &&
+               func != GT_FN_cudnnSetConvolutionMathType && func != GT_FN_cudnnBackendFinalize &&
+               func != GT_FN_cudnnBackendDestroyDescriptor;
+    case GT_CAT_DRIVER:
+        return func == GT_FN_cuLaunchKernel || func == GT_FN_cuLaunchKernelEx ||
+               (func >= GT_FN_cuMemcpyHtoD_v2 && func <= GT_FN_cuMemcpyAsync) ||
+               (func >= GT_FN_cuMemcpyDtoDAsync_v2 && func <= GT_FN_cuMemsetD32Async);
+    default:
+        return false;
+    }
+}
+
+/* A start that outlasted the bounded waits above (wait_for_first_use, and CUPTI's own
+ * START_WAIT_MS) lets the call go on before CUPTI is attached: counted, never silently lost. */
+void gt_wrap_note_call_unattached(uint32_t func)
+{
+    if (gives_gpu_work(func))
+        gt_core_note_call_before_cupti();
 }
 
 /* A fork while another thread did the first use: that thread is not in the child, which does it
@@ -91,6 +132,7 @@ void gt_wrap_runtime_fork_child(void)
 {
     int under_way = 1;
     atomic_compare_exchange_strong(&gt_wrap_runtime_seen, &under_way, 0);
+    atomic_store(&first_use_wait_expired, false);
 }
 
 void gt_wrap_runtime_first_use(void)

@@ -39,6 +39,11 @@ queued)
         fail "invalid trace: $(cat "$DIR/check.txt")"
     cat "$DIR/check.txt"
     grep -q " 3 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    # The report names the two unlinked kernels apart: the ambiguous one came from one of two
+    # threads' wrapped calls, only the other from a call no wrapper sees.
+    "$DRIVER" report "$DIR/queued.gtrace" 2>/dev/null | tr -s ' \n' ' ' >"$DIR/report.txt"
+    grep -q "3 of 5 kernels traced .* 1 from calls made at once on several threads, not told apart; 1 launched by calls gputrace does not wrap" \
+        "$DIR/report.txt" || fail "unlinked kernels named: $(grep -o 'links.*wrap' "$DIR/report.txt")"
     # The report's model links the same way: the execute's GPU time is its one kernel (2.5 us),
     # 3 of the 5 kernels lead to a call (the report reads the whole file: also the late one).
     "$DRIVER" report --json "$DIR/queued.gtrace" >"$DIR/report.json" 2>/dev/null

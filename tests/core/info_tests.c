@@ -96,6 +96,63 @@ static void write_trace(const char *path, int chunks, uint16_t major)
     }
 }
 
+/* A trace whose END record is end_size bytes long: a 1.3/1.4 recorder's (GT_REC_END_SIZE_1_3,
+ * no calls_before_cupti) or a 1.5 one's (sizeof(gt_rec_end)). */
+static void write_ended_trace(const char *path, uint32_t end_size, uint64_t before_cupti)
+{
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = 43;
+    gt_test_writer *w = malloc(sizeof *w);
+    const char cmd[] = "app";
+    gt_test_writer_open(w, path, &h, "/usr/bin/app", cmd, sizeof cmd);
+    gt_rec_api a = {.c = {.func = 40, .corr_id = 1}};
+    gt_test_writer_add(w, GT_REC_API, 0, &a, sizeof a);
+    gt_rec_end e = {.t_ns = 1,
+                    .records = 1,
+                    .reason = GT_END_EXIT,
+                    .calls_interrupted = 2,
+                    .calls_before_cupti = before_cupti};
+    gt_test_writer_add(w, GT_REC_END, 0, &e, end_size);
+    gt_test_writer_close(w);
+    free(w);
+}
+
+/* The end record's count of calls made before CUPTI was attached (1.5) reads back and is shown;
+ * an older, shorter end record reads as before, with 0 and no line for it. */
+static void check_end_versions(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/end15.gtrace", g_tmp);
+    write_ended_trace(path, sizeof(gt_rec_end), 7);
+    int rc = run_info(path);
+    CHECK(rc == 0 && strstr(g_out, "GPU work not recorded  of 7 calls") &&
+              strstr(g_out, "2 from signal handlers"),
+          "1.5 end record: exit %d\n%s%s", rc, g_out, g_err);
+    snprintf(path, sizeof path, "%s/end13.gtrace", g_tmp);
+    write_ended_trace(path, GT_REC_END_SIZE_1_3, 7); /* the count is cut off, as 1.4 wrote it */
+    rc = run_info(path);
+    CHECK(rc == 0 && !strstr(g_out, "GPU work not recorded") &&
+              strstr(g_out, "2 from signal handlers") &&
+              strstr(g_out, "ended                  by exit"),
+          "1.3 end record: exit %d\n%s%s", rc, g_out, g_err);
+    gt_reader *r;
+    char err[512];
+    if (gt_reader_open(path, &r, err, sizeof err) == GT_OPEN_OK) {
+        gt_record rec;
+        while (gt_reader_next(r, &rec) == 1)
+            ;
+        const gt_reader_stats *st = gt_reader_get_stats(r);
+        CHECK(st->ended && st->end.calls_interrupted == 2 && st->end.calls_before_cupti == 0,
+              "1.3 end record read: ended %d, interrupted %llu, before CUPTI %llu", st->ended,
+              (unsigned long long)st->end.calls_interrupted,
+              (unsigned long long)st->end.calls_before_cupti);
+        gt_reader_close(r);
+    } else {
+        CHECK(0, "open %s: %s", path, err);
+    }
+}
+
 static long file_size(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -181,6 +238,7 @@ int main(int argc, char **argv)
     close(open(empty, O_WRONLY | O_CREAT, 0644));
     rc = run_info(empty);
     CHECK(rc == 2, "empty file: exit %d", rc);
+    check_end_versions();
     rc = run_info("--help");
     CHECK(rc == 0 && strstr(g_out, "usage: gputrace info"), "--help: exit %d", rc);
 

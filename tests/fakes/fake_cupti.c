@@ -45,6 +45,9 @@
  * FAKE_CUPTI_TWO_CONTEXTS=1 (kernels alternate between contexts 1 and 2 by correlation id),
  * FAKE_CUPTI_REGISTER_DELAY_MS=<n> (cuptiActivityRegisterCallbacks takes n ms, as the start of
  * CUPTI does on a busy machine: the window where calls race the start is then wide open),
+ * FAKE_CUPTI_START_GATE=<dir> (cuptiActivityRegisterCallbacks creates <dir>/waiting, then waits
+ * until <dir>/open exists, at most 120 s: a start that outlasts every bounded wait of gputrace's,
+ * released when the test says so, not after a guessed time),
  * FAKE_CUPTI_UM=refuse (cuptiActivityConfigureUnifiedMemoryCounter answers
  * UM_PROFILING_NOT_SUPPORTED), FAKE_CUPTI_UM=late (the first cuptiActivityEnable of
  * UNIFIED_MEMORY_COUNTER answers NOT_READY, as the H200's CUPTI 13 does before the driver is up).
@@ -574,6 +577,23 @@ __attribute__((constructor)) static void fake_cupti_load(void)
     attach_to_fake_gpu();
 }
 
+/* FAKE_CUPTI_START_GATE: say the start is held, then hold it until the test opens the gate. */
+static void wait_at_start_gate(void)
+{
+    const char *dir = getenv("FAKE_CUPTI_START_GATE");
+    if (!dir || !dir[0])
+        return;
+    char waiting[4096], open_path[4096];
+    snprintf(waiting, sizeof waiting, "%s/waiting", dir);
+    snprintf(open_path, sizeof open_path, "%s/open", dir);
+    int fd = open(waiting, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 120000 && access(open_path, F_OK) != 0; i++)
+        nanosleep(&ms, NULL);
+}
+
 /* ---------------------------------------------------------------- exported API */
 
 EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
@@ -703,6 +723,7 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
                               (env.register_delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
+    wait_at_start_gate();
     pthread_mutex_lock(&lock);
     request_cb = request;
     complete_cb = complete;

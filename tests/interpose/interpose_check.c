@@ -454,6 +454,25 @@ static void check_cublas(int want_result)
     check_common_fields();
 }
 
+/* ------------------------------------------------------------------ late CUPTI */
+
+/* ti_late_cupti_app: 5 launches, a copy and a memset made while CUPTI's start was held (counted,
+ * their GPU work absent; the allocation and the sync give none), then 3 launches after it was
+ * attached (recorded, not counted). */
+static void check_late_cupti(void)
+{
+    const gt_reader_stats *st = gt_reader_get_stats(reader);
+    EXPECT_EQ("ended", st->ended, 1);
+    EXPECT_EQ("calls before CUPTI", st->end.calls_before_cupti, 5 + 1 + 1);
+    EXPECT_EQ("launch calls", count(GT_REC_API_LAUNCH, GT_FN_cudaLaunchKernel), 5 + 3);
+    EXPECT_EQ("copy calls", count(GT_REC_API_MEMCPY, GT_FN_cudaMemcpy), 1);
+    EXPECT_EQ("memset calls", count(GT_REC_API_MEMSET, GT_FN_cudaMemsetAsync), 1);
+    EXPECT_EQ("kernels recorded (after the attach)", count(GT_REC_GPU_KERNEL, 0), 3);
+    EXPECT_EQ("copies recorded", count(GT_REC_GPU_MEMCPY, 0), 0);
+    EXPECT_EQ("memsets recorded", count(GT_REC_GPU_MEMSET, 0), 0);
+    check_common_fields();
+}
+
 /* ------------------------------------------------------------------ dlsym */
 
 static void check_dlsym(void)
@@ -545,10 +564,15 @@ int main(int argc, char **argv)
         check_dlsym();
     else if (strcmp(c, "jit") == 0)
         check_jit();
+    else if (strcmp(c, "late_cupti") == 0)
+        check_late_cupti();
     else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
     }
+    /* Every other app's CUPTI was attached before its first GPU call: nothing counted. */
+    if (strcmp(c, "late_cupti") != 0)
+        EXPECT_EQ("calls before CUPTI", gt_reader_get_stats(reader)->end.calls_before_cupti, 0);
     if (failures)
         fprintf(stderr, "%d expectation(s) failed in case %s\n", failures, c);
     else
