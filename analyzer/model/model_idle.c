@@ -92,9 +92,10 @@ static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
 
 /* Pass 2, a wrapped call: on a collective thread, a blocking call (a stream sync, a synchronous
  * copy) followed by a copy brackets the collective; any other call in between means the wait was
- * something else. A host-to-device copy after neither a blocking call nor a copy takes back the
- * result of a collective the rank only received (nothing of its own to wait for): its arrival is
- * the handover. Records of one thread come in their order. */
+ * something else. A host-to-device copy after neither a blocking call nor a copy on its stream
+ * (a collective's stream is its own) takes back the result of a collective the rank only received
+ * (nothing of its own to wait for): its arrival is the handover. Records of one thread come in
+ * their order. */
 void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
                     int blocking)
 {
@@ -109,12 +110,14 @@ void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_
         return;
     }
     int copy = r->kind == GT_REC_API_MEMCPY;
+    int same = s->coll_copying[i] && s->coll_copy_stream[i] == c->stream; /* one result's pieces */
     if (copy && s->coll_pending[i])
         add_collective(p, s, s->coll_pending[i], c->t_begin_ns, GT_COLL_CPU, c->stream);
-    else if (copy && !s->coll_copying[i] && c->stream && is_h2d(r))
+    else if (copy && !same && c->stream && is_h2d(r))
         add_collective(p, s, 0, c->t_begin_ns, GT_COLL_CPU, c->stream);
     s->coll_pending[i] = blocking ? c->t_end_ns : 0;
     s->coll_copying[i] = (uint8_t)copy;
+    s->coll_copy_stream[i] = c->stream;
 }
 
 void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl)
