@@ -262,12 +262,20 @@ const char *gt_idle_cause_key(int cause); /* "cuda_call", "collective"...: JSON 
 /* A collective as one rank saw it: when the rank reached it and when it was done. NCCL: a kernel
  * (it starts when the rank's stream gets there, ends when every rank has arrived and the data
  * moved). CPU collectives (gloo): a collective thread's wait, from the end of the blocking call
- * that handed the data over to the start of the copy that takes the result back. */
+ * that waited for the rank's data on the host to the start of the copy that takes the result
+ * back. A rank reaches it when its program has handed the data over AND the data is on the host:
+ * the program hands over on its own threads, with a last call on the collective's stream (the
+ * stream waits for the caller's work, the tensors are copied to the host on it); the collective
+ * thread's blocking call then waits for that copy, so its end is the arrival. A rank that only
+ * receives (a broadcast's other ranks) has no data to wait for and its collective thread makes no
+ * blocking call: it arrives at the handover (model_idle.c). */
 enum gt_collective_kind { GT_COLL_NCCL = 0, GT_COLL_CPU = 1 };
 typedef struct gt_collective {
     uint64_t arrive_ns, done_ns;
     int kind;
     uint64_t last_arrive_ns; /* the last rank's arrival when matched across ranks, else 0 */
+    uint64_t stream;         /* CPU: the stream its result is copied back on, else 0 */
+    uint64_t handover_ns;    /* CPU: the program's handover (above), 0 unknown or NCCL */
 } gt_collective;
 
 /* What the last rank at a collective did instead (model_ranks.c): its time from the previous

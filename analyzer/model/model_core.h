@@ -151,7 +151,13 @@ typedef struct pass_state {
     /* collective threads (gloo...) by name, and when each finished handing data over (pass 2) */
     uint32_t coll_tid[MAX_COLL_TIDS];
     uint64_t coll_pending[MAX_COLL_TIDS];
+    uint8_t coll_copying[MAX_COLL_TIDS];      /* its last call was a copy (a result taken back) */
+    uint64_t coll_copy_stream[MAX_COLL_TIDS]; /* ... on this stream */
     size_t n_coll_tids;
+    /* calls of the other threads on a stream, in processes with collective threads (pass 2):
+     * the program handing data to a collective (model_idle.c); [0] the call's end, [1] stream */
+    uint64_t (*handovers)[2];
+    size_t n_handovers, cap_handovers;
     size_t cap_collectives;
     uint64_t *h2d_starts; /* GPU host-to-device copies' starts (pass 2) */
     size_t n_h2d, cap_h2d;

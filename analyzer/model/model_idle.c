@@ -33,7 +33,9 @@ void md_idle_on_thread(pass_state *s, const gt_record *r)
         s->coll_tid[s->n_coll_tids++] = t.tid;
 }
 
-static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t done, int kind)
+/* arrive 0: not known yet (a receiver's, from its handover: collectives_handovers) */
+static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t done, int kind,
+                           uint64_t stream)
 {
     if (done < arrive)
         return;
@@ -43,7 +45,27 @@ static void add_collective(gt_proc *p, pass_state *s, uint64_t arrive, uint64_t 
     }
     gt_grow((void **)&p->collectives, &s->cap_collectives, p->n_collectives,
             sizeof *p->collectives);
-    p->collectives[p->n_collectives++] = (gt_collective){arrive, done, kind};
+    p->collectives[p->n_collectives++] = (gt_collective){arrive, done, kind, 0, stream, 0};
+}
+
+/* A call of a thread that runs no collective, on a stream other than the legacy default: it may
+ * hand data to a collective on that stream (collectives_handovers keeps those that do). */
+static void note_handover(pass_state *s, const gt_api_common *c)
+{
+    if (!s->n_coll_tids || !c->stream)
+        return;
+    gt_grow((void **)&s->handovers, &s->cap_handovers, s->n_handovers, sizeof *s->handovers);
+    s->handovers[s->n_handovers][0] = c->t_end_ns;
+    s->handovers[s->n_handovers++][1] = c->stream;
+}
+
+static int is_h2d(const gt_record *r)
+{
+    gt_rec_api_memcpy m;
+    gt_body_copy(&m, sizeof m, r);
+    return m.direction == GT_DIR_H2D ||
+           (m.direction == GT_DIR_DEFAULT && m.dst_kind == GT_MEM_DEVICE &&
+            m.src_kind != GT_MEM_DEVICE);
 }
 
 /* A batch copied to the GPU: a host-to-device copy call of a thread that runs no collective
@@ -74,7 +96,10 @@ static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
 
 /* Pass 2, a wrapped call: on a collective thread, a blocking call (a stream sync, a synchronous
  * copy) followed by a copy brackets the collective; any other call in between means the wait was
- * something else. Records of one thread come in their order. */
+ * something else. A host-to-device copy after neither a blocking call nor a copy on its stream
+ * (a collective's stream is its own) takes back the result of a collective the rank only received
+ * (nothing of its own to wait for): its arrival is the handover. Records of one thread come in
+ * their order. */
 void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_common *c,
                     int blocking)
 {
@@ -85,17 +110,24 @@ void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_
         i++;
     if (i == s->n_coll_tids) {
         note_h2d_call(s, r, c);
+        note_handover(s, c);
         return;
     }
-    if (r->kind == GT_REC_API_MEMCPY && s->coll_pending[i])
-        add_collective(p, s, s->coll_pending[i], c->t_begin_ns, GT_COLL_CPU);
+    int copy = r->kind == GT_REC_API_MEMCPY;
+    int same = s->coll_copying[i] && s->coll_copy_stream[i] == c->stream; /* one result's pieces */
+    if (copy && s->coll_pending[i])
+        add_collective(p, s, s->coll_pending[i], c->t_begin_ns, GT_COLL_CPU, c->stream);
+    else if (copy && !same && c->stream && is_h2d(r))
+        add_collective(p, s, 0, c->t_begin_ns, GT_COLL_CPU, c->stream);
     s->coll_pending[i] = blocking ? c->t_end_ns : 0;
+    s->coll_copying[i] = (uint8_t)copy;
+    s->coll_copy_stream[i] = c->stream;
 }
 
 void md_idle_on_kernel(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k, int is_nccl)
 {
     if (is_nccl)
-        add_collective(p, s, k->start_ns, k->end_ns, GT_COLL_NCCL);
+        add_collective(p, s, k->start_ns, k->end_ns, GT_COLL_NCCL, 0);
 }
 
 static void staging_add(pass_state *s, uint64_t a, uint64_t b)
@@ -181,23 +213,21 @@ static int cmp_window(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* The CPU collectives' windows, whole (transfer 0) or their part after the last rank arrived. */
-static size_t collective_spans(const gt_proc *p, uint64_t (*w)[2], int transfer)
+/* The CPU collectives' windows, whole (waiting 0) or their part before the last rank arrived
+ * (the whole of one not matched across ranks). */
+static size_t collective_spans(const gt_proc *p, uint64_t (*w)[2], int waiting)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_collectives; i++) {
         const gt_collective *c = &p->collectives[i];
         if (c->kind != GT_COLL_CPU)
             continue;
-        uint64_t from = c->arrive_ns;
-        if (transfer) {
-            if (!c->last_arrive_ns)
-                continue;
-            from = c->last_arrive_ns > from ? c->last_arrive_ns : from;
-        }
-        if (c->done_ns > from) {
-            w[n][0] = from;
-            w[n++][1] = c->done_ns;
+        uint64_t to = c->done_ns;
+        if (waiting && c->last_arrive_ns && c->last_arrive_ns < to)
+            to = c->last_arrive_ns;
+        if (to > c->arrive_ns) {
+            w[n][0] = c->arrive_ns;
+            w[n++][1] = to;
         }
     }
     qsort(w, n, sizeof *w, cmp_window);
@@ -205,7 +235,10 @@ static size_t collective_spans(const gt_proc *p, uint64_t (*w)[2], int transfer)
 }
 
 /* collective_ns and collective_transfer_ns of every gap, again from zero (model_ranks.c calls it
- * once the collectives are matched across ranks). */
+ * once the collectives are matched across ranks). An instant in which one collective thread
+ * waits for a later rank while another moves an earlier collective's data is waiting: the
+ * step cannot end before that rank arrives (a hook's sleep on one rank: the others reduce the
+ * first bucket while they wait for the second). The transfer is the rest. */
 void md_idle_collectives(gt_proc *p)
 {
     for (size_t g = 0; g < p->n_gaps; g++)
@@ -215,6 +248,11 @@ void md_idle_collectives(gt_proc *p)
     gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_ns));
     n = collective_spans(p, w, 1);
     gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_transfer_ns));
+    for (size_t g = 0; g < p->n_gaps; g++) { /* that field held the waiting part until here */
+        gt_gap *gp = &p->gaps[g];
+        uint64_t waiting = gp->collective_transfer_ns;
+        gp->collective_transfer_ns = gp->collective_ns > waiting ? gp->collective_ns - waiting : 0;
+    }
     free(w);
 }
 
@@ -270,12 +308,59 @@ static void steady_small_gaps(gt_proc *p, const pass_state *s)
     p->steady_small_gap_ns = md_steady_scaled(p, p->steady_small_gap_ns);
 }
 
+/* The last handover on `stream` in (after, by], 0 none (handovers sorted by time). */
+static uint64_t last_handover(const pass_state *s, uint64_t stream, uint64_t after, uint64_t by)
+{
+    size_t lo = 0, hi = s->n_handovers;
+    while (lo < hi) { /* the first one after `by` */
+        size_t mid = (lo + hi) / 2;
+        if (s->handovers[mid][0] <= by)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0 && s->handovers[i][0] > after;)
+        if (s->handovers[i][1] == stream)
+            return s->handovers[i][0];
+    return 0;
+}
+
+/* Each CPU collective's handover: the program's last call on its stream before it was done and
+ * after the previous collective on that stream was (a stream serves one collective at a time;
+ * PyTorch's gloo takes them from a pool in turn). A receiver's collective arrives then; one
+ * without a handover is left out (its arrival is unknown). Collectives sorted by their end. */
+static void collectives_handovers(gt_proc *p, pass_state *s)
+{
+    if (s->n_handovers)
+        qsort(s->handovers, s->n_handovers, sizeof *s->handovers, cmp_window);
+    gt_u64map last = {0}; /* stream -> 1 + the index of the last collective on it */
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_collectives; i++) {
+        gt_collective c = p->collectives[i];
+        if (c.kind == GT_COLL_CPU && c.stream) {
+            uint32_t j = gt_map_get(&last, c.stream);
+            uint64_t after = j != UINT32_MAX ? p->collectives[j - 1].done_ns : 0;
+            c.handover_ns = last_handover(s, c.stream, after, c.done_ns);
+            if (!c.arrive_ns && c.handover_ns)
+                c.arrive_ns = c.handover_ns;
+        }
+        if (!c.arrive_ns)
+            continue;
+        p->collectives[kept++] = c;
+        if (c.kind == GT_COLL_CPU && c.stream)
+            gt_map_put(&last, c.stream, (uint32_t)kept);
+    }
+    p->n_collectives = kept;
+    gt_map_free(&last);
+}
+
 /* After pass 2 and the steady window: the evidence each gap needs, then the causes as if the
  * process had no DataLoader workers (gt_run_cross_process assigns again when it has). */
 void md_idle_finish(gt_proc *p, pass_state *s)
 {
     if (p->n_collectives)
         qsort(p->collectives, p->n_collectives, sizeof *p->collectives, cmp_collective);
+    collectives_handovers(p, s);
     md_idle_collectives(p);
     gaps_staging(p, s);
     gaps_ending_with_h2d(p, s);

@@ -276,6 +276,7 @@ static void free_pass(pass_state *s)
     free(s->sev);
     free(s->h2d_starts);
     free(s->h2d_calls);
+    free(s->handovers);
     free(s->staging);
     free(s->blocking);
     free(s->compile_ev);

@@ -4,20 +4,38 @@
  * long the others wait for it (their NCCL kernels spin meanwhile).
  *
  * Why per collective. Step times cannot show a straggler in lock-stepped data parallelism (every
- * rank waits for the slowest, so all steps are equal); the arrival at each collective can. The
- * collectives of a process group are the same, in the same order, on every rank, and each ends on
- * every rank at about the same moment (the last arrival plus the transfer): so each rank's
- * collective is matched to the reference rank's that ends nearest, within half the distance to
- * the reference's neighbours — whatever the number of buckets, the step length, or a collective
- * one rank's trace lacks. Ranks on one host share CLOCK_REALTIME.
+ * rank waits for the slowest, so all steps are equal); the arrival at each collective can.
+ *
+ * Lateness is what the others waited for. A rank arrives at a collective when it can take part:
+ * its program has called it and its data is ready (NCCL: its kernel starts; gloo: the collective
+ * thread's wait for the data on the host returns, or, for a rank that only receives, such as a
+ * broadcast's other ranks, the program's handover: model.h gt_collective). Data that waits in
+ * the rank's GPU queue (its own work, or on a shared GPU other ranks' kernels ahead of it) is
+ * ready later: that is its lateness too. The ranks whose copy of a collective ends together
+ * waited for each other: the last of them is late by its arrival after the median of theirs.
+ * Not every collective makes every rank wait (gloo's broadcast runs down a tree: a rank waits
+ * for its parent only, the others of the group end early), so a collective is scored over the
+ * ranks that end it with the reference rank, at least two. DDP with batch norm broadcasts its
+ * buffers at each forward: a rank delayed before the forward shows there — the root waits for
+ * it — and only a little at the gradients' all-reduce (the ranks leave the broadcast together).
+ *
+ * Matching. The collectives of a process group are the same, in the same order, on every rank,
+ * and each ends on the ranks that waited for each other at about the same moment (the last
+ * arrival plus the transfer): so each rank's collective is matched to the reference rank's that
+ * ends nearest, within half the distance to the reference's neighbours and at least the spread
+ * of one collective's ends over the ranks (two in flight together — gloo's threads — end in
+ * either order within it: taken in order) — whatever the number of buckets, the step length, or
+ * a collective one rank's trace lacks. Ranks on one host share CLOCK_REALTIME.
  *
  * What the last rank did instead: from the last matched collective that ended before any rank
  * arrived at this one (every rank left it together) to its arrival, its time split by what it was
  * doing (GPU busy, CUDA calls, no call with a batch after it or DataLoader workers, no call,
  * compilation, other collectives: model.h's gt_late_what), less the median of the other ranks'
- * split of their own, shorter, time. A rank sleeping and one computing on the CPU look alike (no
- * call either way) without CPU samples. */
-#include "coll_match.h"
+ * split of their own, shorter, time. The split goes by thread role (breakdown): until the
+ * program's threads handed the data over, their time is the rank's own work even while its
+ * collective thread moved earlier collectives' data; after it, waiting on the collective thread
+ * busy with other collectives is 'other collectives'. A rank sleeping and one computing on the
+ * CPU look alike (no call either way) without CPU samples. */
 #include "model_core.h"
 #include "model_idle.h"
 #include "model_sample.h"
@@ -130,17 +148,46 @@ static double median_of(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Side r's collective that ends nearest to t within tol, after those already matched; SIZE_MAX
- * when none (coll_match.c: the rule summaries are matched by too). */
-static size_t match_one(rank_side *r, uint64_t t, uint64_t tol)
+static uint64_t absdiff(uint64_t a, uint64_t b)
 {
-    return gt_coll_match_one(r->p->collectives, r->c, r->n, &r->at, t, tol);
+    return a > b ? a - b : b - a;
 }
 
-/* The tolerance for the reference's j-th collective: half the distance to its neighbours. */
-static uint64_t tolerance(const rank_side *ref, size_t j)
+/* Side r's collective that ends nearest to t within tol, after those already matched; SIZE_MAX
+ * when none. Collectives in flight together (gloo's threads run two at once) end on each rank
+ * within `spread` of each other, in either order: time cannot tell them apart, so the first one
+ * that close is taken (the order of their ends). */
+static size_t match_one(rank_side *r, uint64_t t, uint64_t tol, uint64_t spread)
 {
-    return gt_coll_tolerance(ref->p->collectives, ref->c, ref->n, j);
+    while (r->at < r->n && coll(r, r->at)->done_ns + tol < t)
+        r->at++;
+    size_t best = SIZE_MAX;
+    for (size_t i = r->at; i < r->n && coll(r, i)->done_ns <= t + tol; i++) {
+        if (absdiff(coll(r, i)->done_ns, t) <= spread) {
+            best = i;
+            break;
+        }
+        if (best == SIZE_MAX ||
+            absdiff(coll(r, i)->done_ns, t) < absdiff(coll(r, best)->done_ns, t))
+            best = i;
+    }
+    if (best != SIZE_MAX)
+        r->at = best + 1;
+    return best;
+}
+
+/* The tolerance for the reference's j-th collective: half the distance to its neighbours, and at
+ * least the spread of one collective's ends over the ranks. */
+static uint64_t tolerance(const rank_side *ref, size_t j, uint64_t spread)
+{
+    uint64_t t = coll(ref, j)->done_ns, tol = UINT64_MAX;
+    if (j > 0)
+        tol = (t - coll(ref, j - 1)->done_ns) / 2;
+    if (j + 1 < ref->n && (coll(ref, j + 1)->done_ns - t) / 2 < tol)
+        tol = (coll(ref, j + 1)->done_ns - t) / 2;
+    if (tol == UINT64_MAX)
+        return 1000000000ull;
+    return tol > spread ? tol : spread;
 }
 
 /* The phase kinds that count as compilation for what a rank did instead. */
@@ -174,11 +221,12 @@ static double collective_overlap(const gt_proc *p, uint64_t x, uint64_t y)
     return (double)sum;
 }
 
-/* What rank p did in [a, b]: GPU busy outside its idle gaps, and in the gaps its collectives'
- * time, the CUDA calls' time (each gap's prorated to its part in [a, b]) and the rest. */
-static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LATE_COUNT])
+/* What rank p did in [a, b], added to out: GPU busy outside its idle gaps, and in the gaps (with
+ * `collectives`) its collectives' time first, the CUDA calls' time (each gap's prorated to its
+ * part in [a, b]) and the rest. */
+static void breakdown_part(const gt_proc *p, uint64_t a, uint64_t b, int collectives,
+                           double out[GT_LATE_COUNT])
 {
-    memset(out, 0, GT_LATE_COUNT * sizeof *out);
     if (b <= a)
         return;
     double idle = 0;
@@ -188,7 +236,7 @@ static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LA
         if (y <= x)
             continue;
         double len = (double)(g->end_ns - g->start_ns), f = (double)(y - x) / len;
-        double coll_ns = collective_overlap(p, x, y);
+        double coll_ns = collectives ? collective_overlap(p, x, y) : 0;
         double calls = (double)(g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns +
                                 g->in_other_api_ns) *
                        f;
@@ -201,7 +249,24 @@ static void breakdown(const gt_proc *p, uint64_t a, uint64_t b, double out[GT_LA
         out[what] += (what == GT_LATE_COMPILE ? part : part - coll_ns - calls) / 1e6;
         idle += part;
     }
-    out[GT_LATE_GPU] = ((double)(b - a) - idle) / 1e6;
+    out[GT_LATE_GPU] += ((double)(b - a) - idle) / 1e6;
+}
+
+/* What rank p did from `from` until it arrived at collective c, by thread role. Up to the
+ * handover its program's threads made the data: their GPU work, CUDA calls and time without a
+ * call are the rank's own, even while its collective thread was busy with earlier collectives
+ * at the same time (a hook sleeping on the autograd thread while gloo reduces the earlier
+ * buckets: its own work). From the handover to the arrival the data waited: for the GPU, or for
+ * the collective thread still in other collectives. Without a known handover (NCCL, a CPU
+ * collective whose program made no call on its stream) the whole time is split the second way. */
+static void breakdown(const gt_proc *p, uint64_t from, const gt_collective *c,
+                      double out[GT_LATE_COUNT])
+{
+    memset(out, 0, GT_LATE_COUNT * sizeof *out);
+    uint64_t h = c->handover_ns, to = c->arrive_ns;
+    h = h < from ? from : h > to ? to : h;
+    breakdown_part(p, from, h, 0, out);
+    breakdown_part(p, h, to, 1, out);
 }
 
 typedef struct match_ctx {
@@ -238,27 +303,32 @@ static void instead_of(match_ctx *x, size_t last, double out[GT_LATE_COUNT])
     double *split = x->scratch + 2 * x->n, *col = x->scratch;
     memset(out, 0, GT_LATE_COUNT * sizeof *out);
     for (size_t k = 0; k < x->n; k++) {
+        if (x->at[k] == SIZE_MAX)
+            continue;
         if (x->prev[k] == SIZE_MAX)
             return;
         breakdown(x->sides[k].p, coll(&x->sides[k], x->prev[k])->done_ns,
-                  coll(&x->sides[k], x->at[k])->arrive_ns, split + k * GT_LATE_COUNT);
+                  coll(&x->sides[k], x->at[k]), split + k * GT_LATE_COUNT);
     }
     for (int w = 0; w < GT_LATE_COUNT; w++) {
         size_t m = 0;
         for (size_t k = 0; k < x->n; k++)
-            if (k != last)
+            if (k != last && x->at[k] != SIZE_MAX)
                 col[m++] = split[k * GT_LATE_COUNT + w];
         double excess = split[last * GT_LATE_COUNT + w] - median_of(col, m);
         out[w] = excess > 0 ? excess : 0;
     }
 }
 
-/* One collective matched on every rank: its last rank and lateness, the others' waits. */
+/* One collective matched on the ranks that waited for each other (at[k] SIZE_MAX: not rank k):
+ * its last rank and lateness, the others' waits. */
 static void score(match_ctx *x)
 {
     uint64_t last_t = 0;
     size_t last = 0;
     for (size_t k = 0; k < x->n; k++) {
+        if (x->at[k] == SIZE_MAX)
+            continue;
         uint64_t a = coll(&x->sides[k], x->at[k])->arrive_ns;
         if (a > last_t) {
             last_t = a;
@@ -268,6 +338,8 @@ static void score(match_ctx *x)
     double *others = x->scratch;
     size_t m = 0;
     for (size_t k = 0; k < x->n; k++) {
+        if (x->at[k] == SIZE_MAX)
+            continue;
         gt_collective *c = coll(&x->sides[k], x->at[k]);
         c->last_arrive_ns = last_t;
         add_nccl_wait(x->sides[k].p, c, last_t);
@@ -286,6 +358,8 @@ static void score(match_ctx *x)
         instead_of(x, last, l->instead[i]);
     }
     for (size_t k = 0; k < x->n; k++) {
+        if (x->at[k] == SIZE_MAX)
+            continue;
         double w = (double)(last_t - coll(&x->sides[k], x->at[k])->arrive_ns) / 1e6;
         if (w > x->sides[k].wait[i])
             x->sides[k].wait[i] = w;
@@ -308,19 +382,22 @@ static int in_steady(const gt_proc *p, uint64_t t)
 
 #define HISTORY 64 /* matched collectives remembered for the last common point */
 
-/* The last point every rank left together before collective `at`: the latest earlier match that
- * ended before any rank arrived at it. Collectives in flight at once (gloo's two threads reduce
- * two buckets together) ended after some rank arrived: not a common point. */
+/* The last point the ranks of collective `at` left together before it: the latest earlier match
+ * of them all that ended before any of them arrived at it. Collectives in flight at once (gloo's
+ * two threads reduce two buckets together) ended after some rank arrived: not a common point. */
 static int common_point(const match_ctx *x, const size_t *hist, size_t n_hist, size_t *prev)
 {
     uint64_t first = UINT64_MAX;
     for (size_t k = 0; k < x->n; k++) {
-        uint64_t a = coll(&x->sides[k], x->at[k])->arrive_ns;
+        uint64_t a = x->at[k] == SIZE_MAX ? UINT64_MAX : coll(&x->sides[k], x->at[k])->arrive_ns;
         first = a < first ? a : first;
     }
     for (size_t h = n_hist; h-- > 0 && h + HISTORY >= n_hist;) {
         const size_t *m = hist + (h % HISTORY) * x->n;
-        if (coll(&x->sides[0], m[0])->done_ns <= first) {
+        size_t k = 0;
+        while (k < x->n && (x->at[k] == SIZE_MAX || m[k] != SIZE_MAX))
+            k++;
+        if (k == x->n && coll(&x->sides[0], m[0])->done_ns <= first) {
             memcpy(prev, m, x->n * sizeof *m);
             return 1;
         }
@@ -328,9 +405,25 @@ static int common_point(const match_ctx *x, const size_t *hist, size_t n_hist, s
     return 0;
 }
 
-/* Every reference collective matched on all ranks, scored in order. Returns the matched ones
- * counted. */
-static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, uint8_t *seen)
+/* The reference's j-th collective on the other ranks: those whose copy of it ends with the
+ * reference's (within tol) waited for the same last arrival. A collective need not make every
+ * rank wait for every other (a broadcast's tree: a rank waits for its parent only, and its copy
+ * ends earlier); a rank that lacks it (not recorded) is left out likewise. Returns the ranks
+ * matched, the reference included. */
+static size_t match_ranks(rank_side *sides, size_t n, size_t j, uint64_t spread, size_t *at)
+{
+    uint64_t t = coll(&sides[0], j)->done_ns, tol = tolerance(&sides[0], j, spread);
+    size_t matched = 1;
+    at[0] = j;
+    for (size_t k = 1; k < n; k++)
+        matched += (at[k] = match_one(&sides[k], t, tol, spread)) != SIZE_MAX;
+    return matched;
+}
+
+/* Every reference collective matched on the ranks that waited for it, scored in order. Returns the
+ * matched ones counted. */
+static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, uint64_t spread,
+                        uint8_t *seen)
 {
     rank_side *ref = &sides[0];
     size_t *at = gt_xcalloc(2 * n, sizeof *at), *prev = at + n, counted = 0, n_hist = 0;
@@ -338,16 +431,11 @@ static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, ui
     double *scratch = gt_xcalloc(2 * n + n * GT_LATE_COUNT, sizeof *scratch);
     match_ctx x = {run, sides, n, at, prev, 0, 0, seen, scratch};
     for (size_t j = 0; j < ref->n; j++) {
-        uint64_t t = coll(ref, j)->done_ns, tol = tolerance(ref, j);
-        size_t k = 1;
-        at[0] = j;
-        for (; k < n; k++)
-            if ((at[k] = match_one(&sides[k], t, tol)) == SIZE_MAX)
-                break;
-        if (k < n)
+        uint64_t t = coll(ref, j)->done_ns;
+        if (match_ranks(sides, n, j, spread, at) < 2)
             continue;
         if (!common_point(&x, hist, n_hist, prev))
-            for (k = 0; k < n; k++)
+            for (size_t k = 0; k < n; k++)
                 prev[k] = SIZE_MAX;
         x.counted = use_all || in_steady(ref->p, t);
         x.step = slot_of(ref->p, t, j);
@@ -361,22 +449,30 @@ static size_t match_all(gt_run *run, rank_side *sides, size_t n, int use_all, ui
     return counted;
 }
 
-/* Matched collectives in the reference's steady window, counted without scoring. */
-static size_t steady_matches(rank_side *sides, size_t n)
+/* Matched collectives in the reference's steady window, counted without scoring, with only the
+ * neighbours' distance as the tolerance; *spread: how far apart one collective's ends lie on the
+ * ranks — twice the median distance of the matched ones' ends from the reference's. */
+static size_t steady_matches(rank_side *sides, size_t n, uint64_t *spread)
 {
     rank_side *ref = &sides[0];
-    size_t count = 0;
+    size_t count = 0, m = 0;
+    double *d = gt_xcalloc(ref->n * n + 1, sizeof *d);
     for (size_t k = 0; k < n; k++)
         sides[k].at = 0;
     for (size_t j = 0; j < ref->n; j++) {
-        uint64_t t = coll(ref, j)->done_ns, tol = tolerance(ref, j);
-        size_t k = 1;
-        while (k < n && match_one(&sides[k], t, tol) != SIZE_MAX)
+        uint64_t t = coll(ref, j)->done_ns, tol = tolerance(ref, j, 0);
+        size_t k = 1, i, m0 = m;
+        while (k < n && (i = match_one(&sides[k], t, tol, 0)) != SIZE_MAX) {
+            d[m++] = (double)absdiff(coll(&sides[k], i)->done_ns, t);
             k++;
+        }
+        m = k == n ? m : m0;
         count += k == n && in_steady(ref->p, t);
     }
     for (size_t k = 0; k < n; k++)
         sides[k].at = 0;
+    *spread = (uint64_t)(2 * median_of(d, m));
+    free(d);
     return count;
 }
 
@@ -479,9 +575,10 @@ static void analyse_ranks(gt_run *run, rank_side *sides, size_t n, int kind)
         sides[k].wait = gt_xcalloc(n_steps + 1, sizeof *sides[k].wait);
         sides[k].instead = gt_xcalloc(n_steps + 1, sizeof *sides[k].instead);
     }
-    int use_all = steady_matches(sides, n) < MIN_COUNTED;
+    uint64_t spread;
+    int use_all = steady_matches(sides, n, &spread) < MIN_COUNTED;
     uint8_t *seen = gt_xcalloc(n_steps + 1, 1);
-    size_t counted = match_all(run, sides, n, use_all, seen);
+    size_t counted = match_all(run, sides, n, use_all, spread, seen);
     causes_again(sides, n);
     if (counted)
         name_straggler(run, sides, n, counted, kind, seen, n_steps);

@@ -19,6 +19,8 @@
 #define STR_TUNER 403
 #define TID_MAIN 100
 #define TID_GLOO 101
+#define TID_AUTOGRAD 102 /* PyTorch's autograd engine thread: the backward, a hook's delay */
+#define GLOO_STREAMS 4   /* gloo's pool of streams, taken in turn by its collectives */
 #define STR_INDUCTOR_FILE 22
 #define STR_INDUCTOR_FUNC 23
 #define STR_MODULE0 30
@@ -40,6 +42,8 @@ typedef struct sim {
     int um_on_gpu; /* the managed buffers are on the GPU */
     int step;
     uint64_t pool_start; /* compilation: when Inductor's compile workers started, 0 none */
+    uint64_t api_stream; /* the stream of the calls written now (0: the legacy default) */
+    unsigned gloo_next;  /* DDP over gloo: the next stream of its pool */
 } sim;
 
 scenario scenario_healthy(void)
@@ -110,6 +114,7 @@ static void common(gt_api_common *c, sim *s, uint32_t func, uint64_t dur, uint32
     c->corr_id = ++s->corr;
     c->func = func;
     c->stack_id = stack;
+    c->stream = s->api_stream;
     s->t += dur;
 }
 
@@ -895,14 +900,30 @@ int scenario_write_ranks(const char *const *paths, const scenario *scs, int n)
 
 /* ------------------------------------------------------------------ DDP over gloo */
 
-/* One rank's step up to the end of its backward's launches: the batch, the forward, the
- * backward in buckets; when each bucket's gradients were handed over (their last launch) and
- * when the GPU had them (its queue after them). */
-static void ddp_compute(sim *s, uint64_t *handed, uint64_t *ready)
+/* The next stream of gloo's pool: each collective's copies and waits go on one. */
+static uint64_t gloo_stream(sim *s)
+{
+    return 0x7f5000000000ull + (s->gloo_next++ % GLOO_STREAMS) * 0x1000;
+}
+
+/* The program hands data to a collective (PyTorch's gloo work, built on the calling thread): the
+ * collective's stream waits for the caller's work, a call that does not block. */
+static void hand_over(sim *s, uint64_t stream)
+{
+    gt_rec_api_sync y;
+    memset(&y, 0, sizeof y);
+    s->api_stream = stream;
+    common(&y.c, s, GT_FN_cudaStreamWaitEvent, 3000, 0);
+    s->api_stream = 0;
+    y.sync_kind = GT_SYNC_STREAM_WAIT_EVENT;
+    add(s, GT_REC_API_SYNC, &y, sizeof y);
+}
+
+/* One rank's step up to the forward: the batch (a delay in data loading before its copy), then
+ * a delay before the forward. */
+static void ddp_before_forward(sim *s)
 {
     const scenario *sc = s->sc;
-    int b = sc->buckets > 0 ? sc->buckets : 2, fwd = sc->kernels_per_step / 3;
-    int per_bucket = (sc->kernels_per_step - fwd) / b > 0 ? (sc->kernels_per_step - fwd) / b : 1;
     if (sc->nvtx)
         nvtx(s, GT_NVTX_PUSH);
     if (sc->delay_where == DELAY_DATA)
@@ -911,16 +932,85 @@ static void ddp_compute(sim *s, uint64_t *handed, uint64_t *ready)
         copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, sc->pinned_h2d_bytes, 20.0, 0);
     if (sc->delay_where == DELAY_FORWARD)
         s->t += sc->delay_ns;
+}
+
+/* The rest of the step up to the end of its backward's launches: the forward on the main thread,
+ * the backward in buckets on the autograd thread (a hook's delay there too); when each bucket's
+ * gradients were handed over (on streams[i]) and when the GPU had them (its queue after them). */
+static void ddp_compute(sim *s, uint64_t *handed, uint64_t *ready, uint64_t *streams)
+{
+    const scenario *sc = s->sc;
+    int b = sc->buckets > 0 ? sc->buckets : 2, fwd = sc->kernels_per_step / 3;
+    int per_bucket = (sc->kernels_per_step - fwd) / b > 0 ? (sc->kernels_per_step - fwd) / b : 1;
     for (int k = 0; k < fwd; k++)
         launch(s, STR_KERNEL0 + (uint32_t)(k % sc->kernels_per_step), sc->kernel_ns);
+    gt_test_writer_set_tid(&s->w, TID_AUTOGRAD);
     for (int i = 0; i < b; i++) {
         for (int k = 0; k < per_bucket; k++)
             launch(s, STR_KERNEL0 + (uint32_t)((fwd + i * per_bucket + k) % sc->kernels_per_step),
                    sc->kernel_ns);
+        streams[i] = gloo_stream(s);
+        hand_over(s, streams[i]);
         handed[i] = s->t;
         ready[i] = s->gpu_free;
         if (i == 0 && sc->delay_where == DELAY_BACKWARD)
             s->t += sc->delay_ns; /* a hook on a gradient, after the first bucket's */
+    }
+    gt_test_writer_set_tid(&s->w, TID_MAIN);
+}
+
+/* Rank r's parent in gloo's broadcast tree from rank 0: r less the largest power of two <= r. */
+static int tree_parent(int r)
+{
+    int p = 1;
+    while (p * 2 <= r)
+        p *= 2;
+    return r - p;
+}
+
+/* DDP's broadcast of the buffers (batch norm's) from rank 0 at each forward: each main thread
+ * hands it over; the root's gloo thread waits for the buffers on the host (a stream sync), the
+ * others' receive without a call. Down the tree a rank has the data broadcast_ns after both it
+ * and its parent are there, a sender is done once its children have it; then each gloo thread
+ * copies the result back, and the main thread, blocked meanwhile, goes on. */
+static void ddp_broadcast(sim *ranks, int n, uint64_t *gloo_free)
+{
+    uint64_t arrive[8], data_at[8], done[8], stream[8];
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        stream[r] = gloo_stream(s);
+        hand_over(s, stream[r]);
+        arrive[r] = s->t;
+        if (r == 0) {
+            uint64_t main_t = s->t;
+            gt_test_writer_set_tid(&s->w, TID_GLOO);
+            s->t = gloo_free[r] > main_t ? gloo_free[r] : main_t;
+            s->api_stream = stream[r];
+            sync_stream(s);
+            s->api_stream = 0;
+            arrive[r] = s->t;
+            s->t = main_t;
+            gt_test_writer_set_tid(&s->w, TID_MAIN);
+        }
+    }
+    uint64_t step = ranks[0].sc->broadcast_ns;
+    data_at[0] = done[0] = arrive[0];
+    for (int r = 1; r < n; r++) {
+        uint64_t from = data_at[tree_parent(r)];
+        data_at[r] = done[r] = (from > arrive[r] ? from : arrive[r]) + step;
+    }
+    for (int r = n - 1; r > 0; r--) /* children come after their parent */
+        if (done[r] > done[tree_parent(r)])
+            done[tree_parent(r)] = done[r];
+    for (int r = 0; r < n; r++) {
+        sim *s = &ranks[r];
+        gt_test_writer_set_tid(&s->w, TID_GLOO);
+        s->t = done[r] > gloo_free[r] ? done[r] : gloo_free[r];
+        s->api_stream = stream[r];
+        copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 64 << 10, 20.0, 0);
+        s->api_stream = 0;
+        gloo_free[r] = s->t;
+        gt_test_writer_set_tid(&s->w, TID_MAIN);
     }
 }
 
@@ -928,7 +1018,8 @@ static void ddp_compute(sim *s, uint64_t *handed, uint64_t *ready)
  * for the gradients (a stream sync: the rank arrives when it returns), the sum ends gloo_ns after
  * the last arrival, and each gloo thread copies the result back. */
 static void ddp_all_reduce(sim *ranks, int n, const uint64_t (*handed)[16],
-                           const uint64_t (*ready)[16], int i, uint64_t *gloo_free)
+                           const uint64_t (*ready)[16], const uint64_t (*streams)[16], int i,
+                           uint64_t *gloo_free)
 {
     uint64_t last = 0;
     for (int r = 0; r < n; r++) {
@@ -938,7 +1029,9 @@ static void ddp_all_reduce(sim *ranks, int n, const uint64_t (*handed)[16],
         s->t = gloo_free[r] > handed[r][i] ? gloo_free[r] : handed[r][i];
         uint64_t gpu_free = s->gpu_free;
         s->gpu_free = ready[r][i]; /* the sync waits for this bucket's gradients */
+        s->api_stream = streams[r][i];
         sync_stream(s);
+        s->api_stream = 0;
         s->gpu_free = gpu_free > s->gpu_free ? gpu_free : s->gpu_free;
         gloo_free[r] = s->t;
         last = s->t > last ? s->t : last;
@@ -948,7 +1041,9 @@ static void ddp_all_reduce(sim *ranks, int n, const uint64_t (*handed)[16],
         sim *s = &ranks[r];
         uint64_t main_t = s->t;
         s->t = last + s->sc->gloo_ns;
+        s->api_stream = streams[r][i];
         copy(s, GT_DIR_H2D, GT_MEM_PINNED, 1, 1 << 20, 20.0, 0);
+        s->api_stream = 0;
         gloo_free[r] = s->t;
         s->t = main_t;
         gt_test_writer_set_tid(&s->w, TID_MAIN);
@@ -969,7 +1064,7 @@ static void ddp_finish(sim *s, uint64_t reduced)
 int scenario_write_ddp(const char *const *paths, const scenario *scs, int n)
 {
     sim ranks[8];
-    uint64_t handed[8][16], ready[8][16], gloo_free[8] = {0};
+    uint64_t handed[8][16], ready[8][16], streams[8][16], gloo_free[8] = {0};
     int rc = 0, opened = 0;
     if (n < 1 || n > 8 || scs[0].buckets > 16)
         return -1;
@@ -981,10 +1076,17 @@ int scenario_write_ddp(const char *const *paths, const scenario *scs, int n)
     int buckets = scs[0].buckets > 0 ? scs[0].buckets : 2;
     for (int step = 0; step < scs[0].steps && !rc; step++) {
         for (int r = 0; r < n; r++)
-            ddp_compute(&ranks[r], handed[r], ready[r]);
+            ddp_before_forward(&ranks[r]);
+        if (scs[0].broadcast_ns)
+            ddp_broadcast(ranks, n, gloo_free);
+        for (int r = 0; r < n; r++) {
+            if (scs[0].broadcast_ns) /* the main thread waits for the broadcast (no call) */
+                ranks[r].t = ranks[r].t > gloo_free[r] ? ranks[r].t : gloo_free[r];
+            ddp_compute(&ranks[r], handed[r], ready[r], streams[r]);
+        }
         for (int i = 0; i < buckets; i++)
-            ddp_all_reduce(ranks, n, (const uint64_t(*)[16])handed, (const uint64_t(*)[16])ready, i,
-                           gloo_free);
+            ddp_all_reduce(ranks, n, (const uint64_t(*)[16])handed, (const uint64_t(*)[16])ready,
+                           (const uint64_t(*)[16])streams, i, gloo_free);
         for (int r = 0; r < n; r++)
             ddp_finish(&ranks[r], gloo_free[r]);
     }

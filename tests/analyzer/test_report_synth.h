@@ -116,13 +116,18 @@ typedef struct scenario {
     double d2h_gpu_share;
     int d2h_unrecorded;
     /* DDP over gloo (scenario_write_ddp): buckets per step, all-reduced by the gloo thread as the
-     * backward fills them (one after the other, gloo_ns each once every rank is there), the
+     * backward fills them (one after the other, gloo_ns each once every rank is there; the
+     * backward on an autograd thread that hands each bucket over on a stream of gloo's pool), the
      * forward taking a third of kernels_per_step; this rank's extra time without CUDA calls
      * (delay_ns) and where: DELAY_FORWARD before the forward, DELAY_BACKWARD after the first
      * bucket's gradients (a hook), DELAY_DATA before the batch's copy (data loading) */
     int buckets;
     uint64_t delay_ns;
     int delay_where;
+    /* > 0: DDP broadcasts its buffers (batch norm's) from rank 0 at each forward, after the delay
+     * before it, down gloo's tree (broadcast_ns a level); the receivers' gloo threads make no
+     * blocking call */
+    uint64_t broadcast_ns;
 } scenario;
 enum { DELAY_FORWARD = 0, DELAY_BACKWARD = 1, DELAY_DATA = 2 };
 

@@ -129,17 +129,4 @@ KNOWN_GAPS = {
     # Steps from the read-back are right on average (mean 1.899 ms against the program's 1.895 ms
     # wall per step) but the medians of 29 jittery intervals are 5.4% apart (1.853 against 1.759).
     "tiny_triton_100": "more than 5% apart",
-    # Issue 30's straggler matrix, convolutions (the MLP cases pass). Rank 1 sleeps 20 ms before
-    # the forward or in data loading: its matched lateness is 1.4-1.9 ms although the program's
-    # step grows by ~11 ms (the ranks share one GPU: the early rank's kernels run while the late
-    # one sleeps, so the wait moves from the collective into the GPU's queue) - lateness measured
-    # at the gloo collective alone misses it, no straggler advice.
-    "straggler_conv2_forward_sleep_r1": "rank 1 was delayed",
-    "straggler_conv4_data_sleep_r1_sync": "rank 1 was delayed",
-    # The delay inside the backward pass (a hook on the autograd thread): the lateness is right
-    # (17.8 ms) but what the late rank did instead is counted as 'collective' (~12 ms): gloo's
-    # thread all-reduces the earlier buckets while the autograd thread sleeps, and the breakdown
-    # gives an instant on two threads to the collective first.
-    "straggler_conv2_backward_sleep_r0_sync": "expected host_work",
-    "straggler_conv4_backward_busy_r1": "expected host_work",
 }
