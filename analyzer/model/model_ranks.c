@@ -36,6 +36,7 @@
  * collective thread moved earlier collectives' data; after it, waiting on the collective thread
  * busy with other collectives is 'other collectives'. A rank sleeping and one computing on the
  * CPU look alike (no call either way) without CPU samples. */
+#include "coll_match.h"
 #include "model_core.h"
 #include "model_idle.h"
 #include "model_sample.h"
@@ -153,41 +154,17 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
     return a > b ? a - b : b - a;
 }
 
-/* Side r's collective that ends nearest to t within tol, after those already matched; SIZE_MAX
- * when none. Collectives in flight together (gloo's threads run two at once) end on each rank
- * within `spread` of each other, in either order: time cannot tell them apart, so the first one
- * that close is taken (the order of their ends). */
+/* Side r's collective that ends nearest to t within tol (coll_match.c: the rule summaries are
+ * matched by too); SIZE_MAX when none. */
 static size_t match_one(rank_side *r, uint64_t t, uint64_t tol, uint64_t spread)
 {
-    while (r->at < r->n && coll(r, r->at)->done_ns + tol < t)
-        r->at++;
-    size_t best = SIZE_MAX;
-    for (size_t i = r->at; i < r->n && coll(r, i)->done_ns <= t + tol; i++) {
-        if (absdiff(coll(r, i)->done_ns, t) <= spread) {
-            best = i;
-            break;
-        }
-        if (best == SIZE_MAX ||
-            absdiff(coll(r, i)->done_ns, t) < absdiff(coll(r, best)->done_ns, t))
-            best = i;
-    }
-    if (best != SIZE_MAX)
-        r->at = best + 1;
-    return best;
+    return gt_coll_match_one(r->p->collectives, r->c, r->n, &r->at, t, tol, spread);
 }
 
-/* The tolerance for the reference's j-th collective: half the distance to its neighbours, and at
- * least the spread of one collective's ends over the ranks. */
+/* The tolerance for the reference's j-th collective. */
 static uint64_t tolerance(const rank_side *ref, size_t j, uint64_t spread)
 {
-    uint64_t t = coll(ref, j)->done_ns, tol = UINT64_MAX;
-    if (j > 0)
-        tol = (t - coll(ref, j - 1)->done_ns) / 2;
-    if (j + 1 < ref->n && (coll(ref, j + 1)->done_ns - t) / 2 < tol)
-        tol = (coll(ref, j + 1)->done_ns - t) / 2;
-    if (tol == UINT64_MAX)
-        return 1000000000ull;
-    return tol > spread ? tol : spread;
+    return gt_coll_tolerance(ref->p->collectives, ref->c, ref->n, j, spread);
 }
 
 /* The phase kinds that count as compilation for what a rank did instead. */

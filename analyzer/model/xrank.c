@@ -83,30 +83,61 @@ static int choose_kind(gt_xrank *x)
     return -1;
 }
 
-/* The reference's j-th collective matched on every other rank: at[k] set; 0 when one lacks it. */
-static int match_all(gt_xrank *x, size_t j, size_t *at)
+static int in_steady(const gt_xrank_proc *p, uint64_t t)
+{
+    return t >= p->steady_start_ns && t <= p->steady_end_ns;
+}
+
+/* The reference's j-th collective on the other ranks, as model_ranks.c: those whose copy ends
+ * with the reference's waited for the same last arrival (a broadcast's tree makes a rank wait for
+ * its parent only); at[k] SIZE_MAX for a rank that does not. Returns the ranks matched, the
+ * reference included. */
+static size_t match_ranks(gt_xrank *x, size_t j, size_t *at, uint64_t spread)
 {
     const gt_xrank_proc *ref = rank_proc(x, 0);
     uint64_t t = xcoll(ref, j)->done_ns,
-             tol = gt_coll_tolerance(ref->colls, ref->idx, ref->n_idx, j);
+             tol = gt_coll_tolerance(ref->colls, ref->idx, ref->n_idx, j, spread);
+    size_t matched = 1;
     at[0] = j;
     for (size_t k = 1; k < x->n_ranks; k++) {
         gt_xrank_proc *p = rank_proc(x, k);
-        if ((at[k] = gt_coll_match_one(p->colls, p->idx, p->n_idx, &p->at, t, tol)) == SIZE_MAX)
-            return 0;
+        at[k] = gt_coll_match_one(p->colls, p->idx, p->n_idx, &p->at, t, tol, spread);
+        matched += at[k] != SIZE_MAX;
     }
-    return 1;
+    return matched;
+}
+
+/* Matched on every rank with the neighbours' distance alone, counted when in the steady window;
+ * *spread: twice the median distance of those matches' ends from the reference's. */
+static size_t steady_matches(gt_xrank *x, uint64_t *spread)
+{
+    const gt_xrank_proc *ref = rank_proc(x, 0);
+    size_t count = 0, m = 0;
+    double *d = gt_xcalloc(ref->n_idx * x->n_ranks + 1, sizeof *d);
+    for (size_t j = 0; j < ref->n_idx; j++) {
+        uint64_t t = xcoll(ref, j)->done_ns,
+                 tol = gt_coll_tolerance(ref->colls, ref->idx, ref->n_idx, j, 0);
+        size_t k = 1, m0 = m;
+        for (; k < x->n_ranks; k++) { /* stops at the first rank that lacks it, as model_ranks.c */
+            gt_xrank_proc *p = rank_proc(x, k);
+            size_t i = gt_coll_match_one(p->colls, p->idx, p->n_idx, &p->at, t, tol, 0);
+            if (i == SIZE_MAX)
+                break;
+            uint64_t e = xcoll(p, i)->done_ns;
+            d[m++] = (double)(e > t ? e - t : t - e);
+        }
+        m = k == x->n_ranks ? m : m0;
+        count += k == x->n_ranks && in_steady(ref, t);
+    }
+    *spread = (uint64_t)(2 * gt_xrank_median(d, m));
+    free(d);
+    return count;
 }
 
 static void rewind_all(gt_xrank *x)
 {
     for (size_t k = 0; k < x->n_ranks; k++)
         rank_proc(x, k)->at = 0;
-}
-
-static int in_steady(const gt_xrank_proc *p, uint64_t t)
-{
-    return t >= p->steady_start_ns && t <= p->steady_end_ns;
 }
 
 /* The slot of the reference's j-th collective: the first step ending after t, or j. */
@@ -143,12 +174,15 @@ static void flush_waits(gt_xrank *x, score_ctx *c)
     }
 }
 
-/* One matched collective: its last rank and lateness, each rank's wait. */
+/* One collective matched on the ranks that waited for each other (at[k] SIZE_MAX: not rank k):
+ * its last rank and lateness, each rank's wait. */
 static void score(gt_xrank *x, score_ctx *c, size_t j, size_t slot)
 {
     uint64_t last_t = 0, first_t = UINT64_MAX;
     size_t last = 0, m = 0;
     for (size_t k = 0; k < x->n_ranks; k++) {
+        if (c->at[k] == SIZE_MAX)
+            continue;
         uint64_t a = xcoll(rank_proc(x, k), c->at[k])->arrive_ns;
         if (a > last_t) {
             last_t = a;
@@ -157,13 +191,15 @@ static void score(gt_xrank *x, score_ctx *c, size_t j, size_t slot)
         first_t = a < first_t ? a : first_t;
     }
     for (size_t k = 0; k < x->n_ranks; k++)
-        if (k != last)
+        if (k != last && c->at[k] != SIZE_MAX)
             c->others[m++] = (double)xcoll(rank_proc(x, k), c->at[k])->arrive_ns;
     if (slot != c->slot) {
         flush_waits(x, c);
         c->slot = slot;
     }
     for (size_t k = 0; k < x->n_ranks; k++) {
+        if (c->at[k] == SIZE_MAX)
+            continue;
         double w = (double)(last_t - xcoll(rank_proc(x, k), c->at[k])->arrive_ns) / 1e6;
         c->wait[k] = w > c->wait[k] ? w : c->wait[k];
     }
@@ -177,17 +213,16 @@ static void score(gt_xrank *x, score_ctx *c, size_t j, size_t slot)
 static void match_and_score(gt_xrank *x, double *wait_sum)
 {
     const gt_xrank_proc *ref = rank_proc(x, 0);
-    size_t n = x->n_ranks, steady = 0;
+    size_t n = x->n_ranks;
     score_ctx c = {gt_xcalloc(n, sizeof *c.at), gt_xcalloc(n, sizeof *c.others),
                    gt_xcalloc(n, sizeof *c.wait), wait_sum, SIZE_MAX};
-    for (size_t j = 0; j < ref->n_idx; j++)
-        steady += match_all(x, j, c.at) && in_steady(ref, xcoll(ref, j)->done_ns);
+    uint64_t spread;
+    x->use_all = steady_matches(x, &spread) < MIN_COUNTED;
     rewind_all(x);
-    x->use_all = steady < MIN_COUNTED;
     x->ref_collectives = ref->n_idx;
     for (size_t j = 0; j < ref->n_idx; j++) {
         uint64_t t = xcoll(ref, j)->done_ns;
-        if (!match_all(x, j, c.at)) {
+        if (match_ranks(x, j, c.at, spread) < 2) {
             x->unmatched++;
             continue;
         }

@@ -32,7 +32,7 @@ typedef struct gt_xrank_proc {
     size_t n_idx, at;
 } gt_xrank_proc;
 
-typedef struct gt_xrank_coll { /* one collective matched on every rank, in the counted window */
+typedef struct gt_xrank_coll { /* one collective matched on two ranks or more, counted */
     size_t index;              /* the reference rank's collective (of the chosen kind) */
     size_t slot;               /* its step (the reference's), or its index without steps */
     size_t last;               /* the last rank to arrive (index into ranks) */
@@ -84,7 +84,7 @@ typedef struct gt_xrank {
     int use_all; /* fewer than 3 steady matches: every matched collective counted */
     gt_xrank_coll *colls;
     size_t n_colls, cap_colls;
-    size_t ref_collectives, unmatched; /* the reference's, those some rank lacked */
+    size_t ref_collectives, unmatched; /* the reference's, those no other rank matched */
     gt_xrank_step *steps;
     size_t n_steps, cap_steps;
     int per_step;           /* slots are steps (the reference had >= 2) */

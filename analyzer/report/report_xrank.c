@@ -167,16 +167,18 @@ void gt_xrank_print(const gt_xrank *x, FILE *out, int top_n)
             x->kind >= 0 ? gt_fmt("%s collectives", kind_name(x->kind))
                          : "no collective every rank ran");
     if (x->kind >= 0)
-        fprintf(out, "Matched: %s of the first rank's %s on every rank%s; %s counted (%s)\n",
+        fprintf(out,
+                "Matched: %s of the first rank's %s on the ranks that waited for them%s; %s "
+                "counted (%s)\n",
                 gt_count((double)(x->ref_collectives - x->unmatched)),
-                gt_count((double)x->ref_collectives), x->unmatched ? " (the rest lack one)" : "",
-                gt_count((double)x->n_colls),
+                gt_count((double)x->ref_collectives),
+                x->unmatched ? " (on no other rank: the rest)" : "", gt_count((double)x->n_colls),
                 x->use_all ? "all: fewer than 3 in the steady window" : "the steady window");
     if (x->straggler.found) {
         print_straggler(x, out);
         print_follows(x, out);
     } else if (x->n_ranks >= 2) {
-        fprintf(out, "Straggler: none found (no collective matched on every rank)\n");
+        fprintf(out, "Straggler: none found (no collective matched on two ranks)\n");
     } else {
         fprintf(out, "Straggler: needs 2 ranks with collectives; the summaries hold %zu\n",
                 x->n_ranks);

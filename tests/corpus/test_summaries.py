@@ -22,21 +22,6 @@ CASES = ["ddp_gloo_slow"] + sorted(os.path.basename(p)[:-len(".tar.xz")]
                                    for p in glob.glob(os.path.join(DATA, "straggler_*.tar.xz")))
 
 
-# Runs whose summaries still differ from the merged traces, since issue 30's straggler model
-# (lateness by what the others waited for): a broadcast's receivers arrive at their handover and a
-# collective is scored over the ranks that end it together, which the summaries (schema 1: arrive
-# and done only) and xrank.c do not follow yet. The straggler rank must still be the same; the rest
-# is compared, and a run listed here that agrees fails too (whoever closes the gap removes it).
-STRAGGLER_RANK_ONLY = {
-    "straggler_conv2_backward_sleep_r0_sync",
-    "straggler_conv2_forward_sleep_r1",  # summaries: 1.8 ms late a step, traces 20.3 ms
-    "straggler_conv4_backward_busy_r1",
-    "straggler_conv4_data_sleep_r1_sync",  # summaries: 1.9 ms late a step, traces 20.2 ms
-    "straggler_mlp4_backward_sleep_r0",
-    "straggler_mlp4_forward_busy_r0",
-}
-
-
 def unpack(case, work):
     dest = os.path.join(work, case)
     shutil.rmtree(dest, ignore_errors=True)
@@ -76,14 +61,8 @@ def compare(gputrace, run_dir):
     diff = [k for k in same if merged[k] != from_sum[k]]
     diff += [k for k in ("lateness_ms", "others_wait_ms", "period_ms")
              if not close(merged[k], from_sum[k])]
-    known = os.path.basename(os.path.dirname(os.path.dirname(run_dir))) in STRAGGLER_RANK_ONLY
-    if diff and known and "rank" not in diff:
-        print("  known gap: the same rank %d, differ in %s" % (from_sum["rank"], diff))
-        return None
     if diff:
         return "differ in %s: merged %s, from summaries %s" % (diff, merged, from_sum)
-    if known:
-        return "agrees now: remove it from STRAGGLER_RANK_ONLY"
     print("  rank %d late %.2f ms a step (merged %.2f), %d steps" % (
         from_sum["rank"], from_sum["lateness_ms"], merged["lateness_ms"], from_sum["steps"]))
     return None
