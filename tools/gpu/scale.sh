@@ -8,7 +8,8 @@
 #        `convert --ranks slowest,fastest`. Output: $OUT/scale_ranks.txt, $OUT/ranks.tar.xz.
 # long:  train.py ResNet-18 batch 4 for STEPS steps (default 15000: a trace of about 1 GB), then
 #        the peak memory (max RSS) and time of report, convert (with advice, and --no-advice),
-#        diff of the trace against itself and report --summary. Output: $OUT/scale_long.txt.
+#        diff of the trace against itself and report --summary (SCALE_MEASURE: which of
+#        "report summary convert noadvice diff", default all). Output: $OUT/scale_long.txt.
 set -uo pipefail
 : "${OUT:?OUT must name the folder for results}"
 cd "$(dirname "$0")/../.." || exit 1
@@ -76,12 +77,12 @@ long)
   T=$(ls -S "$L"/*.gtrace | head -1)
   echo "trace: $(stat -c %s "$T") bytes"
   "$GT" info "$T" | head -12
-  peak "report" "$GT" report "$T"
-  peak "report --summary" "$GT" report --summary -o "$L/summary.json" "$T"
-  ls -l "$L/summary.json"
-  peak "convert (default)" "$GT" convert -o "$L/out.pftrace" "$T"
-  peak "convert --no-advice" "$GT" convert --no-advice -o "$L/out2.pftrace" "$T"
-  peak "diff (itself)" "$GT" diff "$T" "$T"
+  want() { [[ " ${SCALE_MEASURE:-report summary convert noadvice diff} " == *" $1 "* ]]; }
+  want report && peak "report" "$GT" report "$T"
+  want summary && peak "report --summary" "$GT" report --summary -o "$L/summary.json" "$T"
+  want convert && peak "convert (default)" "$GT" convert -o "$L/out.pftrace" "$T"
+  want noadvice && peak "convert --no-advice" "$GT" convert --no-advice -o "$L/out2.pftrace" "$T"
+  want diff && peak "diff (itself)" "$GT" diff "$T" "$T"
   ;;
 *)
   echo "usage: OUT=<folder> tools/gpu/scale.sh ranks|long [STEPS]" >&2
