@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coll_match.h"
+#include "model_core.h"
 #include "util.h"
 
 #define MIN_COUNTED 3 /* as model_ranks.c: fewer steady matches, count them all */
@@ -145,15 +146,8 @@ static size_t slot_of(const gt_xrank_proc *p, uint64_t t, size_t j)
 {
     if (p->n_steps < 2)
         return j;
-    size_t lo = 0, hi = p->n_steps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->steps[mid].end_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_steps ? lo : p->n_steps - 1;
+    size_t i = MD_FIRST_ENDING_AFTER(p->steps, p->n_steps, t);
+    return i < p->n_steps ? i : p->n_steps - 1;
 }
 
 typedef struct score_ctx {
@@ -326,16 +320,8 @@ void gt_xrank_analyse(gt_xrank *x)
 
 void gt_xrank_free(gt_xrank *x)
 {
-    for (size_t i = 0; i < x->n_procs; i++) {
-        gt_xrank_proc *p = &x->procs[i];
-        free(p->host);
-        free(p->trace);
-        free(p->file);
-        free(p->colls);
-        free(p->steps);
-        free(p->step_idle);
-        free(p->idx);
-    }
+    for (size_t i = 0; i < x->n_procs; i++)
+        gt_xrank_proc_free(&x->procs[i]);
     free(x->procs);
     free(x->ranks);
     free(x->rank_stat);

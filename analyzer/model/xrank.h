@@ -113,6 +113,7 @@ size_t gt_xrank_load(gt_xrank *x, const char *const *paths, int n, const char *w
 /* Match, score, and find the patterns (after gt_xrank_load). */
 void gt_xrank_analyse(gt_xrank *x);
 void gt_xrank_free(gt_xrank *x);
+void gt_xrank_proc_free(gt_xrank_proc *p); /* xrank_load.c: one process's arrays */
 
 /* xrank_stats.c: the step-time spread, the hosts, and what lateness follows (after scoring). */
 void gt_xrank_stats(gt_xrank *x);

@@ -166,8 +166,9 @@ static int read_proc(gt_xrank_proc *p, const json_t *o, load_err *e)
     return 0;
 }
 
-static void free_proc(gt_xrank_proc *p)
+void gt_xrank_proc_free(gt_xrank_proc *p)
 {
+    free(p->idx);
     free(p->host);
     free(p->trace);
     free(p->file);
@@ -202,7 +203,7 @@ static int load_file(gt_xrank *x, const char *path, load_err *e)
     }
     if (rc) /* the whole file or nothing */
         while (x->n_procs > first)
-            free_proc(&x->procs[--x->n_procs]);
+            gt_xrank_proc_free(&x->procs[--x->n_procs]);
     json_decref(root);
     return rc;
 }
