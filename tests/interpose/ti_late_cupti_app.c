@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../gt_check.h"
 #include "gtrace_format.h"
 
 #define BEFORE_LAUNCHES 5
@@ -40,13 +41,6 @@ static struct {
     sync_fn sync;
     launch_fn launch;
 } rt;
-static int failed;
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond), failed = 1;                 \
-    } while (0)
 
 static void kernel_stub(void) {}
 
@@ -94,14 +88,15 @@ static void launch(int n)
 {
     dim3 g = {2, 1, 1}, b = {32, 1, 1};
     for (int i = 0; i < n; i++)
-        EXPECT(rt.launch((const void *)kernel_stub, g, b, NULL, 0, 0) == cudaSuccess);
+        CHECK(rt.launch((const void *)kernel_stub, g, b, NULL, 0, 0) == cudaSuccess,
+              "the call failed");
 }
 
 /* The first wrapped call: it starts CUPTI, held at the gate. */
 static void *first_call(void *arg)
 {
     void **d = arg;
-    EXPECT(rt.malloc(d, 4096) == cudaSuccess);
+    CHECK(rt.malloc(d, 4096) == cudaSuccess, "the call failed");
     return NULL;
 }
 
@@ -111,9 +106,10 @@ static void *calls_before_attach(void *arg)
 {
     char host[256] = {0};
     launch(BEFORE_LAUNCHES);
-    EXPECT(rt.memcpy(arg, host, sizeof host, cudaMemcpyHostToDevice) == cudaSuccess);
-    EXPECT(rt.memset(arg, 0, 128, 0) == cudaSuccess);
-    EXPECT(rt.sync() == cudaSuccess);
+    CHECK(rt.memcpy(arg, host, sizeof host, cudaMemcpyHostToDevice) == cudaSuccess,
+          "the call failed");
+    CHECK(rt.memset(arg, 0, 128, 0) == cudaSuccess, "the call failed");
+    CHECK(rt.sync() == cudaSuccess, "the call failed");
     return NULL;
 }
 
@@ -156,7 +152,7 @@ int main(void)
     pthread_join(gpu, NULL);
 
     int fd = open(open_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    EXPECT(fd >= 0);
+    CHECK(fd >= 0, "the gate's open file could not be made");
     if (fd >= 0)
         close(fd);
     pthread_join(first, NULL);
@@ -165,6 +161,6 @@ int main(void)
         return 1;
     }
     launch(AFTER_LAUNCHES);
-    EXPECT(rt.sync() == cudaSuccess);
-    return failed;
+    CHECK(rt.sync() == cudaSuccess, "the call failed");
+    return failures != 0;
 }
