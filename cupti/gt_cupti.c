@@ -306,8 +306,10 @@ static void resume_capture(void)
             gt_debug("CUPTI attached for a capture window");
         return;
     }
-    set_kinds(true);
+    /* Callbacks first: a call already past its entry is paired at its exit (gt_cupti_callbacks.c),
+     * and no record can come from kinds on before the callbacks that pair it. */
     gt_cupti_callbacks_set(true);
+    set_kinds(true);
 }
 
 static void apply_capture(bool on)

@@ -31,6 +31,12 @@ extern atomic_int gt_cupti_start_state; /* read by the wrappers (gt_wrap_cupti_d
  * active. */
 void gt_cupti_push_correlation(uint64_t corr_id);
 void gt_cupti_pop_correlation(void);
+/* A wrapped call that may launch GPU work began while CUPTI took no ids (detached, paused, not yet
+ * attached): should CUPTI attach while it runs, the callbacks pair its GPU work with call_id all
+ * the same (the call straddles the attach). The outermost such call of the thread; end with the
+ * same id. */
+void gt_cupti_unpaired_begin(uint64_t call_id);
+void gt_cupti_unpaired_end(uint64_t call_id);
 /* GPUTRACE_CUPTI_LINK=order: brackets the outermost wrapped cuDNN/cuBLAS call in progress with two
  * correlation ids (begin before the real call, end after it) by calling runtime_get_version, the
  * real cudaRuntimeGetVersion (NULL: none). Returns whether it anchored. */

@@ -452,6 +452,29 @@ static void on_unseen_launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid
 
 static bool is_detach_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
+/* The outermost wrapped call of this thread that launches work and began while CUPTI took no ids
+ * (gt_cupti.h). CUPTI may attach while it runs: its entry callback then pairs with this id, or
+ * its exit callback when the entry came first; without that its copy, the first GPU record of the
+ * attach, led nowhere. */
+static _Thread_local struct {
+    uint64_t id;
+    uint32_t last_corr;
+} tl_unpaired __attribute__((tls_model("initial-exec")));
+
+void gt_cupti_unpaired_begin(uint64_t call_id)
+{
+    if (tl_unpaired.id)
+        return; /* nested: the outer call's */
+    tl_unpaired.id = call_id;
+    tl_unpaired.last_corr = 0;
+}
+
+void gt_cupti_unpaired_end(uint64_t call_id)
+{
+    if (tl_unpaired.id == call_id)
+        tl_unpaired.id = 0;
+}
+
 static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *cbdata)
 {
@@ -489,15 +512,25 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
             write_anchor(t, cb->correlationId);
         return;
     }
-    if (!t->id || !t->by_callbacks || cb->callbackSite != CUPTI_API_ENTER ||
-        cb->correlationId == t->last_corr)
+    uint64_t call_id = t->id;
+    uint32_t *last_corr = &t->last_corr;
+    if (!call_id) { /* maybe a call that began before CUPTI attached */
+        call_id = tl_unpaired.id;
+        last_corr = &tl_unpaired.last_corr;
+    } else if (!t->by_callbacks) {
         return;
-    t->last_corr = cb->correlationId;
+    }
+    /* One pair per call, at its entry; at its exit only when the entry came before the
+     * callbacks did (an attach while the call ran). */
+    if (!call_id || cb->correlationId == *last_corr ||
+        (cb->callbackSite != CUPTI_API_ENTER && *last_corr))
+        return;
+    *last_corr = cb->correlationId;
     uint16_t flags = domain == CUPTI_CB_DOMAIN_DRIVER_API ? GT_RF_DRIVER : 0;
     gt_rec_gpu_ext_corr *rec = gt_record_begin(GT_REC_GPU_EXT_CORR, flags, sizeof *rec);
     if (!rec)
         return; /* counted as lost by the core */
-    rec->external_id = t->id;
+    rec->external_id = call_id;
     rec->corr_id = gt_cupti_corr(cb->correlationId);
     rec->ext_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
     rec->pad = 0;
@@ -556,6 +589,7 @@ void gt_cupti_callbacks_reset_after_fork(void)
 {
     atomic_store(&gt_cupti_cb_active, false);
     gt_cupti_tl_call_state = (gt_cupti_tl_call){0};
+    tl_unpaired.id = 0;
 }
 
 CUptiResult gt_cupti_callbacks_start(bool queued_timestamps)

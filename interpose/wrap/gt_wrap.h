@@ -90,6 +90,7 @@ typedef struct gt_call {
     uint32_t stack_id;
     int32_t device;
     bool pushed;
+    bool unpaired; /* launches work, yet CUPTI took no id when it began (gt_cupti_unpaired_begin) */
     bool anchored; /* GPUTRACE_CUPTI_LINK=order: a library call bracketed by correlation ids */
 } gt_call;
 
@@ -136,6 +137,9 @@ static inline bool gt_wrap_cupti_due_unattached(void)
  * yet, a call that gives the GPU work is counted (its GPU work is never recorded; wrap_runtime.c).
  * Off the common path: CUPTI attached takes the ids. */
 void gt_wrap_note_call_unattached(uint32_t func);
+/* A call that launches work began while CUPTI takes no ids: the attach may come while it runs
+ * (gt_cupti_unpaired_begin), and a CUPTI not attached yet is counted. Off the common path. */
+void gt_wrap_begin_unpaired(const gt_call *c);
 
 /* Start the call: after gt_guard_enter succeeded, before the real call. launches_work: push the
  * correlation id to CUPTI. stack: capture the call site for advice. */
@@ -150,11 +154,12 @@ GT_WRAP_INLINE void gt_call_begin(gt_call *c, uint32_t func, bool launches_work,
     c->device = gt_wrap_current_device();
     c->stack_id = gt_wrap_stack(stack);
     c->pushed = launches_work && gt_wrap_cupti_correlating();
+    c->unpaired = launches_work && !c->pushed;
     c->anchored = false;
     if (c->pushed)
         gt_cupti_push_correlation(c->corr_id);
-    else if (__builtin_expect(launches_work && gt_wrap_cupti_due_unattached(), 0))
-        gt_wrap_note_call_unattached(func);
+    else if (c->unpaired)
+        gt_wrap_begin_unpaired(c);
     c->t_begin = gt_fast_now_ns();
     gt_core_tls.guard = GT_GUARD_IN_REAL; /* a call arriving now is nested, not interrupting */
 }
@@ -180,6 +185,8 @@ GT_WRAP_INLINE uint64_t gt_call_end(gt_call *c)
         gt_cupti_anchor(false, gt_wrap_runtime_version_fn());
     if (__builtin_expect(c->pushed, 0))
         gt_cupti_pop_correlation();
+    else if (c->unpaired)
+        gt_cupti_unpaired_end(c->corr_id);
     return t;
 }
 

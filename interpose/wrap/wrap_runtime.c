@@ -126,6 +126,13 @@ void gt_wrap_note_call_unattached(uint32_t func)
         gt_core_note_call_before_cupti();
 }
 
+void gt_wrap_begin_unpaired(const gt_call *c)
+{
+    gt_cupti_unpaired_begin(c->corr_id);
+    if (gt_wrap_cupti_due_unattached())
+        gt_wrap_note_call_unattached(c->func);
+}
+
 /* A fork while another thread did the first use: that thread is not in the child, which does it
  * again at its first call. */
 void gt_wrap_runtime_fork_child(void)

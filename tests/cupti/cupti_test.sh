@@ -606,6 +606,52 @@ sample_detach)
     kx=$(count_of 50 "$T/x.dump")
     [ "$kx" -ge 5 ] && [ "$kx" -le 25 ] || fail "no callback API: kernels $kx, want about half of 30"
     ;;
+attach_mid_call)
+    # CUPTI attaches while a copy is in progress. GPU sampling (calls recorded all along) with a
+    # short window and a long pause: after the first window CUPTI detaches at a sync; the fake then
+    # holds the next copy at a gate (it began with CUPTI detached: no id taken) until the next
+    # window has attached CUPTI; the copy's GPU op then runs and CUPTI records it. It must link to
+    # its call: the callbacks pair a call that straddles the attach (without that, the first GPU
+    # record of an attach led nowhere: the cupti_sample_detach flake on a busy machine). Each
+    # step waits on a condition (files, debug lines), never a guessed time.
+    G=$T/gate
+    mkdir -p "$G" "$T/a.d"
+    env LD_PRELOAD="$GT_LIB" LD_LIBRARY_PATH="$FAKES" GPUTRACE_CUPTI_LIB="$FAKES/libcupti.so.13" \
+        GPUTRACE_DIR="$T/a.d" GPUTRACE_SAMPLE=0.05/2 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_FLUSH_MS=10 \
+        GPUTRACE_VERBOSE=1 FAKE_CUDA_COPY_GATE="$G" "$RUNTIME_APP" loop 6 100 >"$T/a.out" 2>"$T/a.err" &
+    app=$!
+    await() { # await WHAT CMD...: CMD true within 120 s
+        local what=$1 i; shift
+        for ((i = 0; i < 12000; i++)); do "$@" && return 0; sleep 0.01; done
+        fail "gave up waiting for $what: $(cat "$T/a.err")"; return 1
+    }
+    attaches() { grep -c "CUPTI attached for a capture window" "$T/a.err"; }
+    detaches() { grep -c "CUPTI detached at the return of a context-wide sync" "$T/a.err"; }
+    detached_now() { [ "$(detaches)" -gt "$(attaches)" ]; } # each window's attach follows a detach
+    attached_since() { [ "$(attaches)" -gt "$1" ]; }
+    await "the detach" detached_now
+    before=$(attaches)
+    touch "$G/arm"
+    await "the copy at the gate" test -e "$G/in_copy"
+    straddled=1
+    if ! attached_since "$before"; then
+        await "the attach" attached_since "$before"
+    else
+        straddled=0 # the machine was too slow: the window came before the copy, which was paired as usual
+        echo "attach_mid_call: the window opened before the copy began; only the links are checked"
+    fi
+    touch "$G/go"
+    wait "$app"
+    [ $? = 0 ] || fail "the program failed: $(cat "$T/a.err")"
+    dump_trace a
+    # The gated copy is recorded by a later attach: CUPTI's ids then carry the attach in their
+    # upper 32 bits (the first attach's are below 2^32).
+    if [ $straddled = 1 ]; then
+        awk '$1 == "memcpy" { for (i = 2; i <= NF; i++) if ($i ~ /^corr=/ && substr($i, 6) + 0 >= 4294967296) found = 1 }
+             END { exit !found }' "$T/a.dump" || fail "the gated copy was not recorded: $(grep '^memcpy' "$T/a.dump")"
+    fi
+    check_links "$T/a.dump" 1 '^cuda(Memcpy|LaunchKernel)$'
+    ;;
 flight_exit)
     # GPUTRACE_FLIGHT_RECORDER=1: 25 rounds 100 ms apart (2.5 s) keep only about the last second
     # in memory and write it at exit: far fewer than 25 launches and kernels, the last round among

@@ -5,20 +5,27 @@
  * starts when its stream is free (or now) and lasts a fixed, size-derived time; synchronizations
  * really wait until the work is "done", so a sync stall is measurable. Every API call is announced
  * to the listener (the fake CUPTI) with a CUPTI-style correlation id and callback id, and so is the
- * GPU work it causes. FAKE_CUDA_FAIL=<function>[:<nth>] makes a call fail with a known code. */
+ * GPU work it causes. FAKE_CUDA_FAIL=<function>[:<nth>] makes a call fail with a known code.
+ * FAKE_CUDA_COPY_GATE=<dir>: the first copy that starts once <dir>/arm exists, inside the call and
+ * before its GPU op, creates <dir>/in_copy and waits until <dir>/go exists (at most 120 s): the
+ * test changes gputrace's state (an attach) while a call is in progress, when it says so rather
+ * than after a guessed time. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake_gpu.h"
 
@@ -682,10 +689,32 @@ EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, con
 
 /* ------------------------------------------------------------------ copies and sets */
 
+/* FAKE_CUDA_COPY_GATE (above): once, in the first copy. */
+static void wait_at_copy_gate(void)
+{
+    static atomic_bool passed;
+    const char *dir = getenv("FAKE_CUDA_COPY_GATE");
+    if (!dir || !dir[0] || atomic_load(&passed))
+        return;
+    char arm[4096], in_copy[4096], go[4096];
+    snprintf(arm, sizeof arm, "%s/arm", dir);
+    if (access(arm, F_OK) != 0 || atomic_exchange(&passed, true))
+        return;
+    snprintf(in_copy, sizeof in_copy, "%s/in_copy", dir);
+    snprintf(go, sizeof go, "%s/go", dir);
+    int fd = open(in_copy, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 120000 && access(go, F_OK) != 0; i++)
+        nanosleep(&ms, NULL);
+}
+
 static cudaError_t copy(const char *name, uint32_t cbid, void *d, const void *s, size_t n,
                         cudaStream_t st, int is_async)
 {
     api_call call_ = api_begin(name, cbid);
+    wait_at_copy_gate();
     if (should_fail(name))
         RETURN(cudaErrorInvalidValue);
     if (n && (!d || !s))
