@@ -24,7 +24,8 @@ LOGS=$ROOT/build-load
 mkdir -p "$LOGS"
 
 use_stress_ng=0
-if command -v stress-ng >/dev/null || ensure_packages stress-ng >/dev/null 2>&1; then
+if command -v stress-ng >/dev/null ||
+  { [ "${GPUTRACE_TEST_SKIP_PACKAGES:-0}" != 1 ] && ensure_packages stress-ng >/dev/null 2>&1; }; then
   command -v stress-ng >/dev/null && use_stress_ng=1
 fi
 
