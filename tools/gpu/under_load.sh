@@ -40,7 +40,7 @@ start)
   ;;
 wait)
   limit=${2:-500}
-  for ((i = 0; i < limit && ! -e "$STATE.done"; i += 5)); do sleep 5; done
+  for ((i = 0; i < limit; i += 5)); do [ -e "$STATE.done" ] && break; sleep 5; done
   cat "$STATE.log" 2>/dev/null
   if [ -e "$STATE.done" ]; then echo "under_load: finished, status $(cat "$STATE.done")"
   else echo "under_load: still running"; ls -t "$ROOT"/build-load/run-*.log 2>/dev/null | head -1 | xargs -r tail -5; fi
