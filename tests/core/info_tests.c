@@ -2,6 +2,7 @@
  * newer-version files. Usage: info_tests PATH-TO-INFO-COMMAND [ARGS-BEFORE-FILE...]
  * (e.g. `info_tests build/bin/gputrace info`). */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +89,14 @@ static void write_trace(const char *path, int chunks, uint16_t major)
         unsigned char buf[8192];
         ssize_t n = pread(fd, buf, sizeof buf, 0);
         gt_file_header *fh = (gt_file_header *)buf;
-        fh->version_major = major;
-        if (n > 0)
+        bool read_back = n > 0 && fh->header_size <= sizeof buf;
+        CHECK(read_back, "cannot read back the header of %s", path);
+        if (read_back) {
+            fh->version_major = major;
             gt_header_seal(buf, fh->header_size);
-        pwrite(fd, buf, fh->header_size, 0);
+            CHECK(pwrite(fd, buf, fh->header_size, 0) == (ssize_t)fh->header_size,
+                  "cannot rewrite the header of %s", path);
+        }
         close(fd);
     }
 }
@@ -205,9 +210,10 @@ int main(int argc, char **argv)
     CHECK(system(cmd) == 0, "cp failed");
     int fd = open(bad, O_RDWR);
     uint32_t hsize = 0;
-    pread(fd, &hsize, 4, offsetof(gt_file_header, header_size));
+    CHECK(pread(fd, &hsize, 4, offsetof(gt_file_header, header_size)) == 4, "cannot read %s", bad);
     unsigned char x = 0xAA;
-    pwrite(fd, &x, 1, hsize + 24 + 100 + 40); /* inside the first API chunk's payload */
+    /* inside the first API chunk's payload */
+    CHECK(pwrite(fd, &x, 1, hsize + 24 + 100 + 40) == 1, "cannot damage %s", bad);
     close(fd);
     rc = run_info(bad);
     CHECK(rc == 1, "damaged file: exit %d", rc);
