@@ -44,6 +44,8 @@ def run(args, folders=FULL, env_extra=None, prog=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "GPUTRACE_"))}
     env.pop("XDG_CACHE_HOME", None)
     env["LD_LIBRARY_PATH"] = ":".join(os.path.join(LIBS, d) for d in folders)
+    if "nvml" not in folders:  # a GPU machine's loader would find its real NVML
+        env["GPUTRACE_DOCTOR_NVML"] = "none"
     env["GPUTRACE_DOCTOR_LDCONFIG"] = NO_LDCONFIG
     env["HOME"] = os.path.join(WORK, "home")
     env.update(env_extra or {})
