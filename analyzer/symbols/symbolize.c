@@ -295,9 +295,20 @@ static bool build_id_matches(const module *m)
     return (uint32_t)n >= m->build_id_len && memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
+/* GPUTRACE_LOCAL_BINARIES=off: names only from what the trace carries (its symbol archive), never
+ * from this machine's files, for output that must be the same on every machine (the goldens: on
+ * the machine that recorded them, the binaries are still at the recorded paths). */
+static bool local_binaries_wanted(void)
+{
+    const char *v = getenv("GPUTRACE_LOCAL_BINARIES");
+    return !(v && (!strcmp(v, "off") || !strcmp(v, "0")));
+}
+
 static void load_module(module *m)
 {
     m->loaded = true;
+    if (!local_binaries_wanted())
+        return;
     /* The path comes from the trace: O_NONBLOCK so a FIFO there cannot block us, and only a
      * regular file is read (a device or FIFO is no module). */
     int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

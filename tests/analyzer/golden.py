@@ -13,7 +13,8 @@ Per trace NAME.gtrace:
                      (count and a digest of their times, names and arguments), counters and
                      instants; the flows (started, terminated, both ends present) and which slice
                      names each drawn arrow joins.
-Source lines of native frames are off (GPUTRACE_SOURCE_LINES=off): it depends on the machine's binaries.
+Source lines and names read from the machine's binaries are off (GPUTRACE_SOURCE_LINES=off,
+GPUTRACE_LOCAL_BINARIES=off): they depend on the machine.
 Exit 0 when everything matches (or --update wrote the files), 1 with a unified diff otherwise."""
 import difflib
 import hashlib
@@ -30,7 +31,9 @@ REFERENCE = 'healthy.gtrace'
 
 
 def run(cmd):
-    env = dict(os.environ, GPUTRACE_SOURCE_LINES='off', GPUTRACE_PEAKS='off')  # no machine's saved peaks
+    # Nothing from this machine: no saved peaks, no names or lines read from its binaries.
+    env = dict(os.environ, GPUTRACE_SOURCE_LINES='off', GPUTRACE_PEAKS='off',
+               GPUTRACE_LOCAL_BINARIES='off')
     res = subprocess.run(cmd, capture_output=True, env=env)
     return res.returncode, res.stdout
 
