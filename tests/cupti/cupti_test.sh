@@ -607,18 +607,21 @@ sample_detach)
     [ "$kx" -ge 5 ] && [ "$kx" -le 25 ] || fail "no callback API: kernels $kx, want about half of 30"
     ;;
 attach_mid_call)
-    # CUPTI attaches while a copy is in progress. GPU sampling (calls recorded all along) with a
-    # short window and a long pause: after the first window CUPTI detaches at a sync; the fake then
+    # CUPTI attaches while a copy is in progress. GPU sampling (calls recorded all along), windows
+    # of 2 s and pauses of 1 s: after the first window CUPTI detaches at a sync; the fake then
     # holds the next copy at a gate (it began with CUPTI detached: no id taken) until the next
     # window has attached CUPTI; the copy's GPU op then runs and CUPTI records it. It must link to
     # its call: the callbacks pair a call that straddles the attach (without that, the first GPU
     # record of an attach led nowhere: the cupti_sample_detach flake on a busy machine). Each
-    # step waits on a condition (files, debug lines), never a guessed time.
+    # step waits on a condition (files, debug lines), never a guessed time. The windows' own
+    # lengths are the margins this test leaves a busy machine: 3 s of rounds after the detach
+    # to arm the gate (120 rounds of 50 ms), and the 2 s window after the attach for the gated
+    # copy to run in (a 50 ms window failed on a fresh clone's ctest -j2: the copy ran after it).
     G=$T/gate
     mkdir -p "$G" "$T/a.d"
     env LD_PRELOAD="$GT_LIB" LD_LIBRARY_PATH="$FAKES" GPUTRACE_CUPTI_LIB="$FAKES/libcupti.so.13" \
-        GPUTRACE_DIR="$T/a.d" GPUTRACE_SAMPLE=0.05/2 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_FLUSH_MS=10 \
-        GPUTRACE_VERBOSE=1 FAKE_CUDA_COPY_GATE="$G" "$RUNTIME_APP" loop 6 100 >"$T/a.out" 2>"$T/a.err" &
+        GPUTRACE_DIR="$T/a.d" GPUTRACE_SAMPLE=2/1 GPUTRACE_CUPTI_DETACH=1 GPUTRACE_FLUSH_MS=10 \
+        GPUTRACE_VERBOSE=1 FAKE_CUDA_COPY_GATE="$G" "$RUNTIME_APP" loop 120 50 >"$T/a.out" 2>"$T/a.err" &
     app=$!
     await() { # await WHAT CMD...: CMD true within 120 s
         local what=$1 i; shift
