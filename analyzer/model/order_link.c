@@ -230,14 +230,17 @@ static bool default_handle(uint64_t handle)
     return handle <= 2;
 }
 
-/* What launches showed the handle to be (cudaStreamPerThread: on that thread), NULL not known. */
+/* What launches showed the handle to be (cudaStreamPerThread: on that thread), NULL not known.
+ * The device tells the default handles of several devices apart (a device not known, -1, is
+ * any: a created stream's handle is of one device). */
 static gt_olink_stream *stream_of(const gt_olinker *o, uint64_t handle, int32_t device,
                                   uint32_t tid)
 {
     uint32_t key_tid = handle == 2 ? tid : 0;
     for (size_t i = 0; i < o->n_streams; i++) {
         gt_olink_stream *s = &o->streams[i];
-        if (s->handle == handle && s->device == device && s->tid == key_tid)
+        if (s->handle == handle && s->tid == key_tid &&
+            (s->device == device || s->device < 0 || device < 0))
             return s;
     }
     return NULL;
