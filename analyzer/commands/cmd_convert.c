@@ -438,6 +438,11 @@ int cmd_convert(int argc, char **argv)
         if (st.linked_by_order)
             fprintf(stderr, ", %" PRIu64 " kernels linked by anchors and launch order",
                     st.linked_by_order);
+        if (st.link_by_stream)
+            fprintf(stderr,
+                    " (%" PRIu64 " of them from library calls made at once on several threads, "
+                    "told apart by stream)",
+                    st.link_by_stream);
         if (st.linked_by_time || st.link_ambiguous)
             fprintf(stderr,
                     ", %" PRIu64 " kernels linked by queued time (%" PRIu64 " ambiguous, unlinked)",
@@ -448,6 +453,11 @@ int cmd_convert(int argc, char **argv)
                     " kernels between a library call's anchors not linked to it (began "
                     "before it, or another thread's launch made them)",
                     st.link_not_anchored);
+        if (st.link_other_stream)
+            fprintf(stderr,
+                    ", %" PRIu64 " kernels between library calls' anchors on none of their "
+                    "streams (left to the launches)",
+                    st.link_other_stream);
         if (st.links_undrawn)
             fprintf(stderr, ", %" PRIu64 " links not drawn (their call or GPU op was forgotten)",
                     st.links_undrawn);

@@ -90,6 +90,8 @@ typedef struct gt_convert_stats {
     uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
     uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
     uint64_t link_not_anchored; /* between a call's anchors, not its: left to launches */
+    uint64_t link_by_stream;    /* of linked_by_order: calls on several threads told apart */
+    uint64_t link_other_stream; /* between calls' anchors on none of their streams */
     uint64_t left_out;          /* events left out by opts.keep (slices count once) */
     int damaged;   /* some input was truncated or damaged (converted what was readable) */
     int not_trace; /* some input could not be opened as a trace */

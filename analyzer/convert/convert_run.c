@@ -315,6 +315,8 @@ static void cv_convert_file(cv_ctx *c, gt_reader *r, int index, cv_source src)
     c->st->unknown_records += rs->unknown_kinds;
     c->st->link_ambiguous += f.links.ambiguous;
     c->st->link_not_anchored += f.links.not_anchored;
+    c->st->link_by_stream += f.links.by_stream;
+    c->st->link_other_stream += f.links.other_stream;
     c->st->links_undrawn += f.links_undrawn;
 
     for (size_t i = 0; i < f.n_threads; i++)

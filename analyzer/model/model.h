@@ -359,6 +359,9 @@ typedef struct gt_proc {
     /* unlinked kernels that calls on several threads at once could each have launched (their
      * bounds overlap: CUPTI numbers every thread's calls from one counter; op_link.h) */
     uint64_t kernels_ambiguous;
+    /* of those linked by order, kernels of calls on several threads at once told apart by their
+     * stream; kernels inside library calls' anchors on none of their streams (order_link.h) */
+    uint64_t kernels_by_stream, kernels_other_stream;
     uint64_t gpu_first_ns, gpu_last_ns, gpu_busy_ns;
     gt_gap *gaps;
     size_t n_gaps;

@@ -318,6 +318,8 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
     p->kernels_ambiguous = s->links.ambiguous;
+    p->kernels_by_stream = s->links.by_stream;
+    p->kernels_other_stream = s->links.other_stream;
     /* Every link is decided and kept in link_call: the linker's tables (launches and kernels
      * waiting, its slots) would only add to the peak of pass 2. */
     gt_op_links_free(&s->links);

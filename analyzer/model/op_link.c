@@ -180,6 +180,8 @@ void gt_op_links_finish(gt_op_links *l)
         gt_olink_finish(&l->olinker);
     l->ambiguous = l->linker.st.ambiguous + l->olinker.st.ambiguous;
     l->not_anchored = l->olinker.st.before_call + l->olinker.st.other_thread;
+    l->by_stream = l->olinker.st.by_stream;
+    l->other_stream = l->olinker.st.other_stream;
 }
 
 bool gt_op_link_makes_work(int cat, uint32_t func)

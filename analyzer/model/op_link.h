@@ -55,6 +55,8 @@ typedef struct gt_op_links {
     void *ctx;
     uint64_t ambiguous;    /* kernels left unlinked: several threads could have launched them */
     uint64_t not_anchored; /* kernels between a call's anchors that cannot be its (order_link.h) */
+    uint64_t by_stream;    /* kernels of calls on several threads at once told apart by stream */
+    uint64_t other_stream; /* kernels between calls' anchors on none of their streams */
     uint64_t kernels_unqueued; /* kernels without a queued time, while none had one */
     int queued_seen, time_off; /* the time linker keeps no calls while time_off */
     bool out_of_memory;

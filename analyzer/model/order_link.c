@@ -35,6 +35,7 @@ void gt_olink_free(gt_olinker *o)
     free(o->launches);
     free(o->anchors);
     free(o->threads);
+    free(o->streams);
     free(o->scratch);
     memset(o, 0, sizeof *o);
 }
@@ -90,6 +91,7 @@ static void on_launch(gt_olinker *o, const gt_record *r)
     *l = (gt_olink_launch){.t_begin = a.c.t_begin_ns,
                            .call_id = a.c.corr_id,
                            .lo = t->last_anchor,
+                           .stream = a.c.stream,
                            .name_id = a.name_id,
                            .tid = r->tid,
                            .device = a.c.device};
@@ -159,13 +161,16 @@ static void on_anchor(gt_olinker *o, const gt_record *r, const gt_rec_gpu_ext_co
         o->anchors[i] = o->anchors[i - 1];
         i--;
     }
-    o->anchors[i] = (gt_olink_anchor){
-        .call_id = e->external_id, .begin = e->corr_id, .seen_ns = o->newest_ns, .tid = r->tid};
+    o->anchors[i] = (gt_olink_anchor){.call_id = e->external_id,
+                                      .begin = e->corr_id,
+                                      .seen_ns = o->newest_ns,
+                                      .device = -1,
+                                      .tid = r->tid};
 }
 
 /* An anchored library call's own record (written when it returned, after its end anchor): its
- * times, so that work that began before it is not linked to it. The begin anchor is among the
- * latest few (a call's record follows its anchors closely). */
+ * times, so that work that began before it is not linked to it, and its handle's stream. The
+ * begin anchor is among the latest few (a call's record follows its anchors closely). */
 static void on_library_call(gt_olinker *o, const gt_record *r)
 {
     gt_api_common c;
@@ -177,6 +182,8 @@ static void on_library_call(gt_olinker *o, const gt_record *r)
         if (a->call_id == c.corr_id && a->tid == r->tid) {
             a->t_begin = c.t_begin_ns;
             a->t_end = c.t_end_ns > c.t_begin_ns ? c.t_end_ns : c.t_begin_ns;
+            a->stream = c.stream;
+            a->device = c.device;
             return;
         }
     }
@@ -201,12 +208,72 @@ static void on_kernel(gt_olinker *o, const gt_record *r)
     if (!grow(o, (void **)&o->kernels, o->n_kernels, &o->cap_kernels, sizeof *o->kernels))
         return;
     gt_olink_kernel *g = &o->kernels[o->n_kernels++];
-    *g = (gt_olink_kernel){.corr = k.corr_id, .start = k.start_ns, .name_id = k.name_id};
+    *g = (gt_olink_kernel){.corr = k.corr_id,
+                           .start = k.start_ns,
+                           .name_id = k.name_id,
+                           .device = k.device,
+                           .context = k.context,
+                           .stream = k.stream};
     memcpy(g->grid, k.grid, sizeof g->grid);
     memcpy(g->block, k.block, sizeof g->block);
     note_time(o, k.start_ns);
     if (k.start_ns > o->newest_kernel_ns)
         o->newest_kernel_ns = k.start_ns;
+}
+
+/* ------------------------------------------------------------------ streams */
+
+/* The default streams' handles: 0 (the legacy stream, or the thread's own when the program was
+ * built with per-thread default streams), cudaStreamLegacy (1), cudaStreamPerThread (2). */
+static bool default_handle(uint64_t handle)
+{
+    return handle <= 2;
+}
+
+/* What launches showed the handle to be (cudaStreamPerThread: on that thread), NULL not known.
+ * The device tells the default handles of several devices apart (a device not known, -1, is
+ * any: a created stream's handle is of one device). */
+static gt_olink_stream *stream_of(const gt_olinker *o, uint64_t handle, int32_t device,
+                                  uint32_t tid)
+{
+    uint32_t key_tid = handle == 2 ? tid : 0;
+    for (size_t i = 0; i < o->n_streams; i++) {
+        gt_olink_stream *s = &o->streams[i];
+        if (s->handle == handle && s->tid == key_tid &&
+            (s->device == device || s->device < 0 || device < 0))
+            return s;
+    }
+    return NULL;
+}
+
+/* Launch l took kernel k by order: l's handle is k's stream. A handle seen on another stream
+ * before was destroyed and made again (the latest counts), or, a default one, is per-thread. */
+static void learn_stream(gt_olinker *o, const gt_olink_launch *l, const gt_olink_kernel *k)
+{
+    gt_olink_stream *s = stream_of(o, l->stream, l->device, l->tid);
+    if (!s) {
+        if (!o->streams) {
+            o->streams = malloc(GT_OLINK_MAX_STREAMS * sizeof *o->streams);
+            if (!o->streams) {
+                o->out_of_memory = true;
+                return;
+            }
+        }
+        size_t i = o->n_streams < GT_OLINK_MAX_STREAMS ? o->n_streams++
+                                                       : o->next_stream++ % GT_OLINK_MAX_STREAMS;
+        s = &o->streams[i];
+        *s = (gt_olink_stream){.handle = l->stream,
+                               .tid = l->stream == 2 ? l->tid : 0,
+                               .device = l->device,
+                               .context = k->context,
+                               .stream = k->stream};
+        return;
+    }
+    if (s->context == k->context && s->stream == k->stream)
+        return;
+    s->varies |= default_handle(l->stream);
+    s->context = k->context;
+    s->stream = k->stream;
 }
 
 /* ------------------------------------------------------------------ deciding */
@@ -225,12 +292,13 @@ static int by_begin(const void *a, const void *b)
     return (x->call_id > y->call_id) - (x->call_id < y->call_id);
 }
 
-/* Several anchored calls hold a kernel (anchored_call). */
-static const gt_olink_anchor several_calls;
+/* The most calls a kernel is told apart among (more: ambiguous). */
+#define MAX_HOLDERS 16
 
-/* The anchored call holding corr: NULL none, &several_calls several, and *open when a call that
- * has not ended yet may still hold it. */
-static const gt_olink_anchor *anchored_call(const gt_olinker *o, uint64_t corr, bool *open)
+/* The ended anchored calls holding corr: how many (the first MAX_HOLDERS in held), and *open
+ * when a call that has not ended yet may still hold it. */
+static size_t anchored_calls(const gt_olinker *o, uint64_t corr, const gt_olink_anchor **held,
+                             bool *open)
 {
     *open = false;
     size_t lo = 0, hi = o->n_anchors; /* first anchor with begin >= corr */
@@ -241,16 +309,16 @@ static const gt_olink_anchor *anchored_call(const gt_olinker *o, uint64_t corr, 
         else
             hi = mid;
     }
-    const gt_olink_anchor *call = NULL;
+    size_t n = 0;
     /* Library calls on several threads may overlap: look back over a few begins. */
     for (size_t i = lo, seen = 0; i-- > 0 && seen < 64; seen++) {
         const gt_olink_anchor *a = &o->anchors[i];
         if (!a->end)
             *open = true;
-        else if (corr < a->end)
-            call = call ? &several_calls : a;
+        else if (corr < a->end && n++ < MAX_HOLDERS)
+            held[n - 1] = a;
     }
-    return call;
+    return n;
 }
 
 static bool config_equal(const gt_olink_launch *l, const gt_olink_kernel *k)
@@ -341,7 +409,33 @@ static bool other_thread_launched(const gt_olinker *o, const gt_olink_anchor *a,
     return false;
 }
 
-/* A kernel inside the anchors of call a: whether it is a's. Unknown until a's record is read. */
+enum holder {
+    HOLDER_UNKNOWN, /* its record, or what its stream is, not read yet */
+    HOLDER_MATCH,   /* on the kernel's stream */
+    HOLDER_OTHER,   /* on another stream */
+    HOLDER_MAYBE,   /* a default stream that is per-thread: may or may not be the kernel's */
+    HOLDER_LATER,   /* began after the kernel started */
+};
+
+/* Whether the kernel k inside call a's anchors may be a's, by time and stream. */
+static enum holder holder_of(const gt_olinker *o, const gt_olink_anchor *a,
+                             const gt_olink_kernel *k)
+{
+    if (!a->t_begin)
+        return HOLDER_UNKNOWN;
+    if (k->start + CLOCK_SLACK_NS < a->t_begin)
+        return HOLDER_LATER;
+    const gt_olink_stream *s = stream_of(o, a->stream, a->device, a->tid);
+    if (!s)
+        return HOLDER_UNKNOWN;
+    if (s->varies)
+        return HOLDER_MAYBE;
+    return s->context == k->context && s->stream == k->stream ? HOLDER_MATCH : HOLDER_OTHER;
+}
+
+/* A kernel inside the anchors of call a: whether it is a's. Unknown until a's record is read.
+ * Not by stream: whole-file, what the launches teach comes after the anchored kernels are taken
+ * (a kernel inside one call's anchors does not wait for it, as one inside several does). */
 static bool anchored_kernel_is_calls(gt_olinker *o, const gt_olink_anchor *a, gt_olink_kernel *k)
 {
     if (!a->t_begin)
@@ -356,10 +450,68 @@ static bool anchored_kernel_is_calls(gt_olinker *o, const gt_olink_anchor *a, gt
     return false;
 }
 
-/* Kernels inside anchors, and those already paired, are taken out before launches are matched;
- * one that an anchored call still running may hold waits (done 3) for the next pass. */
-static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
+/* A kernel inside the anchors of n calls of several threads at once (a kernel's id is between
+ * the anchors of every call running when the library launched it). A launch of its name on
+ * another thread during one of them made it (left to the launch, as for one call); else it is the
+ * call's whose stream is its stream, once every other is known not to be on it. decide: stop
+ * waiting for what holders' streams are (the end, or UNBOUNDED_WAIT_NS after it started). */
+static void take_among(gt_olinker *o, gt_olink_kernel *k, const gt_olink_anchor **held, size_t n,
+                       bool open, bool decide)
 {
+    if (n > MAX_HOLDERS) {
+        k->done = 2;
+        o->st.ambiguous++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (held[i]->t_begin && other_thread_launched(o, held[i], k)) {
+            o->st.other_thread++;
+            k->unanchored = 1;
+            return;
+        }
+    enum holder h[MAX_HOLDERS];
+    const gt_olink_anchor *match = NULL;
+    size_t matches = 0, unknown = 0, maybe = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        h[i] = holder_of(o, held[i], k);
+        if (h[i] == HOLDER_MATCH)
+            match = held[i], matches++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* Two handles alive at once are two streams (the default ones aside): a holder whose
+         * stream is not known is not on the kernel's if its handle is not the match's. */
+        if ((h[i] == HOLDER_UNKNOWN || h[i] == HOLDER_MAYBE) && match && held[i]->t_begin &&
+            !default_handle(match->stream) && held[i]->stream != match->stream)
+            h[i] = HOLDER_OTHER;
+        unknown += h[i] == HOLDER_UNKNOWN;
+        maybe += h[i] == HOLDER_MAYBE;
+        other += h[i] == HOLDER_OTHER;
+    }
+    if (matches > 1 || maybe || (unknown && decide)) {
+        k->done = 2; /* on one stream, or not known: not told apart */
+        o->st.ambiguous++;
+    } else if (unknown) {
+        k->done = 4;
+    } else if (match) {
+        link(o, k, match->call_id, &o->st.by_stream);
+    } else if (open && other) {
+        k->done = 3; /* a call that has not ended may be on its stream */
+    } else {
+        if (other)
+            o->st.other_stream++;
+        else
+            o->st.before_call++;
+        k->unanchored = 1;
+    }
+}
+
+/* Kernels inside anchors, and those already paired, are taken out before launches are matched;
+ * one that an anchored call still running may hold waits (done 3) for the next pass, one inside
+ * several calls' anchors whose streams are not all known yet (done 4) for take_waiting. Returns
+ * how many wait for streams. */
+static size_t take_anchored(gt_olinker *o, uint64_t horizon, bool final)
+{
+    size_t waiting = 0;
     for (size_t i = 0; i < o->n_kernels; i++) {
         gt_olink_kernel *k = &o->kernels[i];
         if (k->done || k->unanchored || (!final && k->start > horizon))
@@ -372,16 +524,35 @@ static void take_anchored(gt_olinker *o, uint64_t horizon, bool final)
             continue;
         }
         bool open;
-        const gt_olink_anchor *call = anchored_call(o, k->corr, &open);
-        if (call == &several_calls) {
-            k->done = 2;
-            o->st.ambiguous++;
-        } else if (call) {
-            if (anchored_kernel_is_calls(o, call, k))
-                link(o, k, call->call_id, &o->st.by_anchor);
-        } else if (open && !final) {
+        const gt_olink_anchor *held[MAX_HOLDERS];
+        size_t n = anchored_calls(o, k->corr, held, &open);
+        open = open && !final;
+        if (n > 1) {
+            take_among(o, k, held, n, open, false); /* the launches first teach what they can */
+            waiting += k->done == 4;
+        } else if (n == 1) {
+            if (anchored_kernel_is_calls(o, held[0], k))
+                link(o, k, held[0]->call_id, &o->st.by_anchor);
+        } else if (open) {
             k->done = 3; /* waits for its library call's end: not a launch candidate this pass */
         }
+    }
+    return waiting;
+}
+
+/* After the launches were matched (and taught streams): the kernels waiting for the streams of
+ * the calls holding them are decided, or wait on, at most UNBOUNDED_WAIT_NS after they started. */
+static void take_waiting(gt_olinker *o, uint64_t horizon, bool final)
+{
+    for (size_t i = 0; i < o->n_kernels; i++) {
+        gt_olink_kernel *k = &o->kernels[i];
+        if (k->done != 4)
+            continue;
+        k->done = 0;
+        bool open;
+        const gt_olink_anchor *held[MAX_HOLDERS];
+        size_t n = anchored_calls(o, k->corr, held, &open);
+        take_among(o, k, held, n, open && !final, final || k->start + UNBOUNDED_WAIT_NS <= horizon);
     }
 }
 
@@ -415,6 +586,7 @@ static void match_launches(gt_olinker *o, uint64_t horizon, bool final)
             gt_olink_kernel *k = t ? kernel_of_launch(o, l, t) : NULL;
             if (k) {
                 link(o, k, l->call_id, &o->st.by_order);
+                learn_stream(o, l, k);
                 t->last_match = k->corr;
             } else {
                 o->st.launches_no_kernel++;
@@ -439,10 +611,16 @@ static void match_launches(gt_olinker *o, uint64_t horizon, bool final)
 static void compact(gt_olinker *o, uint64_t horizon, bool final)
 {
     size_t kept = 0;
+    uint64_t wait_lo = UINT64_MAX, wait_hi = 0; /* ids of kernels waiting for streams */
     for (size_t i = 0; i < o->n_kernels; i++) {
         gt_olink_kernel *k = &o->kernels[i];
-        bool waits_for_anchor = k->done == 3; /* not while its library call runs */
-        if (k->done == 3)
+        /* not while its library call runs, nor while it waits for streams (take_waiting) */
+        bool waits_for_anchor = k->done == 3 || k->done == 4;
+        if (k->done == 4) {
+            wait_lo = k->corr < wait_lo ? k->corr : wait_lo;
+            wait_hi = k->corr > wait_hi ? k->corr : wait_hi;
+        }
+        if (waits_for_anchor)
             k->done = 0;
         bool expired =
             final || (!waits_for_anchor && k->start + UNBOUNDED_WAIT_NS + o->window_ns <= horizon);
@@ -463,7 +641,8 @@ static void compact(gt_olinker *o, uint64_t horizon, bool final)
         bool passed =
             a->end && o->max_checked_corr > a->end && a->seen_ns + 3 * o->window_ns <= horizon;
         bool stale = a->seen_ns + UNBOUNDED_WAIT_NS <= horizon;
-        if (!final && !passed && !stale)
+        bool holds_waiting = a->begin < wait_hi && (!a->end || a->end > wait_lo);
+        if (!final && ((!passed && !stale) || holds_waiting))
             o->anchors[a_kept++] = *a;
     }
     o->n_anchors = a_kept;
@@ -511,8 +690,10 @@ static void resolve(gt_olinker *o, bool final)
     sort_tail(o, o->kernels, o->kernels_sorted, o->n_kernels, sizeof *o->kernels, by_corr);
     /* Launches in time order across threads; on one thread that is also their record order. */
     sort_tail(o, o->launches, o->launches_sorted, o->n_launches, sizeof *o->launches, by_begin);
-    take_anchored(o, horizon, final);
+    size_t waiting = take_anchored(o, horizon, final);
     match_launches(o, horizon, final);
+    if (waiting)
+        take_waiting(o, horizon, final);
     compact(o, horizon, final);
     o->kernels_sorted = o->n_kernels;
     o->launches_sorted = o->n_launches;

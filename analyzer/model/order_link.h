@@ -30,7 +30,24 @@
  * ended before that, so it started before) and a kernel that started window_ns after that return
  * has been read; or after 10 s without a bound. Without the sync bound a launch loop that only
  * syncs (no copy, no library call) kept 10 s of launches and kernels, and the converter's link
- * caches sized for them (issue 33: 1.35 GB). With window_ns 0 everything is decided at the end. */
+ * caches sized for them (issue 33: 1.35 GB). With window_ns 0 everything is decided at the end.
+ *
+ * Streams (issue 30): library calls on several threads at once (OpenMP threads each calling
+ * cublasSgemv) put each kernel inside several calls' anchors. Each library call's record carries
+ * its handle's stream (cublasGetStream_v2, cudnnGetStream), a runtime handle; the kernel carries
+ * CUPTI's stream id. Which CUPTI stream a handle is, is learned from launches only: a launch on a
+ * handle whose kernel it took by order shows it (streams). A kernel inside several calls' anchors
+ * goes to the one call whose stream is the kernel's, once the others are known to be on other
+ * streams (by their learned ids, or by another handle: two live handles are two streams); while a
+ * holder's stream is not known yet the kernel waits, up to UNBOUNDED_WAIT_NS of trace time after
+ * it started, then stays ambiguous. Several holders on the kernel's stream (threads sharing one
+ * stream) leave it ambiguous at once; one on none of the holders' streams is none of theirs
+ * (other_stream: left to the launches). One call's anchors alone are not checked by stream:
+ * whole-file, the streams are learned after those kernels are taken, streaming before, and the
+ * two would differ. The default
+ * streams' handles (0, cudaStreamLegacy, cudaStreamPerThread) are the same stream for every thread
+ * or one per thread depending on how the program was built: a default handle seen on two CUPTI
+ * streams is not used to tell kernels apart. */
 #ifndef GT_ORDER_LINK_H
 #define GT_ORDER_LINK_H
 
@@ -51,13 +68,21 @@ typedef struct gt_olink_stats {
      * another thread during the call may have made them (CUPTI's ids are process-wide). */
     uint64_t before_call;
     uint64_t other_thread;
+    /* Kernels inside several calls' anchors linked to the one whose stream is theirs; kernels
+     * inside several calls' anchors whose stream is none of theirs (left to the launches, else
+     * unlinked and counted in kernels_no_call). */
+    uint64_t by_stream;
+    uint64_t other_stream;
 } gt_olink_stats;
 
 typedef struct gt_olink_kernel {
     uint64_t corr, start;
     uint32_t name_id;
+    uint32_t device, context, stream; /* CUPTI's */
     int32_t grid[3], block[3];
-    uint8_t done;       /* 0 waiting, 1 linked, 2 paired or ambiguous, 3 waits for an open anchor */
+    /* 0 waiting, 1 linked, 2 paired or ambiguous, 3 waits for an open anchor, 4 waits for the
+     * stream of a call whose anchors hold it */
+    uint8_t done;
     uint8_t checked;    /* looked up among the anchors: a launch may take it */
     uint8_t unanchored; /* inside a call's anchors but not its: not looked up again */
 } gt_olink_kernel;
@@ -68,6 +93,7 @@ typedef struct gt_olink_launch {
      * hi 0 = none yet */
     uint64_t lo, hi;
     uint64_t synced_ns; /* the end of a device sync of its thread after it (0: none yet) */
+    uint64_t stream;    /* the runtime's handle */
     uint32_t name_id, tid;
     uint32_t grid[3], block[3];
     int32_t device;
@@ -77,8 +103,19 @@ typedef struct gt_olink_anchor {
     uint64_t call_id, begin, end; /* end 0: the call has not ended yet */
     uint64_t seen_ns;             /* the newest time read when it was (last) seen */
     uint64_t t_begin, t_end;      /* the call's own times, from its record (0: not read yet) */
+    uint64_t stream;              /* its handle's stream (runtime handle), from its record */
+    int32_t device;               /* from its record, -1 unknown */
     uint32_t tid;
 } gt_olink_anchor;
+
+/* What launches showed a runtime stream handle to be: CUPTI's context and stream ids. */
+typedef struct gt_olink_stream {
+    uint64_t handle;
+    uint32_t tid; /* cudaStreamPerThread: one stream per thread; else 0 */
+    int32_t device;
+    uint32_t context, stream;
+    bool varies; /* a default handle seen on two CUPTI streams (per-thread default streams) */
+} gt_olink_stream;
 
 typedef struct gt_olink_thread {
     uint32_t tid;
@@ -86,6 +123,8 @@ typedef struct gt_olink_thread {
     uint64_t last_match;  /* correlation id of this thread's latest matched kernel */
     size_t first_open;    /* launches[first_open..] of this thread may still wait for hi */
 } gt_olink_thread;
+
+#define GT_OLINK_MAX_STREAMS 1024
 
 /* Answers whether a kernel's correlation id already has a callback pair (no order link then). */
 typedef bool (*gt_olink_paired_fn)(void *ctx, uint64_t corr);
@@ -103,6 +142,8 @@ typedef struct gt_olinker {
     size_t n_anchors, cap_anchors;
     gt_olink_thread *threads;
     size_t n_threads, cap_threads;
+    gt_olink_stream *streams; /* a ring of GT_OLINK_MAX_STREAMS: the oldest is forgotten */
+    size_t n_streams, next_stream;
     uint64_t window_ns, newest_ns, resolved_at;
     uint64_t max_checked_corr; /* the highest id of a kernel looked up so far */
     uint64_t newest_kernel_ns; /* the latest start of a kernel read so far */

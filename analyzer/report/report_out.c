@@ -344,13 +344,19 @@ static json_t *kernels_json(const gt_proc *p, int top_n)
                            gt_kernel_family_name(k->family)));
     }
     free(order);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:f, s:o}", "count", (json_int_t)p->kernel_count,
         "linked_by_pair", (json_int_t)p->kernels_by_pair, "linked_by_order",
         (json_int_t)p->kernels_by_order, "linked_by_time", (json_int_t)p->kernels_by_time,
         "total_ms", (double)p->kernel_ns / 1e6, "short_share_pct",
         p->kernel_count ? 100.0 * (double)p->short_kernel_count / (double)p->kernel_count : 0,
         "distinct", (json_int_t)p->n_kernels, "nccl_ms", (double)p->nccl_ns / 1e6, "top", top);
+    /* only where library calls of several threads overlapped (order_link.h): absent, 0 */
+    if (o && p->kernels_by_stream)
+        json_object_set_new(o, "linked_by_stream", json_integer((json_int_t)p->kernels_by_stream));
+    if (o && p->kernels_other_stream)
+        json_object_set_new(o, "other_stream", json_integer((json_int_t)p->kernels_other_stream));
+    return o;
 }
 
 static json_t *api_json(const gt_proc *p)

@@ -63,7 +63,10 @@ static void print_links(const gt_proc *p, FILE *out)
     uint64_t linked = p->kernels_by_pair + p->kernels_by_order + p->kernels_by_time;
     fprintf(out, "  links     %llu of %llu kernels traced to the call that launched them",
             (unsigned long long)linked, (unsigned long long)p->kernel_count);
-    if (p->kernels_by_order)
+    if (p->kernels_by_order && p->kernels_by_stream)
+        fprintf(out, " (%llu by the order of their launches, %llu told apart by stream)",
+                (unsigned long long)p->kernels_by_order, (unsigned long long)p->kernels_by_stream);
+    else if (p->kernels_by_order)
         fprintf(out, " (%llu by the order of their launches)",
                 (unsigned long long)p->kernels_by_order);
     if (p->kernels_by_time)
@@ -79,6 +82,11 @@ static void print_links(const gt_proc *p, FILE *out)
     if (unlinked > ambiguous)
         fprintf(out, "; %llu launched by calls gputrace does not wrap",
                 (unsigned long long)(unlinked - ambiguous));
+    /* inside library calls' anchors on a stream none of them used: not theirs (order_link.h);
+     * a launch took them, or they are counted just above */
+    if (p->kernels_other_stream)
+        fprintf(out, "; %llu inside library calls on other streams, not theirs",
+                (unsigned long long)p->kernels_other_stream);
     fputc('\n', out);
     print_top_unlinked(p, out);
 }

@@ -16,6 +16,14 @@
  *    the anchors that started before the call did is not the call's (unlinked, counted).
  * 8. A generated run (2 threads, library calls, unwrapped kernels, kernel records arriving in
  *    late batches) links exactly the truth, streaming (window) and whole-file alike.
+ * 9. Streams (issue 30): two threads' library calls at once, each on its own stream, hold both
+ *    kernels; what the threads' launches show their streams to be tells the kernels apart, and a
+ *    kernel on neither stream is neither call's. On one stream (the default one) they stay
+ *    ambiguous; a call on a stream with no launch of its own leaves its kernel ambiguous (its
+ *    rival's, on a stream launches showed, is still told apart).
+ * 10. Streaming, the kernel whose calls' streams are not known waits for them at most 10 s of
+ *    trace time, then is ambiguous and leaves the linker's memory; one whose stream a launch
+ *    shows within that is told apart.
  * `test_order_link real TRACE`: a trace recorded with anchors and a callback pair on every launch
  * (GPUTRACE_CUPTI_CALLBACKS=1): the links found without the pairs must agree with every pair, and
  * every kernel with a pair must be linked, streaming and whole-file.
@@ -61,14 +69,21 @@ static void feed(gt_olinker *o, uint16_t kind, uint32_t tid, const void *body, s
     gt_olink_on_record(o, &r);
 }
 
+static void launch_on(gt_olinker *o, uint32_t tid, uint64_t t, uint64_t call, uint32_t name,
+                      uint32_t grid, uint64_t stream)
+{
+    gt_rec_api_launch a = {
+        .c = {.t_begin_ns = t, .t_end_ns = t + 2000, .corr_id = call, .stream = stream},
+        .name_id = name,
+        .grid = {grid, 1, 1},
+        .block = {128, 1, 1}};
+    feed(o, GT_REC_API_LAUNCH, tid, &a, sizeof a);
+}
+
 static void launch(gt_olinker *o, uint32_t tid, uint64_t t, uint64_t call, uint32_t name,
                    uint32_t grid)
 {
-    gt_rec_api_launch a = {.c = {.t_begin_ns = t, .t_end_ns = t + 2000, .corr_id = call},
-                           .name_id = name,
-                           .grid = {grid, 1, 1},
-                           .block = {128, 1, 1}};
-    feed(o, GT_REC_API_LAUNCH, tid, &a, sizeof a);
+    launch_on(o, tid, t, call, name, grid, 0);
 }
 
 static void anchor(gt_olinker *o, uint32_t tid, uint32_t kind, uint64_t call, uint64_t corr)
@@ -77,15 +92,23 @@ static void anchor(gt_olinker *o, uint32_t tid, uint32_t kind, uint64_t call, ui
     feed(o, GT_REC_GPU_EXT_CORR, tid, &e, sizeof e);
 }
 
-static void kernel(gt_olinker *o, uint64_t corr, uint64_t start, uint32_t name, int32_t grid)
+static void kernel_on(gt_olinker *o, uint64_t corr, uint64_t start, uint32_t name, int32_t grid,
+                      uint32_t stream)
 {
     gt_rec_gpu_kernel k = {.start_ns = start,
                            .end_ns = start + 1000,
                            .corr_id = corr,
                            .name_id = name,
+                           .context = 1,
+                           .stream = stream,
                            .grid = {grid, 1, 1},
                            .block = {128, 1, 1}};
     feed(o, GT_REC_GPU_KERNEL, 0, &k, sizeof k);
+}
+
+static void kernel(gt_olinker *o, uint64_t corr, uint64_t start, uint32_t name, int32_t grid)
+{
+    kernel_on(o, corr, start, name, grid, 7);
 }
 
 #define BEGIN GT_EXT_CORR_KIND_ANCHOR_BEGIN
@@ -267,6 +290,14 @@ static void test_ambiguous_and_paired(void)
     free(L);
 }
 
+static void library_call_on(gt_olinker *o, uint32_t tid, uint64_t b, uint64_t e, uint64_t call,
+                            uint64_t stream)
+{
+    gt_rec_api_cublas c = {
+        .c = {.t_begin_ns = b, .t_end_ns = e, .corr_id = call, .stream = stream}};
+    feed(o, GT_REC_API_CUBLAS, tid, &c, sizeof c);
+}
+
 static void library_call(gt_olinker *o, uint32_t tid, uint64_t b, uint64_t e, uint64_t call)
 {
     gt_rec_api_cudnn c = {.c = {.t_begin_ns = b, .t_end_ns = e, .corr_id = call}};
@@ -319,6 +350,134 @@ static void test_other_thread(void)
     EXPECT_LINK(M, 21, 900);
     EXPECT_LINK(M, 23, 900);
     free(M);
+    free(L);
+}
+
+/* ------------------------------------------------------------------ streams */
+
+#define STATS(st)                                                                                  \
+    (unsigned long long)(st).by_anchor, (unsigned long long)(st).by_order,                         \
+        (unsigned long long)(st).by_stream, (unsigned long long)(st).ambiguous,                    \
+        (unsigned long long)(st).other_stream, (unsigned long long)(st).kernels_no_call
+#define STATS_FMT                                                                                  \
+    "by_anchor %llu by_order %llu by_stream %llu ambiguous %llu other_stream %llu no_call %llu"
+
+/* Threads 1 and 2 each call gemv (calls 901, 902, [1000, 9000]) on their own handle (h1, h2) at
+ * once: both calls' anchors (40, 41 .. 45, 46) hold kernels 42 (CUPTI stream s1), 43 (s2) and 44
+ * (stream 23: neither). Then each thread launches a kernel of its own on its handle (calls 801,
+ * 802; kernels 50 on s1, 51 on s2), unless launches_of_2 is false. */
+static void two_gemvs(links *L, gt_olink_stats *st, uint64_t h1, uint64_t h2, uint32_t s1,
+                      uint32_t s2, bool launches_of_2)
+{
+    gt_olinker o;
+    gt_olink_init(&o, 0, is_paired, on_link, L);
+    anchor(&o, 1, BEGIN, 901, 40);
+    anchor(&o, 2, BEGIN, 902, 41);
+    kernel_on(&o, 42, 3000, 60, 4, s1);
+    kernel_on(&o, 43, 3100, 60, 4, s2);
+    kernel_on(&o, 44, 3200, 61, 2, 23);
+    anchor(&o, 1, END, 901, 45);
+    library_call_on(&o, 1, 1000, 9000, 901, h1);
+    anchor(&o, 2, END, 902, 46);
+    library_call_on(&o, 2, 1000, 9000, 902, h2);
+    launch_on(&o, 1, 10000, 801, 7, 1, h1);
+    kernel_on(&o, 50, 12000, 7, 1, s1);
+    if (launches_of_2) {
+        launch_on(&o, 2, 10000, 802, 8, 1, h2);
+        kernel_on(&o, 51, 12100, 8, 1, s2);
+    }
+    gt_olink_finish(&o);
+    *st = o.st;
+    gt_olink_free(&o);
+}
+
+static void test_streams(void)
+{
+    /* Each thread on its own stream: told apart; kernel 44 on neither is neither's. */
+    links *L = new_links();
+    gt_olink_stats st;
+    two_gemvs(L, &st, 0x1000, 0x2000, 21, 22, true);
+    EXPECT_LINK(L, 42, 901);
+    EXPECT_LINK(L, 43, 902);
+    EXPECT_LINK(L, 44, 0);
+    EXPECT_LINK(L, 50, 801);
+    EXPECT_LINK(L, 51, 802);
+    CHECK(st.by_stream == 2 && st.by_order == 2 && st.ambiguous == 0 && st.other_stream == 1 &&
+              st.kernels_no_call == 1 && st.by_anchor == 0,
+          "own streams: " STATS_FMT, STATS(st));
+    free(L);
+
+    /* Every thread on the default stream: the kernels cannot be told apart, and are counted. */
+    L = new_links();
+    two_gemvs(L, &st, 0, 0, 7, 7, true);
+    EXPECT_LINK(L, 42, 0);
+    EXPECT_LINK(L, 43, 0);
+    EXPECT_LINK(L, 50, 801);
+    EXPECT_LINK(L, 51, 802);
+    CHECK(st.by_stream == 0 && st.ambiguous == 2 && st.by_order == 2 && st.other_stream == 1,
+          "one stream: " STATS_FMT, STATS(st));
+    free(L);
+
+    /* Thread 2 never launches on its stream: its kernel stays ambiguous (what s2 is was never
+     * shown); thread 1's is told apart (h2 is another handle than h1: another stream). */
+    L = new_links();
+    two_gemvs(L, &st, 0x1000, 0x2000, 21, 22, false);
+    EXPECT_LINK(L, 42, 901);
+    EXPECT_LINK(L, 43, 0);
+    CHECK(st.by_stream == 1 && st.ambiguous == 2 && st.other_stream == 0,
+          "no launch on one stream: " STATS_FMT, STATS(st));
+    free(L);
+}
+
+/* Streaming (a 0.5 s window): the same two calls at 1 s, kernels 42 (s1 = 21) and 43 (s2 = 22).
+ * Thread 1 launches on h1 at 3 s (its kernel 60 on s1, bounded by a copy's pair at id 61); thread
+ * 2 never does. Thread 3 launches a kernel every 250 ms on a stream of its own until 14 s. */
+static void test_stream_wait(void)
+{
+    links *L = new_links();
+    gt_olinker o;
+    uint64_t s = 1000000000ull;
+    gt_olink_init(&o, s / 2, is_paired, on_link, L);
+    anchor(&o, 1, BEGIN, 901, 40);
+    anchor(&o, 2, BEGIN, 902, 41);
+    anchor(&o, 1, END, 901, 44);
+    library_call_on(&o, 1, s, s + 9000, 901, 0x1000);
+    anchor(&o, 2, END, 902, 45);
+    library_call_on(&o, 2, s, s + 9000, 902, 0x2000);
+    kernel_on(&o, 42, s + 3000, 60, 4, 21);
+    kernel_on(&o, 43, s + 3100, 60, 4, 22);
+    uint64_t corr = 100, call = 1000;
+    bool decided_42 = false, dropped_43 = false;
+    uint64_t ambiguous_before_10s = 1;
+    for (uint64_t t = 2 * s; t < 14 * s; t += s / 4) {
+        if (t == 3 * s) {
+            launch_on(&o, 1, t, 801, 7, 1, 0x1000);
+            anchor(&o, 1, GT_EXT_CORR_KIND_OURS, 802, 61);
+            kernel_on(&o, 60, t + 1000, 7, 1, 21);
+        }
+        launch_on(&o, 3, t, call++, 9, 1, 0x3000);
+        kernel_on(&o, corr++, t + 1000, 9, 1, 23);
+        if (t < s + 10 * s)
+            ambiguous_before_10s = o.st.ambiguous;
+        if (L->call[42] == 901)
+            decided_42 = true;
+        bool held = false;
+        for (size_t i = 0; i < o.n_kernels; i++)
+            held |= o.kernels[i].corr == 43;
+        if (t >= 13 * s)
+            dropped_43 = !held;
+    }
+    CHECK(decided_42, "streaming: kernel 42 told apart once thread 1's launch showed its stream");
+    CHECK(ambiguous_before_10s == 0, "streaming: kernel 43 decided before it waited 10 s");
+    CHECK(o.st.ambiguous == 1 && dropped_43,
+          "streaming: kernel 43 ambiguous after 10 s (%llu) and gone from memory (%d)",
+          (unsigned long long)o.st.ambiguous, dropped_43);
+    gt_olink_finish(&o);
+    EXPECT_LINK(L, 42, 901);
+    EXPECT_LINK(L, 43, 0);
+    EXPECT_LINK(L, 60, 801);
+    CHECK(o.st.by_stream == 1 && o.st.ambiguous == 1, "streaming: " STATS_FMT, STATS(o.st));
+    gt_olink_free(&o);
     free(L);
 }
 
@@ -505,7 +664,7 @@ static int test_real(const char *path, uint64_t window)
     CHECK(agree > 1000 && !disagree && !pair_only && o.st.by_order > 1000 &&
               o.st.by_anchor > 1000 && !o.st.launches_no_kernel && !o.st.ambiguous &&
               !o.st.before_call && !o.st.other_thread &&
-              o.st.by_anchor + o.st.by_order + o.st.kernels_no_call == kernels,
+              o.st.by_anchor + o.st.by_order + o.st.by_stream + o.st.kernels_no_call == kernels,
           "real trace: every kernel with a pair is linked, and to its pair's call");
     free(is_kernel);
     gt_olink_free(&o);
@@ -526,6 +685,8 @@ int main(int argc, char **argv)
     test_two_threads();
     test_ambiguous_and_paired();
     test_other_thread();
+    test_streams();
+    test_stream_wait();
     test_generated();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -13,6 +13,7 @@
  *   gpuapi domain= cbid= corr=
  *   um kind= value= src= dst= flags= dur=   (unified memory: faults, migrations)
  *   cpucall kind= func= corr= name= stack= flags=   (CPU-side API records, for correlation checks)
+ *   cputhread corr= tid= stream=       (after each cpucall: its thread and stream handle)
  *   cpucopy name= dir= src= dst= bytes= peer=    (after a copy's cpucall)
  *   cpualloc name= kind= bytes= free= flags=     (after an allocation's cpucall)
  *   timelink ext= corr=                (a kernel's call found by its queued time:
@@ -171,6 +172,8 @@ int main(int argc, char **argv)
             const char *name = gt_api_func_name(c->func);
             printf("cpucall kind=%u func=%u corr=%" PRIu64 " name=%s stack=%u flags=%u\n", rec.kind,
                    c->func, c->corr_id, name ? name : "?", c->stack_id, (unsigned)rec.flags);
+            printf("cputhread corr=%" PRIu64 " tid=%u stream=%#" PRIx64 "\n", c->corr_id, rec.tid,
+                   c->stream);
             if (rec.kind == GT_REC_API_MEMCPY) {
                 const gt_rec_api_memcpy *m = rec.body;
                 printf("cpucopy name=%s dir=%u src=%u dst=%u bytes=%" PRIu64 " peer=%d\n",

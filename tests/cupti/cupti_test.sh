@@ -886,6 +886,81 @@ cublas_correlation)
     check_links "$T/gemv.dump" 3 '^cublas[SD]gemv_v2'
     no_pushes "$T/calls.log"
     ;;
+cublas_threads)
+    # Issue 30: 4 threads, each with its own stream and cuBLAS handle, call cublasSgemv at once
+    # (FAKE_CUBLAS_GEMV_MEET=4: each gemv kernel lies between the anchors of all 4 calls) and
+    # launch a kernel of their own, 10 rounds. What the launches show each handle's stream to be
+    # tells the gemv kernels apart: all 80 kernels lead to their own thread's call. On one stream
+    # (the default one) the 40 gemv kernels cannot be told apart and are counted so.
+    [ -n "$GPUTRACE" ] || { fail "no gputrace command to report with"; exit 1; }
+    # thread_links DUMP LINKED GEMV_LINKED [shared]: every link goes from a kernel to a call of the
+    # thread whose stream the kernel ran on (one thread per CUPTI stream, unless the stream is
+    # shared), its calls all on one handle; gemv kernels to cublasSgemv_v2, the others to
+    # cudaLaunchKernel; LINKED kernels linked in all, GEMV_LINKED of them gemv kernels.
+    thread_links() {
+        awk -v want="$2" -v want_gemv="$3" -v shared="${4:-}" '
+            $1 == "cpucall" { split($4, a, "="); split($5, nm, "="); name[a[2]] = nm[2] }
+            $1 == "cputhread" { split($2, a, "="); split($3, th, "="); split($4, hs, "=")
+                                tid[a[2]] = th[2]; handle[a[2]] = hs[2] }
+            $1 == "orderlink" { split($2, e, "="); split($3, c, "="); link[c[2]] = e[2] }
+            $1 == "kernel" { for (i = 2; i <= NF; i++) { split($i, f, "="); k[f[1]] = f[2] }
+                             kname[++n] = k["name"]; kstream[n] = k["stream"]; kcorr[n] = k["corr"] }
+            END {
+                for (i = 1; i <= n; i++) {
+                    if (!(kcorr[i] in link)) continue
+                    call = link[kcorr[i]]; t = tid[call]; s = kstream[i]; linked++
+                    want_call = kname[i] ~ /gemv/ ? "cublasSgemv_v2" : "cudaLaunchKernel"
+                    if (name[call] != want_call) { print kname[i] " linked to " name[call]; bad = 1 }
+                    if (kname[i] ~ /gemv/) gemv++
+                    if (!shared && (s in owner) && owner[s] != t) { print "stream " s " linked to threads " owner[s] " and " t; bad = 1 }
+                    if (!shared && (t in stream_of) && stream_of[t] != s) { print "thread " t " linked on streams " stream_of[t] " and " s; bad = 1 }
+                    if ((t in handle_of) && handle_of[t] != handle[call]) { print "thread " t " calls on handles " handle_of[t] " and " handle[call]; bad = 1 }
+                    owner[s] = t; stream_of[t] = s; handle_of[t] = handle[call]
+                }
+                if (linked != want || gemv != want_gemv) { print linked " kernels linked, " gemv " gemv kernels; want " want ", " want_gemv; bad = 1 }
+                exit bad
+            }' "$1" >"$T/thread_links.txt" || fail "$(cat "$T/thread_links.txt")"
+    }
+    run_traced s FAKE_CUBLAS_GEMV_MEET=4 -- "$CUBLAS_THREADS_APP" 4 10
+    grep -q "4 threads x 10 rounds: done" "$T/s.out" || fail "app: $(cat "$T/s.out" "$T/s.err")"
+    dump_trace s
+    order_flag "$T/s.dump" 1
+    python3 "$TOOLS/gpu/anchor_check.py" "$T/s.dump" >"$T/s.check"
+    # the ambiguity arises: each of the 40 gemv kernels inside several calls' anchors
+    in_several=$(sed -n 's/.*in_several \([0-9]*\),.*/\1/p' "$T/s.check")
+    [ "${in_several:-0}" -ge 40 ] || fail "gemv calls did not overlap: $(cat "$T/s.check")"
+    thread_links "$T/s.dump" 80 40
+    tr=$(ls "$T/s.d"/*.gtrace | head -1)
+    "$GPUTRACE" report "$tr" >"$T/s.report" 2>&1 || fail "report failed: $(cat "$T/s.report")"
+    # the links line, unwrapped
+    links_line() {
+        awk '/^  links / { on = 1; printf "%s", $0; next }
+             on && /^            / && !/^ *most often/ { printf " %s", $0; next }
+             { on = 0 }' "$1" | tr -s ' '
+    }
+    links_line "$T/s.report" | grep -q "links 80 of 80 kernels traced to the call that launched them (80 by the order of their launches, 40 told apart by stream)$" ||
+        fail "report links: $(links_line "$T/s.report")"
+    "$GPUTRACE" report --json "$tr" >"$T/s.json" 2>&1 || fail "report --json failed"
+    python3 -c 'import json, sys; k = json.load(open(sys.argv[1]))["processes"][0]["kernels"]; sys.exit(0 if k.get("linked_by_stream") == 40 and k["linked_by_order"] == 80 else 1)' "$T/s.json" ||
+        fail "report --json: linked_by_stream is not 40 of 80 linked by order"
+    "$GPUTRACE" convert --no-advice -o "$T/s.pftrace" "$tr" 2>"$T/s.conv" || fail "convert failed: $(cat "$T/s.conv")"
+    grep -q "80 kernels linked by anchors and launch order (40 of them from library calls made at once on several threads, told apart by stream)" "$T/s.conv" ||
+        fail "convert: $(cat "$T/s.conv")"
+    # One stream for every thread: nothing tells the gemv calls apart. The launches keep their
+    # kernels; the 40 gemv kernels stay unlinked, counted as ambiguous (not as unwrapped calls').
+    run_traced o FAKE_CUBLAS_GEMV_MEET=4 -- "$CUBLAS_THREADS_APP" 4 10 one-stream
+    dump_trace o
+    python3 "$TOOLS/gpu/anchor_check.py" "$T/o.dump" >"$T/o.check"
+    in_several=$(sed -n 's/.*in_several \([0-9]*\),.*/\1/p' "$T/o.check")
+    [ "${in_several:-0}" -ge 40 ] || fail "one stream: gemv calls did not overlap: $(cat "$T/o.check")"
+    thread_links "$T/o.dump" 40 0 shared
+    tr=$(ls "$T/o.d"/*.gtrace | head -1)
+    "$GPUTRACE" report "$tr" >"$T/o.report" 2>&1 || fail "report failed: $(cat "$T/o.report")"
+    links_line "$T/o.report" | grep -q "links 40 of 80 kernels traced to the call that launched them (40 by the order of their launches); 40 from calls made at once on several threads, not told apart$" ||
+        fail "one stream, report links: $(links_line "$T/o.report")"
+    "$GPUTRACE" convert --no-advice -o "$T/o.pftrace" "$tr" 2>"$T/o.conv" || fail "convert failed: $(cat "$T/o.conv")"
+    ! grep -q "told apart by stream" "$T/o.conv" || fail "one stream, convert: $(cat "$T/o.conv")"
+    ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac

@@ -1,10 +1,17 @@
 /* fake_cublas.c — a stand-in libcublas.so.13 whose GEMMs run through cublasLtMatmul of the fake
  * libcublasLt.so.13, as the real libcublas does: gputrace must record each GEMM once (the outer
- * cublas call), not twice. */
+ * cublas call), not twice. Each handle has its stream (cublasSetStream_v2/GetStream_v2), where its
+ * kernels run.
+ * FAKE_CUBLAS_GEMV_MEET=N: a gemv waits (up to 2 s) until N threads are inside gemv at once, and
+ * returns once all N launched their kernels: each kernel's correlation id lies between the anchors
+ * of all N calls, as when OpenMP threads call cublasSgemv at once on a real GPU (issue 30). */
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -30,6 +37,13 @@ EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
 EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
 {
     ((fake_handle *)h)->stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *s)
+{
+    if (!h || !s)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    *s = ((fake_handle *)h)->stream;
     return CUBLAS_STATUS_SUCCESS;
 }
 EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *v)
@@ -109,15 +123,59 @@ EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t h, cublasOperation_t ta,
 
 /* ------------------------------------------------------------------ issue 30: more entry points */
 
-void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n); /* fake_cublaslt.c */
+/* fake_cublaslt.c */
+void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n, cudaStream_t stream);
 
-/* A gemv launches a kernel of its own (the real library's gemv2N/gemv2T kernels), not a GEMM. */
+/* FAKE_CUBLAS_GEMV_MEET: the gemv calls of a round meet twice, all inside (before any kernel) and
+ * all launched (before any returns). A thread that waits 2 s goes on alone (no hang when fewer
+ * threads call). */
+static pthread_mutex_t meet_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t meet_cond = PTHREAD_COND_INITIALIZER;
+static int meet_count[2];
+static unsigned meet_round[2];
+
+static int meet_size(void)
+{
+    const char *v = getenv("FAKE_CUBLAS_GEMV_MEET");
+    int n = v ? atoi(v) : 0;
+    return n > 1 ? n : 0;
+}
+
+static void meet(int which, int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    pthread_mutex_lock(&meet_lock);
+    unsigned round = meet_round[which];
+    if (++meet_count[which] == n) {
+        meet_count[which] = 0;
+        meet_round[which]++;
+        pthread_cond_broadcast(&meet_cond);
+    }
+    while (meet_round[which] == round)
+        if (pthread_cond_timedwait(&meet_cond, &meet_lock, &until) == ETIMEDOUT) {
+            if (meet_round[which] == round)
+                meet_count[which]--; /* gone on alone */
+            break;
+        }
+    pthread_mutex_unlock(&meet_lock);
+}
+
+/* A gemv launches a kernel of its own (the real library's gemv2N/gemv2T kernels), not a GEMM, on
+ * the handle's stream. */
 static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t t, int64_t m, int64_t n,
                            int64_t incx, const char *kernel)
 {
     if (!h || m < 0 || n < 0 || incx == 0)
         return CUBLAS_STATUS_INVALID_VALUE;
-    cublasLtFakeEmit(kernel, t == CUBLAS_OP_N ? (uint64_t)m : (uint64_t)n, 1);
+    int together = meet_size();
+    if (together)
+        meet(0, together);
+    cublasLtFakeEmit(kernel, t == CUBLAS_OP_N ? (uint64_t)m : (uint64_t)n, 1,
+                     ((fake_handle *)h)->stream);
+    if (together)
+        meet(1, together);
     return CUBLAS_STATUS_SUCCESS;
 }
 EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t h, cublasOperation_t t, int m, int n,

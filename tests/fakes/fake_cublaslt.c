@@ -159,15 +159,19 @@ EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
 }
 
 /* Not a cuBLASLt function: the fake libcublas launches its own kernels (gemv) through it, as the
- * real one launches through its static runtime. Named cublasLt* to pass the version script. */
-EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n);
-EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n)
+ * real one launches through its static runtime, on the handle's stream. Named cublasLt* to pass
+ * the version script. */
+EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n, cudaStream_t stream);
+EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n, cudaStream_t stream)
 {
     static void (*emit_fn)(const fake_gpu_op *);
+    static uint32_t (*stream_id_fn)(void *);
     if (!emit_fn) {
         void *h = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
-        if (h)
+        if (h) {
+            stream_id_fn = (uint32_t(*)(void *))dlsym(h, "fake_gpu_stream_id");
             emit_fn = (void (*)(const fake_gpu_op *))dlsym(h, "fake_gpu_emit");
+        }
     }
     if (!emit_fn)
         return;
@@ -177,7 +181,7 @@ EXPORT void cublasLtFakeEmit(const char *name, uint64_t m, uint64_t n)
     fake_gpu_op op = {.kind = FAKE_OP_KERNEL,
                       .start_ns = t,
                       .end_ns = t + 8000,
-                      .stream = 7,
+                      .stream = stream_id_fn ? stream_id_fn(stream) : 7,
                       .name = name,
                       .grid = {(uint32_t)(m / 128 + 1), (uint32_t)(n / 128 + 1), 1},
                       .block = {256, 1, 1}};
@@ -197,6 +201,6 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
         return CUBLAS_STATUS_EXECUTION_FAILED;
     layout *dl = (layout *)Dd;
     cublasLtFakeEmit("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_fake", dl->rows,
-                     dl->cols);
+                     dl->cols, stream);
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -148,6 +148,12 @@ static fake_stream *stream_of(cudaStream_t s)
     return v <= 2 ? &default_stream : (fake_stream *)s; /* 0, legacy (1), per-thread (2) */
 }
 
+/* The CUPTI stream id of a stream (fake_gpu.h): for the fake libraries' own kernels. */
+EXPORT uint32_t fake_gpu_stream_id(void *s)
+{
+    return stream_of((cudaStream_t)s)->id;
+}
+
 /* Schedule duration ns of work on a stream; returns its [start, end). */
 static void schedule(fake_stream *st, uint64_t duration, uint64_t *start, uint64_t *end)
 {

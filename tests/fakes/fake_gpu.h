@@ -8,7 +8,9 @@
  *     runtime wrappers do not see them);
  *   - fake_gpu_set_listener(fn, ctx): the fake libcupti registers itself to hear every op, in the
  *     calling thread, at the moment of the API call (so it knows the external correlation id pushed
- *     then), and turns them into real CUpti_Activity* records.
+ *     then), and turns them into real CUpti_Activity* records;
+ *   - fake_gpu_stream_id(stream): the CUPTI stream id of a cudaStream_t (the default streams: 7),
+ *     for the fake libraries' kernels on their handle's stream.
  * Both are found with dlopen("libcudart.so.13", RTLD_NOLOAD) + dlsym.
  *
  * Managed memory (cudaMallocManaged) starts on the host. A kernel launched while some is on the
@@ -66,6 +68,7 @@ typedef void (*fake_gpu_listener)(const fake_gpu_op *op, void *ctx);
 
 void fake_gpu_emit(const fake_gpu_op *op);
 void fake_gpu_set_listener(fake_gpu_listener fn, void *ctx);
+uint32_t fake_gpu_stream_id(void *stream); /* a cudaStream_t */
 
 /* Failure injection (environment, read by each fake at load):
  *   FAKE_CUDA_FAIL=<function>[:<nth>]  make that call return an error (every call, or the nth)

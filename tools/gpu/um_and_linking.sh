@@ -101,7 +101,13 @@ um_case() {
   [ -n "$G" ] || return
   gputrace report "$d/run" >"$d/report.txt" 2>&1
   gputrace info "$d/run" >"$d/info.txt" 2>&1
-  grep -E '^  links|^            the most runs' "$d/report.txt" | sed 's/^ */   /' | tee -a "$SUMMARY"
+  # the links line on one line (the report wraps it: "N told apart by stream" may sit on the
+  # second), then the kernel most often unlinked
+  awk '/^  links / { on = 1; l = $0; next }
+       on && /^            / && !/^ *most often/ { l = l " " $0; next }
+       on { print l; on = 0 }
+       /^ *most often/ { print }
+       END { if (on) print l }' "$d/report.txt" | tr -s ' ' | sed 's/^ */   /' | tee -a "$SUMMARY"
   sed -n '/^== unified memory ==/,/^$/p' "$d/report.txt" | sed -n '2,9p' | sed 's/^ */   um: /' |
     tee -a "$SUMMARY"
   grep -E '^\s+(unified memory|note|gpu_um|api_launch|gpu_kernel) ' "$d/info.txt" | sort | uniq -c |
