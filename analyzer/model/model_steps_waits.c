@@ -15,6 +15,9 @@
 
 /* A loop of iterations, not a few operations run once per configuration. */
 #define STEP_MIN_ITERATIONS 5
+/* Candidates X examined, most frequent first: the work stays bounded whatever the trace (the
+ * corpus's once-an-iteration operations come after 30 or so more frequent ones) */
+#define STEP_WAIT_CANDIDATES 256
 
 typedef struct key_ops {
     size_t *pos, n; /* where in the time-ordered operations */
@@ -162,12 +165,15 @@ int md_steps_choose_waits(chooser *c)
     qsort(cands, n_cands, sizeof *cands, cmp_cand);
     int ok = 0;
     size_t tried = 0;
-    for (size_t i = 0; i < n_cands && !ok && tried < STEP_PATTERN_TRIES; i++) {
+    for (size_t i = 0; i < n_cands && i < STEP_WAIT_CANDIDATES && !ok && tried < STEP_PATTERN_TRIES;
+         i++) {
         const key_ops *x = &by_id[cands[i].id];
         uint32_t best = UINT32_MAX;
         size_t best_one = 0;
         uint64_t best_delay = 0;
         for (size_t w = 0; w < n_waits; w++) {
+            if ((double)by_id[waits[w]].n < STEP_MIN_REGULAR * (double)x->n)
+                continue; /* too few to be once between most of X's runs */
             uint64_t delay;
             size_t one = alternations(x, &by_id[waits[w]], n, &delay, ops);
             if ((double)one < STEP_MIN_REGULAR * (double)x->n)
