@@ -461,6 +461,11 @@ int cmd_convert(int argc, char **argv)
         if (st.links_undrawn)
             fprintf(stderr, ", %" PRIu64 " links not drawn (their call or GPU op was forgotten)",
                     st.links_undrawn);
+        if (st.wait_arrows_undrawn)
+            fprintf(stderr,
+                    ", %" PRIu64 " wait arrows not drawn (the op waited for was moved past the "
+                    "wait's end to nest)",
+                    st.wait_arrows_undrawn);
         if (st.lost_records)
             fprintf(stderr, ", %" PRIu64 " records lost while recording", st.lost_records);
         if (st.clamped)

@@ -88,7 +88,10 @@ typedef struct gt_convert_stats {
     uint64_t linked_by_order; /* anchors and launch order (order_link.h) */
     uint64_t linked_by_pair;  /* a callback pair */
     uint64_t links_undrawn;   /* links decided but not drawn: their call or op was forgotten */
-    uint64_t link_ambiguous;  /* kernels left unlinked: calls on several threads held their time */
+    /* sync stalls' arrows not drawn: the op waited for was moved past the stall's end (all lanes
+     * of its stream busy), so the arrow would end before it starts */
+    uint64_t wait_arrows_undrawn;
+    uint64_t link_ambiguous; /* kernels left unlinked: calls on several threads held their time */
     uint64_t link_not_anchored; /* between a call's anchors, not its: left to launches */
     uint64_t link_by_stream;    /* of linked_by_order: calls on several threads told apart */
     uint64_t link_other_stream; /* between calls' anchors on none of their streams */

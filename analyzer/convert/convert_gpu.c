@@ -2,16 +2,68 @@
  * op per stream so that a sync stall can be linked to the op it waited for. */
 #include "convert_internal.h"
 
-static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
+/* held is the op before next on its stream (next = NULL at the end of the file), placed at
+ * held_b (INT64_MAX: not drawn): it is what a sync returning between held's end and next's end
+ * waited for. The arrow goes from the op's slice to an instant "waited for" at the stall's end;
+ * when the op's slice was moved past that end (all lanes of its stream busy: it begins where a
+ * lane frees), the arrow would end before it starts, so it is not drawn, and counted. */
+static void cv_resolve_syncs(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *held,
+                             const cv_gpu_op *next, int64_t held_b)
+{
+    /* A sync resolves only when next ends after it returned: skip the scan while next ends
+     * before every pending sync (the common case: syncs of later steps are queued). */
+    if (next && next->end <= f->syncs_min_end)
+        return;
+    uint64_t resolved = 0;
+    for (uint64_t m = f->syncs_active; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        cv_sync *y = &f->syncs[i];
+        if (!y->active || y->device != s->device)
+            continue;
+        if (!y->device_wide && !(s->has_api_stream && s->api_stream == y->api_stream))
+            continue;
+        if (held->end <= y->end_real && (!next || next->end > y->end_real) &&
+            held->n_sync_flows < CV_MAX_FLOWS) {
+            y->active = 0;
+            f->syncs_active &= ~(1ull << i);
+            resolved = 1;
+            if (y->end_ts < held_b) {
+                c->st->wait_arrows_undrawn++;
+                continue;
+            }
+            held->sync_flows[held->n_sync_flows++] = y->flow;
+            cv_event w = {.type = CV_INSTANT,
+                          .track = y->track,
+                          .seq = y->seq,
+                          .ts = y->end_ts,
+                          .name = "waited for",
+                          .name_iid = IID_WAITED};
+            cv_set_cat(&w, CAT_SYNC);
+            w.term_flows[w.n_term_flows++] = y->flow;
+            cv_emit(c, &w);
+            c->st->instants++;
+            c->st->flows++;
+        }
+    }
+    if (resolved)
+        cv_syncs_update_min(f);
+}
+
+/* Emits op (its stream's held op; next: the op after it, NULL at the end of the file), once the
+ * syncs that waited for it are resolved against where its slice begins. */
+static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op, const cv_gpu_op *next)
 {
     int64_t b, e;
-    if (!cv_ts(c, op->start, &b))
+    if (!cv_ts(c, op->start, &b)) {
+        cv_resolve_syncs(c, f, s, op, next, INT64_MAX);
         return;
+    }
     if (op->end < op->start || !cv_ts(c, op->end, &e))
         e = b;
     int moved;
     int lane = cv_place_lane(&s->lanes, &b, &e, &moved);
     c->st->clamped += (uint64_t)moved;
+    cv_resolve_syncs(c, f, s, op, next, b);
     if (!s->lanes.described[lane])
         cv_lane_describe(c, f, s, lane);
     cv_device *d = cv_device_get(c, f, s->device);
@@ -97,45 +149,6 @@ static void cv_emit_gpu(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *op)
     cv_busy_add(c, f, d, op->start, op->end);
 }
 
-/* held is the op before next on its stream (next = NULL at the end of the file): it is what a
- * sync returning between held's end and next's end waited for. */
-void cv_resolve_syncs(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next)
-{
-    /* A sync resolves only when next ends after it returned: skip the scan while next ends
-     * before every pending sync (the common case: syncs of later steps are queued). */
-    if (next && next->end <= f->syncs_min_end)
-        return;
-    uint64_t resolved = 0;
-    for (uint64_t m = f->syncs_active; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        cv_sync *y = &f->syncs[i];
-        if (!y->active || y->device != s->device)
-            continue;
-        if (!y->device_wide && !(s->has_api_stream && s->api_stream == y->api_stream))
-            continue;
-        if (held->end <= y->end_real && (!next || next->end > y->end_real) &&
-            held->n_sync_flows < CV_MAX_FLOWS) {
-            held->sync_flows[held->n_sync_flows++] = y->flow;
-            cv_event w = {.type = CV_INSTANT,
-                          .track = y->track,
-                          .seq = y->seq,
-                          .ts = y->end_ts,
-                          .name = "waited for",
-                          .name_iid = IID_WAITED};
-            cv_set_cat(&w, CAT_SYNC);
-            w.term_flows[w.n_term_flows++] = y->flow;
-            cv_emit(c, &w);
-            c->st->instants++;
-            c->st->flows++;
-            y->active = 0;
-            f->syncs_active &= ~(1ull << i);
-            resolved = 1;
-        }
-    }
-    if (resolved)
-        cv_syncs_update_min(f);
-}
-
 void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
 {
     cv_gpu_op op; /* every field is set below; sync_flows is read only up to n_sync_flows */
@@ -165,8 +178,7 @@ void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec)
         s->api_stream = op.call.stream;
     }
     if (s->held.kind) {
-        cv_resolve_syncs(c, f, s, &s->held, &op);
-        cv_emit_gpu(c, f, s, &s->held);
+        cv_emit_gpu(c, f, s, &s->held, &op);
     }
     s->held = op;
 }
@@ -176,8 +188,7 @@ void cv_flush_streams(cv_ctx *c, cv_file *f)
     for (size_t i = 0; i < f->n_streams; i++) {
         cv_stream *s = &f->streams[i];
         if (s->held.kind) {
-            cv_resolve_syncs(c, f, s, &s->held, NULL);
-            cv_emit_gpu(c, f, s, &s->held);
+            cv_emit_gpu(c, f, s, &s->held, NULL);
             s->held.kind = 0;
         }
     }

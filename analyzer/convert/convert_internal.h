@@ -513,7 +513,6 @@ void cv_close_ranges(cv_ctx *c, cv_file *f);
 void cv_on_nvtx(cv_ctx *c, cv_file *f, const gt_record *rec);
 
 /* convert_gpu.c */
-void cv_resolve_syncs(cv_ctx *c, cv_file *f, cv_stream *s, cv_gpu_op *held, const cv_gpu_op *next);
 void cv_on_gpu(cv_ctx *c, cv_file *f, const gt_record *rec);
 void cv_flush_streams(cv_ctx *c, cv_file *f);
 

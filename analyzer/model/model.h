@@ -191,6 +191,7 @@ enum gt_step_source_kind {
     GT_STEPSRC_GRAPH_LAUNCH,   /* repeated CUDA graph launches */
     GT_STEPSRC_KERNEL_PATTERN, /* a repeating launch pattern (one kernel repeated included) */
     GT_STEPSRC_CALL_PATTERN,   /* GPU-sampled trace: a repeating pattern of the calls */
+    GT_STEPSRC_ITERATION_WAIT, /* the wait after an operation run once an iteration */
 };
 
 /* Phases of a process's timeline (issue 21 item 1). The spans are disjoint, in time order, and

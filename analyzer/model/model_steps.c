@@ -4,7 +4,9 @@
  * (repeated CUDA graph launches, a repeating kernel or copy), then the calls of the thread that
  * launches most (its loop's pattern, when the GPU's work of several threads or streams
  * interleaves; in a GPU-sampled trace, whose GPU records exist only in windows, the calls come
- * first: model_steps_pattern.c), else none. A library's ranges (CUB,
+ * first: model_steps_pattern.c), then the wait that ends each iteration after an operation run
+ * once an iteration (a loop whose work changes: shapes, autotuning, recompiles;
+ * model_steps_waits.c), else none. A library's ranges (CUB,
  * XLA thunks, NCCL, cuDNN, torch's operators) are never steps, and a marker whose steps are
  * implausible (too few, much shorter than the time between them, holding little of the GPU's
  * work) gives way to the next. p->step_why says which marker won and what was passed over. */
@@ -547,7 +549,7 @@ const char *gt_step_source_kind_name(int kind)
 {
     static const char *const names[] = {"none",           "user",           "profiler_step",
                                         "nvtx",           "profiler_range", "graph_launch",
-                                        "kernel_pattern", "call_pattern"};
+                                        "kernel_pattern", "call_pattern",   "iteration_wait"};
     return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "none";
 }
 
@@ -572,6 +574,11 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     /* the loop thread's calls last: several threads or streams interleave their GPU work (an
      * OpenMP loop of one stream per thread), while each thread repeats its own launches */
     if (choose_graphs(&c) || md_steps_choose_pattern(&c) || md_steps_choose_calls(&c))
+        return;
+    /* last: a loop whose work changes between iterations (shapes, autotuning, recompiles) still
+     * runs some operation once an iteration and waits for the GPU once (model_steps_waits.c) */
+    p->n_steps = 0;
+    if (md_steps_choose_waits(&c))
         return;
     p->n_steps = 0;
     md_steps_set_why(&c,

@@ -1,8 +1,9 @@
-/* model_steps_internal.h — what the step choice's three files share, each calling only those
+/* model_steps_internal.h — what the step choice's four files share, each calling only those
  * listed after it: model_steps.c (the markers, the order they are tried in),
- * model_steps_pattern.c (repeating patterns: of GPU operations, or, in a GPU-sampled trace, of the
- * calls, which are recorded all along) and model_steps_take.c (a series of times made the steps,
- * or found implausible). */
+ * model_steps_waits.c (the last resort: the wait that ends each iteration of a loop whose work
+ * changes), model_steps_pattern.c (repeating patterns: of GPU operations, or, in a GPU-sampled
+ * trace, of the calls, which are recorded all along) and model_steps_take.c (a series of times
+ * made the steps, or found implausible). */
 #ifndef MODEL_STEPS_INTERNAL_H
 #define MODEL_STEPS_INTERNAL_H
 
@@ -10,6 +11,7 @@
 
 #define STEP_OPS_MAX (4u << 20) /* operations (or calls) kept for the pattern search */
 #define STEP_PATTERN_TRIES 24   /* candidates tried, best first, before giving up */
+#define STEP_MIN_REGULAR 0.9    /* share of a pattern's intervals with the usual operation count */
 
 /* One operation of a pattern search: when, and what (the same key = the same operation). */
 typedef struct step_op {
@@ -45,6 +47,8 @@ double md_steps_median(double *v, size_t n); /* sorts v */
 /* Share of the GPU's busy time between the first and the last time (1 without GPU work). */
 double md_steps_busy_share(const chooser *c, uint64_t lo, uint64_t hi);
 int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what);
+/* The same without the pause test: the steps' share of the GPU's work (or of the calls) only. */
+int md_steps_share_implausible(chooser *c, const uint64_t *t, size_t n, const char *what);
 void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, const char *source);
 void md_steps_set_why(chooser *c, const char *why);
 /* The launches (t, in time order) of the graph launched most as the steps, of the GPU's graph
@@ -56,5 +60,14 @@ int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t
  * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
 int md_steps_choose_pattern(chooser *c);
 int md_steps_choose_calls(chooser *c);
+/* What an operation's key names ("Memcpy DtoH 4 B", a kernel's short name, a sync's function). */
+void md_steps_op_name(const chooser *c, uint64_t key, char *buf, size_t size);
+/* A wait for the GPU: a CPU-blocking sync, or a copy back to the host (a read-back). */
+int md_steps_waits_for_gpu(uint64_t key);
+
+/* model_steps_waits.c: the wait that ends each iteration after an operation run once an
+ * iteration, for loops whose work changes between iterations (the last resort); 1 when it made
+ * the steps. */
+int md_steps_choose_waits(chooser *c);
 
 #endif

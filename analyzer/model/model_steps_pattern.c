@@ -11,8 +11,6 @@
 #include "demangle.h"
 #include "textfmt.h"
 
-#define STEP_MIN_REGULAR 0.9 /* share of a pattern's intervals with the usual operation count */
-
 /* The repeating launch pattern: an operation (a kernel, or a copy of one size and direction) that
  * recurs every k GPU operations almost always is the start of a pattern; the one that recurs
  * most often (one kernel repeated included) with its steps holding most of the GPU's busy time
@@ -153,7 +151,7 @@ static void call_name(const chooser *c, uint64_t key, char *buf, size_t size)
     }
 }
 
-static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
+void md_steps_op_name(const chooser *c, uint64_t key, char *buf, size_t size)
 {
     static const char *const kinds[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                         "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
@@ -184,7 +182,7 @@ static void op_name(const chooser *c, uint64_t key, char *buf, size_t size)
 
 /* A wait for the GPU: a sync, or a copy back to the host (a read-back such as loss.item() or a
  * checksum, which the CPU waits for). */
-static int waits_for_gpu(uint64_t key)
+int md_steps_waits_for_gpu(uint64_t key)
 {
     return (key & SYNC_KEY) || ((key & COPY_KEY) && (key >> 48 & 0x7fff) == 2 /* DtoH */);
 }
@@ -197,12 +195,12 @@ static size_t drop_single_ops_between_waits(const op_list *l, pattern *pt, size_
 {
     int regular_wait = 0;
     for (size_t i = 0; i < np; i++)
-        regular_wait |= pt[i].period > 1 && waits_for_gpu(l->ops[pt[i].first].key);
+        regular_wait |= pt[i].period > 1 && md_steps_waits_for_gpu(l->ops[pt[i].first].key);
     if (!regular_wait)
         return np;
     size_t kept = 0;
     for (size_t i = 0; i < np; i++)
-        if (pt[i].period != 1 || waits_for_gpu(l->ops[pt[i].first].key))
+        if (pt[i].period != 1 || md_steps_waits_for_gpu(l->ops[pt[i].first].key))
             pt[kept++] = pt[i];
     return kept;
 }
@@ -363,7 +361,7 @@ static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const si
     if (l->calls)
         join_lockstep_threads(c->s, key, t, pt->count);
     char name[96], src[128], why[384];
-    op_name(c, key, name, sizeof name);
+    md_steps_op_name(c, key, name, sizeof name);
     char what[sizeof name + 16];
     snprintf(what, sizeof what, "the steps of '%s'", name);
     size_t before = strlen(c->passed);

@@ -1,8 +1,9 @@
 /* model_steps_take.c — how a chosen series of times or launches becomes the steps, and when such
  * a series is implausible (too little of the GPU's work, several loops with pauses between them),
- * with the notes step_why keeps of what was passed over. Shared by the step choice's two files,
- * which call it and never the other way: model_steps_pattern.c (repeating patterns) and
- * model_steps.c (the markers, the order they are tried in). */
+ * with the notes step_why keeps of what was passed over. Shared by the step choice's other files,
+ * which call it and never the other way: model_steps_pattern.c (repeating patterns),
+ * model_steps_waits.c (the wait that ends each iteration) and model_steps.c (the markers, the
+ * order they are tried in). */
 #include "model_steps_internal.h"
 
 #define STEP_MAX_PAUSED                                                                            \
@@ -121,12 +122,11 @@ static double calls_share(const chooser *c, uint64_t lo, uint64_t hi)
 /* A GPU-sampled trace's steps come from its calls: their share of the calls that gave the GPU
  * work stands for the share of its busy time, which the windows show only in part (windows
  * outside the loop would reject every loop). */
-int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+int md_steps_share_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
 {
     int by_calls = c->p->gpu_sampled;
     double share =
         by_calls ? calls_share(c, t[0], t[n - 1]) : md_steps_busy_share(c, t[0], t[n - 1]);
-    double paused = paused_share(t, n);
     if (share < GT_STEP_MIN_COVER) {
         md_steps_note_pct(c,
                           by_calls ? "%s hold only %s of the calls that gave the GPU work"
@@ -134,6 +134,14 @@ int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const ch
                           what, 100.0 * share);
         return 1;
     }
+    return 0;
+}
+
+int md_steps_times_implausible(chooser *c, const uint64_t *t, size_t n, const char *what)
+{
+    if (md_steps_share_implausible(c, t, n, what))
+        return 1;
+    double paused = paused_share(t, n);
     if (paused > STEP_MAX_PAUSED) {
         md_steps_note_pct(c,
                           "%s stop and start again: %s of their time is pauses of over 4 usual "

@@ -201,6 +201,16 @@ folder)
     "$DRIVER" convert -q "$DIR/run/" || fail "exit status $?"
     python3 "$CHECK" "$PROTO" "$DIR/run.perfetto-trace" --expect ranks || fail "invalid merge"
     ;;
+moved_wait)
+    # A sync's arrow to the kernel it waited for, whose slice was moved past the sync's end (its
+    # stream's lanes all busy): not drawn, and counted in the summary; the other sync's arrow is.
+    "$DRIVER" convert -o "$DIR/m.pftrace" "$DIR/moved_wait.gtrace" 2>"$DIR/err.txt" || fail "exit $?"
+    cat "$DIR/err.txt"
+    grep -q " 1 flows, .*1 wait arrows not drawn (the op waited for was moved past the wait's end to nest), 1 slices adjusted to nest$" \
+        "$DIR/err.txt" || fail "summary: $(cat "$DIR/err.txt")"
+    python3 "$CHECK" "$PROTO" "$DIR/m.pftrace" >"$DIR/check.txt" || fail "invalid: $(cat "$DIR/check.txt")"
+    grep -q " 1 flows" "$DIR/check.txt" || fail "flows: $(cat "$DIR/check.txt")"
+    ;;
 truncated)
     "$DRIVER" convert -o "$DIR/t.pftrace" "$DIR/truncated.gtrace" 2>"$DIR/err.txt"
     rc=$?

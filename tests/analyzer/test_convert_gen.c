@@ -24,6 +24,8 @@
  *                       of rank 1 with no rank of its own (pid 301, forked by 201), a worker of
  * rank 2 that kept RANK (pid 302), the launcher (pid 150, no rank, the ranks' parent) and a
  * process of another host whose ppid is 201 (pid 401, no rank: not a child of rank 1)
+ *   moved_wait.gtrace   a device sync that waited for a kernel whose slice must move past the
+ *                       sync's end (four kernels of its stream overlap it, every lane busy)
  *   truncated.gtrace    basic.gtrace cut in the middle of its last chunk
  *   not_a_trace.gtrace  text
  * usage: test_convert_gen OUTDIR */
@@ -618,6 +620,32 @@ static void write_long(const char *dir, const char *name, int steps, int heavy)
         die("close");
 }
 
+/* The H200 JAX convolution run (jax_conv, issue 30): cuDNN kernels of one stream overlap in
+ * CUPTI's times, more than the stream's lanes hold, so a short kernel's slice begins where a lane
+ * frees, after the sync that waited for it had returned: its arrow would have ended before it
+ * started. Kernels 1-4 [1, 100] us on stream 7 fill the four lanes; kernel 5 [5, 6] us is moved to
+ * 100 us; cudaDeviceSynchronize [5.5, 7] us waited for it (kernel 6 at 200 us ends after the
+ * sync). The arrow is not drawn and is counted; kernel 6's sync [150, 250] us gets its arrow. */
+static void write_moved_wait(const char *dir)
+{
+    open_trace(dir, "moved_wait.gtrace", 7101, -1);
+    gt_test_writer_set_tid(&W, 7101);
+    gt_test_writer_string(&W, 1, "_Z6vecAddPfS_S_i");
+    gt_rec_api_sync sy = {.c = api(GT_FN_cudaDeviceSynchronize, 5500, 7000, 1, 0),
+                          .sync_kind = GT_SYNC_DEVICE};
+    add(GT_REC_API_SYNC, &sy, sizeof sy);
+    gt_rec_api_sync sy2 = {.c = api(GT_FN_cudaDeviceSynchronize, 150000, 250000, 2, 0),
+                           .sync_kind = GT_SYNC_DEVICE};
+    add(GT_REC_API_SYNC, &sy2, sizeof sy2);
+    gt_test_writer_set_tid(&W, 0);
+    for (uint64_t i = 0; i < 4; i++)
+        kernel(1000 + 1000 * i, 100000, 201 + i, 1, 7);
+    kernel(5000, 6000, 205, 1, 7);
+    kernel(200000, 201000, 206, 1, 7);
+    if (gt_test_writer_close(&W) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -635,6 +663,7 @@ int main(int argc, char **argv)
     write_rank(argv[1], 0);
     write_rank(argv[1], 1);
     write_job(argv[1]);
+    write_moved_wait(argv[1]);
     if (copy_truncated(argv[1]) != 0)
         die("truncated copy");
     char p[4096];

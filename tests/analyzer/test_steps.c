@@ -3,7 +3,10 @@
  * ProfilerStep#1, #2... are one marker, a range much shorter than its period is passed over, one
  * kernel repeated (a Triton loop) and repeated CUDA graph launches make steps, cudaProfilerStart/
  * Stop windows do, a sync after each iteration does, two loops with a pause between make no
- * steps, and --step-range NAME wins or fails with a message. Usage: test_steps WORKDIR */
+ * steps, and --step-range NAME wins or fails with a message. A loop whose work changes between
+ * iterations (shapes that change and autotune, a recompilation) has no pattern, but an operation
+ * once an iteration and a wait after it end its steps (the last resort); without such an
+ * operation, or without a wait each iteration, it makes none. Usage: test_steps WORKDIR */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +302,150 @@ static void test_step_range_option(void)
     CHECK(rc == 2, "diff --step-range unknown: exit %d, expected 2", rc);
 }
 
+/* ---- a loop whose work changes between iterations (model_steps_waits.c) ---- */
+
+#define STR_FILL 20
+#define STR_SHAPE0 30 /* a shape's convolution kernel: 30 + 4 * version + shape */
+#define STR_TRIAL0 200
+
+typedef struct changing {
+    int steps;
+    uint64_t period_ns;
+    int fills;     /* the input's random fill: kernels an iteration (1: once an iteration) */
+    int wait_each; /* the loss read back each iteration (a 4 B copy, then a stream sync) */
+    int recompile; /* every 10 iterations new kernel names, compiled with read-backs of its own */
+} changing;
+
+static void sync_call(uint64_t end, uint32_t func)
+{
+    api(end - 1000, func); /* api() records [t, t + 1 us] */
+}
+
+static void readback(uint64_t t)
+{
+    gt_rec_gpu_memcpy m;
+    memset(&m, 0, sizeof m);
+    m.start_ns = t;
+    m.end_ns = t + 2000;
+    m.corr_id = ++corr;
+    m.bytes = 4;
+    m.stream = 7;
+    m.copy_kind = 2;
+    m.dst_kind = GT_MEM_PAGEABLE;
+    m.src_kind = GT_MEM_DEVICE;
+    gt_test_writer_add(&w, GT_REC_GPU_MEMCPY, 0, &m, sizeof m);
+    sync_call(t + 10000, GT_FN_cudaStreamSynchronize);
+}
+
+/* The program of tests/data/corpus/bench_shapes (sample_apps/corpus/cudnn_benchmark.py): a new
+ * input size joins every 4 iterations and each iteration takes the next of the sizes seen so
+ * far; an iteration meeting a size for the first time autotunes its convolution (6 trials, each
+ * timed with a device sync, 8 ms); a size runs 3 + size convolution kernels. */
+static int write_changing(const char *path, const changing *c)
+{
+    gt_file_header h;
+    memset(&h, 0, sizeof h);
+    h.pid = 78;
+    h.rank = h.local_rank = h.world_size = -1;
+    snprintf(h.host, sizeof h.host, "testhost");
+    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
+    static const char cmd[] = "python\0shapes.py";
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+        return -1;
+    gt_test_writer_set_tid(&w, 100);
+    char buf[64];
+    gt_test_writer_string(&w, STR_FILL, "distribution_fill");
+    for (int v = 0; v < 8; v++)
+        for (int k = 0; k < 4; k++) {
+            snprintf(buf, sizeof buf, "conv_v%d_size%d", v, k);
+            gt_test_writer_string(&w, STR_SHAPE0 + (uint32_t)(4 * v + k), buf);
+        }
+    for (int k = 0; k < 6 * 16; k++) {
+        snprintf(buf, sizeof buf, "trial_%d", k);
+        gt_test_writer_string(&w, STR_TRIAL0 + (uint32_t)k, buf);
+    }
+    int seen[8][4] = {{0}}, tuned = 0;
+    uint64_t t = T0 + 1000000;
+    for (int i = 0; i < c->steps; i++) {
+        int introduced = 1 + i / 4 < 4 ? 1 + i / 4 : 4, size = i % introduced;
+        int version = c->recompile ? i / 10 : 0;
+        uint64_t g = t + 10000;
+        for (int f = 0; f < c->fills; f++, g += 30000)
+            kernel(g, 20000, STR_FILL, 0, ++corr);
+        if (c->recompile && i && i % 10 == 0) { /* the compiler's own runs and read-backs */
+            for (int r = 0; r < 2; r++, g += 3000000) {
+                kernel(g, 50000, STR_TRIAL0 + (uint32_t)(6 * tuned++ % 96), 0, ++corr);
+                readback(g + 60000);
+            }
+        }
+        if (!seen[version][size]) { /* autotuning: trials timed one by one */
+            seen[version][size] = 1;
+            for (int j = 0; j < 6; j++, g += 1300000) {
+                kernel(g, 200000, STR_TRIAL0 + (uint32_t)((6 * tuned + j) % 96), 0, ++corr);
+                sync_call(g + 1200000, GT_FN_cudaDeviceSynchronize);
+            }
+            tuned++;
+        }
+        for (int k = 0; k < 3 + size; k++, g += 110000)
+            kernel(g, 100000, STR_SHAPE0 + (uint32_t)(4 * version + size), 0, ++corr);
+        uint64_t end = g + 50000 > t + c->period_ns ? g + 50000 : t + c->period_ns;
+        if (c->wait_each)
+            readback(end - 40000);
+        t = end;
+    }
+    if (!c->wait_each)
+        sync_call(t + 10000, GT_FN_cudaDeviceSynchronize);
+    return gt_test_writer_close(&w);
+}
+
+static void expect_changing(const char *name, const changing *c, int kind, const char *why_has)
+{
+    const char *path = path_of(name);
+    CHECK(write_changing(path, c) == 0, "%s: write", name);
+    gt_run run = {0};
+    const char *paths[] = {path};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
+    if (run.n != 1) {
+        gt_run_free(&run);
+        return;
+    }
+    const gt_proc *p = &run.procs[0];
+    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
+          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
+          p->step_source, p->step_why);
+    double want = (double)c->period_ns / 1e6;
+    if (kind != GT_STEPSRC_NONE) {
+        CHECK(p->n_steps + 2 >= (size_t)c->steps, "%s: %zu steps of %d iterations", name,
+              p->n_steps, c->steps);
+        CHECK(p->step_ms_median > 0.95 * want && p->step_ms_median < 1.05 * want,
+              "%s: step %.4f ms, expected %.4f ms", name, p->step_ms_median, want);
+    } else {
+        CHECK(p->n_steps == 0, "%s: %zu steps, expected none", name, p->n_steps);
+    }
+    CHECK(strstr(p->step_why, why_has), "%s: why '%s' lacks '%s'", name, p->step_why, why_has);
+    gt_run_free(&run);
+}
+
+static void test_changing_iterations(void)
+{
+    changing c = {.steps = 40, .period_ns = 2000000, .fills = 1, .wait_each = 1};
+    /* shapes that change: the fill once an iteration, then the read-back ends it */
+    expect_changing("shapes.gtrace", &c, GT_STEPSRC_ITERATION_WAIT,
+                    "'distribution_fill' runs once an iteration and the program then waits for "
+                    "the GPU ('cudaStreamSynchronize')");
+    /* recompiles: new kernel names every 10 iterations, two extra read-backs in the compilation */
+    c.recompile = 1;
+    expect_changing("recompile.gtrace", &c, GT_STEPSRC_ITERATION_WAIT, "runs once an iteration");
+    /* no operation once an iteration (the fill runs twice): no steps */
+    c.recompile = 0;
+    c.fills = 2;
+    expect_changing("no_once.gtrace", &c, GT_STEPSRC_NONE, "no marker");
+    /* an operation once an iteration but no wait each iteration (one sync at the end): none */
+    c.fills = 1;
+    c.wait_each = 0;
+    expect_changing("no_wait.gtrace", &c, GT_STEPSRC_NONE, "no marker");
+}
+
 static void test_library_names(void)
 {
     CHECK(gt_step_library("CCCL", "x"), "CCCL domain");
@@ -327,6 +474,7 @@ int main(int argc, char **argv)
     test_sync_each_iteration();
     test_several_loops_rejected();
     test_step_range_option();
+    test_changing_iterations();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else
