@@ -391,6 +391,9 @@ typedef struct gt_proc {
         steady_after_sync_idle_ms_per_step, steady_short_idle_ms_per_step;
     double steady_cpu_elsewhere_ms_per_step; /* GPU idle, CPU made no call (any gap >= 20 us) */
     double steady_steps; /* steps in the steady window (1 when no steps were found) */
+    /* the steady figures came from a third read of the file (past the steady log's limit,
+     * model_steady.c): the same figures, in memory that does not grow with the run */
+    int steady_reread;
     uint64_t largest_gap_start_ns, largest_gap_ns;    /* the largest unexplained steady gap */
     uint64_t copy_then_sync_count, copy_then_sync_ns; /* async H2D copy + immediate stream sync */
     uint32_t copy_then_sync_stack;

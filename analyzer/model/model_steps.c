@@ -89,6 +89,15 @@ void md_steps_free(pass_state *s)
     free(s->graph_kernels);
     free(s->prof_start);
     free(s->prof_stop);
+    free(s->marker_t);
+    s->ops = s->calls = NULL;
+    s->call_tids = NULL;
+    s->graph_kernels = NULL;
+    s->prof_start = s->prof_stop = s->marker_t = NULL;
+    s->n_ops = s->cap_ops = s->n_calls = s->cap_calls = s->cap_call_tids = 0;
+    s->n_graph_kernels = s->cap_graph_kernels = 0;
+    s->n_prof_start = s->cap_prof_start = s->n_prof_stop = s->cap_prof_stop = 0;
+    s->n_marker = s->cap_marker = 0;
 }
 
 /* ---- libraries' ranges ---- */
