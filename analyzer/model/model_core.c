@@ -153,6 +153,31 @@ int md_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void sift_down(uint64_t *v, size_t i, size_t n)
+{
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (v[i] >= v[c])
+            return;
+        uint64_t t = v[i];
+        v[i] = v[c];
+        v[c] = t;
+    }
+}
+
+void md_sort_u64(uint64_t *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(v, i, n);
+    for (size_t end = n; end > 1; end--) {
+        uint64_t t = v[0];
+        v[0] = v[end - 1];
+        v[end - 1] = t;
+        sift_down(v, 0, end - 1);
+    }
+}
+
 /* First gap whose end is after t (gaps are sorted and disjoint). */
 size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t)
 {

@@ -220,6 +220,8 @@ uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind);
 int md_copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk);
 int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk);
 int md_cmp_u64(const void *a, const void *b);
+/* Sort plain numbers in place (heapsort): qsort's merge sort takes a copy of the array. */
+void md_sort_u64(uint64_t *v, size_t n);
 
 /* model_core.c: the arrays several builders fill */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);

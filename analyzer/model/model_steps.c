@@ -580,7 +580,14 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     }
     /* the loop thread's calls last: several threads or streams interleave their GPU work (an
      * OpenMP loop of one stream per thread), while each thread repeats its own launches */
-    if (choose_graphs(&c) || md_steps_choose_pattern(&c) || md_steps_choose_calls(&c))
+    if (choose_graphs(&c) || md_steps_choose_pattern(&c))
+        return;
+    /* the GPU's operations were searched: their list (16 bytes each) is not kept beside the
+     * calls' copies while those are searched */
+    free(s->ops);
+    s->ops = NULL;
+    s->n_ops = s->cap_ops = 0;
+    if (md_steps_choose_calls(&c))
         return;
     p->n_steps = 0;
     md_steps_set_why(&c,

@@ -32,7 +32,7 @@ record() { # STEPS: the trace of a launch loop of STEPS steps (recorded once int
         rm -rf "$WORK/rec" && mkdir -p "$WORK/rec"
         env LD_PRELOAD="$B/lib/libgputrace.so" LD_LIBRARY_PATH="$B/tests/fakes/lib" \
             GPUTRACE_CUPTI_LIB="$B/tests/fakes/lib/libcupti.so.13" GPUTRACE_DIR="$WORK/rec" \
-            "$APP" launch-loop "$1" 30 >/dev/null
+            "$APP" launch-loop "$1" 30 >/dev/null 2>&1
         mv "$(ls "$WORK"/rec/*.gtrace | head -1)" "$t"
     fi
     echo "$t"
