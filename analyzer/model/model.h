@@ -6,7 +6,9 @@
  * GPU ops to calls (op_link.h) and a compact log of what the steady window counts. Each file is
  * read twice: pass 1 aggregates, links and finds the GPU busy intervals, pass 2 attributes CPU
  * activity to the GPU's idle gaps, GPU time to cuDNN/cuBLAS calls and finds steps; the steady
- * window's figures then come from the log. `convert` reads pass 2 along with its own reading.
+ * window's figures then come from the log, or, for a file past 1 M records, from a third read of
+ * it (model_steady.c: the log would grow with the run). `convert` reads pass 2 along with its own
+ * reading.
  * All times are ns on CLOCK_REALTIME (the clock of CPU and CUPTI records alike). */
 #ifndef GT_MODEL_H
 #define GT_MODEL_H
