@@ -1,6 +1,9 @@
 /* gputrace — the analyzer's entry point: dispatches to one subcommand per file (cmd_*.c). */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "commands.h"
 #include "outfile.h"
@@ -34,8 +37,20 @@ static void print_usage(FILE *out)
                  "Quick start: gputrace record -- python train.py\n");
 }
 
+/* Arrays of 4 MB or more (the model's per-operation arrays, grown by doubling) each in a mapping of
+ * its own, given back to the system when freed: glibc's default raises its mapping threshold to 32
+ * MB after the first such array is freed, so that the next file's (diff, convert's reads) came from
+ * a heap that kept the first's pages: 134 MB against 103 MB for `diff` of a 136 MB trace. */
+static void heap_gives_back(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    heap_gives_back();
     gt_ignore_sigxfsz(); /* a write past `ulimit -f` fails with EFBIG and is handled (outfile.h) */
     if (argc < 2) {
         print_usage(stderr);

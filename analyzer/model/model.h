@@ -6,7 +6,9 @@
  * GPU ops to calls (op_link.h) and a compact log of what the steady window counts. Each file is
  * read twice: pass 1 aggregates, links and finds the GPU busy intervals, pass 2 attributes CPU
  * activity to the GPU's idle gaps, GPU time to cuDNN/cuBLAS calls and finds steps; the steady
- * window's figures then come from the log. `convert` reads pass 2 along with its own reading.
+ * window's figures then come from the log, or, for a file past 1 M records, from a third read of
+ * it (model_steady.c: the log would grow with the run). `convert` reads pass 2 along with its own
+ * reading.
  * All times are ns on CLOCK_REALTIME (the clock of CPU and CUPTI records alike). */
 #ifndef GT_MODEL_H
 #define GT_MODEL_H
@@ -395,6 +397,9 @@ typedef struct gt_proc {
         steady_after_sync_idle_ms_per_step, steady_short_idle_ms_per_step;
     double steady_cpu_elsewhere_ms_per_step; /* GPU idle, CPU made no call (any gap >= 20 us) */
     double steady_steps; /* steps in the steady window (1 when no steps were found) */
+    /* the steady figures came from a third read of the file (past the steady log's limit,
+     * model_steady.c): the same figures, in memory that does not grow with the run */
+    int steady_reread;
     uint64_t largest_gap_start_ns, largest_gap_ns;    /* the largest unexplained steady gap */
     uint64_t copy_then_sync_count, copy_then_sync_ns; /* async H2D copy + immediate stream sync */
     uint32_t copy_then_sync_stack;

@@ -153,6 +153,31 @@ int md_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void sift_down(uint64_t *v, size_t i, size_t n)
+{
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (v[i] >= v[c])
+            return;
+        uint64_t t = v[i];
+        v[i] = v[c];
+        v[c] = t;
+    }
+}
+
+void md_sort_u64(uint64_t *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(v, i, n);
+    for (size_t end = n; end > 1; end--) {
+        uint64_t t = v[0];
+        v[0] = v[end - 1];
+        v[end - 1] = t;
+        sift_down(v, 0, end - 1);
+    }
+}
+
 /* First gap whose end is after t (gaps are sorted and disjoint). */
 size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t)
 {
@@ -173,6 +198,67 @@ size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_
 size_t md_gap_lower(const gt_proc *p, uint64_t t)
 {
     return MD_FIRST_ENDING_AFTER(p->gaps, p->n_gaps, t);
+}
+
+void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how)
+{
+    gt_grow((void **)&s->links_v, &s->cap_links_v, s->n_links_v, sizeof *s->links_v);
+    s->links_v[s->n_links_v++] = (md_link){.corr = corr, .call = call, .how = how};
+}
+
+/* Stable (a later decision for the same op stays after the earlier): bottom-up merge sort. */
+static void links_merge_sort(md_link *v, size_t n)
+{
+    md_link *tmp = gt_xrealloc(NULL, n * sizeof *tmp), *src = v, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = src[j].corr < src[i].corr ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        md_link *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+    free(tmp);
+}
+
+void md_links_sort(pass_state *s)
+{
+    md_link *v = s->links_v;
+    size_t n = s->n_links_v, i = 1;
+    while (i < n && v[i - 1].corr < v[i].corr) /* decisions come mostly in order */
+        i++;
+    if (i >= n)
+        return;
+    links_merge_sort(v, n);
+    size_t w = 0; /* the last decision for an op wins */
+    for (i = 1; i < n; i++) {
+        if (v[i].corr != v[w].corr)
+            w++;
+        v[w] = v[i];
+    }
+    s->n_links_v = w + 1;
+}
+
+const md_link *md_link_find(const pass_state *s, uint64_t corr)
+{
+    size_t lo = 0, hi = s->n_links_v;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->links_v[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n_links_v && s->links_v[lo].corr == corr ? &s->links_v[lo] : NULL;
 }
 
 double gt_proc_duration_ms(const gt_proc *p)

@@ -101,15 +101,32 @@ typedef struct md_trial {
     uint32_t func, plan_id, sig_id;
 } md_trial;
 
+/* A link decided in pass 1 (op_link.h): the GPU op corr was caused by call, found by how. Kept
+ * as one array sorted by corr (16 bytes a GPU op; two hash maps took 48 to 96) for pass 2. */
+typedef struct md_link {
+    uint64_t corr;
+    uint32_t call, how;
+} md_link;
+
+/* Past this many records a file's steady log is not kept: the steady window's figures come from
+ * a third read of the file (model_steady.c), so that memory does not grow with the run.
+ * GPUTRACE_STEADY_LOG_MAX overrides it (the tests make a small trace take the third read). */
+#define MD_STEADY_LOG_MAX_RECORDS 1000000ull
+
 typedef struct pass_state {
     gt_reader *reader;
     steady_ev *sev;
     size_t n_sev, cap_sev;
+    /* the file is past the steady log's limit: pass 2 logs only the waits at an autotuner's call
+     * sites (the phases' evidence), the steady figures come from a third read */
+    int steady_reread;
+    md_link *links_v; /* sorted by corr after pass 1 (md_links_sort) */
+    size_t n_links_v, cap_links_v;
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
     gt_symtab *symtab;
-    gt_u64map kern_by_name, site_by_key, link_call, link_how, call_by_corr, raw_by_key, plan_by_id,
-        sig_by_id, gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
+    gt_u64map kern_by_name, site_by_key, call_by_corr, raw_by_key, plan_by_id, sig_by_id,
+        gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
     raw_cudnn *raw;
     size_t n_raw, cap_raw;
     plan_info *plans;
@@ -203,6 +220,8 @@ uint8_t md_host_kind_of(uint8_t dir, uint8_t src_kind, uint8_t dst_kind);
 int md_copy_blocks(const gt_rec_api_memcpy *m, uint8_t hk);
 int md_copy_is_item_like(const gt_rec_api_memcpy *m, uint8_t hk);
 int md_cmp_u64(const void *a, const void *b);
+/* Sort plain numbers in place (heapsort): qsort's merge sort takes a copy of the array. */
+void md_sort_u64(uint64_t *v, size_t n);
 
 /* model_core.c: the arrays several builders fill */
 void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
@@ -219,5 +238,11 @@ size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_
 #define MD_FIRST_ENDING_AFTER(arr, n, t)                                                           \
     md_first_ending_after((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), end_ns), (t))
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
+
+/* model_core.c: the links pass 1 decided. Add in any order; after md_links_sort each op has
+ * the last decision made for it (as a map's overwrite gave); md_link_find: NULL when none. */
+void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how);
+void md_links_sort(pass_state *s);
+const md_link *md_link_find(const pass_state *s, uint64_t corr);
 
 #endif

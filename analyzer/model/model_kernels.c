@@ -142,9 +142,9 @@ void md_resolve_kernel_names(gt_proc *p, pass_state *s)
  * found; 0 when none was. */
 static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    uint32_t call = gt_map_get(&s->link_call, k->corr_id);
-    if (call != UINT32_MAX) {
-        uint32_t how = gt_map_get(&s->link_how, k->corr_id);
+    const md_link *l = md_link_find(s, k->corr_id);
+    if (l && l->call != UINT32_MAX) { /* UINT32_MAX: the maps of before held no such call */
+        uint32_t call = l->call, how = l->how;
         p->kernels_by_pair += how == GT_LINK_PAIR;
         p->kernels_by_order += how == GT_LINK_ORDER;
         p->kernels_by_time += how == GT_LINK_TIME;

@@ -49,8 +49,7 @@ static void link_decided(void *ctx, uint64_t corr, uint64_t call, int how)
 {
     pass_state *s = ctx;
     gt_link_lag_decided(&s->lag, corr, call);
-    gt_map_put(&s->link_call, corr, (uint32_t)call);
-    gt_map_put(&s->link_how, corr, (uint32_t)how);
+    md_link_add(s, corr, (uint32_t)call, (uint32_t)how);
 }
 
 static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
@@ -251,13 +250,13 @@ static int read_all(gt_reader *r, void (*fn)(gt_proc *, pass_state *, const gt_r
 
 static void free_pass(pass_state *s)
 {
-    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key,    &s->link_call,    &s->link_how,
-                         &s->call_by_corr, &s->raw_by_key,     &s->plan_by_id,   &s->sig_by_id,
-                         &s->gemm_by_key,  &s->graph_ord,      &s->nvtx_by_name, &s->range_open,
-                         &s->stack_by_id,  &s->compiler_stacks};
+    gt_u64map *maps[] = {&s->kern_by_name, &s->site_by_key, &s->call_by_corr, &s->raw_by_key,
+                         &s->plan_by_id,   &s->sig_by_id,   &s->gemm_by_key,  &s->graph_ord,
+                         &s->nvtx_by_name, &s->range_open,  &s->stack_by_id,  &s->compiler_stacks};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         gt_map_free(maps[i]);
     gt_op_links_free(&s->links);
+    free(s->links_v);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
         free(s->plans[i].knobs);
@@ -303,6 +302,40 @@ static void copies_finish(gt_proc *p, pass_state *s)
         }
 }
 
+/* Sync sites inside an autotuner: their waits are the trials' (before the phases, which take
+ * them as evidence of autotuning, and the steady counts, which leave them out). */
+static void mark_autotuner_sites(gt_proc *p)
+{
+    for (size_t i = 0; i < p->n_sync_sites; i++)
+        p->sync_sites[i].in_autotuner =
+            gt_call_site_is_autotuner(gt_proc_call_site(p, p->sync_sites[i].stack_id));
+}
+
+/* The steady log's limit in records (GPUTRACE_STEADY_LOG_MAX, else MD_STEADY_LOG_MAX_RECORDS). */
+static uint64_t steady_log_max(void)
+{
+    const char *e = getenv("GPUTRACE_STEADY_LOG_MAX");
+    char *end = NULL;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return e && *e && end && !*end ? (uint64_t)v : MD_STEADY_LOG_MAX_RECORDS;
+}
+
+/* What only the step choice reads (the kernels' order, the NVTX ranges...): freed once the steps
+ * are chosen, before pass 2 adds its own arrays. */
+static void free_step_inputs(pass_state *s)
+{
+    md_steps_free(s);
+    for (size_t i = 0; i < s->n_names; i++)
+        free(s->names[i].ranges);
+    free(s->names);
+    free(s->ranges_open);
+    gt_map_free(&s->nvtx_by_name);
+    gt_map_free(&s->range_open);
+    s->names = NULL;
+    s->ranges_open = NULL;
+    s->n_names = s->n_ranges_open = s->cap_names = s->cap_ranges_open = 0;
+}
+
 /* Pass 1 and what it decides (kernel names, stacks, busy intervals and gaps, the steps:
  * model_steps.c); the pass state stays in p->priv for pass 2. */
 static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
@@ -317,6 +350,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     gt_op_links_init(&s->links, p->hdr.flags, link_decided, s); /* out of memory: no links */
     read_all(r, on_record_pass1, p, s);
     gt_op_links_finish(&s->links);
+    md_links_sort(s);
     p->kernels_ambiguous = s->links.ambiguous;
     p->kernels_by_stream = s->links.by_stream;
     p->kernels_other_stream = s->links.other_stream;
@@ -348,21 +382,19 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
         p->sync_total_ns = s->cupti_sync_ns;
     }
     md_choose_steps(p, s);
+    free_step_inputs(s);
+    /* A long file: its steady figures from a third read rather than a log of every launch,
+     * kernel, sync and copy. The phases' evidence from the log (waits at an autotuner's call
+     * sites) is still logged in pass 2, so the sites are marked now. */
+    s->steady_reread = p->records > steady_log_max();
+    if (s->steady_reread)
+        mark_autotuner_sites(p);
 }
 
 void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
 {
     if (p->priv)
         on_record_pass2(p, p->priv, r);
-}
-
-/* Sync sites inside an autotuner: their waits are the trials' (before the phases, which take
- * them as evidence of autotuning, and the steady counts, which leave them out). */
-static void mark_autotuner_sites(gt_proc *p)
-{
-    for (size_t i = 0; i < p->n_sync_sites; i++)
-        p->sync_sites[i].in_autotuner =
-            gt_call_site_is_autotuner(gt_proc_call_site(p, p->sync_sites[i].stack_id));
 }
 
 /* After pass 2: cuDNN ops, the steps' figures and the steady window. complete: pass 2
@@ -400,7 +432,9 @@ static void load_finish(gt_proc *p, int complete)
     md_idle_finish(p, s); /* before the gap totals too: a pageable copy's staging is its own */
     md_gap_totals(p, s, lo, hi);
     md_um_finish(p, s, lo, hi);
-    if (hi > lo && complete) {
+    if (hi > lo && complete && s->steady_reread) {
+        p->steady_reread = md_steady_reread(p, s, lo, hi) == 0;
+    } else if (hi > lo && complete) {
         md_steady_count(p, s, lo, hi);
         md_after_sync_small_gaps(p, s, lo, hi);
     }

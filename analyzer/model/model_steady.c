@@ -86,10 +86,10 @@ static int small_gap_after_wait(const pass_state *s, size_t *j, uint64_t x, uint
     return 0;
 }
 
-static void steady_log(pass_state *s, int kind, uint64_t t, uint64_t d, uint32_t site)
+static int se_set(steady_ev *e, int kind, uint64_t t, uint64_t d, uint32_t site)
 {
-    gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
-    s->sev[s->n_sev++] = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
+    *e = (steady_ev){.t = t, .d = d, .site = site, .kind = (uint8_t)kind};
+    return 1;
 }
 
 /* The call site of a blocking call (sites were made in pass 1). */
@@ -104,8 +104,8 @@ static uint32_t kib(uint64_t bytes)
     return k < UINT32_MAX ? (uint32_t)k : UINT32_MAX;
 }
 
-/* Pass 2 logs what the steady window will count (see steady_count). */
-void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
+/* What the steady window counts of a record (see md_steady_count): 1 and *e, or 0 for nothing. */
+static int steady_event(const gt_proc *p, const pass_state *s, const gt_record *r, steady_ev *e)
 {
     if (r->kind >= GT_REC_API && r->kind <= GT_REC_API_CUBLAS) {
         union {
@@ -116,29 +116,29 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         gt_body_copy(&u, sizeof u, r);
         uint64_t d = u.c.t_end_ns < u.c.t_begin_ns ? 0 : u.c.t_end_ns - u.c.t_begin_ns;
         if (r->kind == GT_REC_API_ALLOC) {
-            steady_log(s, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
+            return se_set(e, SE_ALLOC, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_LAUNCH) {
-            steady_log(s, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
+            return se_set(e, SE_LAUNCH, u.c.t_begin_ns, d, UINT32_MAX);
         } else if (r->kind == GT_REC_API_SYNC && md_sync_blocks(u.sync.sync_kind)) {
-            steady_log(s, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
+            return se_set(e, SE_SYNC, u.c.t_begin_ns, d, steady_site(s, &u.c));
         } else if (r->kind == GT_REC_API_MEMCPY && !md_um_is_prefetch(u.c.func)) {
             uint8_t hk = md_host_kind_of(u.m.direction, u.m.src_kind, u.m.dst_kind);
             int item = md_copy_is_item_like(&u.m, hk);
             if (hk == GT_MEM_PAGEABLE && !item &&
                 (u.m.direction == GT_DIR_H2D || u.m.direction == GT_DIR_D2H))
-                steady_log(
-                    s, u.m.direction == GT_DIR_H2D ? SE_COPY_PAGEABLE_H2D : SE_COPY_PAGEABLE_D2H,
+                return se_set(
+                    e, u.m.direction == GT_DIR_H2D ? SE_COPY_PAGEABLE_H2D : SE_COPY_PAGEABLE_D2H,
                     u.c.t_begin_ns, d, kib(u.m.bytes));
             else
-                steady_log(s, item ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns, d,
-                           steady_site(s, &u.c));
+                return se_set(e, item ? SE_COPY_ITEM : SE_COPY, u.c.t_begin_ns, d,
+                              steady_site(s, &u.c));
         }
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
         gt_body_copy(&k, sizeof k, r);
         uint32_t ki = gt_map_get(&s->kern_by_name, k.name_id);
-        steady_log(s, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
-                   ki < p->n_kernels && p->kernels[ki].is_nccl);
+        return se_set(e, SE_KERNEL, k.start_ns, k.end_ns - k.start_ns,
+                      ki < p->n_kernels && p->kernels[ki].is_nccl);
     } else if (r->kind == GT_REC_GPU_MEMCPY) { /* pageable copies as the GPU ran them */
         gt_rec_gpu_memcpy m;
         gt_body_copy(&m, sizeof m, r);
@@ -146,14 +146,33 @@ void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
         int d2h = m.copy_kind == 2 && m.dst_kind == GT_MEM_PAGEABLE &&
                   m.bytes > GT_ITEM_COPY_MAX_BYTES; /* not a result read back */
         if ((h2d || d2h) && m.end_ns > m.start_ns)
-            steady_log(s, h2d ? SE_GPU_PAGEABLE_H2D : SE_GPU_PAGEABLE_D2H, m.start_ns,
-                       m.end_ns - m.start_ns, kib(m.bytes));
+            return se_set(e, h2d ? SE_GPU_PAGEABLE_H2D : SE_GPU_PAGEABLE_D2H, m.start_ns,
+                          m.end_ns - m.start_ns, kib(m.bytes));
     } else if (r->kind == GT_REC_GPU_SYNC && p->syncs_from_cupti) {
         gt_rec_gpu_sync g;
         gt_body_copy(&g, sizeof g, r);
         if (g.sync_type == 1 || g.sync_type == 3 || g.sync_type == 4)
-            steady_log(s, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
+            return se_set(e, SE_CUPTI_SYNC, g.start_ns, g.end_ns - g.start_ns, UINT32_MAX);
     }
+    return 0;
+}
+
+/* A wait at an autotuner's call site: the phases' evidence of autotuning (model_phases.c). */
+static int autotuner_wait(const gt_proc *p, const steady_ev *e)
+{
+    return (e->kind == SE_SYNC || e->kind == SE_COPY_ITEM) && e->site < p->n_sync_sites &&
+           p->sync_sites[e->site].in_autotuner;
+}
+
+/* Pass 2 logs what the steady window will count; past the log's limit only what the phases read
+ * of it (the steady figures then come from a third read: md_steady_reread). */
+void md_steady_record(gt_proc *p, pass_state *s, const gt_record *r)
+{
+    steady_ev e;
+    if (!steady_event(p, s, r, &e) || (s->steady_reread && !autotuner_wait(p, &e)))
+        return;
+    gt_grow((void **)&s->sev, &s->cap_sev, s->n_sev, sizeof *s->sev);
+    s->sev[s->n_sev++] = e;
 }
 
 static void steady_on_site(gt_proc *p, uint32_t site, uint64_t d)
@@ -207,67 +226,74 @@ static void steady_pageable(gt_proc *p, int d2h, const steady_ev *e)
     p->steady_pageable_bytes[d2h] += (uint64_t)e->site * 1024;
 }
 
-/* The steady window's figures from the log (what a third pass over the file counted). */
-void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+/* One event of the steady window's figures, in file order. cupti_sync_ms: with GPU sampling,
+ * CUPTI's syncs, scaled with the kernels after the last (steady_count_scale). */
+static void steady_count_one(gt_proc *p, const steady_ev *e, uint64_t lo, uint64_t hi,
+                             double *cupti_sync_ms)
 {
-    double cupti_sync_ms = 0; /* GPU sampling: CUPTI's syncs, scaled with the kernels below */
-    for (size_t i = 0; i < s->n_sev; i++) {
-        const steady_ev *e = &s->sev[i];
-        if (e->t < lo || e->t >= hi || in_named_phase(p, e))
-            continue;
-        /* GPU records count only in the steady steps inside windows when sampled */
-        if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
-            !md_in_steady_gpu(p, e->t))
-            continue;
-        double ms = (double)e->d / 1e6;
-        switch (e->kind) {
-        case SE_ALLOC:
-            p->steady_alloc_calls++;
-            p->steady_alloc_ns += (uint64_t)(ms * 1e6);
-            break;
-        case SE_SYNC:
+    if (e->t < lo || e->t >= hi || in_named_phase(p, e))
+        return;
+    /* GPU records count only in the steady steps inside windows when sampled */
+    if ((e->kind == SE_KERNEL || e->kind == SE_CUPTI_SYNC) && p->gpu_sampled &&
+        !md_in_steady_gpu(p, e->t))
+        return;
+    double ms = (double)e->d / 1e6;
+    switch (e->kind) {
+    case SE_ALLOC:
+        p->steady_alloc_calls++;
+        p->steady_alloc_ns += (uint64_t)(ms * 1e6);
+        break;
+    case SE_SYNC:
+        p->steady_sync_ms_per_step += ms;
+        steady_on_site(p, e->site, e->d);
+        break;
+    case SE_COPY_PAGEABLE_H2D:
+    case SE_COPY_PAGEABLE_D2H:
+        p->steady_copy_ms_per_step += ms;
+        if (!pageable_from_gpu(p))
+            steady_pageable(p, e->kind == SE_COPY_PAGEABLE_D2H, e);
+        break;
+    case SE_GPU_PAGEABLE_H2D:
+    case SE_GPU_PAGEABLE_D2H:
+        if (pageable_from_gpu(p))
+            steady_pageable(p, e->kind == SE_GPU_PAGEABLE_D2H, e);
+        break;
+    case SE_COPY:
+    case SE_COPY_ITEM:
+        p->steady_copy_ms_per_step += ms;
+        if (e->kind == SE_COPY_ITEM) {
             p->steady_sync_ms_per_step += ms;
             steady_on_site(p, e->site, e->d);
-            break;
-        case SE_COPY_PAGEABLE_H2D:
-        case SE_COPY_PAGEABLE_D2H:
-            p->steady_copy_ms_per_step += ms;
-            if (!pageable_from_gpu(p))
-                steady_pageable(p, e->kind == SE_COPY_PAGEABLE_D2H, e);
-            break;
-        case SE_GPU_PAGEABLE_H2D:
-        case SE_GPU_PAGEABLE_D2H:
-            if (pageable_from_gpu(p))
-                steady_pageable(p, e->kind == SE_GPU_PAGEABLE_D2H, e);
-            break;
-        case SE_COPY:
-        case SE_COPY_ITEM:
-            p->steady_copy_ms_per_step += ms;
-            if (e->kind == SE_COPY_ITEM) {
-                p->steady_sync_ms_per_step += ms;
-                steady_on_site(p, e->site, e->d);
-            }
-            break;
-        case SE_LAUNCH:
-            p->steady_launch_calls++;
-            p->steady_launch_call_ns += e->d;
-            break;
-        case SE_KERNEL:
-            p->steady_kernels++;
-            p->steady_kernel_ns += (int64_t)e->d > 0 ? e->d : 0;
-            if (e->d < GT_SHORT_KERNEL_NS)
-                p->steady_short_kernels++;
-            if (e->site && (int64_t)e->d > 0)
-                p->steady_nccl_ms_per_step += ms;
-            break;
-        default: /* SE_CUPTI_SYNC */
-            p->steady_sync_ms_per_step += ms;
-            cupti_sync_ms += ms;
-            p->steady_cupti_sync_count++;
-            p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
-            break;
         }
+        break;
+    case SE_LAUNCH:
+        p->steady_launch_calls++;
+        p->steady_launch_call_ns += e->d;
+        break;
+    case SE_KERNEL:
+        p->steady_kernels++;
+        p->steady_kernel_ns += (int64_t)e->d > 0 ? e->d : 0;
+        if (e->d < GT_SHORT_KERNEL_NS)
+            p->steady_short_kernels++;
+        if (e->site && (int64_t)e->d > 0)
+            p->steady_nccl_ms_per_step += ms;
+        break;
+    default: /* SE_CUPTI_SYNC */
+        p->steady_sync_ms_per_step += ms;
+        *cupti_sync_ms += ms;
+        p->steady_cupti_sync_count++;
+        p->steady_cupti_sync_ns += (int64_t)e->d > 0 ? e->d : 0;
+        break;
     }
+}
+
+/* The steady window's figures from the log (what a third pass over the file counts:
+ * md_steady_reread). */
+void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    double cupti_sync_ms = 0;
+    for (size_t i = 0; i < s->n_sev; i++)
+        steady_count_one(p, &s->sev[i], lo, hi, &cupti_sync_ms);
     if (p->gpu_sampled)
         steady_count_scale(p, cupti_sync_ms);
 }
@@ -291,27 +317,59 @@ static size_t iv_after(const pass_state *s, uint64_t t)
  * loop that waits every step pays it every step (sync_every_iter: 13 us of an 89 us step, the
  * program's own clock 8% slower than without the waits). Each gap once, in the steady window
  * outside JIT and autotuning; the larger gaps after a wait are in steady_after_sync_idle. */
+static void after_sync_one(gt_proc *p, const pass_state *s, const steady_ev *e, uint64_t lo,
+                           uint64_t hi, size_t *last)
+{
+    if ((e->kind != SE_SYNC && e->kind != SE_COPY_ITEM && e->kind != SE_CUPTI_SYNC) || e->t < lo ||
+        e->t >= hi || in_named_phase(p, e))
+        return;
+    uint64_t end = e->t + e->d;
+    size_t k = iv_after(s, end);
+    if (k == 0 || k >= s->n_iv || k == *last || end < s->iv[k - 1][1])
+        return; /* before the first work, after the last, counted, or the GPU still busy */
+    uint64_t len = s->iv[k][0] - s->iv[k - 1][1];
+    if (len < GT_GAP_MIN_NS) {
+        p->steady_after_sync_small_ns += len;
+        *last = k;
+    }
+}
+
 void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
 {
     p->steady_after_sync_small_ns = 0;
     if (p->gpu_sampled || s->n_iv < 2)
         return;
     size_t last = SIZE_MAX;
-    for (size_t i = 0; i < s->n_sev; i++) {
-        const steady_ev *e = &s->sev[i];
-        if ((e->kind != SE_SYNC && e->kind != SE_COPY_ITEM && e->kind != SE_CUPTI_SYNC) ||
-            e->t < lo || e->t >= hi || in_named_phase(p, e))
-            continue;
-        uint64_t end = e->t + e->d;
-        size_t k = iv_after(s, end);
-        if (k == 0 || k >= s->n_iv || k == last || end < s->iv[k - 1][1])
-            continue; /* before the first work, after the last, counted, or the GPU still busy */
-        uint64_t len = s->iv[k][0] - s->iv[k - 1][1];
-        if (len < GT_GAP_MIN_NS) {
-            p->steady_after_sync_small_ns += len;
-            last = k;
-        }
+    for (size_t i = 0; i < s->n_sev; i++)
+        after_sync_one(p, s, &s->sev[i], lo, hi, &last);
+}
+
+int md_steady_reread(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
+{
+    gt_reader *r = NULL;
+    char err[256];
+    if (!p->path || gt_reader_open(p->path, &r, err, sizeof err) != GT_OPEN_OK) {
+        if (r)
+            gt_reader_close(r);
+        return -1;
     }
+    double cupti_sync_ms = 0;
+    size_t last = SIZE_MAX;
+    int small = !p->gpu_sampled && s->n_iv >= 2; /* as md_after_sync_small_gaps */
+    p->steady_after_sync_small_ns = 0;
+    gt_record rec;
+    steady_ev e;
+    while (gt_reader_next(r, &rec)) {
+        if (!steady_event(p, s, &rec, &e))
+            continue;
+        steady_count_one(p, &e, lo, hi, &cupti_sync_ms);
+        if (small)
+            after_sync_one(p, s, &e, lo, hi, &last);
+    }
+    gt_reader_close(r);
+    if (p->gpu_sampled)
+        steady_count_scale(p, cupti_sync_ms);
+    return 0;
 }
 
 /* x * num / den without overflow (a 19 s gap squared is beyond 64 bits). */

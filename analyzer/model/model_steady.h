@@ -14,5 +14,9 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi);
 /* The launch-latency gaps a wait returned in (after md_steady_count): sync-stall's. */
 void md_after_sync_small_gaps(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
+/* Both of the above from a third read of p->path instead of the log, for a file past the log's
+ * limit (s->steady_reread): the same figures, the same sums in the same order. -1 when the file
+ * cannot be opened again (the figures stay 0, as for a pass 2 cut short). */
+int md_steady_reread(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi);
 
 #endif

@@ -91,6 +91,15 @@ void md_steps_free(pass_state *s)
     free(s->graph_kernels);
     free(s->prof_start);
     free(s->prof_stop);
+    free(s->marker_t);
+    s->ops = s->calls = NULL;
+    s->call_tids = NULL;
+    s->graph_kernels = NULL;
+    s->prof_start = s->prof_stop = s->marker_t = NULL;
+    s->n_ops = s->cap_ops = s->n_calls = s->cap_calls = s->cap_call_tids = 0;
+    s->n_graph_kernels = s->cap_graph_kernels = 0;
+    s->n_prof_start = s->cap_prof_start = s->n_prof_stop = s->cap_prof_stop = 0;
+    s->n_marker = s->cap_marker = 0;
 }
 
 /* ---- libraries' ranges ---- */
@@ -573,7 +582,14 @@ void md_choose_steps(gt_proc *p, pass_state *s)
     }
     /* the loop thread's calls last: several threads or streams interleave their GPU work (an
      * OpenMP loop of one stream per thread), while each thread repeats its own launches */
-    if (choose_graphs(&c) || md_steps_choose_pattern(&c) || md_steps_choose_calls(&c))
+    if (choose_graphs(&c) || md_steps_choose_pattern(&c))
+        return;
+    /* the GPU's operations were searched: their list (16 bytes each) is not kept beside the
+     * calls' copies while those are searched */
+    free(s->ops);
+    s->ops = NULL;
+    s->n_ops = s->cap_ops = 0;
+    if (md_steps_choose_calls(&c))
         return;
     /* last: a loop whose work changes between iterations (shapes, autotuning, recompiles) still
      * runs some operation once an iteration and waits for the GPU once (model_steps_waits.c) */

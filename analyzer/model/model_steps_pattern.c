@@ -107,12 +107,13 @@ static int cmp_pattern(const void *a, const void *b)
     return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The commonest distance between successive places, 0 when under STEP_MIN_REGULAR of all. */
+/* The commonest distance between successive places (place NULL: the positions themselves), 0
+ * when under STEP_MIN_REGULAR of all. */
 static size_t regular_period(const size_t *pos, const size_t *place, size_t n, uint64_t *tmp)
 {
     for (size_t i = 0; i + 1 < n; i++)
-        tmp[i] = place[pos[i + 1]] - place[pos[i]];
-    qsort(tmp, n - 1, sizeof *tmp, md_cmp_u64);
+        tmp[i] = place ? place[pos[i + 1]] - place[pos[i]] : pos[i + 1] - pos[i];
+    md_sort_u64(tmp, n - 1);
     uint64_t mode = tmp[0];
     size_t best = 0;
     for (size_t i = 0; i + 1 < n;) {
@@ -223,12 +224,10 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
      * in many programs (a loss logged every 10 steps) and would break a GPU pattern. A wait's
      * place counts everything, so a wait after each iteration's launches is a pattern. (Calls:
      * a launch's or a copy's place counts the calls that give the GPU work.) */
-    size_t *place = gt_xrealloc(NULL, n * sizeof *place), *all = gt_xrealloc(NULL, n * sizeof *all);
+    size_t *place = gt_xrealloc(NULL, n * sizeof *place);
     size_t gpu = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         place[i] = l->ops[i].key & SYNC_KEY ? i : gpu++;
-        all[i] = i;
-    }
     uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
     pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
     size_t np = 0;
@@ -237,14 +236,13 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
         size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
         /* one kernel over and over, unless a wait comes between its runs (4 launches and a
          * sync: the iteration is the launches up to the wait) */
-        if (period == 1 && regular_period(pos + off[k], all, cnt, tmp) != 1)
+        if (period == 1 && regular_period(pos + off[k], NULL, cnt, tmp) != 1)
             period = 0;
         if (period)
             pt[np++] = (pattern){k, cnt, pos[off[k]], period};
     }
     free(tmp);
     free(place);
-    free(all);
     np = drop_single_ops_between_waits(l, pt, np);
     qsort(pt, np, sizeof *pt, cmp_pattern);
     *n_out = np;
