@@ -142,18 +142,26 @@ static void one_step(const synth *s, int i, uint64_t t)
         api(t + p - 2000, GT_FN_cudaDeviceSynchronize);
 }
 
-static int write_synth(const char *path, const synth *s)
+/* A synthetic trace's file, opened for pid PID running `python SCRIPT` (CMD: argv, NUL-separated).
+ */
+static int open_synth(const char *path, int pid, const char *cmd, size_t cmd_len)
 {
     gt_file_header h;
     memset(&h, 0, sizeof h);
-    h.pid = 77;
+    h.pid = pid;
     h.rank = h.local_rank = h.world_size = -1;
     snprintf(h.host, sizeof h.host, "testhost");
     h.runtime.cupti_state = GT_CUPTI_ACTIVE;
-    static const char cmd[] = "python\0loop.py";
-    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, cmd_len) != 0)
         return -1;
     gt_test_writer_set_tid(&w, 100);
+    return 0;
+}
+
+static int write_synth(const char *path, const synth *s)
+{
+    if (open_synth(path, 77, "python\0loop.py", sizeof "python\0loop.py") != 0)
+        return -1;
     strings(s);
     for (int i = 0; i < s->steps; i++)
         one_step(s, i,
@@ -343,16 +351,8 @@ static void readback(uint64_t t)
  * timed with a device sync, 8 ms); a size runs 3 + size convolution kernels. */
 static int write_changing(const char *path, const changing *c)
 {
-    gt_file_header h;
-    memset(&h, 0, sizeof h);
-    h.pid = 78;
-    h.rank = h.local_rank = h.world_size = -1;
-    snprintf(h.host, sizeof h.host, "testhost");
-    h.runtime.cupti_state = GT_CUPTI_ACTIVE;
-    static const char cmd[] = "python\0shapes.py";
-    if (gt_test_writer_open(&w, path, &h, "/usr/bin/python3", cmd, sizeof cmd) != 0)
+    if (open_synth(path, 78, "python\0shapes.py", sizeof "python\0shapes.py") != 0)
         return -1;
-    gt_test_writer_set_tid(&w, 100);
     char buf[64];
     gt_test_writer_string(&w, STR_FILL, "distribution_fill");
     for (int v = 0; v < 8; v++)
