@@ -584,11 +584,7 @@ void md_choose_steps(gt_proc *p, pass_state *s)
      * OpenMP loop of one stream per thread), while each thread repeats its own launches */
     if (choose_graphs(&c) || md_steps_choose_pattern(&c))
         return;
-    /* the GPU's operations were searched: their list (16 bytes each) is not kept beside the
-     * calls' copies while those are searched */
-    free(s->ops);
-    s->ops = NULL;
-    s->n_ops = s->cap_ops = 0;
+    /* the GPU's operations stay beside the calls' copies: the last source below reads them */
     if (md_steps_choose_calls(&c))
         return;
     /* last: a loop whose work changes between iterations (shapes, autotuning, recompiles) still
