@@ -3,6 +3,8 @@
 # Three builds: build/ (normal), build-asan/ (address,undefined: reader, analyzer, tests),
 # build-tsan/ (thread: the recording core compiled into its tests). Ends with "N passed, N failed".
 # Environment: JOBS (default: all cores), GPUTRACE_TEST_SKIP_SANITIZERS=1 to run build/ only,
+# GPUTRACE_TEST_SKIP_PLAIN=1 to run the sanitizer builds only (tools/gpu/under_load.sh, where the
+# device time is short),
 # GPUTRACE_TEST_SKIP_PACKAGES=1 on a machine whose libraries came another way (no apt-get there:
 # tools/gpu/under_load.sh unpacks them); the clang-format check is then skipped where clang-format
 # is missing, and says so.
@@ -94,7 +96,7 @@ else
   failed=$((failed + 1)); failed_names+=("structure")
 fi
 
-run_build build ""
+[ "${GPUTRACE_TEST_SKIP_PLAIN:-0}" = 1 ] || run_build build ""
 if [ "${GPUTRACE_TEST_SKIP_SANITIZERS:-0}" != 1 ]; then
   # The fuzzer already runs in build/; the sanitized builds skip it.
   run_build build-asan "" -DGPUTRACE_SANITIZE=address,undefined -DGT_FUZZ_SECONDS=5
