@@ -385,7 +385,7 @@ typedef struct gt_proc {
     size_t n_steps;
     char step_source[128]; /* "NVTX range 'train_step'", "kernel pattern: <name>", "" */
     int step_source_kind;  /* enum gt_step_source_kind */
-    char step_why[256];    /* why this marker: "the program's own NVTX range; 'cub::...' is a
+    char step_why[512];    /* why this marker: "the program's own NVTX range; 'cub::...' is a
                               library range", or why none was usable */
     size_t warmup_steps;
     double step_ms_median, step_ms_min, step_ms_mean_steady;

@@ -91,6 +91,11 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         gt_api_common c;
         gt_body_copy(&c, sizeof c, r);
         md_steps_on_api(s, &c);
+        if (r->kind == GT_REC_API_MEMCPY) {
+            gt_rec_api_memcpy m;
+            gt_body_copy(&m, sizeof m, r);
+            md_steps_on_copy_call(s, &m);
+        }
         md_on_api(p, s, r);
         md_um_on_api(p, r);
         if (r->kind == GT_REC_API_CUDNN)
@@ -382,6 +387,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
         p->sync_total_ns = s->cupti_sync_ns;
     }
     md_choose_steps(p, s);
+    md_gap_to_last_step(p);
     free_step_inputs(s);
     /* A long file: its steady figures from a third read rather than a log of every launch,
      * kernel, sync and copy. The phases' evidence from the log (waits at an autotuner's call

@@ -55,9 +55,21 @@ void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
 
 void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
 {
-    /* a read-back each step (loss.item(), float(x)) marks steps as well as a kernel does */
-    add_op(s, m->start_ns,
+    /* a read-back each step (loss.item(), float(x)) marks steps as well as a kernel does; the
+     * host has its data when the copy ends, so a copy back to the host counts at its end (the
+     * wait that ends an iteration), any other at its start */
+    add_op(s, m->copy_kind == 2 /* DtoH */ ? m->end_ns : m->start_ns,
            COPY_KEY | (uint64_t)m->copy_kind << 48 | (m->bytes & ((1ull << 48) - 1)));
+}
+
+/* A copy back to the host that returns only with the data there (cudaMemcpy, or an async copy
+ * into pageable memory, which the driver stages through its bounce buffer) is a wait too: the
+ * host resumes when the call returns, after the staging that follows the copy's GPU record. By
+ * size, as the GPU's copies are: a read-back of the loss is not a framework's small copies. */
+void md_steps_on_copy_call(pass_state *s, const gt_rec_api_memcpy *m)
+{
+    if (m->direction == GT_DIR_D2H && (!m->is_async || m->dst_kind == GT_MEM_PAGEABLE))
+        add_op(s, m->c.t_end_ns, SYNC_COPY_KEY(m->c.func, m->bytes));
 }
 
 /* A CPU wait for the GPU each iteration (a benchmark's loop: launches, then a sync) marks steps

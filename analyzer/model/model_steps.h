@@ -9,6 +9,7 @@
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k);
 void md_steps_on_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m);
 void md_steps_on_api(pass_state *s, const gt_api_common *c);
+void md_steps_on_copy_call(pass_state *s, const gt_rec_api_memcpy *m);
 void md_steps_on_gpu_sync(pass_state *s, const gt_rec_gpu_sync *g);
 void md_steps_on_call(pass_state *s, const gt_record *r); /* GPU-sampled traces only */
 void md_choose_steps(gt_proc *p, pass_state *s);

@@ -20,6 +20,11 @@ typedef struct step_op {
 } step_op;
 #define COPY_KEY (1ull << 63)
 #define SYNC_KEY (1ull << 62) /* | the API function, or 1 << 20 | CUPTI's sync type */
+/* A blocking copy call back to the host, as a wait: its function and its size (40 bits). */
+#define SYNC_COPY_BIT (1ull << 21)
+#define SYNC_COPY_KEY(func, bytes)                                                                 \
+    (SYNC_KEY | SYNC_COPY_BIT | ((uint64_t)(bytes) & ((1ull << 40) - 1)) << 22 | (func))
+#define SYNC_COPY_BYTES(key) ((key) >> 22 & ((1ull << 40) - 1))
 
 /* Calls of a GPU-sampled trace (model_steps_pattern.c): bits 56..61 say which kind of call, the
  * low 56 bits which one (a function or graph exec handle: user-space addresses fit). Copies and
@@ -40,6 +45,12 @@ typedef struct chooser {
     char passed[256]; /* what was passed over, for step_why */
 } chooser;
 
+/* Where one key's operations are in the time-ordered operations. */
+typedef struct step_key_ops {
+    const size_t *pos;
+    size_t n;
+} step_key_ops;
+
 /* model_steps_take.c */
 void md_steps_note(chooser *c, const char *fmt, const char *a, const char *b);
 void md_steps_note_pct(chooser *c, const char *fmt, const char *name, double pct);
@@ -55,6 +66,15 @@ void md_steps_set_why(chooser *c, const char *why);
  * kernels or (from_calls) of a sampled trace's graph launch calls; graphs: how many were seen. */
 int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t graphs,
                                  int from_calls);
+/* The wait that ends X's iterations: of the waits (each one key's positions), the one that comes
+ * exactly once between X's consecutive runs in STEP_MIN_REGULAR of them (the intervals from one X
+ * to the next, the last to the end), of equals the later in the iteration; -1 when none. */
+long md_steps_best_wait(const step_op *ops, size_t n_ops, const step_key_ops *x,
+                        const step_key_ops *waits, size_t n_waits);
+/* The first wait k after each X when one comes before the next X, into t (x->n at most); returns
+ * how many. */
+size_t md_steps_wait_times(const step_op *ops, size_t n_ops, const step_key_ops *x,
+                           const step_key_ops *k, uint64_t *t);
 
 /* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
  * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */

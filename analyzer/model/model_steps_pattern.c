@@ -169,7 +169,11 @@ void md_steps_op_name(const chooser *c, uint64_t key, char *buf, size_t size)
         const char *fn = !(key & 1u << 20) ? gt_api_func_name(f)
                          : (f & 0xff) <= 4 ? cupti[f & 0xff]
                                            : "a sync";
-        snprintf(buf, size, "%s", fn ? fn : "a sync");
+        if (key & SYNC_COPY_BIT)
+            snprintf(buf, size, "%s of %llu B", fn ? fn : "a copy",
+                     (unsigned long long)SYNC_COPY_BYTES(key));
+        else
+            snprintf(buf, size, "%s", fn ? fn : "a sync");
         return;
     }
     if (CPU_KEY_TAG(key) != CPU_TAG_NONE) {
@@ -188,13 +192,42 @@ int md_steps_waits_for_gpu(uint64_t key)
     return (key & SYNC_KEY) || ((key & COPY_KEY) && (key >> 48 & 0x7fff) == 2 /* DtoH */);
 }
 
+/* Whether a wait repeats at one distance through the program's loop: the distances between its
+ * runs, less the leading and trailing ones of other lengths (a set-up before the loop, a timing
+ * or a checkpoint after it), are regular, and that loop holds at least STEP_MIN_LOOP_WAITS
+ * waits and most of the wait's runs. */
+#define STEP_MIN_LOOP_WAITS 5
+static int wait_regular_in_loop(const size_t *pos, const size_t *place, size_t n)
+{
+    if (n < STEP_MIN_LOOP_WAITS)
+        return 0;
+    uint64_t *d = gt_xrealloc(NULL, (n - 1) * sizeof *d),
+             *sorted = gt_xrealloc(NULL, n * sizeof *d);
+    for (size_t i = 0; i + 1 < n; i++)
+        d[i] = sorted[i] = place[pos[i + 1]] - place[pos[i]];
+    md_sort_u64(sorted, n - 1);
+    uint64_t mode = sorted[(n - 1) / 2]; /* the loop's distance, when it holds most runs */
+    uint64_t tol = mode >= 50 ? mode / 50 : mode >= 8;
+    size_t lo = 0, hi = n - 1, near = 0;
+    while (lo < hi && (d[lo] + tol < mode || d[lo] > mode + tol))
+        lo++;
+    while (hi > lo && (d[hi - 1] + tol < mode || d[hi - 1] > mode + tol))
+        hi--;
+    for (size_t i = lo; i < hi; i++)
+        near += d[i] + tol >= mode && d[i] <= mode + tol;
+    free(sorted);
+    free(d);
+    return mode > 1 && hi - lo + 1 >= STEP_MIN_LOOP_WAITS && 2 * (hi - lo + 1) > n &&
+           (double)near >= STEP_MIN_REGULAR * (double)(hi - lo);
+}
+
 /* A program that waits for the GPU at regular intervals times its iterations by those waits
  * (a host clock needs one): one kernel launched over and over between them is the iteration's
  * work, not the iteration (a benchmark's 100 launches and a read-back), so such a period-1
- * pattern gives way when a wait repeats regularly. */
-static size_t drop_single_ops_between_waits(const op_list *l, pattern *pt, size_t np)
+ * pattern gives way when a wait repeats regularly, over the whole run or through its loop. */
+static size_t drop_single_ops_between_waits(const op_list *l, pattern *pt, size_t np,
+                                            int regular_wait)
 {
-    int regular_wait = 0;
     for (size_t i = 0; i < np; i++)
         regular_wait |= pt[i].period > 1 && md_steps_waits_for_gpu(l->ops[pt[i].first].key);
     if (!regular_wait)
@@ -231,6 +264,7 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
     uint64_t *tmp = gt_xrealloc(NULL, n * sizeof *tmp);
     pattern *pt = gt_xcalloc(n_ids + 1, sizeof *pt);
     size_t np = 0;
+    int loop_wait = 0;
     for (uint32_t k = 0; k < n_ids; k++) {
         size_t cnt = off[k + 1] - off[k];
         size_t period = cnt >= 3 ? regular_period(pos + off[k], place, cnt, tmp) : 0;
@@ -240,10 +274,12 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
             period = 0;
         if (period)
             pt[np++] = (pattern){k, cnt, pos[off[k]], period};
+        else if (md_steps_waits_for_gpu(l->ops[pos[off[k]]].key))
+            loop_wait |= wait_regular_in_loop(pos + off[k], place, cnt);
     }
     free(tmp);
     free(place);
-    np = drop_single_ops_between_waits(l, pt, np);
+    np = drop_single_ops_between_waits(l, pt, np, loop_wait);
     qsort(pt, np, sizeof *pt, cmp_pattern);
     *n_out = np;
     *pos_out = pos;
@@ -348,32 +384,94 @@ static void join_lockstep_threads(const pass_state *s, uint64_t key, uint64_t *t
  * once per configuration (three convolutions set up one after the other), makes its steps. */
 #define STEP_MIN_CALL_LOOP 5
 
-static int try_pattern(chooser *c, const op_list *l, const pattern *pt, const size_t *pos,
-                       uint64_t key)
+/* The waits for the GPU among the operations searched, each key's positions. */
+typedef struct wait_list {
+    step_key_ops *waits;
+    uint64_t *keys;
+    size_t n;
+} wait_list;
+
+/* A kernel pattern's first kernel starts when the GPU gets to it, after whatever the host did
+ * first in that iteration (a new input shape's cuDNN plans, a batch's preparation): a program that
+ * waits for the GPU once an iteration ends its iterations when that wait returns, so the steps
+ * run from one such wait to the next. t gets their times; returns how many (0: no such wait). */
+static size_t ends_at_waits(const op_list *l, const wait_list *w, const size_t *pos,
+                            const pattern *pt, uint64_t key, uint64_t *t, uint64_t *wait_key)
+{
+    /* kernels only: a copy's own call, as a wait, would end each run of that copy */
+    if (l->calls || (key & (COPY_KEY | SYNC_KEY)) || !w->n)
+        return 0;
+    step_key_ops x = {pos, pt->count};
+    long k = md_steps_best_wait(l->ops, l->n, &x, w->waits, w->n);
+    if (k < 0)
+        return 0;
+    *wait_key = w->keys[k];
+    size_t n = md_steps_wait_times(l->ops, l->n, &x, &w->waits[k], t);
+    return n >= 3 ? n : 0;
+}
+
+/* A loop, not several (the pattern's own times passed): its steps end at the waits, t and *n
+ * replaced, when those hold the GPU's work (they may cover the loop alone, without its
+ * autotuning or compilation, which the pattern's own times hold). Not the pause test: an
+ * iteration that builds a new shape's plans is long, and it is a step of the loop (one X, one
+ * wait), not a pause between two loops. Returns the wait's key, 0 when the steps stay. */
+static uint64_t steps_to_waits(chooser *c, const op_list *l, const wait_list *w, const size_t *pos,
+                               const pattern *pt, uint64_t key, uint64_t *t, size_t *n)
+{
+    uint64_t *at_waits = gt_xrealloc(NULL, pt->count * sizeof *at_waits), wait_key = 0;
+    size_t n_waits = ends_at_waits(l, w, pos, pt, key, at_waits, &wait_key);
+    if (n_waits) {
+        size_t before = strlen(c->passed);
+        if (md_steps_share_implausible(c, at_waits, n_waits, "the waits")) {
+            wait_key = 0;
+        } else {
+            memcpy(t, at_waits, n_waits * sizeof *t);
+            *n = n_waits;
+        }
+        c->passed[before] = 0; /* the pattern's own steps are noted, if any */
+    }
+    free(at_waits);
+    return wait_key;
+}
+
+static int try_pattern(chooser *c, const op_list *l, const wait_list *w, const pattern *pt,
+                       const size_t *pos, uint64_t key)
 {
     if (l->calls && !c->p->gpu_sampled && pt->count < STEP_MIN_CALL_LOOP)
         return 0;
-    uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t);
-    for (size_t i = 0; i < pt->count; i++)
+    uint64_t *t = gt_xrealloc(NULL, pt->count * sizeof *t), wait_key = 0;
+    size_t n = pt->count;
+    for (size_t i = 0; i < n; i++)
         t[i] = l->ops[pos[i]].t;
     if (l->calls)
-        join_lockstep_threads(c->s, key, t, pt->count);
-    char name[96], src[128], why[384];
+        join_lockstep_threads(c->s, key, t, n);
+    char name[96], src[128], why[512];
     md_steps_op_name(c, key, name, sizeof name);
     char what[sizeof name + 16];
     snprintf(what, sizeof what, "the steps of '%s'", name);
     size_t before = strlen(c->passed);
     int first = !strstr(c->passed, "the steps of '"); /* one such note is enough */
-    int ok = !md_steps_times_implausible(c, t, pt->count, what);
+    int ok = !md_steps_times_implausible(c, t, n, what);
     if (!first)
         c->passed[before] = 0;
+    if (ok)
+        wait_key = steps_to_waits(c, l, w, pos, pt, key, t, &n);
     if (ok) {
         if (l->calls)
             describe_calls(pt, key, name, c->p->gpu_sampled, src, sizeof src, why, sizeof why);
         else
             describe_gpu(pt, key, name, src, sizeof src, why, sizeof why);
-        md_steps_take_times(c, t, pt->count,
-                            l->calls ? GT_STEPSRC_CALL_PATTERN : GT_STEPSRC_KERNEL_PATTERN, src);
+        if (wait_key) {
+            char wait[96];
+            md_steps_op_name(c, wait_key, wait, sizeof wait);
+            size_t used = strlen(why);
+            snprintf(why + used, sizeof why - used,
+                     ", and the program waits for the GPU ('%s') once an iteration: each step "
+                     "ends when that wait returns",
+                     gt_short_name(wait, 40, 0));
+        }
+        md_steps_take_times(c, t, n, l->calls ? GT_STEPSRC_CALL_PATTERN : GT_STEPSRC_KERNEL_PATTERN,
+                            src);
         md_steps_set_why(c, why);
     }
     free(t);
@@ -402,9 +500,18 @@ static int choose_in(chooser *c, const op_list *l)
     gt_map_free(&dense);
     size_t np, *pos, *off;
     pattern *pt = find_patterns(l, ids, n_ids, &np, &pos, &off);
+    wait_list w = {gt_xrealloc(NULL, (n_ids + 1) * sizeof *w.waits),
+                   gt_xrealloc(NULL, (n_ids + 1) * sizeof *w.keys), 0};
+    for (size_t k = 0; k < n_ids; k++)
+        if (md_steps_waits_for_gpu(keys[k])) {
+            w.keys[w.n] = keys[k];
+            w.waits[w.n++] = (step_key_ops){pos + off[k], off[k + 1] - off[k]};
+        }
     int ok = 0;
     for (size_t i = 0; i < np && i < STEP_PATTERN_TRIES && !ok; i++)
-        ok = try_pattern(c, l, &pt[i], pos + off[pt[i].id], keys[pt[i].id]);
+        ok = try_pattern(c, l, &w, &pt[i], pos + off[pt[i].id], keys[pt[i].id]);
+    free(w.waits);
+    free(w.keys);
     free(pt);
     free(pos);
     free(off);

@@ -218,3 +218,78 @@ int md_steps_take_graph_launches(chooser *c, const uint64_t *t, size_t n, size_t
     md_steps_set_why(c, why);
     return 1;
 }
+
+/* ---- the wait that ends an iteration ---- */
+
+/* The index in k of its first position after a (k->n when none). */
+static size_t first_after(const step_key_ops *k, size_t a)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->pos[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Iterations (intervals from one X to the next, the last one to the end) holding exactly one K,
+ * and the summed delay from X to that K (which of two waits that both alternate ends the
+ * iteration later: the CPU resumes after it). */
+static size_t alternations(const step_key_ops *x, const step_key_ops *k, size_t n_ops,
+                           uint64_t *delay, const step_op *ops)
+{
+    size_t one = 0;
+    *delay = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        size_t end = i + 1 < x->n ? x->pos[i + 1] : n_ops;
+        size_t j = first_after(k, x->pos[i]);
+        size_t m = 0;
+        while (j + m < k->n && k->pos[j + m] < end && m < 2)
+            m++;
+        if (m == 1) {
+            one++;
+            *delay += ops[k->pos[j]].t - ops[x->pos[i]].t;
+        }
+    }
+    return one;
+}
+
+long md_steps_best_wait(const step_op *ops, size_t n_ops, const step_key_ops *x,
+                        const step_key_ops *waits, size_t n_waits)
+{
+    long best = -1;
+    size_t best_one = 0;
+    uint64_t best_delay = 0;
+    for (size_t w = 0; w < n_waits; w++) {
+        if ((double)waits[w].n < STEP_MIN_REGULAR * (double)x->n)
+            continue; /* too few to be once between most of X's runs */
+        uint64_t delay;
+        size_t one = alternations(x, &waits[w], n_ops, &delay, ops);
+        if ((double)one < STEP_MIN_REGULAR * (double)x->n)
+            continue;
+        /* the one the most iterations hold once; of equals, the later in the iteration */
+        if (best < 0 || one > best_one ||
+            (one == best_one && delay / one > best_delay / best_one)) {
+            best = (long)w;
+            best_one = one;
+            best_delay = delay;
+        }
+    }
+    return best;
+}
+
+size_t md_steps_wait_times(const step_op *ops, size_t n_ops, const step_key_ops *x,
+                           const step_key_ops *k, uint64_t *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        size_t end = i + 1 < x->n ? x->pos[i + 1] : n_ops;
+        size_t j = first_after(k, x->pos[i]);
+        if (j < k->n && k->pos[j] < end)
+            t[n++] = ops[k->pos[j]].t;
+    }
+    return n;
+}

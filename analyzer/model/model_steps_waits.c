@@ -19,50 +19,10 @@
  * corpus's once-an-iteration operations come after 30 or so more frequent ones) */
 #define STEP_WAIT_CANDIDATES 256
 
-typedef struct key_ops {
-    size_t *pos, n; /* where in the time-ordered operations */
-} key_ops;
-
 static int cmp_time(const void *a, const void *b)
 {
     const step_op *x = a, *y = b;
     return x->t < y->t ? -1 : x->t > y->t;
-}
-
-/* The index in k of its first position after a (k->n when none). */
-static size_t first_after(const key_ops *k, size_t a)
-{
-    size_t lo = 0, hi = k->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k->pos[mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Iterations (intervals from one X to the next, the last one to the end) holding exactly one K,
- * and the summed delay from X to that K (which of two waits that both alternate ends the
- * iteration later: the CPU resumes after it). */
-static size_t alternations(const key_ops *x, const key_ops *k, size_t n_ops, uint64_t *delay,
-                           const step_op *ops)
-{
-    size_t one = 0;
-    *delay = 0;
-    for (size_t i = 0; i < x->n; i++) {
-        size_t end = i + 1 < x->n ? x->pos[i + 1] : n_ops;
-        size_t j = first_after(k, x->pos[i]);
-        size_t m = 0;
-        while (j + m < k->n && k->pos[j + m] < end && m < 2)
-            m++;
-        if (m == 1) {
-            one++;
-            *delay += ops[k->pos[j]].t - ops[x->pos[i]].t;
-        }
-    }
-    return one;
 }
 
 /* A candidate X: how often it runs, where first, which key. */
@@ -80,17 +40,11 @@ static int cmp_cand(const void *a, const void *b)
 }
 
 /* The steps of X and K: the first K after each X, when one comes before the next X. */
-static int take(chooser *c, const step_op *ops, size_t n_ops, const key_ops *x, const key_ops *k,
-                uint64_t x_key, uint64_t k_key)
+static int take(chooser *c, const step_op *ops, size_t n_ops, const step_key_ops *x,
+                const step_key_ops *k, uint64_t x_key, uint64_t k_key)
 {
     uint64_t *t = gt_xrealloc(NULL, x->n * sizeof *t);
-    size_t n = 0;
-    for (size_t i = 0; i < x->n; i++) {
-        size_t end = i + 1 < x->n ? x->pos[i + 1] : n_ops;
-        size_t j = first_after(k, x->pos[i]);
-        if (j < k->n && k->pos[j] < end)
-            t[n++] = ops[k->pos[j]].t;
-    }
+    size_t n = md_steps_wait_times(ops, n_ops, x, k, t);
     char xname[96], kname[96], what[128];
     md_steps_op_name(c, x_key, xname, sizeof xname);
     md_steps_op_name(c, k_key, kname, sizeof kname);
@@ -141,7 +95,7 @@ int md_steps_choose_waits(chooser *c)
         ids[i] = k;
     }
     gt_map_free(&dense);
-    key_ops *by_id = gt_xcalloc(n_ids + 1, sizeof *by_id);
+    step_key_ops *by_id = gt_xcalloc(n_ids + 1, sizeof *by_id);
     size_t *pos = gt_xrealloc(NULL, n * sizeof *pos);
     for (size_t i = 0; i < n; i++)
         by_id[ids[i]].n++;
@@ -150,47 +104,38 @@ int md_steps_choose_waits(chooser *c)
         at += by_id[k].n;
         by_id[k].n = 0;
     }
-    for (size_t i = 0; i < n; i++)
-        by_id[ids[i]].pos[by_id[ids[i]].n++] = i;
+    for (size_t i = 0; i < n; i++) {
+        step_key_ops *k = &by_id[ids[i]];
+        pos[(size_t)(k->pos - pos) + k->n++] = i;
+    }
     /* the waits (syncs, read-backs) and the candidates X (the other operations), most first */
-    uint32_t *waits = gt_xrealloc(NULL, (n_ids + 1) * sizeof *waits);
+    step_key_ops *waits = gt_xrealloc(NULL, (n_ids + 1) * sizeof *waits);
+    uint64_t *wait_keys = gt_xrealloc(NULL, (n_ids + 1) * sizeof *wait_keys);
     cand *cands = gt_xrealloc(NULL, (n_ids + 1) * sizeof *cands);
     size_t n_waits = 0, n_cands = 0;
     for (uint32_t k = 0; k < n_ids; k++) {
-        if (md_steps_waits_for_gpu(keys[k]))
-            waits[n_waits++] = k;
-        else if (by_id[k].n >= STEP_MIN_ITERATIONS)
+        if ((keys[k] & SYNC_KEY) && (keys[k] & SYNC_COPY_BIT)) {
+            continue; /* a copy call: it would pair with its own GPU copy (JAX's small copies) */
+        } else if (md_steps_waits_for_gpu(keys[k])) {
+            wait_keys[n_waits] = keys[k];
+            waits[n_waits++] = by_id[k];
+        } else if (by_id[k].n >= STEP_MIN_ITERATIONS) {
             cands[n_cands++] = (cand){by_id[k].n, by_id[k].pos[0], k};
+        }
     }
     qsort(cands, n_cands, sizeof *cands, cmp_cand);
     int ok = 0;
     size_t tried = 0;
     for (size_t i = 0; i < n_cands && i < STEP_WAIT_CANDIDATES && !ok && tried < STEP_PATTERN_TRIES;
          i++) {
-        const key_ops *x = &by_id[cands[i].id];
-        uint32_t best = UINT32_MAX;
-        size_t best_one = 0;
-        uint64_t best_delay = 0;
-        for (size_t w = 0; w < n_waits; w++) {
-            if ((double)by_id[waits[w]].n < STEP_MIN_REGULAR * (double)x->n)
-                continue; /* too few to be once between most of X's runs */
-            uint64_t delay;
-            size_t one = alternations(x, &by_id[waits[w]], n, &delay, ops);
-            if ((double)one < STEP_MIN_REGULAR * (double)x->n)
-                continue;
-            /* the one the most iterations hold once; of equals, the later in the iteration */
-            if (best == UINT32_MAX || one > best_one ||
-                (one == best_one && delay / one > best_delay / best_one)) {
-                best = waits[w];
-                best_one = one;
-                best_delay = delay;
-            }
-        }
-        if (best == UINT32_MAX)
+        const step_key_ops *x = &by_id[cands[i].id];
+        long best = md_steps_best_wait(ops, n, x, waits, n_waits);
+        if (best < 0)
             continue;
         tried++;
-        ok = take(c, ops, n, x, &by_id[best], keys[cands[i].id], keys[best]);
+        ok = take(c, ops, n, x, &waits[best], keys[cands[i].id], wait_keys[best]);
     }
+    free(wait_keys);
     free(waits);
     free(cands);
     free(pos);

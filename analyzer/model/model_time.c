@@ -111,6 +111,19 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
         md_sample_bins(p);
 }
 
+/* Steps that end at the wait of their iteration may end after the GPU's last operation (the
+ * staging of a last copy back to the host, the host's own work before that wait returns): the GPU
+ * is idle from that operation to the end of the last step, a gap of that step like any other. */
+void md_gap_to_last_step(gt_proc *p)
+{
+    if (p->gpu_sampled || !p->n_steps || !p->gpu_last_ns)
+        return;
+    uint64_t end = p->steps[p->n_steps - 1].end_ns;
+    size_t cap = p->n_gaps; /* full: md_gap_add grows it */
+    if (end > p->gpu_last_ns)
+        md_gap_add(p, &cap, p->gpu_last_ns, end);
+}
+
 int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
                             const gt_rec_api_memcpy *m)
 {

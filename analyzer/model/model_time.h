@@ -7,6 +7,7 @@
 
 void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid);
 void md_busy_and_gaps(gt_proc *p, pass_state *s);
+void md_gap_to_last_step(gt_proc *p); /* after the steps are chosen */
 int md_api_category_for_gap(const gt_record *r, const gt_api_common *c, uint32_t sync_kind,
                             const gt_rec_api_memcpy *m);
 void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b);

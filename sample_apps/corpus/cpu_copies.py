@@ -23,7 +23,9 @@ What a correct diagnosis says:
     PyTorch terms: a pinned buffer reused (`torch.empty(..., pin_memory=True)`, `copy_`), or
     `x.to("cpu", non_blocking=True)` into pinned memory; the GPU idle while the driver stages the
     copy belongs to the copy, never to data loading;
-  - pinned: no pageable-copy advice; the copies run at the pinned rate;
+  - pinned: no pageable-copy advice for the loop; the copies run at the pinned rate (with
+    --measure-peak, the one timed x.cpu() after the loop is a real pageable copy: advice about
+    it counts that copy alone, over the run);
   - the fp32 matmuls are a smaller share (the AMP/TF32 advice, if any, ranks by its own saving).
 
 Prints its own timing last: CORPUS name=cpu_copies ... copy_ms_median=... copy_gbs=...

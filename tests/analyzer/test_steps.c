@@ -6,7 +6,9 @@
  * steps, and --step-range NAME wins or fails with a message. A loop whose work changes between
  * iterations (shapes that change and autotune, a recompilation) has no pattern, but an operation
  * once an iteration and a wait after it end its steps (the last resort); without such an
- * operation, or without a wait each iteration, it makes none. Usage: test_steps WORKDIR */
+ * operation, or without a wait each iteration, it makes none. A loop led by the host (work before
+ * an iteration's first kernel) that waits for the GPU once an iteration has its steps end at
+ * those waits, a sync or a blocking copy back to the host. Usage: test_steps WORKDIR */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +448,126 @@ static void test_changing_iterations(void)
     expect_changing("no_wait.gtrace", &c, GT_STEPSRC_NONE, "no marker");
 }
 
+/* ---- a loop led by the host (model_steps_pattern.c: a pattern's steps end at the waits) ---- */
+
+typedef struct host_led {
+    int steps;
+    int every;       /* every Nth iteration the host works 1 ms before its first kernel and 5 ms
+                        after it (a new input shape's cuDNN plans); 0: never */
+    int wait;        /* after the kernels: 0 none, 1 a stream sync, 2 a blocking cudaMemcpy back
+                        to pageable memory (its staging after the GPU's copy; no sync) */
+    int same_kernel; /* 12 launches of one kernel (matmuls), then an add (not 4 kernels) */
+    int tail_waits;  /* waits after the loop (a timing of its own) */
+} host_led;
+
+#define HOST_USUAL_NS 1750000ull /* 0.1 ms host work, 4 kernels of 0.4 ms, 0.05 ms to the wait */
+
+static uint64_t copy_back(uint64_t t)
+{
+    gt_rec_gpu_memcpy m;
+    memset(&m, 0, sizeof m);
+    m.start_ns = t;
+    m.end_ns = t + 20000;
+    m.corr_id = ++corr;
+    m.bytes = 4 << 20;
+    m.stream = 7;
+    m.copy_kind = 2; /* DtoH */
+    m.src_kind = GT_MEM_DEVICE;
+    m.dst_kind = GT_MEM_PAGEABLE;
+    gt_test_writer_add(&w, GT_REC_GPU_MEMCPY, 0, &m, sizeof m);
+    gt_rec_api_memcpy c;
+    memset(&c, 0, sizeof c);
+    c.c.t_begin_ns = t - 10000;
+    c.c.t_end_ns = t + 50000; /* the staging: the call returns 30 us after the GPU's copy */
+    c.c.corr_id = ++corr;
+    c.c.func = GT_FN_cudaMemcpy;
+    c.bytes = m.bytes;
+    c.direction = GT_DIR_D2H;
+    c.src_kind = GT_MEM_DEVICE;
+    c.dst_kind = GT_MEM_PAGEABLE;
+    c.peer_device = -1;
+    gt_test_writer_add(&w, GT_REC_API_MEMCPY, 0, &c, sizeof c);
+    return c.c.t_end_ns;
+}
+
+static int write_host_led(const char *path, const host_led *h)
+{
+    if (open_synth(path, 79, "python\0led.py", sizeof "python\0led.py") != 0)
+        return -1;
+    synth names = base();
+    names.kernels = 4;
+    strings(&names);
+    uint64_t t = T0 + 1000000;
+    for (int i = 0; i < h->steps + h->tail_waits; i++) {
+        int heavy = h->every && i % h->every == 0, tail = i >= h->steps;
+        uint64_t g = t + (heavy ? 1000000 : 100000), per = h->same_kernel ? 13 : 4;
+        for (uint64_t k = 0; k < per && !tail; k++) { /* 1.6 ms of kernels */
+            uint32_t name = (uint32_t)(h->same_kernel ? k == per - 1 : k);
+            kernel(g, 1600000 / per - 1000, STR_KERNEL0 + name, 0, ++corr);
+            g += 1600000 / per + (heavy && k == 0 ? 5000000 : 0);
+        }
+        if (h->wait == 2) {
+            t = copy_back(g + 20000);
+        } else {
+            t = g + 50000;
+            if (h->wait == 1 || tail)
+                sync_call(t, GT_FN_cudaStreamSynchronize);
+        }
+    }
+    return gt_test_writer_close(&w);
+}
+
+/* The steps of a host-led loop: KIND, the host's median iteration (the usual one), WHY_HAS. */
+static void expect_host_led(const char *name, const host_led *h, int kind, const char *why_has,
+                            const char *why_lacks)
+{
+    const char *path = path_of(name);
+    CHECK(write_host_led(path, h) == 0, "%s: write", name);
+    gt_run run = {0};
+    const char *paths[] = {path};
+    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
+    if (run.n != 1) {
+        gt_run_free(&run);
+        return;
+    }
+    const gt_proc *p = &run.procs[0];
+    double want = (h->wait == 2 ? HOST_USUAL_NS + 40000 : HOST_USUAL_NS) / 1e6;
+    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
+          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
+          p->step_source, p->step_why);
+    CHECK(p->step_ms_median > 0.95 * want && p->step_ms_median < 1.05 * want,
+          "%s: step %.4f ms, the host's iteration %.4f ms (%s)", name, p->step_ms_median, want,
+          p->step_source);
+    CHECK(strstr(p->step_why, why_has), "%s: why '%s' lacks '%s'", name, p->step_why, why_has);
+    CHECK(!why_lacks || !strstr(p->step_why, why_lacks), "%s: why '%s' has '%s'", name, p->step_why,
+          why_lacks);
+    gt_run_free(&run);
+}
+
+static void test_steps_end_at_waits(void)
+{
+    /* every third iteration the host works before its first kernel and after it: steps from one
+     * first kernel to the next would put that first millisecond in the iteration before; the
+     * sync that ends each iteration times them as the host does */
+    host_led h = {.steps = 30, .every = 3, .wait = 1};
+    expect_host_led("led_sync.gtrace", &h, GT_STEPSRC_KERNEL_PATTERN,
+                    "each step ends when that wait returns", NULL);
+    /* the wait is the copy back to pageable memory: the host resumes when the call returns */
+    h.wait = 2;
+    expect_host_led("led_copy.gtrace", &h, GT_STEPSRC_KERNEL_PATTERN,
+                    "waits for the GPU ('cudaMemcpy of 4194304 B') once an iteration", NULL);
+    /* no wait each iteration: the pattern's own times (the same median without heavy ones) */
+    host_led free_running = {.steps = 30, .wait = 0};
+    expect_host_led("led_nowait.gtrace", &free_running, GT_STEPSRC_KERNEL_PATTERN,
+                    "each starting with 'kernel_0'", "once an iteration");
+    /* one kernel 12 times, an add, then a sync; after the loop two syncs of a timing of its
+     * own: the sync is regular through the loop, so the kernel is the iteration's work, not its
+     * step */
+    host_led same = {.steps = 12, .wait = 1, .same_kernel = 1, .tail_waits = 2};
+    expect_host_led("led_same_kernel.gtrace", &same, GT_STEPSRC_KERNEL_PATTERN,
+                    "each step ends when that wait returns", "over and over");
+}
+
 static void test_library_names(void)
 {
     CHECK(gt_step_library("CCCL", "x"), "CCCL domain");
@@ -475,6 +597,7 @@ int main(int argc, char **argv)
     test_several_loops_rejected();
     test_step_range_option();
     test_changing_iterations();
+    test_steps_end_at_waits();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else

@@ -121,8 +121,6 @@ for _name, _world in (("straggler_conv2_forward_sleep_r1", 2),
 # contain. test_corpus.py fails such a case only when it fails otherwise, and also when it passes:
 # whoever closes a gap removes its line here.
 KNOWN_GAPS = {
-    "bench_shapes_off": "more than 5% apart",
-    "cpu_copy_pinned": "more than 5% apart",
     # Steps from the read-back are right on average (mean 1.899 ms against the program's 1.895 ms
     # wall per step) but the medians of 29 jittery intervals are 5.4% apart (1.853 against 1.759).
     "tiny_triton_100": "more than 5% apart",
