@@ -200,11 +200,50 @@ size_t md_gap_lower(const gt_proc *p, uint64_t t)
     return MD_FIRST_ENDING_AFTER(p->gaps, p->n_gaps, t);
 }
 
-void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how)
+/* ---- bits per id ---- */
+
+#define BITS_PAGE_IDS (1u << 16) /* ids a page holds */
+
+int md_bits_set(md_pagebits *b, uint64_t i, unsigned v)
 {
-    gt_grow((void **)&s->links_v, &s->cap_links_v, s->n_links_v, sizeof *s->links_v);
-    s->links_v[s->n_links_v++] = (md_link){.corr = corr, .call = call, .how = how};
+    if (i >> 32)
+        return -1;
+    size_t page = (size_t)(i >> 16);
+    if (page >= b->n_pages) {
+        size_t n = b->n_pages ? b->n_pages : 16;
+        while (n <= page)
+            n *= 2;
+        b->pages = gt_xrealloc(b->pages, n * sizeof *b->pages);
+        memset(b->pages + b->n_pages, 0, (n - b->n_pages) * sizeof *b->pages);
+        b->n_pages = n;
+    }
+    if (!b->pages[page])
+        b->pages[page] = gt_xcalloc(BITS_PAGE_IDS * b->width / 64, sizeof(uint64_t));
+    uint64_t bit = (i & (BITS_PAGE_IDS - 1)) * b->width, mask = (1ull << b->width) - 1;
+    uint64_t *word = &b->pages[page][bit / 64];
+    *word = (*word & ~(mask << bit % 64)) | ((uint64_t)v & mask) << bit % 64;
+    return 0;
 }
+
+unsigned md_bits_get(const md_pagebits *b, uint64_t i)
+{
+    size_t page = (size_t)(i >> 16);
+    if (i >> 32 || page >= b->n_pages || !b->pages[page])
+        return 0;
+    uint64_t bit = (i & (BITS_PAGE_IDS - 1)) * b->width;
+    return (unsigned)(b->pages[page][bit / 64] >> bit % 64 & ((1ull << b->width) - 1));
+}
+
+void md_bits_free(md_pagebits *b)
+{
+    for (size_t i = 0; i < b->n_pages; i++)
+        free(b->pages[i]);
+    free(b->pages);
+    b->pages = NULL;
+    b->n_pages = 0;
+}
+
+/* ---- the links of pass 1 ---- */
 
 /* Stable (a later decision for the same op stays after the earlier): bottom-up merge sort. */
 static void links_merge_sort(md_link *v, size_t n)
@@ -230,35 +269,134 @@ static void links_merge_sort(md_link *v, size_t n)
     free(tmp);
 }
 
-void md_links_sort(pass_state *s)
+/* Sorted by corr, each op once: its last decision (a map's overwrite). Returns the count. */
+static size_t links_sort_last(md_link *v, size_t n)
 {
-    md_link *v = s->links_v;
-    size_t n = s->n_links_v, i = 1;
+    size_t i = 1;
     while (i < n && v[i - 1].corr < v[i].corr) /* decisions come mostly in order */
         i++;
     if (i >= n)
-        return;
+        return n;
     links_merge_sort(v, n);
-    size_t w = 0; /* the last decision for an op wins */
+    size_t w = 0;
     for (i = 1; i < n; i++) {
         if (v[i].corr != v[w].corr)
             w++;
         v[w] = v[i];
     }
-    s->n_links_v = w + 1;
+    return w + 1;
 }
 
-const md_link *md_link_find(const pass_state *s, uint64_t corr)
+static md_link *links_search(md_link *v, size_t n, uint64_t corr)
 {
-    size_t lo = 0, hi = s->n_links_v;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->links_v[mid].corr < corr)
+        if (v[mid].corr < corr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < s->n_links_v && s->links_v[lo].corr == corr ? &s->links_v[lo] : NULL;
+    return lo < n && v[lo].corr == corr ? &v[lo] : NULL;
+}
+
+/* The sorted kept links and the newly kept ones (sorted), merged; a newer decision replaces. */
+static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
+                             const md_link *waiting, size_t n_waiting)
+{
+    size_t n_old = s->links_sorted, i = 0, j = 0, k = 0;
+    md_link *old = gt_xrealloc(NULL, (n_old + 1) * sizeof *old);
+    memcpy(old, s->links_v, n_old * sizeof *old);
+    gt_grow((void **)&s->links_v, &s->cap_links_v, n_old + n_kept + n_waiting, sizeof *s->links_v);
+    while (i < n_old || j < n_kept) {
+        if (j == n_kept || (i < n_old && old[i].corr < kept[j].corr))
+            s->links_v[k++] = old[i++];
+        else if (i < n_old && old[i].corr == kept[j].corr)
+            i++; /* the newer decision (kept[j]) is taken next */
+        else
+            s->links_v[k++] = kept[j++];
+    }
+    free(old);
+    s->links_sorted = k;
+    memcpy(s->links_v + k, waiting, n_waiting * sizeof *waiting);
+    s->n_links_v = k + n_waiting;
+}
+
+/* The decisions since the last compaction: a link to a cuDNN call or a GEMM is kept (pass 2
+ * gives the call its kernel's time); a link to any other call that pass 1 has read (all of them
+ * when final) leaves only how it was made, 2 bits by corr, and supersedes an older kept one; a
+ * link to a call not read yet waits for the next compaction. */
+static void links_compact(pass_state *s, int final)
+{
+    if (!s->link_how.width)
+        s->link_how.width = 2;
+    md_link *tail = s->links_v + s->links_sorted;
+    size_t n = links_sort_last(tail, s->n_links_v - s->links_sorted), n_kept = 0, n_waiting = 0;
+    md_link *kept = gt_xrealloc(NULL, (n + 1) * sizeof *kept);
+    md_link *waiting = gt_xrealloc(NULL, (n + 1) * sizeof *waiting);
+    for (size_t i = 0; i < n; i++) {
+        const md_link *l = &tail[i];
+        int library = l->call != UINT32_MAX && gt_map_get(&s->call_by_corr, l->call) != UINT32_MAX;
+        int read = final || md_bits_get(&s->calls_seen, l->call);
+        unsigned how = l->call == UINT32_MAX ? 0 : l->how; /* no such call: not linked */
+        if (library || (read && md_bits_set(&s->link_how, l->corr, how) != 0)) {
+            kept[n_kept++] = *l; /* also an op whose corr has no bits (past 32 bits) */
+        } else if (read) {
+            md_link *older = links_search(s->links_v, s->links_sorted, l->corr);
+            if (older)
+                older->how = MD_LINK_SUPERSEDED;
+        } else {
+            waiting[n_waiting++] = *l;
+        }
+    }
+    links_merge_kept(s, kept, n_kept, waiting, n_waiting);
+    free(kept);
+    free(waiting);
+}
+
+#define LINKS_COMPACT_MIN (1u << 20) /* decisions between compactions, at least */
+
+void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how)
+{
+    gt_grow((void **)&s->links_v, &s->cap_links_v, s->n_links_v, sizeof *s->links_v);
+    s->links_v[s->n_links_v++] = (md_link){.corr = corr, .call = call, .how = how};
+    size_t fresh = s->n_links_v - s->links_sorted;
+    if (fresh >= LINKS_COMPACT_MIN && fresh >= s->links_sorted)
+        links_compact(s, 0);
+}
+
+void md_link_call_seen(pass_state *s, uint64_t call)
+{
+    if (!s->calls_seen.width)
+        s->calls_seen.width = 1;
+    md_bits_set(&s->calls_seen, call, 1); /* past 32 bits: its links wait until the end */
+}
+
+void md_links_sort(pass_state *s)
+{
+    links_compact(s, 1);
+    md_bits_free(&s->calls_seen); /* pass 2 does not ask */
+}
+
+int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call)
+{
+    const md_link *l = links_search(s->links_v, s->links_sorted, corr);
+    if (l && l->how != MD_LINK_SUPERSEDED) {
+        if (l->call == UINT32_MAX) /* the maps of before held no such call */
+            return 0;
+        *call = l->call;
+        return (int)l->how;
+    }
+    return (int)md_bits_get(&s->link_how, corr);
+}
+
+void md_links_free(pass_state *s)
+{
+    free(s->links_v);
+    s->links_v = NULL;
+    s->n_links_v = s->cap_links_v = s->links_sorted = 0;
+    md_bits_free(&s->link_how);
+    md_bits_free(&s->calls_seen);
 }
 
 double gt_proc_duration_ms(const gt_proc *p)

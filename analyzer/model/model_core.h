@@ -107,6 +107,16 @@ typedef struct md_link {
     uint64_t corr;
     uint32_t call, how;
 } md_link;
+#define MD_LINK_SUPERSEDED 0xffu /* how: a later decision for this op was not kept (see link_how)  \
+                                  */
+
+/* Bits per index (1 or 2), in pages made when first written: calls' and GPU ops' correlation ids
+ * are 32-bit and dense, so the memory follows their range (a quarter byte a GPU op). */
+typedef struct md_pagebits {
+    uint64_t **pages;
+    size_t n_pages;
+    unsigned width;
+} md_pagebits;
 
 /* Past this many records a file's steady log is not kept: the steady window's figures come from
  * a third read of the file (model_steady.c), so that memory does not grow with the run.
@@ -120,8 +130,14 @@ typedef struct pass_state {
     /* the file is past the steady log's limit: pass 2 logs only the waits at an autotuner's call
      * sites (the phases' evidence), the steady figures come from a third read */
     int steady_reread;
-    md_link *links_v; /* sorted by corr after pass 1 (md_links_sort) */
-    size_t n_links_v, cap_links_v;
+    /* The links pass 2 needs a call for (a cuDNN call's or a GEMM's kernels), sorted by corr in
+     * [0, links_sorted), the newest decisions after them until the next compaction; how every
+     * other GPU op was linked is 2 bits in link_how, and calls_seen says which calls pass 1 has
+     * read (a link whose call is not read yet waits). Memory: 16 bytes a library kernel, a
+     * quarter byte any other GPU op, an eighth a call, instead of 16 bytes a GPU op. */
+    md_link *links_v;
+    size_t n_links_v, cap_links_v, links_sorted;
+    md_pagebits link_how, calls_seen;
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
     gt_symtab *symtab;
@@ -239,10 +255,18 @@ size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_
     md_first_ending_after((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), end_ns), (t))
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 
-/* model_core.c: the links pass 1 decided. Add in any order; after md_links_sort each op has
- * the last decision made for it (as a map's overwrite gave); md_link_find: NULL when none. */
+/* model_core.c: the links pass 1 decided. Add in any order, and say which calls were read
+ * (after the builders saw them: a cuDNN call or a GEMM is then in call_by_corr); after
+ * md_links_sort each op has the last decision made for it (as a map's overwrite gave).
+ * md_link_of: how the op was linked (GT_LINK_*, 0 none) and, for a cuDNN call's or a GEMM's
+ * kernel, its call (else *call stays UINT32_MAX). */
 void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how);
+void md_link_call_seen(pass_state *s, uint64_t call);
 void md_links_sort(pass_state *s);
-const md_link *md_link_find(const pass_state *s, uint64_t corr);
+int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call);
+void md_links_free(pass_state *s);
+int md_bits_set(md_pagebits *b, uint64_t i, unsigned v); /* -1: i past 32 bits, not kept */
+unsigned md_bits_get(const md_pagebits *b, uint64_t i);
+void md_bits_free(md_pagebits *b);
 
 #endif

@@ -138,27 +138,19 @@ void md_resolve_kernel_names(gt_proc *p, pass_state *s)
     }
 }
 
-/* The wrapped call that launched a kernel as op_link.h decided in pass 1, counted by how it was
- * found; 0 when none was. */
-static uint64_t kernel_call_id(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
-{
-    const md_link *l = md_link_find(s, k->corr_id);
-    if (l && l->call != UINT32_MAX) { /* UINT32_MAX: the maps of before held no such call */
-        uint32_t call = l->call, how = l->how;
-        p->kernels_by_pair += how == GT_LINK_PAIR;
-        p->kernels_by_order += how == GT_LINK_ORDER;
-        p->kernels_by_time += how == GT_LINK_TIME;
-        return call;
-    }
-    uint32_t agg = gt_map_get(&s->kern_by_name, k->name_id);
-    if (agg < p->n_kernels)
-        p->kernels[agg].unlinked++;
-    return 0;
-}
-
-/* The cuDNN call or GEMM (top bit) a kernel's GPU time belongs to, UINT32_MAX for none. */
+/* The cuDNN call or GEMM (top bit) a kernel's GPU time belongs to, UINT32_MAX for none; the
+ * kernel counted by how op_link.h linked it in pass 1, or as unlinked. */
 uint32_t md_kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    uint64_t id = kernel_call_id(p, s, k);
-    return id ? gt_map_get(&s->call_by_corr, id) : UINT32_MAX;
+    uint32_t call = UINT32_MAX;
+    int how = md_link_of(s, k->corr_id, &call);
+    p->kernels_by_pair += how == GT_LINK_PAIR;
+    p->kernels_by_order += how == GT_LINK_ORDER;
+    p->kernels_by_time += how == GT_LINK_TIME;
+    if (!how) {
+        uint32_t agg = gt_map_get(&s->kern_by_name, k->name_id);
+        if (agg < p->n_kernels)
+            p->kernels[agg].unlinked++;
+    }
+    return call != UINT32_MAX ? gt_map_get(&s->call_by_corr, call) : UINT32_MAX;
 }

@@ -100,6 +100,7 @@ static void on_record_pass1(gt_proc *p, pass_state *s, const gt_record *r)
         md_um_on_api(p, r);
         if (r->kind == GT_REC_API_CUDNN)
             md_on_api_cudnn(p, s, r);
+        md_link_call_seen(s, c.corr_id); /* after the builders: a library call is known now */
         /* the calls stand in for the GPU records of a sampled trace, and make the steps of a
          * loop whose GPU work interleaves (threads or streams of their own) */
         md_steps_on_call(s, r);
@@ -261,7 +262,7 @@ static void free_pass(pass_state *s)
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         gt_map_free(maps[i]);
     gt_op_links_free(&s->links);
-    free(s->links_v);
+    md_links_free(s);
     free(s->raw);
     for (size_t i = 0; i < s->n_plans; i++) {
         free(s->plans[i].knobs);
