@@ -300,7 +300,8 @@ static md_link *links_search(md_link *v, size_t n, uint64_t corr)
     return lo < n && v[lo].corr == corr ? &v[lo] : NULL;
 }
 
-/* The sorted kept links and the newly kept ones (sorted), merged; a newer decision replaces. */
+/* The sorted kept links and the newly kept ones (sorted), merged; a newer decision replaces, a
+ * superseded one goes. */
 static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
                              const md_link *waiting, size_t n_waiting)
 {
@@ -309,7 +310,9 @@ static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
     memcpy(old, s->links_v, n_old * sizeof *old);
     gt_grow((void **)&s->links_v, &s->cap_links_v, n_old + n_kept + n_waiting, sizeof *s->links_v);
     while (i < n_old || j < n_kept) {
-        if (j == n_kept || (i < n_old && old[i].corr < kept[j].corr))
+        if (i < n_old && old[i].how == MD_LINK_SUPERSEDED)
+            i++; /* its op's newer decision is in link_how */
+        else if (j == n_kept || (i < n_old && old[i].corr < kept[j].corr))
             s->links_v[k++] = old[i++];
         else if (i < n_old && old[i].corr == kept[j].corr)
             i++; /* the newer decision (kept[j]) is taken next */

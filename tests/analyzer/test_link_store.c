@@ -1,0 +1,144 @@
+/* test_link_store.c — the links pass 1 keeps for pass 2 (analyzer/model/model_core.c): a link to
+ * a cuDNN call or a GEMM keeps its call; a link to any other call leaves only how it was made (2
+ * bits by the GPU op's id); the last decision for an op wins whatever the compactions between
+ * (a kept one superseded by a later one to a plain launch, and back); a link whose call was not
+ * read yet waits, then follows what the call turns out to be; an op id past 32 bits keeps its
+ * link whole; a link to no known call (UINT32_MAX) is no link. Then a million and more
+ * decisions, compacted as they come, against a plain table of the truth. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_core.h"
+#include "op_link.h"
+#include "../gt_check.h"
+
+#define LIBRARY_CALL(i)                                                                            \
+    (0x80000000u + (i)) /* calls put in call_by_corr (cuDNN), apart from launches */
+
+static void read_call(pass_state *s, uint32_t call, int library)
+{
+    if (library)
+        gt_map_put(&s->call_by_corr, call, 7);
+    md_link_call_seen(s, call);
+}
+
+static void expect(const pass_state *s, uint64_t corr, int how, uint32_t call, const char *what)
+{
+    uint32_t got = UINT32_MAX;
+    int h = md_link_of(s, corr, &got);
+    CHECK(h == how && got == call, "%s: op %llu linked %d to %u, expected %d to %u", what,
+          (unsigned long long)corr, h, got, how, call);
+}
+
+static void free_state(pass_state *s)
+{
+    md_links_free(s);
+    gt_map_free(&s->call_by_corr);
+}
+
+static void test_rules(void)
+{
+    pass_state s;
+    memset(&s, 0, sizeof s);
+    read_call(&s, 10, 0);
+    read_call(&s, LIBRARY_CALL(1), 1);
+    md_link_add(&s, 100, 10, GT_LINK_PAIR);               /* a plain launch's kernel */
+    md_link_add(&s, 101, LIBRARY_CALL(1), GT_LINK_ORDER); /* a cuDNN call's kernel */
+    md_link_add(&s, 102, 11, GT_LINK_TIME);               /* call 11 not read yet */
+    md_link_add(&s, 103, LIBRARY_CALL(1), GT_LINK_PAIR);  /* kept, then superseded by a launch */
+    md_link_add(&s, 103, 10, GT_LINK_ORDER);
+    md_link_add(&s, 104, 10, GT_LINK_ORDER); /* a launch's, then a library call's */
+    md_link_add(&s, 104, LIBRARY_CALL(1), GT_LINK_TIME);
+    md_link_add(&s, 105, UINT32_MAX, GT_LINK_PAIR);      /* no such call: not linked */
+    md_link_add(&s, (1ull << 40) + 5, 10, GT_LINK_PAIR); /* past 32 bits: kept whole */
+    read_call(&s, 11, 0);
+    md_links_sort(&s);
+    expect(&s, 100, GT_LINK_PAIR, UINT32_MAX, "plain launch");
+    expect(&s, 101, GT_LINK_ORDER, LIBRARY_CALL(1), "library call");
+    expect(&s, 102, GT_LINK_TIME, UINT32_MAX, "call read after its link");
+    expect(&s, 103, GT_LINK_ORDER, UINT32_MAX, "superseded");
+    expect(&s, 104, GT_LINK_TIME, LIBRARY_CALL(1), "a later library call wins");
+    expect(&s, 105, 0, UINT32_MAX, "no such call");
+    expect(&s, 106, 0, UINT32_MAX, "never linked");
+    expect(&s, (1ull << 40) + 5, GT_LINK_PAIR, 10, "past 32 bits");
+    CHECK(s.n_links_v == 3, "%zu links kept, expected 3 (101, 104, past 32 bits)", s.n_links_v);
+    free_state(&s);
+}
+
+/* 2.4 M decisions over 2 M ops, compacted as they come (only the library calls' kept): every 7th op
+ * a library call's kernel, every 5th decided twice (the second to the other kind of call), every
+ * 11th decided before its call is read (read 1,000 decisions later), every 13th decided again after
+ * them all. */
+static void test_many(void)
+{
+    enum { OPS = 2000000 };
+    pass_state s;
+    memset(&s, 0, sizeof s);
+    uint32_t *truth_call = calloc(OPS, sizeof *truth_call);
+    uint8_t *truth_how = calloc(OPS, 1);
+    uint32_t *late = calloc(OPS, sizeof *late);
+    size_t n_late = 0, next_late = 0;
+    for (uint32_t op = 0; op < OPS; op++) {
+        int library = op % 7 == 0, twice = op % 5 == 0, early = op % 11 == 0;
+        uint32_t call = library ? LIBRARY_CALL(op) : 2 * op + 1;
+        if (!early)
+            read_call(&s, call, library);
+        else
+            late[n_late++] = call;
+        int how = 1 + op % 3;
+        md_link_add(&s, op + 1, call, (uint32_t)how);
+        truth_call[op] = library ? call : UINT32_MAX;
+        truth_how[op] = (uint8_t)how;
+        if (twice) {
+            uint32_t other = library ? 2 * op + 1 : LIBRARY_CALL(op);
+            read_call(&s, other, !library);
+            md_link_add(&s, op + 1, other, GT_LINK_TIME);
+            truth_call[op] = library ? UINT32_MAX : other;
+            truth_how[op] = GT_LINK_TIME;
+        }
+        for (; next_late < n_late && next_late + 1000 < op; next_late++)
+            read_call(&s, late[next_late], late[next_late] >= LIBRARY_CALL(0));
+    }
+    for (; next_late < n_late; next_late++)
+        read_call(&s, late[next_late], late[next_late] >= LIBRARY_CALL(0));
+    /* every 13th op decided again long after (a compaction between): to the other kind */
+    for (uint32_t op = 0; op < OPS; op += 13) {
+        int library = truth_call[op] == UINT32_MAX;
+        uint32_t call = library ? LIBRARY_CALL(OPS + op) : 2 * op + 2;
+        read_call(&s, call, library);
+        md_link_add(&s, op + 1, call, GT_LINK_PAIR);
+        truth_call[op] = library ? call : UINT32_MAX;
+        truth_how[op] = GT_LINK_PAIR;
+    }
+    md_links_sort(&s);
+    int wrong = 0;
+    size_t library_ops = 0;
+    for (uint32_t op = 0; op < OPS; op++) {
+        library_ops += truth_call[op] != UINT32_MAX;
+        uint32_t call = UINT32_MAX;
+        int how = md_link_of(&s, op + 1, &call);
+        if ((how != truth_how[op] || call != truth_call[op]) && wrong++ < 5)
+            CHECK(0, "op %u: linked %d to %u, truth %d to %u", op + 1, how, call, truth_how[op],
+                  truth_call[op]);
+    }
+    CHECK(!wrong, "%d of %d ops linked otherwise than decided", wrong, OPS);
+    CHECK(s.n_links_v == library_ops, "%zu links kept of %d ops, %zu of them a library call's",
+          s.n_links_v, OPS, library_ops);
+    free(truth_call);
+    free(truth_how);
+    free(late);
+    free_state(&s);
+}
+
+int main(void)
+{
+    test_rules();
+    test_many();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("test_link_store: all checks passed\n");
+    return failures != 0;
+}
