@@ -172,6 +172,21 @@ static int write_synth(const char *path, const synth *s)
     return gt_test_writer_close(&w);
 }
 
+/* Loads one synthetic trace (run prepared by the caller) and checks its step source's kind;
+ * NULL when it did not load as one process. */
+static const gt_proc *load_checked(const char *name, const char *path, gt_run *run, int kind)
+{
+    const char *paths[] = {path};
+    CHECK(gt_run_load(run, paths, 1, 0) == 0 && run->n == 1, "%s: load", name);
+    if (run->n != 1)
+        return NULL;
+    const gt_proc *p = &run->procs[0];
+    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
+          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
+          p->step_source, p->step_why);
+    return p;
+}
+
 /* Loads one trace with --step-range range (NULL: none); checks kind, steps and step time. */
 static void expect(const char *name, const synth *s, const char *range, int kind, size_t n_steps,
                    const char *why_has)
@@ -180,16 +195,11 @@ static void expect(const char *name, const synth *s, const char *range, int kind
     CHECK(write_synth(path, s) == 0, "%s: write", name);
     gt_run run = {0};
     run.opts.step_range = range;
-    const char *paths[] = {path};
-    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
-    if (run.n != 1) {
+    const gt_proc *p = load_checked(name, path, &run, kind);
+    if (!p) {
         gt_run_free(&run);
         return;
     }
-    const gt_proc *p = &run.procs[0];
-    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
-          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
-          p->step_source, p->step_why);
     CHECK(p->n_steps == n_steps, "%s: %zu steps, expected %zu (%s)", name, p->n_steps, n_steps,
           p->step_source);
     double want = (double)s->period_ns / 1e6;
@@ -405,16 +415,11 @@ static void expect_changing(const char *name, const changing *c, int kind, const
     const char *path = path_of(name);
     CHECK(write_changing(path, c) == 0, "%s: write", name);
     gt_run run = {0};
-    const char *paths[] = {path};
-    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
-    if (run.n != 1) {
+    const gt_proc *p = load_checked(name, path, &run, kind);
+    if (!p) {
         gt_run_free(&run);
         return;
     }
-    const gt_proc *p = &run.procs[0];
-    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
-          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
-          p->step_source, p->step_why);
     double want = (double)c->period_ns / 1e6;
     if (kind != GT_STEPSRC_NONE) {
         CHECK(p->n_steps + 2 >= (size_t)c->steps, "%s: %zu steps of %d iterations", name,
@@ -524,17 +529,12 @@ static void expect_host_led(const char *name, const host_led *h, int kind, const
     const char *path = path_of(name);
     CHECK(write_host_led(path, h) == 0, "%s: write", name);
     gt_run run = {0};
-    const char *paths[] = {path};
-    CHECK(gt_run_load(&run, paths, 1, 0) == 0 && run.n == 1, "%s: load", name);
-    if (run.n != 1) {
+    const gt_proc *p = load_checked(name, path, &run, kind);
+    if (!p) {
         gt_run_free(&run);
         return;
     }
-    const gt_proc *p = &run.procs[0];
     double want = (h->wait == 2 ? HOST_USUAL_NS + 40000 : HOST_USUAL_NS) / 1e6;
-    CHECK(p->step_source_kind == kind, "%s: kind %s, expected %s (%s: %s)", name,
-          gt_step_source_kind_name(p->step_source_kind), gt_step_source_kind_name(kind),
-          p->step_source, p->step_why);
     CHECK(p->step_ms_median > 0.95 * want && p->step_ms_median < 1.05 * want,
           "%s: step %.4f ms, the host's iteration %.4f ms (%s)", name, p->step_ms_median, want,
           p->step_source);
