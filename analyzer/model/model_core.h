@@ -107,8 +107,8 @@ typedef struct md_link {
     uint64_t corr;
     uint32_t call, how;
 } md_link;
-#define MD_LINK_SUPERSEDED 0xffu /* how: a later decision for this op was not kept (see link_how)  \
-                                  */
+/* how: a later decision for this op was not kept (link_how has it) */
+#define MD_LINK_SUPERSEDED 0xffu
 
 /* Bits per index (1 or 2), in pages made when first written: calls' and GPU ops' correlation ids
  * are 32-bit and dense, so the memory follows their range (a quarter byte a GPU op). */
