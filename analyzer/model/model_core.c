@@ -307,7 +307,8 @@ static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
 {
     size_t n_old = s->links_sorted, i = 0, j = 0, k = 0;
     md_link *old = gt_xrealloc(NULL, (n_old + 1) * sizeof *old);
-    memcpy(old, s->links_v, n_old * sizeof *old);
+    if (n_old > 0) /* links_v is NULL before the first merge; memcpy's source must not be */
+        memcpy(old, s->links_v, n_old * sizeof *old);
     gt_grow((void **)&s->links_v, &s->cap_links_v, n_old + n_kept + n_waiting, sizeof *s->links_v);
     while (i < n_old || j < n_kept) {
         if (i < n_old && old[i].how == MD_LINK_SUPERSEDED)
@@ -321,7 +322,8 @@ static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
     }
     free(old);
     s->links_sorted = k;
-    memcpy(s->links_v + k, waiting, n_waiting * sizeof *waiting);
+    if (n_waiting > 0)
+        memcpy(s->links_v + k, waiting, n_waiting * sizeof *waiting);
     s->n_links_v = k + n_waiting;
 }
 
@@ -333,6 +335,8 @@ static void links_compact(pass_state *s, int final)
 {
     if (!s->link_how.width)
         s->link_how.width = 2;
+    if (s->n_links_v == s->links_sorted)
+        return; /* no decision since the last one (links_v may still be NULL) */
     md_link *tail = s->links_v + s->links_sorted;
     size_t n = links_sort_last(tail, s->n_links_v - s->links_sorted), n_kept = 0, n_waiting = 0;
     md_link *kept = gt_xrealloc(NULL, (n + 1) * sizeof *kept);

@@ -67,6 +67,20 @@ static void test_rules(void)
     free_state(&s);
 }
 
+/* A trace without a GPU op (links_v never allocated) sorts and answers "not linked"; under UBSan
+ * this is the case that passed a NULL array to memcpy and pointer arithmetic. */
+static void test_empty(void)
+{
+    pass_state s;
+    memset(&s, 0, sizeof s);
+    read_call(&s, 10, 0);
+    md_links_sort(&s);
+    md_links_sort(&s); /* sorting again changes nothing */
+    expect(&s, 100, 0, UINT32_MAX, "no op at all");
+    CHECK(s.n_links_v == 0, "%zu links kept from none", s.n_links_v);
+    free_state(&s);
+}
+
 /* 2.4 M decisions over 2 M ops, compacted as they come (only the library calls' kept): every 7th op
  * a library call's kernel, every 5th decided twice (the second to the other kind of call), every
  * 11th decided before its call is read (read 1,000 decisions later), every 13th decided again after
@@ -134,6 +148,7 @@ static void test_many(void)
 
 int main(void)
 {
+    test_empty();
     test_rules();
     test_many();
     if (failures)
