@@ -380,7 +380,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     md_resolve_stacks(p, s);
     md_framework_finish(p);
     md_sample_windows(p, s);
-    md_busy_and_gaps(p, s);
+    md_busy(p, s);
     copies_finish(p, s);
     if (!p->sync_count && s->cupti_sync_count) { /* no wrapper saw syncs (static cudart, JAX) */
         p->syncs_from_cupti = 1;
@@ -388,8 +388,9 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
         p->sync_total_ns = s->cupti_sync_ns;
     }
     md_choose_steps(p, s);
-    md_gap_to_last_step(p);
     free_step_inputs(s);
+    md_gaps(p, s);
+    md_gap_to_last_step(p);
     /* A long file: its steady figures from a third read rather than a log of every launch,
      * kernel, sync and copy. The phases' evidence from the log (waits at an autotuner's call
      * sites) is still logged in pass 2, so the sites are marked now. */

@@ -134,18 +134,33 @@ void md_sample_clip(gt_proc *p, pass_state *s)
     s->cap_iv = cap;
 }
 
+/* The windows' part of [gpu_first, gpu_last]: of window w, [*a, *b]; 0 when it has none. */
+static int window_in_span(const gt_proc *p, size_t w, uint64_t *a, uint64_t *b)
+{
+    const gt_step *win = &p->gpu_windows[w];
+    *a = win->start_ns > p->gpu_first_ns ? win->start_ns : p->gpu_first_ns;
+    *b = win->end_ns < p->gpu_last_ns ? win->end_ns : p->gpu_last_ns;
+    return *b > *a;
+}
+
+uint64_t md_sample_span(const gt_proc *p)
+{
+    uint64_t span = 0, a, b;
+    for (size_t w = 0; w < p->n_gpu_windows; w++)
+        if (window_in_span(p, w, &a, &b))
+            span += b - a;
+    return span;
+}
+
 /* The idle gaps: the windows' part of [gpu_first, gpu_last] the busy intervals leave (each
  * interval lies inside one window after md_sample_clip). */
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap)
 {
     size_t j = 0;
+    uint64_t a, b;
     for (size_t w = 0; w < p->n_gpu_windows; w++) {
-        const gt_step *win = &p->gpu_windows[w];
-        uint64_t a = win->start_ns > p->gpu_first_ns ? win->start_ns : p->gpu_first_ns;
-        uint64_t b = win->end_ns < p->gpu_last_ns ? win->end_ns : p->gpu_last_ns;
-        if (b <= a)
+        if (!window_in_span(p, w, &a, &b))
             continue;
-        p->gpu_span_ns += b - a;
         uint64_t cur = a;
         while (j < s->n_iv && s->iv[j][1] <= a)
             j++;

@@ -11,6 +11,8 @@ void md_sample_on_capture(pass_state *s, const gt_record *r);
 void md_sample_on_call(pass_state *s, uint16_t kind, const gt_api_common *c);
 void md_sample_windows(gt_proc *p, pass_state *s);
 void md_sample_clip(gt_proc *p, pass_state *s);
+/* The time the windows hold of [gpu_first, gpu_last]: a sampled trace's span. */
+uint64_t md_sample_span(const gt_proc *p);
 void md_sample_gaps(gt_proc *p, const pass_state *s, size_t *cap);
 void md_sample_bins(gt_proc *p);
 void md_sample_steady(gt_proc *p, uint64_t lo, uint64_t hi);

@@ -79,6 +79,7 @@ size_t md_steps_wait_times(const step_op *ops, size_t n_ops, const step_key_ops 
 /* model_steps_pattern.c: the repeating pattern of the GPU operations (s->ops), or of the calls
  * of a GPU-sampled trace (s->cpu_ops); 1 when it made the steps. */
 int md_steps_choose_pattern(chooser *c);
+/* The same of the calls (s->calls: their order changes). */
 int md_steps_choose_calls(chooser *c);
 /* What an operation's key names ("Memcpy DtoH 4 B", a kernel's short name, a sync's function). */
 void md_steps_op_name(const chooser *c, uint64_t key, char *buf, size_t size);

@@ -601,18 +601,37 @@ static int choose_graph_calls(chooser *c, const op_list *l)
     return ok;
 }
 
+/* Whether one thread made every call kept. */
+static int one_thread(const pass_state *s)
+{
+    for (size_t i = 1; i < s->n_calls; i++)
+        if (s->call_tids[i] != s->call_tids[0])
+            return 0;
+    return 1;
+}
+
 int md_steps_choose_calls(chooser *c)
 {
     pass_state *s = c->s;
     if (s->n_calls < 3)
         return 0;
     uint32_t tid = loop_thread(s);
-    op_list l = {gt_xrealloc(NULL, s->n_calls * sizeof *l.ops), 0, 1};
-    for (size_t i = 0; i < s->n_calls; i++)
-        if (tid == UINT32_MAX || s->call_tids[i] == tid)
-            l.ops[l.n++] = s->calls[i];
+    op_list l = {NULL, 0, 1};
+    if (one_thread(s)) {
+        /* Every call is the loop thread's: the list itself, sorted in place (a copy would add
+         * its size to the step finder's peak, the calls' list being at its cap on a long run;
+         * join_lockstep_threads reads the calls in any order, and all of one thread). */
+        l.ops = s->calls;
+        l.n = s->n_calls;
+    } else {
+        l.ops = gt_xrealloc(NULL, s->n_calls * sizeof *l.ops);
+        for (size_t i = 0; i < s->n_calls; i++)
+            if (tid == UINT32_MAX || s->call_tids[i] == tid)
+                l.ops[l.n++] = s->calls[i];
+    }
     qsort(l.ops, l.n, sizeof *l.ops, cmp_op_time);
     int ok = choose_graph_calls(c, &l) || choose_in(c, &l);
-    free(l.ops);
+    if (l.ops != s->calls)
+        free(l.ops);
     return ok;
 }

@@ -39,7 +39,7 @@ void md_steps_note_pct(chooser *c, const char *fmt, const char *name, double pct
     md_steps_note(c, fmt, name, num);
 }
 
-/* GPU busy time inside [lo, hi] (s->iv: merged, sorted by md_busy_and_gaps). */
+/* GPU busy time inside [lo, hi] (s->iv: merged, sorted by md_busy). */
 static uint64_t busy_in(const pass_state *s, uint64_t lo, uint64_t hi)
 {
     uint64_t sum = 0;

@@ -81,7 +81,7 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
     }
 }
 
-void md_busy_and_gaps(gt_proc *p, pass_state *s)
+void md_busy(gt_proc *p, pass_state *s)
 {
     md_iv_merge(s, 0);
     if (p->gpu_sampled) /* only the windows are measured time (model_sample.c) */
@@ -90,17 +90,9 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
         return;
     p->gpu_first_ns = s->iv[0][0];
     p->gpu_last_ns = s->iv[s->n_iv - 1][1];
-    size_t cap = 0;
-    for (size_t i = 0; i < s->n_iv; i++) {
+    for (size_t i = 0; i < s->n_iv; i++)
         p->gpu_busy_ns += s->iv[i][1] - s->iv[i][0];
-        if (i && !p->gpu_sampled)
-            md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
-    }
-    p->gpu_span_ns = p->gpu_last_ns - p->gpu_first_ns;
-    if (p->gpu_sampled) {
-        p->gpu_span_ns = 0;
-        md_sample_gaps(p, s, &cap);
-    }
+    p->gpu_span_ns = p->gpu_sampled ? md_sample_span(p) : p->gpu_last_ns - p->gpu_first_ns;
     /* GPU busy % over time */
     uint64_t span = p->gpu_last_ns - p->gpu_first_ns;
     p->bin_origin = p->gpu_first_ns;
@@ -109,6 +101,19 @@ void md_busy_and_gaps(gt_proc *p, pass_state *s)
         md_bins_add(p, s->iv[i][0], s->iv[i][1], 0);
     if (p->gpu_sampled)
         md_sample_bins(p);
+}
+
+void md_gaps(gt_proc *p, const pass_state *s)
+{
+    size_t cap = 0;
+    if (!s->n_iv)
+        return;
+    if (p->gpu_sampled) {
+        md_sample_gaps(p, s, &cap);
+        return;
+    }
+    for (size_t i = 1; i < s->n_iv; i++)
+        md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
 }
 
 /* Steps that end at the wait of their iteration may end after the GPU's last operation (the
