@@ -10,6 +10,8 @@
 #        the peak memory (max RSS) and time of report, convert (with advice, and --no-advice),
 #        diff of the trace against itself and report --summary (SCALE_MEASURE: which of
 #        "report summary convert noadvice diff", default all). Output: $OUT/scale_long.txt.
+#        SCALE_BASELINE=<an older gputrace>: each measured command is also run with it, right
+#        after ours on the same trace, so that before and after come from one run.
 set -uo pipefail
 : "${OUT:?OUT must name the folder for results}"
 cd "$(dirname "$0")/../.." || exit 1
@@ -78,11 +80,18 @@ long)
   echo "trace: $(stat -c %s "$T") bytes"
   "$GT" info "$T" | head -12
   want() { [[ " ${SCALE_MEASURE:-report summary convert noadvice diff} " == *" $1 "* ]]; }
-  want report && peak "report" "$GT" report "$T"
-  want summary && peak "report --summary" "$GT" report --summary -o "$L/summary.json" "$T"
-  want convert && peak "convert (default)" "$GT" convert -o "$L/out.pftrace" "$T"
-  want noadvice && peak "convert --no-advice" "$GT" convert --no-advice -o "$L/out2.pftrace" "$T"
-  want diff && peak "diff (itself)" "$GT" diff "$T" "$T"
+  # both LABEL ARGS...: ours, then the baseline's when one is named
+  both() {
+    local label=$1
+    shift
+    peak "$label" "$GT" "$@"
+    [ -z "${SCALE_BASELINE:-}" ] || peak "$label, baseline" "$SCALE_BASELINE" "$@"
+  }
+  want report && both "report" report "$T"
+  want summary && both "report --summary" report --summary -o "$L/summary.json" "$T"
+  want convert && both "convert (default)" convert -o "$L/out.pftrace" "$T"
+  want noadvice && both "convert --no-advice" convert --no-advice -o "$L/out2.pftrace" "$T"
+  want diff && both "diff (itself)" diff "$T" "$T"
   ;;
 *)
   echo "usage: OUT=<folder> tools/gpu/scale.sh ranks|long [STEPS]" >&2
