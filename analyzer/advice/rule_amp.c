@@ -5,7 +5,11 @@
  * step's busy time, gives it per step. The saving is the part tensor cores would not need: 1 -
  * fp32 rate / TF32 rate, from this machine's GEMM rates measured by `gputrace doctor --save`, or
  * half (tensor cores run TF32 at least twice the fp32 rate: an assumption the message states).
- * Thresholds: docs/advice.md. */
+ * Matrix-vector products are not counted: tensor cores multiply tiles of two matrices, so cuBLAS
+ * never runs a gemv on them, and a product with a dimension of 1 reads each matrix element once,
+ * bound by memory rather than math: TF32 or half precision math would not make it faster.
+ * Kernels of several streams may run at once, so their times can add up past the GPU's busy
+ * time: the share is at most all of it. Thresholds: docs/advice.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,8 +28,16 @@ typedef struct amp_data {
     int cc, inferred, by_calls, doctor, gemms, convs, tf32_gemms;
 } amp_data;
 
+/* gemv, a GEMM with m or n of 1 (a matrix times a vector) or k of 1 (an outer product) */
+static int gemm_is_matrix_vector(const gt_gemm_agg *g)
+{
+    return g->m == 1 || g->n == 1 || g->k == 1;
+}
+
 static int gemm_is_fp32_plain(const gt_gemm_agg *g)
 {
+    if (gemm_is_matrix_vector(g))
+        return 0;
     if (g->func == GT_FN_cublasSgemm_v2 || g->func == GT_FN_cublasSgemm_v2_64)
         return g->compute_type != 77 && g->compute_type != 74 && g->compute_type != 75;
     return g->atype == 0 &&
@@ -34,6 +46,8 @@ static int gemm_is_fp32_plain(const gt_gemm_agg *g)
 
 static int kernel_is_fp32_plain(const gt_kernel_agg *k)
 {
+    if (strstr(k->mangled, "gemv") || strstr(k->mangled, "Gemv")) /* cuBLAS's gemv kernels */
+        return 0;
     return !k->tensor_cores && (k->family == GT_KF_GEMM || k->conv_like) &&
            (strstr(k->mangled, "sgemm") || strstr(k->mangled, "scudnn") ||
             strstr(k->mangled, "fp32") || strstr(k->mangled, "_f32"));
@@ -104,6 +118,8 @@ static int find(const gt_rule_ctx *c, gt_advice *a, void *data)
         d->doctor = 1;
     }
     double share = by_time ? d->fp32_ms / d->busy_ms : d->calls / all_calls;
+    if (share > 1) /* their kernels ran at once on several streams */
+        share = 1;
     d->share_pct = 100 * share;
     d->per_step_ms = share * gt_adv_busy_ms(p);
     double saving = d->per_step_ms * (1 - 1 / d->speedup);
@@ -179,10 +195,11 @@ static void word(const gt_rule_ctx *c, const gt_advice *a, const void *data, gt_
     else
         GT_SEEN(w,
                 "%s fp32 convolutions/GEMMs run without tensor cores on a compute capability %d.%d "
-                "GPU: %s over the run, %s of its GPU busy time, about %s %s.",
+                "GPU: %s over the run, %s of its GPU busy time%s, about %s %s.",
                 d->inferred ? "Judging by kernel names," : "cuDNN/cuBLAS report that", d->cc / 10,
-                d->cc % 10, gt_dur(d->fp32_ms), gt_pct(d->share_pct), gt_adv_ms(d->per_step_ms),
-                gt_adv_per(p));
+                d->cc % 10, gt_dur(d->fp32_ms), gt_pct(d->share_pct),
+                d->fp32_ms > d->busy_ms ? " (their kernels ran at once on several streams)" : "",
+                gt_adv_ms(d->per_step_ms), gt_adv_per(p));
     remedy(d, c->fw, w);
 }
 

@@ -3,8 +3,10 @@
  * managed_gemv.cu does from OpenMP threads (issue 30). With FAKE_CUBLAS_GEMV_MEET=THREADS the
  * fake libcublas makes every round's gemv calls overlap, so each gemv kernel lies between the
  * anchors of every thread's call: only the streams tell them apart.
- *   cupti_cublas_threads_app [THREADS] [ROUNDS] [one-stream]
- * one-stream: every thread on the default stream (nothing to tell the calls apart by). */
+ *   cupti_cublas_threads_app [THREADS] [ROUNDS] [one-stream] [sgemm]
+ * one-stream: every thread on the default stream (nothing to tell the calls apart by); sgemm: a
+ * 64x64x64 cublasSgemm in place of the gemv (fp32 matrix products the amp advice must see, where
+ * the gemv's matrix-vector products are not for tensor cores). */
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -22,7 +24,16 @@ void __cudaRegisterFunction(void **h, const char *host_fun, char *device_fun,
 static void scale_relu(void) {}
 
 static int rounds;
-static int one_stream;
+static int one_stream, sgemm;
+
+static cublasStatus_t product(cublasHandle_t blas, const float *a, const float *x, float *y)
+{
+    const float one = 1.0f, zero = 0.0f;
+    if (sgemm)
+        return cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a, 64, a, 64, &zero,
+                              y, 64);
+    return cublasSgemv_v2(blas, CUBLAS_OP_N, 64, 64, &one, a, 64, x, 1, &zero, y, 1);
+}
 
 static void *worker(void *arg)
 {
@@ -35,14 +46,12 @@ static void *worker(void *arg)
         fprintf(stderr, "setup failed\n");
         return (void *)1;
     }
-    static float a[64 * 64], x[64], y[64];
-    const float one = 1.0f, zero = 0.0f;
+    static float a[64 * 64], x[64], y[64 * 64];
     float *py = y;
     int n = 64;
     void *args[] = {&py, &n};
     for (int r = 0; r < rounds; r++) {
-        if (cublasSgemv_v2(blas, CUBLAS_OP_N, 64, 64, &one, a, 64, x, 1, &zero, y, 1) !=
-            CUBLAS_STATUS_SUCCESS)
+        if (product(blas, a, x, y) != CUBLAS_STATUS_SUCCESS)
             return (void *)1;
         cudaLaunchKernel((const void *)scale_relu, (dim3){1, 1, 1}, (dim3){64, 1, 1}, args, 0,
                          stream);
@@ -58,9 +67,17 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 4;
     rounds = argc > 2 ? atoi(argv[2]) : 10;
-    one_stream = argc > 3 && !strcmp(argv[3], "one-stream");
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "one-stream"))
+            one_stream = 1;
+        else if (!strcmp(argv[i], "sgemm"))
+            sgemm = 1;
+        else
+            threads = 0; /* the usage below */
+    }
     if (threads < 1 || threads > MAX_THREADS || rounds < 1) {
-        fprintf(stderr, "usage: %s [THREADS 1..%d] [ROUNDS] [one-stream]\n", argv[0], MAX_THREADS);
+        fprintf(stderr, "usage: %s [THREADS 1..%d] [ROUNDS] [one-stream] [sgemm]\n", argv[0],
+                MAX_THREADS);
         return 2;
     }
     __cudaRegisterFunction(NULL, (const char *)scale_relu, "_Z10scale_reluPfi", "_Z10scale_reluPfi",

@@ -891,7 +891,8 @@ cublas_threads)
     # (FAKE_CUBLAS_GEMV_MEET=4: each gemv kernel lies between the anchors of all 4 calls) and
     # launch a kernel of their own, 10 rounds. What the launches show each handle's stream to be
     # tells the gemv kernels apart: all 80 kernels lead to their own thread's call. On one stream
-    # (the default one) the 40 gemv kernels cannot be told apart and are counted so.
+    # (the default one) the 40 gemv kernels cannot be told apart and are counted so. No amp advice
+    # for the gemv; the same program with fp32 GEMMs gets it.
     [ -n "$GPUTRACE" ] || { fail "no gputrace command to report with"; exit 1; }
     # thread_links DUMP LINKED GEMV_LINKED [shared]: every link goes from a kernel to a call of the
     # thread whose stream the kernel ran on (one thread per CUPTI stream, unless the stream is
@@ -946,6 +947,27 @@ cublas_threads)
     "$GPUTRACE" convert --no-advice -o "$T/s.pftrace" "$tr" 2>"$T/s.conv" || fail "convert failed: $(cat "$T/s.conv")"
     grep -q "80 kernels linked by anchors and launch order (40 of them from library calls made at once on several threads, told apart by stream)" "$T/s.conv" ||
         fail "convert: $(cat "$T/s.conv")"
+    # amp_advice JSON: the amp item's id, fp32 calls and share, or nothing when it is not there
+    amp_advice() {
+        python3 -c 'import json, sys
+for a in json.load(open(sys.argv[1]))["advice"]:
+    if a["id"] == "amp":
+        ev = a["evidence"]
+        print("amp", int(ev["fp32_calls"]), ev["fp32_share"])' "$1"
+    }
+    # gemv is a matrix-vector product: no tensor core runs it, so it is no case for TF32 or AMP
+    # (on the H200, managed_gemv's 4 threads' fp32 gemv were advised amp, "266% of the GPU's
+    # busy time", ahead of the page faults that slowed them).
+    [ -z "$(amp_advice "$T/s.json")" ] || fail "gemv advised amp: $(amp_advice "$T/s.json")"
+    # The same threads with a 64x64x64 cublasSgemm in place of the gemv: fp32 matrix products
+    # without tensor cores, the amp advice with all 40 calls, its share of the busy time at most
+    # all of it.
+    run_traced g -- "$CUBLAS_THREADS_APP" 4 10 sgemm
+    grep -q "4 threads x 10 rounds: done" "$T/g.out" || fail "sgemm app: $(cat "$T/g.out" "$T/g.err")"
+    tr=$(ls "$T/g.d"/*.gtrace | head -1)
+    "$GPUTRACE" report --json "$tr" >"$T/g.json" 2>&1 || fail "sgemm: report --json failed"
+    amp_advice "$T/g.json" | awk '$1 == "amp" && $2 == 40 && $3 > 0 && $3 <= 100 { ok = 1 } END { exit !ok }' ||
+        fail "sgemm: amp advice: '$(amp_advice "$T/g.json")'"
     # One stream for every thread: nothing tells the gemv calls apart. The launches keep their
     # kernels; the 40 gemv kernels stay unlinked, counted as ambiguous (not as unwrapped calls').
     run_traced o FAKE_CUBLAS_GEMV_MEET=4 -- "$CUBLAS_THREADS_APP" 4 10 one-stream

@@ -200,7 +200,12 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     if (should_fail("cublasLtMatmul"))
         return CUBLAS_STATUS_EXECUTION_FAILED;
     layout *dl = (layout *)Dd;
-    cublasLtFakeEmit("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_fake", dl->rows,
-                     dl->cols, stream);
+    /* fp32 data and fp32 compute run on FFMA units, as the real library's default math mode
+     * does; any other type or compute type on tensor cores */
+    int ffma = ((const desc *)d)->compute_type == CUBLAS_COMPUTE_32F &&
+               ((const layout *)Ad)->type == CUDA_R_32F;
+    cublasLtFakeEmit(ffma ? "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8_ffma_fake"
+                          : "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_fake",
+                     dl->rows, dl->cols, stream);
     return CUBLAS_STATUS_SUCCESS;
 }
