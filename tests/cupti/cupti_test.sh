@@ -207,6 +207,21 @@ static_autoswitch)
     dump_trace o
     [ "$(count_of 55 "$T/o.dump")" = 0 ] || fail "API records with GPUTRACE_API=off"
     ;;
+static_at_load)
+    # A program that carries device code and maps no libcudart (nvcc's default static cudart) is
+    # known at load: CUPTI's runtime API records are on from the start, so every runtime call is
+    # there (on the H100 the late switch of static_autoswitch lost 78 of managed_gemv's 120 stream
+    # syncs). The same program with its libcudart mapped waits for the switch (static_autoswitch).
+    ldd "$EMIT_STATIC_APP" | grep -q libcudart && { fail "the static app maps a libcudart"; exit 1; }
+    run_traced s GPUTRACE_FLUSH_MS=20 GPUTRACE_VERBOSE=1 -- "$EMIT_STATIC_APP" static api
+    dump_trace s
+    D=$T/s.dump
+    api=$(count_of 55 "$D")
+    kernels=$(count_of 50 "$D")
+    [ "$kernels" -ge 100 ] || fail "kernels $kernels < 100: $(tail -3 "$T/s.err")"
+    [ "$api" = "$kernels" ] || fail "API records $api for $kernels kernels: each round's runtime call must be there"
+    grep -q "no shared libcudart (static cudart)" "$T/s.err" || fail "not known at load: $(grep gputrace "$T/s.err" | head -5)"
+    ;;
 managed)
     # Unified memory (issue 30): the first managed allocation switches CUPTI's counters on
     # (GPUTRACE_UM=auto) from the driver callback on cuMemAllocManaged. Faults mode: the first
