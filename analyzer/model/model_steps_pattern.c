@@ -272,6 +272,10 @@ static pattern *find_patterns(const op_list *l, const uint32_t *ids, size_t n_id
          * sync: the iteration is the launches up to the wait) */
         if (period == 1 && regular_period(pos + off[k], NULL, cnt, tmp) != 1)
             period = 0;
+        /* a wait right after the same wait, no GPU work between: the waits of a program's
+         * tear-down (a static runtime's device syncs as it frees), not an iteration's end */
+        if (period == 1 && l->ops[pos[off[k]]].key & SYNC_KEY)
+            period = 0;
         if (period)
             pt[np++] = (pattern){k, cnt, pos[off[k]], period};
         else if (md_steps_waits_for_gpu(l->ops[pos[off[k]]].key))

@@ -8,7 +8,8 @@
  * once an iteration and a wait after it end its steps (the last resort); without such an
  * operation, or without a wait each iteration, it makes none. A loop led by the host (work before
  * an iteration's first kernel) that waits for the GPU once an iteration has its steps end at
- * those waits, a sync or a blocking copy back to the host. Usage: test_steps WORKDIR */
+ * those waits, a sync or a blocking copy back to the host. Waits back to back with no GPU work
+ * between them (a tear-down) make no steps. Usage: test_steps WORKDIR */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ typedef struct synth {
     int same_kernel;      /* the step's launches are all of kernel_0 */
     int sync_each;        /* cudaDeviceSynchronize at the end of each step */
     int pause_after;      /* a pause of 50 steps' time after this step: two loops (0 none) */
+    int teardown_syncs;   /* cudaDeviceSynchronize calls back to back after the loop, and one
+                             before it (the end of the set-up) */
 } synth;
 
 static char dir[512];
@@ -165,10 +168,15 @@ static int write_synth(const char *path, const synth *s)
     if (open_synth(path, 77, "python\0loop.py", sizeof "python\0loop.py") != 0)
         return -1;
     strings(s);
+    if (s->teardown_syncs)
+        api(T0 + 500000, GT_FN_cudaDeviceSynchronize);
     for (int i = 0; i < s->steps; i++)
         one_step(s, i,
                  T0 + 1000000 + (uint64_t)i * s->period_ns +
                      (s->pause_after && i > s->pause_after ? 50 * s->period_ns : 0));
+    uint64_t end = T0 + 1000000 + (uint64_t)s->steps * s->period_ns;
+    for (int i = 0; i < s->teardown_syncs; i++) /* a static runtime freeing its memory */
+        api(end + (uint64_t)i * 10000, GT_FN_cudaDeviceSynchronize);
     return gt_test_writer_close(&w);
 }
 
@@ -279,6 +287,16 @@ static void test_sync_each_iteration(void)
     s.same_kernel = 1; /* a benchmark loop: 6 launches of one kernel, then a sync */
     s.sync_each = 1;
     expect("sync_each.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19, "cudaDeviceSynchronize");
+}
+
+/* More waits than iterations, back to back after the loop with no GPU work between them (on the
+ * H200, managed_gemv's static build: 18 device syncs as it freed its memory made 97 µs "steps"
+ * of a 30.7 ms loop): waits that end no work end no step. */
+static void test_waits_without_work_passed_over(void)
+{
+    synth s = base();
+    s.teardown_syncs = 30;
+    expect("teardown_syncs.gtrace", &s, NULL, GT_STEPSRC_KERNEL_PATTERN, 19, "kernel_0");
 }
 
 static void test_several_loops_rejected(void)
@@ -594,6 +612,7 @@ int main(int argc, char **argv)
     test_graph_launches();
     test_profiler_windows();
     test_sync_each_iteration();
+    test_waits_without_work_passed_over();
     test_several_loops_rejected();
     test_step_range_option();
     test_changing_iterations();
