@@ -195,8 +195,10 @@ static CUptiResult enable_kinds(void)
      * from the first periodic check after its kernels (maybe_switch_api_records): on the H100,
      * managed_gemv's static build lost 78 of its 120 stream syncs to that wait. */
     int mode = gt_core_config()->api_mode;
-    if (mode == GT_API_FULL || (mode == GT_API_AUTO && atomic_load(&gt_cupti_static_runtime)))
+    if (mode == GT_API_FULL)
         return enable_api_kinds();
+    if (mode == GT_API_AUTO && atomic_load(&gt_cupti_static_runtime))
+        enable_api_kinds(); /* best effort, as the later switch: refused, the kernels still come */
     return CUPTI_SUCCESS;
 }
 

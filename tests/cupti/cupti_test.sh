@@ -221,6 +221,11 @@ static_at_load)
     [ "$kernels" -ge 100 ] || fail "kernels $kernels < 100: $(tail -3 "$T/s.err")"
     [ "$api" = "$kernels" ] || fail "API records $api for $kernels kernels: each round's runtime call must be there"
     grep -q "no shared libcudart (static cudart)" "$T/s.err" || fail "not known at load: $(grep gputrace "$T/s.err" | head -5)"
+    # A CUPTI that refuses the runtime API kind (5): no API records, the kernels all the same
+    run_traced r FAKE_CUPTI_REFUSE_KIND=5 -- "$EMIT_STATIC_APP" static kernels
+    dump_trace r
+    [ "$(count_of 55 "$T/r.dump")" = 0 ] || fail "API records although CUPTI refused the kind"
+    [ "$(count_of 50 "$T/r.dump")" -ge 100 ] || fail "runtime kind refused: kernels $(count_of 50 "$T/r.dump") < 100"
     ;;
 managed)
     # Unified memory (issue 30): the first managed allocation switches CUPTI's counters on

@@ -802,6 +802,9 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     static int um_enables;
     log_call(__func__);
+    const char *refuse = getenv("FAKE_CUPTI_REFUSE_KIND"); /* a CUPTI without that kind */
+    if (refuse && atoi(refuse) == (int)kind)
+        return CUPTI_ERROR_NOT_SUPPORTED;
     const char *um = getenv("FAKE_CUPTI_UM");
     if (kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && um && !strcmp(um, "late") &&
         __atomic_fetch_add(&um_enables, 1, __ATOMIC_RELAXED) == 0)
