@@ -126,6 +126,17 @@ static const uint16_t runtime_cbids[] = {
     RT(cudaMemset3DAsync_ptsz_v7000),
 };
 
+/* A static runtime's allocations and frees: no wrapper sees them, and without them a static
+ * program that allocates every step was advised launch-bound, not alloc-in-loop (issue 30).
+ * cudaMallocManaged is seen under it, on the driver's cuMemAllocManaged. */
+static const uint16_t runtime_alloc_cbids[] = {
+    RT(cudaMalloc_v3020),       RT(cudaFree_v3020),
+    RT(cudaMallocHost_v3020),   RT(cudaHostAlloc_v3020),
+    RT(cudaFreeHost_v3020),     RT(cudaMallocPitch_v3020),
+    RT(cudaMallocAsync_v11020), RT(cudaMallocAsync_ptsz_v11020),
+    RT(cudaFreeAsync_v11020),   RT(cudaFreeAsync_ptsz_v11020),
+};
+
 /* Driver kernel launches (what cuDNN's runtime-compiled kernels and Triton use). */
 static const uint16_t driver_launch_cbids[] = {
     DRV(cuLaunch),
@@ -387,6 +398,127 @@ static void read_params(gt_cupti_unseen_call *l, CUpti_CallbackId cbid, const vo
     }
 }
 
+/* The allocation entry point of a cbid: its GT_FN_* id and what the call record says of it (0:
+ * not one of runtime_alloc_cbids). */
+static uint32_t alloc_func_of(CUpti_CallbackId cbid, gt_cupti_unseen_call *a)
+{
+    switch (cbid) {
+    case RT(cudaMalloc_v3020):
+        a->alloc_kind = GT_ALLOC_DEVICE;
+        return GT_FN_cudaMalloc;
+    case RT(cudaFree_v3020):
+        a->alloc_kind = GT_ALLOC_DEVICE, a->is_free = true;
+        return GT_FN_cudaFree;
+    case RT(cudaMallocHost_v3020):
+        a->alloc_kind = GT_ALLOC_HOST_PINNED;
+        return GT_FN_cudaMallocHost;
+    case RT(cudaHostAlloc_v3020):
+        a->alloc_kind = GT_ALLOC_HOST_PINNED;
+        return GT_FN_cudaHostAlloc;
+    case RT(cudaFreeHost_v3020):
+        a->alloc_kind = GT_ALLOC_HOST_PINNED, a->is_free = true;
+        return GT_FN_cudaFreeHost;
+    case RT(cudaMallocPitch_v3020):
+        a->alloc_kind = GT_ALLOC_PITCH;
+        return GT_FN_cudaMallocPitch;
+    case RT(cudaMallocAsync_ptsz_v11020):
+        a->flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(cudaMallocAsync_v11020):
+        a->alloc_kind = GT_ALLOC_DEVICE_ASYNC;
+        return GT_FN_cudaMallocAsync;
+    case RT(cudaFreeAsync_ptsz_v11020):
+        a->flags = GT_RF_PTDS;
+        /* fall through */
+    case RT(cudaFreeAsync_v11020):
+        a->alloc_kind = GT_ALLOC_DEVICE_ASYNC, a->is_free = true;
+        return GT_FN_cudaFreeAsync;
+    default:
+        return 0;
+    }
+}
+
+/* The pointer and size of an allocation (its pointer once it succeeded), the pointer of a free,
+ * from the parameter structs of generated_cuda_runtime_api_meta.h. */
+static void read_alloc_params(gt_cupti_unseen_call *a, CUpti_CallbackId cbid, const void *params)
+{
+    if (!params)
+        return;
+    bool ok = a->result == 0;
+    switch (cbid) {
+    case RT(cudaMalloc_v3020): {
+        const cudaMalloc_v3020_params *p = params;
+        a->bytes = p->size;
+        a->ptr = ok && p->devPtr ? (uint64_t)(uintptr_t)*p->devPtr : 0;
+        break;
+    }
+    case RT(cudaMallocHost_v3020): {
+        const cudaMallocHost_v3020_params *p = params;
+        a->bytes = p->size;
+        a->ptr = ok && p->ptr ? (uint64_t)(uintptr_t)*p->ptr : 0;
+        break;
+    }
+    case RT(cudaHostAlloc_v3020): {
+        const cudaHostAlloc_v3020_params *p = params;
+        a->bytes = p->size;
+        a->ptr = ok && p->pHost ? (uint64_t)(uintptr_t)*p->pHost : 0;
+        break;
+    }
+    case RT(cudaMallocPitch_v3020): {
+        const cudaMallocPitch_v3020_params *p = params;
+        bool got = ok && p->devPtr && p->pitch;
+        a->bytes = got ? *p->pitch * p->height : p->width * p->height;
+        a->ptr = got ? (uint64_t)(uintptr_t)*p->devPtr : 0;
+        break;
+    }
+    case RT(cudaMallocAsync_v11020):
+    case RT(cudaMallocAsync_ptsz_v11020): {
+        const cudaMallocAsync_v11020_params *p = params;
+        a->bytes = p->size;
+        a->ptr = ok && p->devPtr ? (uint64_t)(uintptr_t)*p->devPtr : 0;
+        a->stream = (uint64_t)(uintptr_t)p->hStream;
+        break;
+    }
+    case RT(cudaFree_v3020):
+        a->ptr = (uint64_t)(uintptr_t)((const cudaFree_v3020_params *)params)->devPtr;
+        break;
+    case RT(cudaFreeHost_v3020):
+        a->ptr = (uint64_t)(uintptr_t)((const cudaFreeHost_v3020_params *)params)->ptr;
+        break;
+    case RT(cudaFreeAsync_v11020):
+    case RT(cudaFreeAsync_ptsz_v11020): {
+        const cudaFreeAsync_v11020_params *p = params;
+        a->ptr = (uint64_t)(uintptr_t)p->devPtr;
+        a->stream = (uint64_t)(uintptr_t)p->hStream;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* A static runtime's allocation or free outside any wrapped call: recorded at its exit as the
+ * allocation wrappers record theirs (a free's size is unknown: the runtime does not say). */
+static void on_unseen_alloc(const CUpti_CallbackData *cb, CUpti_CallbackId cbid,
+                            gt_cupti_unseen_call_fn hook)
+{
+    if (!cb->correlationData)
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        *cb->correlationData = gt_now_ns();
+        return;
+    }
+    uint64_t t1 = gt_now_ns(), t0 = *cb->correlationData;
+    gt_cupti_unseen_call a = {.t_begin_ns = t0 && t0 <= t1 ? t0 : t1, .t_end_ns = t1};
+    a.func = alloc_func_of(cbid, &a);
+    if (!a.func)
+        return;
+    a.is_alloc = true;
+    a.result = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+    read_alloc_params(&a, cbid, cb->functionParams);
+    hook(&a);
+}
+
 /* Managed memory (issue 30): CUPTI's unified-memory counters come on at the first allocation
  * (gt_cupti_um.c); a static runtime's allocation, which no wrapper saw, is recorded as a call. */
 static void on_managed_alloc(const CUpti_CallbackData *cb, const gt_cupti_tl_call *t)
@@ -409,7 +541,8 @@ static void on_managed_alloc(const CUpti_CallbackData *cb, const gt_cupti_tl_cal
                               .t_end_ns = t1,
                               .func = GT_FN_cudaMallocManaged,
                               .result = r,
-                              .is_alloc = true};
+                              .is_alloc = true,
+                              .alloc_kind = GT_ALLOC_MANAGED};
     if (p) {
         a.bytes = p->bytesize;
         a.ptr = r == 0 && p->dptr ? (uint64_t)*p->dptr : 0;
@@ -504,6 +637,8 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
         gt_cupti_unseen_call_fn hook = gt_cupti_unseen_call_hook();
         if (func && hook)
             on_unseen_launch(cb, cbid, func, flags, hook);
+        else if (hook)
+            on_unseen_alloc(cb, cbid, hook);
         return;
     }
     if (t->anchor_site) {
@@ -575,6 +710,9 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
     if (launches)
         *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
                            COUNT(runtime_launch_cbids));
+    if (atomic_load(&gt_cupti_static_runtime))
+        *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_alloc_cbids,
+                           COUNT(runtime_alloc_cbids));
     if (mode == GT_CUPTI_CB_RUNTIME)
         return;
     *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids, COUNT(driver_cbids));
@@ -648,6 +786,9 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now)
                     COUNT(runtime_launch_cbids));
         enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids, COUNT(driver_launch_cbids));
     }
+    if (callbacks_on_now && atomic_load(&gt_cupti_static_runtime))
+        enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_alloc_cbids,
+                    COUNT(runtime_alloc_cbids));
     return true;
 }
 

@@ -7,11 +7,12 @@
  * application's thread at the call's exit; the hook records it as the launch wrapper would
  * (GT_REC_API_LAUNCH, flagged GT_RF_VIA_CUPTI) and returns the call id CUPTI's callback pairs
  * with the launch's correlation id. Launches carry no call-site stack unless GPUTRACE_STACKS=all,
- * as with the wrappers. Managed allocations (cuMemAllocManaged under the static cudaMallocManaged)
- * are recorded the same way, with their call site, as the allocation wrapper records them. */
+ * as with the wrappers. Allocations and frees (cudaMalloc, cudaFree, ...; cudaMallocManaged by the
+ * driver's cuMemAllocManaged under it) are recorded the same way, with their call site, as the
+ * allocation wrappers record them. */
 #include "gt_wrap.h"
 
-/* A managed allocation of a static runtime: what the cudaMallocManaged wrapper would record. */
+/* An allocation or free of a static runtime: what the allocation wrappers would record. */
 static void record_unseen_alloc(const gt_cupti_unseen_call *a)
 {
     if (!gt_fast_guard_enter())
@@ -21,8 +22,8 @@ static void record_unseen_alloc(const gt_cupti_unseen_call *a)
                  .func = a->func,
                  .device = gt_wrap_tls_device_plus1 ? gt_wrap_tls_device_plus1 - 1 : -1,
                  .stack_id = gt_wrap_stack(1)};
-    gt_record_alloc(&c, a->t_end_ns, (uint16_t)(a->flags | GT_RF_VIA_CUPTI), a->result, 0, a->ptr,
-                    a->bytes, GT_ALLOC_MANAGED, 0);
+    gt_record_alloc(&c, a->t_end_ns, (uint16_t)(a->flags | GT_RF_VIA_CUPTI), a->result, a->stream,
+                    a->ptr, a->bytes, a->alloc_kind, a->is_free);
     gt_fast_guard_leave();
 }
 

@@ -10,6 +10,11 @@
  *               API op (with the kernel's name and configuration) and its kernel share a
  *               correlation id, as CUPTI sees a launch no wrapper could; then a managed
  *               allocation the same way (the driver's cuMemAllocManaged)
+ *   allocs N [late]  N rounds of a static runtime's cudaMalloc (1 MiB, 300 us), a launch, a
+ *               cudaFree (300 us) and 2 ms of host work: the allocation calls as CUPTI's runtime
+ *               callbacks see them, with their parameters, as in a program that allocates every
+ *               step; late: until the trace shows launches recorded from the callbacks (the
+ *               static runtime found at a flush), then N rounds more
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
@@ -17,6 +22,7 @@
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <generated_cuda_runtime_api_meta.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +112,30 @@ static void static_managed_alloc(size_t n)
     fake_gpu_emit(&op);
 }
 
+/* A static runtime's cudaMalloc and cudaFree: what CUPTI's runtime callbacks see of them. */
+static void *static_malloc(size_t n)
+{
+    static char memory[1 << 16];
+    void *ptr = memory;
+    cudaMalloc_v3020_params params = {&ptr, n};
+    fake_gpu_op op = op_new(FAKE_OP_API, 300000);
+    op.name = "cudaMalloc";
+    op.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
+    op.params = &params;
+    fake_gpu_emit(&op);
+    return ptr;
+}
+
+static void static_free(void *ptr)
+{
+    cudaFree_v3020_params params = {ptr};
+    fake_gpu_op op = op_new(FAKE_OP_API, 300000);
+    op.name = "cudaFree";
+    op.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020;
+    op.params = &params;
+    fake_gpu_emit(&op);
+}
+
 static void decode(void)
 {
     kernel("_Z7kernelAv");
@@ -181,6 +211,26 @@ int main(int argc, char **argv)
             sleep_ms(5);
         }
         static_managed_alloc(4096);
+    } else if (strcmp(mode, "allocs") == 0) {
+        int rounds = argc > 2 ? atoi(argv[2]) : 50;
+        bool switched = !(argc > 3 && !strcmp(argv[3], "late"));
+        int passes = 0;
+        for (int i = 0; i < rounds; i++) {
+            void *p = static_malloc(1 << 20);
+            static_launch("_Z7ownkernPf");
+            static_free(p);
+            sleep_ms(2);
+            if (!switched && own_trace_count(GT_REC_API_LAUNCH, NULL) > 0) {
+                switched = true;
+                i = -1; /* N rounds from the switch on */
+            } else if (!switched && i == rounds - 1) {
+                i = -1;
+                if (++passes > 400) { /* 20 s at least: a ceiling, not an expected time */
+                    printf("the trace never showed a launch\n");
+                    return 4;
+                }
+            }
+        }
     } else if (strcmp(mode, "fork") == 0) {
         kernel("_Z6parentv");
         fflush(stdout);

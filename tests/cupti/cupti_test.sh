@@ -326,6 +326,32 @@ static_launches)
     flags=$(awk '$1 == "header" { sub("flags=", "", $3); print $3 }' "$D")
     [ $(((flags >> 9) & 1)) = 1 ] || fail "unified-memory counters not on after the managed allocation"
     ;;
+static_allocs)
+    # A static runtime's cudaMalloc and cudaFree (issue 30): no wrapper sees them; CUPTI's runtime
+    # callbacks record each as the allocation wrappers do (flags=16, GT_RF_VIA_CUPTI), with its
+    # size and pointer. Without them a static program allocating every step was advised
+    # launch-bound (alloc_in_loop built static, on the H200), not alloc-in-loop.
+    run_traced s -- "$EMIT_STATIC_APP" allocs 40
+    dump_trace s
+    D=$T/s.dump
+    n_alloc=$(grep -c '^cpualloc name=cudaMalloc kind=1 bytes=1048576 free=0 flags=16$' "$D")
+    n_free=$(grep -c '^cpualloc name=cudaFree kind=1 bytes=0 free=1 flags=16$' "$D")
+    [ "$n_alloc" = 40 ] && [ "$n_free" = 40 ] ||
+        fail "allocations $n_alloc, frees $n_free recorded: want 40 each ($(grep -m3 '^cpualloc' "$D"))"
+    tr=$(ls "$T/s.d"/*.gtrace | head -1)
+    "$GPUTRACE" report --json "$tr" >"$T/s.json" 2>"$T/s.rerr" || fail "report --json: $(cat "$T/s.rerr")"
+    ids=$(python3 -c 'import json, sys
+print(" ".join(a["id"] for a in json.load(open(sys.argv[1]))["advice"]))' "$T/s.json")
+    case " $ids " in *" alloc-in-loop "*) ;; *) fail "advice without alloc-in-loop: $ids" ;; esac
+    # A static runtime found only at a flush (its libcudart mapped, never called): the
+    # allocation callbacks come on with the launch callbacks, none before
+    run_traced l GPUTRACE_FLUSH_MS=20 -- "$EMIT_APP" allocs 20 late
+    dump_trace l
+    n_alloc=$(grep -c '^cpualloc name=cudaMalloc kind=1 bytes=1048576 free=0 flags=16$' "$T/l.dump")
+    n_launch=$(grep -c '^cpucall kind=14 .* name=cudaLaunchKernel .*flags=16$' "$T/l.dump")
+    [ "$n_alloc" -ge 20 ] && [ "$n_launch" -ge 20 ] ||
+        fail "after the switch: allocations $n_alloc, launches $n_launch (want 20 or more): $(cat "$T/l.out")"
+    ;;
 dropped)
     # CUPTI's dropped-record count becomes a GT_REC_LOST (reason CUPTI_DROPPED) and the stats.
     run_traced d FAKE_CUPTI_DROP=123 GPUTRACE_API=off -- "$EMIT_APP" decode

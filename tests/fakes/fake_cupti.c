@@ -417,6 +417,9 @@ static void invoke_callback(CUpti_CallbackDomain domain, uint32_t cbid, CUpti_Ap
         d.symbolName = op->symbol;
         d.functionParams = &launch;
         d.functionReturnValue = site == CUPTI_API_EXIT ? &success : NULL;
+    } else if (op->kind == FAKE_OP_API && op->params) { /* a static runtime's cudaMalloc... */
+        d.functionParams = op->params;
+        d.functionReturnValue = site == CUPTI_API_EXIT ? &success : NULL;
     }
     d.contextUid = 1;
     d.correlationData = &correlation_data;
@@ -495,6 +498,11 @@ static void on_library_op(const fake_gpu_op *in)
 static void on_runtime_call(const fake_gpu_op *op)
 {
     invoke_callback(CUPTI_CB_DOMAIN_RUNTIME_API, op->cbid, CUPTI_API_ENTER, op, op->name);
+    if (op->params) { /* a static runtime's call with its parameters takes its time in here */
+        uint64_t d = op->end_ns > op->start_ns ? op->end_ns - op->start_ns : 0;
+        struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&lock);
     if (is_enabled(CUPTI_ACTIVITY_KIND_RUNTIME))
         store_ext_correlation(op->correlation_id);

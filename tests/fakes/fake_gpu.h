@@ -56,7 +56,8 @@ typedef struct fake_gpu_op {
      * hands the callbacks as symbolName with the call's parameters (grid, block, stream), the
      * way a static runtime's launch looks to CUPTI */
     const char *symbol;
-    /* FAKE_OP_DRIVER_CALL: the call's parameter struct, handed to the callbacks */
+    /* FAKE_OP_DRIVER_CALL, or FAKE_OP_API of a static runtime's call (cudaMalloc_v3020...): the
+     * call's parameter struct, handed to the callbacks; such a call takes end_ns - start_ns */
     const void *params;
     /* FAKE_OP_UM */
     int um_kind;
