@@ -588,17 +588,25 @@ int cmd_diff(int argc, char **argv)
     gt_run ra = {0}, rb = {0};
     ra.opts.step_range = rb.opts.step_range = o.step_range;
     const char *pa_path[] = {path_a}, *pb_path[] = {path_b};
-    int la = gt_run_load(&ra, pa_path, 1, 1), lb = gt_run_load(&rb, pb_path, 1, 1);
-    if (la != 0 || lb != 0 || !gt_run_step_range_check(&ra) || !gt_run_step_range_check(&rb)) {
+    /* One run at a time, its advice made and its gaps freed before the other is read: a long
+     * run's gaps are not in memory twice (diff compares figures, steps and advice, not gaps). */
+    gt_advice_list aa = {0}, ab = {0};
+    int ok_a = gt_run_load(&ra, pa_path, 1, 1) == 0 && gt_run_step_range_check(&ra);
+    if (ok_a) {
+        gt_advice_from_run(&ra, &aa);
+        gt_run_drop_gaps(&ra);
+    }
+    int ok_b = gt_run_load(&rb, pb_path, 1, 1) == 0 && gt_run_step_range_check(&rb);
+    if (!ok_a || !ok_b) {
+        gt_advice_list_free(&aa);
         gt_run_free(&ra);
         gt_run_free(&rb);
         return 2;
     }
+    gt_advice_from_run(&rb, &ab);
+    gt_run_drop_gaps(&rb);
     const gt_proc *pa[256], *pb[256];
     size_t n = pair_up(&ra, &rb, pa, pb, 256);
-    gt_advice_list aa = {0}, ab = {0};
-    gt_advice_from_run(&ra, &aa);
-    gt_advice_from_run(&rb, &ab);
     if (json) {
         json_t *pairs = json_array();
         for (size_t i = 0; i < n; i++)

@@ -556,6 +556,15 @@ void gt_proc_finish(gt_proc *p, int pass2_complete)
     load_finish(p, pass2_complete);
 }
 
+void gt_run_drop_gaps(gt_run *run)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        free(run->procs[i].gaps);
+        run->procs[i].gaps = NULL;
+        run->procs[i].n_gaps = 0;
+    }
+}
+
 void gt_run_free(gt_run *run)
 {
     for (size_t i = 0; i < run->n; i++) {
