@@ -73,7 +73,8 @@ static int cmp_iv(const void *a, const void *b)
 }
 
 /* Sort and merge intervals closer than gap ns. */
-size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap)
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, uint64_t *idle_ns,
+                          uint64_t *idle_gaps)
 {
     if (!n)
         return 0;
@@ -81,6 +82,10 @@ size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap)
     size_t w = 0;
     for (size_t i = 1; i < n; i++) {
         if (iv[i][0] <= iv[w][1] + gap) {
+            if (iv[i][0] > iv[w][1] && idle_ns) { /* a real gap, taken into busy time */
+                *idle_ns += iv[i][0] - iv[w][1];
+                (*idle_gaps)++;
+            }
             if (iv[i][1] > iv[w][1])
                 iv[w][1] = iv[i][1];
         } else {
@@ -93,18 +98,31 @@ size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap)
 
 void md_iv_merge(pass_state *s, uint64_t gap)
 {
-    s->n_iv = md_merge_intervals(s->iv, s->n_iv, gap);
+    s->n_iv = md_merge_intervals(s->iv, s->n_iv, gap, gap ? &s->merged_idle_ns : NULL,
+                                 &s->merged_idle_gaps);
+}
+
+size_t md_intervals_max(void)
+{
+    static size_t max;
+    if (!max) {
+        const char *e = getenv("GPUTRACE_INTERVALS_MAX");
+        unsigned long long v = e ? strtoull(e, NULL, 10) : 0;
+        max = v >= 64 ? (size_t)v : INTERVALS_MAX;
+    }
+    return max;
 }
 
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b)
 {
     if (!a || b < a)
         return;
-    if (s->n_iv >= INTERVALS_MAX) {
-        /* Bound memory: merge overlaps; if that is not enough, also merge ever larger gaps
-         * (they are below GT_GAP_MIN_NS for a long time, so kept gaps stay exact). */
+    size_t max = md_intervals_max();
+    if (s->n_iv >= max) {
+        /* Bound memory: merge overlaps; if that is not enough, also merge ever larger gaps, the
+         * idle time so lost counted (gt_proc.merged_idle_ns) and shown by the report. */
         md_iv_merge(s, s->merge_gap);
-        while (s->n_iv > INTERVALS_MAX / 2) {
+        while (s->n_iv > max / 2) {
             s->merge_gap = s->merge_gap ? s->merge_gap * 2 : 1000;
             md_iv_merge(s, s->merge_gap);
         }

@@ -20,6 +20,9 @@
 #include "util.h"
 
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
+/* INTERVALS_MAX, or GPUTRACE_INTERVALS_MAX (>= 64) where set: the tests reach the threshold with
+ * thousands of kernels, not millions. */
+size_t md_intervals_max(void);
 #define NVTX_RANGES_MAX 200000u
 #define MAX_TIDS 256
 #define NVTX_DEPTH 64
@@ -153,6 +156,7 @@ typedef struct pass_state {
     uint64_t (*iv)[2];
     size_t n_iv, cap_iv;
     uint64_t merge_gap;
+    uint64_t merged_idle_ns, merged_idle_gaps; /* what merging by merge_gap took (gt_proc) */
     tid_stack *tids;
     size_t n_tids;
     nvtx_name *names;
@@ -244,8 +248,11 @@ void md_note_time(gt_proc *p, uint64_t a, uint64_t b);
 tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
 void md_iv_merge(pass_state *s, uint64_t gap); /* sort, merge intervals closer than gap ns */
-/* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. */
-size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap);
+/* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. The
+ * idle time between intervals merged that way, and how many such gaps, are added to *idle_ns and
+ * *idle_gaps (both NULL: not counted; overlapping or touching intervals make no gap). */
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, uint64_t *idle_ns,
+                          uint64_t *idle_gaps);
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after

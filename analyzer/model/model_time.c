@@ -84,6 +84,10 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
 void md_busy(gt_proc *p, pass_state *s)
 {
     md_iv_merge(s, 0);
+    p->merged_idle_ns = s->merged_idle_ns;
+    p->merged_idle_gaps = s->merged_idle_gaps;
+    p->merged_gap_max_ns = s->merged_idle_gaps ? s->merge_gap : 0;
+    p->intervals_max = md_intervals_max();
     if (p->gpu_sampled) /* only the windows are measured time (model_sample.c) */
         md_sample_clip(p, s);
     if (!s->n_iv)

@@ -301,6 +301,10 @@ static json_t *gpu_json(const gt_proc *p)
         "other_api_ms", (double)p->idle_other_ns / 1e6, "nothing_recorded_ms",
         (double)p->idle_unexplained_ns / 1e6, "after_sync_ms", (double)p->after_sync_idle_ns / 1e6,
         "short_gaps_ms", (double)p->small_gap_ns / 1e6, "gaps", (json_int_t)p->n_gaps);
+    /* gaps merged into busy time to bound memory (a very long run): 0 when none */
+    json_object_set_new(idle, "merged_into_busy_ms", json_real((double)p->merged_idle_ns / 1e6));
+    json_object_set_new(idle, "merged_into_busy_gaps",
+                        json_integer((json_int_t)p->merged_idle_gaps));
     json_t *o =
         json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
                   gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",

@@ -208,6 +208,14 @@ static void print_gpu(const gt_proc *p, FILE *out)
     fprintf(out, "  idle      %s: %s of %s or more, %s in shorter gaps\n",
             ns_dur(span - p->gpu_busy_ns), gt_counted((double)p->n_gaps, "gap", "gaps"),
             gt_dur_ns(GT_GAP_MIN_NS), ns_dur(p->small_gap_ns));
+    if (p->merged_idle_gaps)
+        fprintf(out,
+                "  note      a run this long has more GPU busy intervals than the analysis keeps "
+                "(%zu): %s of up to %s, %s in all, were counted as busy time; busy time is that "
+                "much too high, the idle between kernels (launch-bound) that much too low\n",
+                (size_t)p->intervals_max,
+                gt_counted((double)p->merged_idle_gaps, "idle gap", "idle gaps"),
+                gt_dur_ns(p->merged_gap_max_ns), ns_dur(p->merged_idle_ns));
     fprintf(out,
             "  in gaps   the CPU was blocked in a sync %s, copying %s, launching %s, allocating "
             "%s, in other CUDA calls %s, in no CUDA call %s (by cause below)\n",

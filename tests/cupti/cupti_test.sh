@@ -879,6 +879,32 @@ cudnn_anchors)
     dump_trace off
     ! grep -q '^extcorr kind=10[12] ' "$T/off.dump" || fail "anchors written with GPUTRACE_CUPTI_LINK=callbacks"
     ;;
+long_run_intervals)
+    # A long launch-bound run has more GPU busy intervals than the analysis keeps (4 M; here
+    # GPUTRACE_INTERVALS_MAX=2048 for 9,000 kernels of 1 us with launch gaps between): idle gaps
+    # are merged into busy time to bound memory. Never silently: the merged idle is counted, and
+    # it is exactly what the busy time gained (a 1 GB launch-bound loop of the fakes had its busy
+    # time 2.7 times too high, its launch-bound advice downgraded, and nothing said so).
+    [ -n "$GPUTRACE" ] || { fail "no gputrace command to report with"; exit 1; }
+    run_traced l FAKE_KERNEL_NS=1000 -- "$RUNTIME_APP" launch-loop 300 30
+    tr=$(ls "$T/l.d"/*.gtrace | head -1)
+    "$GPUTRACE" report --json "$tr" >"$T/exact.json" 2>"$T/exact.err" || fail "report: $(cat "$T/exact.err")"
+    GPUTRACE_INTERVALS_MAX=2048 "$GPUTRACE" report --json "$tr" >"$T/merged.json" 2>"$T/merged.err" ||
+        fail "report (2048 intervals): $(cat "$T/merged.err")"
+    python3 - "$T/exact.json" "$T/merged.json" >"$T/check.txt" 2>&1 <<'PY' || fail "$(cat "$T/check.txt")"
+import json, sys
+e, m = (json.load(open(f))["processes"][0]["gpu"] for f in sys.argv[1:3])
+print("exact busy", e["busy_ms"], "merged busy", m["busy_ms"], "merged idle", m["idle"]["merged_into_busy_ms"],
+      "gaps", m["idle"]["merged_into_busy_gaps"])
+assert abs(e["busy_ms"] - 9.0) < 1e-6, "9,000 kernels of 1 us are 9 ms busy"
+assert e["idle"]["merged_into_busy_gaps"] == 0 and e["idle"]["merged_into_busy_ms"] == 0
+assert m["idle"]["merged_into_busy_gaps"] > 1000, "nothing merged at 2048 intervals"
+assert abs(m["busy_ms"] - e["busy_ms"] - m["idle"]["merged_into_busy_ms"]) < 1e-3, "merged idle is not the busy time gained"
+PY
+    GPUTRACE_INTERVALS_MAX=2048 "$GPUTRACE" report "$tr" 2>/dev/null | tr -s ' \n' ' ' |
+        grep -q "more GPU busy intervals than the analysis keeps (2048): [0-9]* idle gaps of up to" ||
+        fail "the report does not say idle gaps were merged"
+    ;;
 convert_long_run)
     # A launch loop whose calls run further ahead of their kernels than a fixed cache holds: every
     # GPU record comes in one batch at the end (GPUTRACE_FLUSH_MS=60000), 77,500 calls after the

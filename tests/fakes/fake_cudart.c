@@ -77,9 +77,14 @@ static char fail_name[128];
 static long fail_nth; /* 0: every call */
 static _Atomic long fail_seen;
 static bool no_device;
+static uint64_t kernel_ns =
+    5000; /* FAKE_KERNEL_NS: shorter than a launch makes a launch-bound GPU */
 
 __attribute__((constructor)) static void read_failure_env(void)
 {
+    const char *k = getenv("FAKE_KERNEL_NS");
+    if (k && strtoull(k, NULL, 10) > 0)
+        kernel_ns = strtoull(k, NULL, 10);
     const char *f = getenv("FAKE_CUDA_FAIL");
     if (f) {
         strncpy(fail_name, f, sizeof fail_name - 1);
@@ -335,7 +340,7 @@ static void emit_kernel(fake_stream *st, const char *name, dim3 g, dim3 b)
                       .block = {b.x, b.y, b.z}};
     uint64_t faulted = um_host_bytes(); /* the kernel stalls while its memory migrates */
     uint64_t stall = faulted ? UM_FAULT_NS + faulted / 10 * UM_NS_PER_10_BYTES + 1000 : 0;
-    schedule(st, 5000 + stall, &op.start_ns, &op.end_ns); /* every kernel: 5 us */
+    schedule(st, kernel_ns + stall, &op.start_ns, &op.end_ns); /* every kernel: 5 us (default) */
     if (faulted)
         um_fault_in(op.start_ns);
     fake_gpu_emit(&op);

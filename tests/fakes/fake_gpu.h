@@ -76,6 +76,7 @@ uint32_t fake_gpu_stream_id(void *stream); /* a cudaStream_t */
  *   FAKE_CUDA_NO_DEVICE=1              cudaGetDeviceCount -> 0 / cudaErrorNoDevice
  *   FAKE_CUPTI_NO_DRIVER=1             CUPTI calls return CUPTI_ERROR_UNKNOWN
  *   FAKE_CUPTI_OTHER_SUBSCRIBER=1      cuptiSubscribe/ActivityEnable report a second subscriber
- *   FAKE_CUPTI_DROP=<n>                report n dropped records */
+ *   FAKE_CUPTI_DROP=<n>                report n dropped records
+ *   FAKE_KERNEL_NS=<n>                 the fake cudart's kernels take n ns (default 5000) */
 
 #endif
