@@ -371,8 +371,10 @@ typedef struct gt_proc {
     uint64_t small_gap_ns, small_gap_count; /* gaps shorter than GT_GAP_MIN_NS */
     /* A run of more GPU busy intervals than the model keeps (md_intervals_max(): a long,
      * launch-bound run): to bound memory, idle gaps of up to merged_gap_max_ns were merged into
-     * busy time. Counted, and shown: the busy time is that much too high, launch idle too low. */
+     * busy intervals. Counted, and where they fell (to within merged_placed_ns): the busy time,
+     * the timeline and the steady window's figures give them back as short idle gaps. */
     uint64_t merged_idle_ns, merged_idle_gaps, merged_gap_max_ns, intervals_max;
+    uint64_t merged_placed_ns; /* where they fell is known to within this */
 
     /* libraries */
     gt_cudnn_opstat *cudnn;

@@ -73,19 +73,66 @@ static int cmp_iv(const void *a, const void *b)
 }
 
 /* Sort and merge intervals closer than gap ns. */
-size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, uint64_t *idle_ns,
-                          uint64_t *idle_gaps)
+/* Halves the buckets' number by doubling their width: pairs are added. */
+static void merged_coarsen(md_merged *m)
+{
+    for (size_t i = 0; i < MD_MERGED_BUCKETS / 2; i++) {
+        md_merged_bucket *x = &m->buckets[2 * i], *y = &m->buckets[2 * i + 1];
+        m->buckets[i] = (md_merged_bucket){x->ns + y->ns, x->gaps + y->gaps};
+    }
+    memset(&m->buckets[MD_MERGED_BUCKETS / 2], 0, MD_MERGED_BUCKETS / 2 * sizeof *m->buckets);
+    m->n = (m->n + 1) / 2;
+    m->width *= 2;
+}
+
+/* One gap [a, b) merged into busy time: in its bucket (a gap before the first bucket in it). */
+static void merged_add(md_merged *m, uint64_t a, uint64_t b)
+{
+    m->ns += b - a;
+    m->gaps++;
+    if (!m->buckets && !(m->buckets = calloc(MD_MERGED_BUCKETS, sizeof *m->buckets)))
+        return; /* the totals stay right; md_merged_in then finds no bucket */
+    uint64_t t = a > m->origin ? a - m->origin : 0;
+    while (t / m->width >= MD_MERGED_BUCKETS)
+        merged_coarsen(m);
+    size_t i = (size_t)(t / m->width);
+    m->buckets[i].ns += b - a;
+    m->buckets[i].gaps++;
+    if (i + 1 > m->n)
+        m->n = i + 1;
+}
+
+void md_merged_in(const gt_proc *p, const md_merged *m, md_span_fn inside, uint64_t *ns,
+                  uint64_t *gaps)
+{
+    *ns = *gaps = 0;
+    if (!m->buckets)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        const md_merged_bucket *k = &m->buckets[i];
+        if (!k->ns)
+            continue;
+        uint64_t x = m->origin + i * m->width, y = x + m->width;
+        uint64_t in = inside(p, x, y);
+        if (in > m->width)
+            in = m->width;
+        *ns += (uint64_t)((unsigned __int128)k->ns * in / m->width);
+        *gaps += (uint64_t)((unsigned __int128)k->gaps * in / m->width);
+    }
+}
+
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, md_merged *merged)
 {
     if (!n)
         return 0;
     qsort(iv, n, sizeof iv[0], cmp_iv);
+    if (merged && !merged->width) /* the buckets start at the earliest busy time known now */
+        merged->origin = iv[0][0], merged->width = 1000;
     size_t w = 0;
     for (size_t i = 1; i < n; i++) {
         if (iv[i][0] <= iv[w][1] + gap) {
-            if (iv[i][0] > iv[w][1] && idle_ns) { /* a real gap, taken into busy time */
-                *idle_ns += iv[i][0] - iv[w][1];
-                (*idle_gaps)++;
-            }
+            if (iv[i][0] > iv[w][1] && merged) /* a real gap, taken into busy time */
+                merged_add(merged, iv[w][1], iv[i][0]);
             if (iv[i][1] > iv[w][1])
                 iv[w][1] = iv[i][1];
         } else {
@@ -98,8 +145,7 @@ size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, uint64_t *i
 
 void md_iv_merge(pass_state *s, uint64_t gap)
 {
-    s->n_iv = md_merge_intervals(s->iv, s->n_iv, gap, gap ? &s->merged_idle_ns : NULL,
-                                 &s->merged_idle_gaps);
+    s->n_iv = md_merge_intervals(s->iv, s->n_iv, gap, gap ? &s->merged : NULL);
 }
 
 size_t md_intervals_max(void)
@@ -120,7 +166,8 @@ void md_iv_add(pass_state *s, uint64_t a, uint64_t b)
     size_t max = md_intervals_max();
     if (s->n_iv >= max) {
         /* Bound memory: merge overlaps; if that is not enough, also merge ever larger gaps, the
-         * idle time so lost counted (gt_proc.merged_idle_ns) and shown by the report. */
+         * idle time so taken counted over time (s->merged): md_busy and the steady figures
+         * give it back, and the report says it was done. */
         md_iv_merge(s, s->merge_gap);
         while (s->n_iv > max / 2) {
             s->merge_gap = s->merge_gap ? s->merge_gap * 2 : 1000;

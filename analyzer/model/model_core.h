@@ -126,6 +126,20 @@ typedef struct md_pagebits {
  * GPUTRACE_STEADY_LOG_MAX overrides it (the tests make a small trace take the third read). */
 #define MD_STEADY_LOG_MAX_RECORDS 1000000ull
 
+/* Idle gaps merged into busy time to bound memory (md_iv_add): in all, and over time in buckets
+ * that double in width as the run grows (MD_MERGED_BUCKETS of them: a megabyte), so that the busy
+ * time and the idle between kernels of any window can be given back (md_merged_in). */
+#define MD_MERGED_BUCKETS 65536
+typedef struct md_merged_bucket {
+    uint64_t ns, gaps;
+} md_merged_bucket;
+typedef struct md_merged {
+    uint64_t ns, gaps;         /* in all */
+    uint64_t origin, width;    /* bucket i: [origin + i * width, + width); width 0: none yet */
+    md_merged_bucket *buckets; /* MD_MERGED_BUCKETS */
+    size_t n;                  /* buckets up to the last one used */
+} md_merged;
+
 typedef struct pass_state {
     gt_reader *reader;
     steady_ev *sev;
@@ -156,7 +170,7 @@ typedef struct pass_state {
     uint64_t (*iv)[2];
     size_t n_iv, cap_iv;
     uint64_t merge_gap;
-    uint64_t merged_idle_ns, merged_idle_gaps; /* what merging by merge_gap took (gt_proc) */
+    md_merged merged; /* the idle time merging by merge_gap took, over time (gt_proc) */
     tid_stack *tids;
     size_t n_tids;
     nvtx_name *names;
@@ -249,10 +263,14 @@ tid_stack *md_tid_for(pass_state *s, uint32_t tid);
 void md_iv_add(pass_state *s, uint64_t a, uint64_t b);
 void md_iv_merge(pass_state *s, uint64_t gap); /* sort, merge intervals closer than gap ns */
 /* Sort [begin, end) intervals and merge those closer than gap: returns how many are left. The
- * idle time between intervals merged that way, and how many such gaps, are added to *idle_ns and
- * *idle_gaps (both NULL: not counted; overlapping or touching intervals make no gap). */
-size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, uint64_t *idle_ns,
-                          uint64_t *idle_gaps);
+ * idle time between intervals merged that way, and where, go to *merged (NULL: not counted;
+ * overlapping or touching intervals make no gap). */
+size_t md_merge_intervals(uint64_t (*iv)[2], size_t n, uint64_t gap, md_merged *merged);
+/* Of the merged idle, the part a window holds (ns and gaps): inside(p, x, y) says how much of
+ * [x, y) the window holds, and a bucket partly inside counts by that share. */
+typedef uint64_t (*md_span_fn)(const gt_proc *p, uint64_t x, uint64_t y);
+void md_merged_in(const gt_proc *p, const md_merged *m, md_span_fn inside, uint64_t *ns,
+                  uint64_t *gaps);
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after

@@ -271,6 +271,7 @@ static void free_pass(pass_state *s)
     free(s->plans);
     free(s->sigs);
     free(s->iv);
+    free(s->merged.buckets);
     free(s->tids);
     for (size_t i = 0; i < s->n_names; i++)
         free(s->names[i].ranges);

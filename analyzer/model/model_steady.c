@@ -378,6 +378,11 @@ static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
     return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
 }
 
+static uint64_t steady_part(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    return md_steady_outside_phases(p, a, b, NULL);
+}
+
 /* Idle-gap figures for the whole run and for the steady window. */
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
@@ -449,6 +454,13 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
             launch_gaps += small > 0;
         }
     }
+    /* gaps merged into busy intervals to bound memory (md_iv_add): short ones, by where they
+     * fell; after a wait or not is not known of them */
+    uint64_t merged_ns, merged_gaps;
+    md_merged_in(p, &s->merged, steady_part, &merged_ns, &merged_gaps);
+    busy -= merged_ns < busy ? merged_ns : busy;
+    steady_short += merged_ns;
+    launch_gaps += merged_gaps;
     /* busy as a share of the same window: JIT compilation and autotuning inside it left out */
     uint64_t window = md_steady_outside_phases(p, lo, hi, NULL);
     p->launch_idle_ns += p->small_gap_ns;

@@ -81,12 +81,33 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
     }
 }
 
+/* Idle gaps merged into busy intervals to bound memory (md_iv_add) are idle: out of the busy
+ * time, and out of the bins by where they fell (each bucket's spread over its width). */
+static void busy_give_back(gt_proc *p, const md_merged *m)
+{
+    p->gpu_busy_ns -= m->ns < p->gpu_busy_ns ? m->ns : p->gpu_busy_ns;
+    for (size_t i = 0; i < m->n && m->buckets && p->bin_ns; i++) {
+        uint64_t x = m->origin + i * m->width, y = x + m->width, ns = m->buckets[i].ns;
+        for (uint64_t a = x > p->bin_origin ? x : p->bin_origin; ns && a < y;) {
+            size_t bi = (a - p->bin_origin) / p->bin_ns;
+            if (bi >= GT_TIMELINE_BINS)
+                break;
+            uint64_t bend = p->bin_origin + (bi + 1) * p->bin_ns, e = y < bend ? y : bend;
+            uint64_t part = (uint64_t)((unsigned __int128)ns * (e - a) / m->width);
+            gt_bin *b = &p->bins[bi];
+            b->gpu_busy_ns -= part < b->gpu_busy_ns ? part : b->gpu_busy_ns;
+            a = e;
+        }
+    }
+}
+
 void md_busy(gt_proc *p, pass_state *s)
 {
     md_iv_merge(s, 0);
-    p->merged_idle_ns = s->merged_idle_ns;
-    p->merged_idle_gaps = s->merged_idle_gaps;
-    p->merged_gap_max_ns = s->merged_idle_gaps ? s->merge_gap : 0;
+    p->merged_idle_ns = s->merged.ns;
+    p->merged_idle_gaps = s->merged.gaps;
+    p->merged_gap_max_ns = s->merged.gaps ? s->merge_gap : 0;
+    p->merged_placed_ns = s->merged.gaps ? s->merged.width : 0;
     p->intervals_max = md_intervals_max();
     if (p->gpu_sampled) /* only the windows are measured time (model_sample.c) */
         md_sample_clip(p, s);
@@ -105,6 +126,8 @@ void md_busy(gt_proc *p, pass_state *s)
         md_bins_add(p, s->iv[i][0], s->iv[i][1], 0);
     if (p->gpu_sampled)
         md_sample_bins(p);
+    else
+        busy_give_back(p, &s->merged);
 }
 
 void md_gaps(gt_proc *p, const pass_state *s)
@@ -118,6 +141,9 @@ void md_gaps(gt_proc *p, const pass_state *s)
     }
     for (size_t i = 1; i < s->n_iv; i++)
         md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
+    /* merged gaps are short ones (below GT_GAP_MIN_NS unless the run is extremely long) */
+    p->small_gap_ns += s->merged.ns;
+    p->small_gap_count += s->merged.gaps;
 }
 
 /* Steps that end at the wait of their iteration may end after the GPU's last operation (the

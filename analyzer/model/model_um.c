@@ -11,7 +11,7 @@
 
 static void um_merge(pass_state *s)
 {
-    s->n_um_iv = md_merge_intervals(s->um_iv, s->n_um_iv, 0, NULL, NULL);
+    s->n_um_iv = md_merge_intervals(s->um_iv, s->n_um_iv, 0, NULL);
 }
 
 static void stall_add(pass_state *s, uint64_t a, uint64_t b)

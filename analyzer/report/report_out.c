@@ -305,6 +305,7 @@ static json_t *gpu_json(const gt_proc *p)
     json_object_set_new(idle, "merged_into_busy_ms", json_real((double)p->merged_idle_ns / 1e6));
     json_object_set_new(idle, "merged_into_busy_gaps",
                         json_integer((json_int_t)p->merged_idle_gaps));
+    json_object_set_new(idle, "merged_placed_ms", json_real((double)p->merged_placed_ns / 1e6));
     json_t *o =
         json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "busy_pct",
                   gt_proc_busy_pct(p), "busy_ms", (double)p->gpu_busy_ns / 1e6, "active_ms",

@@ -211,11 +211,12 @@ static void print_gpu(const gt_proc *p, FILE *out)
     if (p->merged_idle_gaps)
         fprintf(out,
                 "  note      a run this long has more GPU busy intervals than the analysis keeps "
-                "(%zu): %s of up to %s, %s in all, were counted as busy time; busy time is that "
-                "much too high, the idle between kernels (launch-bound) that much too low\n",
+                "(%zu): %s of up to %s (%s in all) were merged into them to bound memory, and are "
+                "counted back as short idle gaps by where they fell, to within %s\n",
                 (size_t)p->intervals_max,
                 gt_counted((double)p->merged_idle_gaps, "idle gap", "idle gaps"),
-                gt_dur_ns(p->merged_gap_max_ns), ns_dur(p->merged_idle_ns));
+                gt_dur_ns(p->merged_gap_max_ns), ns_dur(p->merged_idle_ns),
+                ns_dur(p->merged_placed_ns));
     fprintf(out,
             "  in gaps   the CPU was blocked in a sync %s, copying %s, launching %s, allocating "
             "%s, in other CUDA calls %s, in no CUDA call %s (by cause below)\n",
