@@ -126,8 +126,7 @@ void md_busy(gt_proc *p, pass_state *s)
         md_bins_add(p, s->iv[i][0], s->iv[i][1], 0);
     if (p->gpu_sampled)
         md_sample_bins(p);
-    else
-        busy_give_back(p, &s->merged);
+    busy_give_back(p, &s->merged); /* sampled: every busy interval is inside a window */
 }
 
 void md_gaps(gt_proc *p, const pass_state *s)
@@ -135,12 +134,11 @@ void md_gaps(gt_proc *p, const pass_state *s)
     size_t cap = 0;
     if (!s->n_iv)
         return;
-    if (p->gpu_sampled) {
+    if (p->gpu_sampled)
         md_sample_gaps(p, s, &cap);
-        return;
-    }
-    for (size_t i = 1; i < s->n_iv; i++)
-        md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
+    else
+        for (size_t i = 1; i < s->n_iv; i++)
+            md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
     /* merged gaps are short ones (below GT_GAP_MIN_NS unless the run is extremely long) */
     p->small_gap_ns += s->merged.ns;
     p->small_gap_count += s->merged.gaps;
