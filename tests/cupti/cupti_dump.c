@@ -11,9 +11,11 @@
  *   sync type= stream= corr=
  *   extcorr kind= ext= corr=
  *   gpuapi domain= cbid= corr=
+ *   gpuapidur corr= dur=               (after each gpuapi: CUPTI's time of the call, ns)
  *   um kind= value= src= dst= flags= dur=   (unified memory: faults, migrations)
  *   cpucall kind= func= corr= name= stack= flags=   (CPU-side API records, for correlation checks)
  *   cputhread corr= tid= stream=       (after each cpucall: its thread and stream handle)
+ *   cpudur corr= dur=                  (after each cputhread: the call's time as recorded, ns)
  *   cpucopy name= dir= src= dst= bytes= peer=    (after a copy's cpucall)
  *   cpualloc name= kind= bytes= free= flags=     (after an allocation's cpucall)
  *   timelink ext= corr=                (a kernel's call found by its queued time:
@@ -83,6 +85,8 @@ static void print_gpu(const gt_reader *r, const gt_record *rec)
     case GT_REC_GPU_API: {
         const gt_rec_gpu_api *a = rec->body;
         printf("gpuapi domain=%u cbid=%u corr=%" PRIu64 "\n", a->domain, a->cbid, a->corr_id);
+        printf("gpuapidur corr=%" PRIu64 " dur=%" PRIu64 "\n", a->corr_id,
+               a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
         break;
     }
     case GT_REC_GPU_UM: {
@@ -174,6 +178,8 @@ int main(int argc, char **argv)
                    c->func, c->corr_id, name ? name : "?", c->stack_id, (unsigned)rec.flags);
             printf("cputhread corr=%" PRIu64 " tid=%u stream=%#" PRIx64 "\n", c->corr_id, rec.tid,
                    c->stream);
+            printf("cpudur corr=%" PRIu64 " dur=%" PRIu64 "\n", c->corr_id,
+                   c->t_end_ns > c->t_begin_ns ? c->t_end_ns - c->t_begin_ns : 0);
             if (rec.kind == GT_REC_API_MEMCPY) {
                 const gt_rec_api_memcpy *m = rec.body;
                 printf("cpucopy name=%s dir=%u src=%u dst=%u bytes=%" PRIu64 " peer=%d\n",
