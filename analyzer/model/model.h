@@ -155,23 +155,44 @@ typedef struct gt_um_stats {
     uint32_t first_alloc_stack; /* call site of the first managed allocation */
 } gt_um_stats;
 
-typedef struct gt_gap { /* an idle period of the GPU and what the CPU did meanwhile */
-    uint64_t start_ns, end_ns;
-    uint64_t in_sync_ns, in_copy_ns, in_launch_ns, in_alloc_ns, in_other_api_ns;
-    int after_sync; /* began when a blocking call returned */
-    int cause;      /* enum gt_idle_cause, the one that took most of the gap */
-    int phase;      /* enum gt_phase_kind the gap falls in (the one covering most of the gap) */
-    uint64_t collective_ns; /* covered by a CPU collective (a gloo thread between handing its
-                               data over and taking the result back) */
-    int ends_with_h2d;      /* the GPU work that ends it is a host-to-device copy (a batch) */
-    uint64_t in_jit_ns;     /* of the CUDA calls' time, JIT or module loading calls */
-    /* of collective_ns, the part after the last rank arrived: the data moving, every rank there
-     * (model_ranks.c matches the collectives; 0 when they were not matched) */
-    uint64_t collective_transfer_ns;
+/* What the CPU did during an idle gap of the GPU, by kind (gt_gap_ns). */
+enum gt_gap_part {
+    GT_GAP_SYNC,      /* in CUDA calls: blocking syncs (and read-back copies) */
+    GT_GAP_COPY,      /* copies */
+    GT_GAP_LAUNCH,    /* launches */
+    GT_GAP_ALLOC,     /* allocations */
+    GT_GAP_OTHER_API, /* other CUDA calls */
+    /* covered by a CPU collective (a gloo thread between handing its data over and taking the
+     * result back) */
+    GT_GAP_COLLECTIVE,
+    GT_GAP_JIT, /* of the CUDA calls' time, JIT or module loading calls */
+    /* of GT_GAP_COLLECTIVE, the part after the last rank arrived: the data moving, every rank
+     * there (model_ranks.c matches the collectives; 0 when they were not matched) */
+    GT_GAP_TRANSFER,
     /* between GPU records of one pageable copy (its CPU-side staging through the driver's bounce
      * buffer), whether or not a wrapper saw the copy's call */
-    uint64_t in_staging_ns;
+    GT_GAP_STAGING,
+    GT_GAP_PARTS
+};
+
+/* An idle period of the GPU and what the CPU did meanwhile. 64 bytes: a long run keeps millions
+ * (112 before the parts were narrowed). */
+typedef struct gt_gap {
+    uint64_t start_ns, end_ns;
+    /* ns >> shift, by enum gt_gap_part (read gt_gap_ns, write gt_gap_set/gt_gap_add): exact while
+     * each is under 2^32 ns (4.29 s); a longer one makes the gap's shift grow, the parts then
+     * exact to 2^shift ns (2 ns for up to 8.6 s, 1 µs for over an hour) */
+    uint32_t part[GT_GAP_PARTS];
+    uint8_t shift;
+    uint8_t after_sync;    /* began when a blocking call returned */
+    uint8_t ends_with_h2d; /* the GPU work that ends it is a host-to-device copy (a batch) */
+    int8_t cause;          /* enum gt_idle_cause, the one that took most of the gap */
+    int8_t phase; /* enum gt_phase_kind the gap falls in (the one covering most of the gap) */
 } gt_gap;
+
+uint64_t gt_gap_ns(const gt_gap *g, int part);
+void gt_gap_set(gt_gap *g, int part, uint64_t ns);
+void gt_gap_add(gt_gap *g, int part, uint64_t ns);
 
 typedef struct gt_bin {
     uint64_t gpu_busy_ns;

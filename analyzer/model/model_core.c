@@ -180,6 +180,34 @@ void md_iv_add(pass_state *s, uint64_t a, uint64_t b)
     s->n_iv++;
 }
 
+_Static_assert(sizeof(gt_gap) == 64, "a gap is 64 bytes: a long run keeps millions");
+
+uint64_t gt_gap_ns(const gt_gap *g, int part)
+{
+    return (uint64_t)g->part[part] << g->shift;
+}
+
+void gt_gap_add(gt_gap *g, int part, uint64_t ns)
+{
+    gt_gap_set(g, part, gt_gap_ns(g, part) + ns);
+}
+
+uint64_t md_gap_copy_ns(const gt_gap *g)
+{
+    uint64_t copy = gt_gap_ns(g, GT_GAP_COPY), staging = gt_gap_ns(g, GT_GAP_STAGING);
+    return copy > staging ? copy : staging;
+}
+
+void gt_gap_set(gt_gap *g, int part, uint64_t ns)
+{
+    while (g->shift < 63 && (ns >> g->shift) > UINT32_MAX) { /* one more bit for every part */
+        for (int k = 0; k < GT_GAP_PARTS; k++)
+            g->part[k] >>= 1;
+        g->shift++;
+    }
+    g->part[part] = (uint32_t)(ns >> g->shift);
+}
+
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)
 {
     if (b - a < GT_GAP_MIN_NS) {

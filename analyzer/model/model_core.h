@@ -272,6 +272,9 @@ typedef uint64_t (*md_span_fn)(const gt_proc *p, uint64_t x, uint64_t y);
 void md_merged_in(const gt_proc *p, const md_merged *m, md_span_fn inside, uint64_t *ns,
                   uint64_t *gaps);
 void md_gap_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b); /* or a small gap */
+/* A gap's copy time: a pageable copy's staging between its GPU records is the copy's, its call
+ * seen or not. */
+uint64_t md_gap_copy_ns(const gt_gap *g);
 void md_bins_add(gt_proc *p, uint64_t a, uint64_t b, int covered);
 /* The first of n intervals sorted by time and disjoint (gaps, windows, phases...) that ends after
  * t, or n: one binary search for every such array. */

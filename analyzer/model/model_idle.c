@@ -90,7 +90,7 @@ static void jit_to_gaps(gt_proc *p, uint64_t a, uint64_t b)
         uint64_t x = a > p->gaps[i].start_ns ? a : p->gaps[i].start_ns;
         uint64_t y = b < p->gaps[i].end_ns ? b : p->gaps[i].end_ns;
         if (y > x)
-            p->gaps[i].in_jit_ns += y - x;
+            gt_gap_add(&p->gaps[i], GT_GAP_JIT, y - x);
     }
 }
 
@@ -188,19 +188,19 @@ static int cmp_collective(const void *a, const void *b)
 
 /* The time of each gap that windows (sorted by start, possibly overlapping: one per bucket)
  * cover, each instant counted once, added to the field at `field` of every gap. */
-static void gaps_cover(gt_proc *p, const uint64_t (*w)[2], size_t n, size_t field)
+static void gaps_cover(gt_proc *p, const uint64_t (*w)[2], size_t n, int part)
 {
     size_t j = 0;
     for (size_t g = 0; g < p->n_gaps; g++) {
         gt_gap *gp = &p->gaps[g];
-        uint64_t *slot = (uint64_t *)((char *)gp + field), covered_to = gp->start_ns;
+        uint64_t covered_to = gp->start_ns;
         while (j < n && w[j][1] <= gp->start_ns)
             j++;
         for (size_t k = j; k < n && w[k][0] < gp->end_ns; k++) {
             uint64_t lo = w[k][0] > covered_to ? w[k][0] : covered_to;
             uint64_t hi = w[k][1] < gp->end_ns ? w[k][1] : gp->end_ns;
             if (hi > lo) {
-                *slot += hi - lo;
+                gt_gap_add(gp, part, hi - lo);
                 covered_to = hi;
             }
         }
@@ -242,16 +242,16 @@ static size_t collective_spans(const gt_proc *p, uint64_t (*w)[2], int waiting)
 void md_idle_collectives(gt_proc *p)
 {
     for (size_t g = 0; g < p->n_gaps; g++)
-        p->gaps[g].collective_ns = p->gaps[g].collective_transfer_ns = 0;
+        p->gaps[g].part[GT_GAP_COLLECTIVE] = p->gaps[g].part[GT_GAP_TRANSFER] = 0;
     uint64_t(*w)[2] = gt_xrealloc(NULL, (p->n_collectives + 1) * sizeof *w);
     size_t n = collective_spans(p, w, 0);
-    gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_ns));
+    gaps_cover(p, (const uint64_t(*)[2])w, n, GT_GAP_COLLECTIVE);
     n = collective_spans(p, w, 1);
-    gaps_cover(p, (const uint64_t(*)[2])w, n, offsetof(gt_gap, collective_transfer_ns));
-    for (size_t g = 0; g < p->n_gaps; g++) { /* that field held the waiting part until here */
+    gaps_cover(p, (const uint64_t(*)[2])w, n, GT_GAP_TRANSFER);
+    for (size_t g = 0; g < p->n_gaps; g++) { /* that part held the waiting part until here */
         gt_gap *gp = &p->gaps[g];
-        uint64_t waiting = gp->collective_transfer_ns;
-        gp->collective_transfer_ns = gp->collective_ns > waiting ? gp->collective_ns - waiting : 0;
+        uint64_t waiting = gt_gap_ns(gp, GT_GAP_TRANSFER), coll = gt_gap_ns(gp, GT_GAP_COLLECTIVE);
+        gt_gap_set(gp, GT_GAP_TRANSFER, coll > waiting ? coll - waiting : 0);
     }
     free(w);
 }
@@ -262,7 +262,7 @@ static void gaps_staging(gt_proc *p, pass_state *s)
     if (!s->n_staging)
         return;
     qsort(s->staging, s->n_staging, sizeof *s->staging, cmp_window);
-    gaps_cover(p, (const uint64_t(*)[2])s->staging, s->n_staging, offsetof(gt_gap, in_staging_ns));
+    gaps_cover(p, (const uint64_t(*)[2])s->staging, s->n_staging, GT_GAP_STAGING);
 }
 
 /* A gap ends with a batch when a host-to-device copy starts within this of its end. */
@@ -405,12 +405,13 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static void gap_split(const gt_proc *p, const gt_gap *g, uint64_t part[GT_IDLE_CAUSE_COUNT])
 {
     uint64_t len = g->end_ns - g->start_ns;
-    uint64_t copy = g->in_copy_ns > g->in_staging_ns ? g->in_copy_ns : g->in_staging_ns;
-    uint64_t calls = g->in_sync_ns + copy + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
-    uint64_t coll = min_u64(g->collective_ns, len);
-    uint64_t transfer = min_u64(g->collective_transfer_ns, coll);
+    uint64_t copy = md_gap_copy_ns(g);
+    uint64_t calls = gt_gap_ns(g, GT_GAP_SYNC) + copy + gt_gap_ns(g, GT_GAP_LAUNCH) +
+                     gt_gap_ns(g, GT_GAP_ALLOC) + gt_gap_ns(g, GT_GAP_OTHER_API);
+    uint64_t coll = min_u64(gt_gap_ns(g, GT_GAP_COLLECTIVE), len);
+    uint64_t transfer = min_u64(gt_gap_ns(g, GT_GAP_TRANSFER), coll);
     calls = min_u64(calls, len - coll);
-    uint64_t jit = min_u64(g->in_jit_ns, calls), rest = calls - jit;
+    uint64_t jit = min_u64(gt_gap_ns(g, GT_GAP_JIT), calls), rest = calls - jit;
     copy = min_u64(copy, rest); /* the calls' time was capped: copies first */
     memset(part, 0, GT_IDLE_CAUSE_COUNT * sizeof *part);
     part[GT_IDLE_COLLECTIVE] = coll - transfer;

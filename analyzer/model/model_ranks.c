@@ -214,8 +214,9 @@ static void breakdown_part(const gt_proc *p, uint64_t a, uint64_t b, int collect
             continue;
         double len = (double)(g->end_ns - g->start_ns), f = (double)(y - x) / len;
         double coll_ns = collectives ? collective_overlap(p, x, y) : 0;
-        double calls = (double)(g->in_sync_ns + g->in_copy_ns + g->in_launch_ns + g->in_alloc_ns +
-                                g->in_other_api_ns) *
+        double calls = (double)(gt_gap_ns(g, GT_GAP_SYNC) + gt_gap_ns(g, GT_GAP_COPY) +
+                                gt_gap_ns(g, GT_GAP_LAUNCH) + gt_gap_ns(g, GT_GAP_ALLOC) +
+                                gt_gap_ns(g, GT_GAP_OTHER_API)) *
                        f;
         double part = (double)(y - x);
         coll_ns = coll_ns < part ? coll_ns : part;

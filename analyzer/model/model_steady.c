@@ -393,22 +393,23 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
         gt_gap *g = &p->gaps[i];
         uint64_t len = g->end_ns - g->start_ns;
         /* a pageable copy's staging between its GPU records is the copy's, call seen or not */
-        uint64_t copy = g->in_copy_ns > g->in_staging_ns ? g->in_copy_ns : g->in_staging_ns;
-        uint64_t sum = g->in_sync_ns + copy + g->in_launch_ns + g->in_alloc_ns + g->in_other_api_ns;
+        uint64_t copy = md_gap_copy_ns(g);
+        uint64_t sync = gt_gap_ns(g, GT_GAP_SYNC), launch = gt_gap_ns(g, GT_GAP_LAUNCH);
+        uint64_t alloc = gt_gap_ns(g, GT_GAP_ALLOC), other_api = gt_gap_ns(g, GT_GAP_OTHER_API);
+        uint64_t sum = sync + copy + launch + alloc + other_api;
         uint64_t unexpl = sum < len ? len - sum : 0;
         /* Launch-bound idle: a short gap not after a sync, less the time the CPU spent in calls
          * that are not launches. Without any CPU record only launch-latency gaps (< 20 us, below)
          * can be put down to launching. */
-        uint64_t other =
-            g->in_sync_ns + copy + g->in_alloc_ns + g->in_other_api_ns + g->collective_ns;
+        uint64_t other = sync + copy + alloc + other_api + gt_gap_ns(g, GT_GAP_COLLECTIVE);
         uint64_t launch_part =
             (len < GT_BIG_GAP_NS && !g->after_sync && cpu_seen && other < len) ? len - other : 0;
         p->launch_idle_ns += launch_part;
-        p->idle_sync_ns += g->in_sync_ns;
-        p->idle_copy_ns += g->in_copy_ns;
-        p->idle_launch_ns += g->in_launch_ns;
-        p->idle_alloc_ns += g->in_alloc_ns;
-        p->idle_other_ns += g->in_other_api_ns;
+        p->idle_sync_ns += sync;
+        p->idle_copy_ns += gt_gap_ns(g, GT_GAP_COPY);
+        p->idle_launch_ns += launch;
+        p->idle_alloc_ns += alloc;
+        p->idle_other_ns += other_api;
         p->idle_unexplained_ns += unexpl;
         if (g->after_sync)
             p->after_sync_idle_ns += len;

@@ -181,9 +181,8 @@ void md_attribute_to_gaps(gt_proc *p, int category, uint64_t a, uint64_t b)
         uint64_t lo = a > g->start_ns ? a : g->start_ns, hi = b < g->end_ns ? b : g->end_ns;
         if (hi <= lo)
             continue;
-        uint64_t *slot[] = {&g->in_sync_ns, &g->in_copy_ns, &g->in_launch_ns, &g->in_alloc_ns,
-                            &g->in_other_api_ns};
-        *slot[category] += hi - lo;
+        /* the categories are the first parts: sync, copy, launch, alloc, other */
+        gt_gap_add(g, category, hi - lo);
         if (category == 0 && b < g->end_ns)
             g->after_sync = 1;
     }
