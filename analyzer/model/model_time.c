@@ -81,13 +81,42 @@ void md_on_nvtx(gt_proc *p, pass_state *s, const gt_rec_nvtx *v, uint32_t tid)
     }
 }
 
+/* The part of [a, b) inside the GPU-sampled windows (the whole of it without sampling). */
+static uint64_t measured_part(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    if (!p->gpu_sampled)
+        return b > a ? b - a : 0;
+    uint64_t in = 0;
+    for (size_t w = MD_FIRST_ENDING_AFTER(p->gpu_windows, p->n_gpu_windows, a);
+         w < p->n_gpu_windows && p->gpu_windows[w].start_ns < b; w++) {
+        uint64_t x = a > p->gpu_windows[w].start_ns ? a : p->gpu_windows[w].start_ns;
+        uint64_t y = b < p->gpu_windows[w].end_ns ? b : p->gpu_windows[w].end_ns;
+        in += y > x ? y - x : 0;
+    }
+    return in;
+}
+
+/* The merged idle that is measured time: all of it, or with GPU sampling the part in the windows
+ * (the busy intervals were cut to them, a merged gap at a window's edge with them). */
+static void merged_measured(const gt_proc *p, const md_merged *m, uint64_t *ns, uint64_t *gaps)
+{
+    if (!p->gpu_sampled)
+        *ns = m->ns, *gaps = m->gaps;
+    else
+        md_merged_in(p, m, measured_part, ns, gaps);
+}
+
 /* Idle gaps merged into busy intervals to bound memory (md_iv_add) are idle: out of the busy
  * time, and out of the bins by where they fell (each bucket's spread over its width). */
 static void busy_give_back(gt_proc *p, const md_merged *m)
 {
-    p->gpu_busy_ns -= m->ns < p->gpu_busy_ns ? m->ns : p->gpu_busy_ns;
+    uint64_t merged, gaps;
+    merged_measured(p, m, &merged, &gaps);
+    p->gpu_busy_ns -= merged < p->gpu_busy_ns ? merged : p->gpu_busy_ns;
     for (size_t i = 0; i < m->n && m->buckets && p->bin_ns; i++) {
-        uint64_t x = m->origin + i * m->width, y = x + m->width, ns = m->buckets[i].ns;
+        uint64_t x = m->origin + i * m->width, y = x + m->width;
+        uint64_t ns =
+            (uint64_t)((unsigned __int128)m->buckets[i].ns * measured_part(p, x, y) / m->width);
         for (uint64_t a = x > p->bin_origin ? x : p->bin_origin; ns && a < y;) {
             size_t bi = (a - p->bin_origin) / p->bin_ns;
             if (bi >= GT_TIMELINE_BINS)
@@ -140,8 +169,10 @@ void md_gaps(gt_proc *p, const pass_state *s)
         for (size_t i = 1; i < s->n_iv; i++)
             md_gap_add(p, &cap, s->iv[i - 1][1], s->iv[i][0]);
     /* merged gaps are short ones (below GT_GAP_MIN_NS unless the run is extremely long) */
-    p->small_gap_ns += s->merged.ns;
-    p->small_gap_count += s->merged.gaps;
+    uint64_t merged, gaps;
+    merged_measured(p, &s->merged, &merged, &gaps);
+    p->small_gap_ns += merged;
+    p->small_gap_count += gaps;
 }
 
 /* Steps that end at the wait of their iteration may end after the GPU's last operation (the

@@ -903,7 +903,8 @@ assert busy == 0 or abs(e["busy_ms"] - busy) < 1e-6, "%g kernels' ms are busy" %
 assert e["idle"]["merged_into_busy_gaps"] == 0 and e["idle"]["merged_into_busy_ms"] == 0
 assert m["idle"]["merged_into_busy_gaps"] > 1000, "nothing merged"
 # the totals given back, the steady window's figures to within where the gaps fell and whether
-# they followed a wait (not known of a merged gap)
+# they followed a wait (not known of a merged gap: counted as launch idle, where the exact
+# analysis leaves the one gap a step after the device sync out; 1-4% more in this loop)
 for k in ("busy_ms", "busy_pct"):
     assert abs(m[k] - e[k]) <= 1e-3 * max(1, e[k]), k
 assert abs(m["idle"]["short_gaps_ms"] - e["idle"]["short_gaps_ms"]) <= 1e-3 * max(1, e["idle"]["short_gaps_ms"]), "short gaps"
@@ -912,14 +913,14 @@ for k in ("idle_ms_per_step", "gaps_per_step"):
     assert abs(m["launch"][k] - e["launch"][k]) <= tol * e["launch"][k], "launch " + k
 PY
     }
-    compare "$T/exact.json" "$T/merged.json" 9.0 0.03
+    compare "$T/exact.json" "$T/merged.json" 9.0 0.08
     # a GPU-sampled trace (issue 18) of the same loop: its windows' busy intervals alike
     run_traced s FAKE_KERNEL_NS=1000 GPUTRACE_SAMPLE=0.1/0.1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" launch-loop 3000 30
     tr_s=$(ls "$T/s.d"/*.gtrace | head -1)
     "$GPUTRACE" report --json "$tr_s" >"$T/s_exact.json" 2>/dev/null || fail "sampled: report"
     GPUTRACE_INTERVALS_MAX=4096 "$GPUTRACE" report --json "$tr_s" >"$T/s_merged.json" 2>/dev/null ||
         fail "sampled: report (4096 intervals)"
-    compare "$T/s_exact.json" "$T/s_merged.json" 0 0.05
+    compare "$T/s_exact.json" "$T/s_merged.json" 0 0.08
     adv() { python3 -c 'import json, sys; print(" ".join(a["id"] + ":" + a["severity"] for a in json.load(open(sys.argv[1]))["advice"]))' "$1"; }
     [ "$(adv "$T/exact.json")" = "$(adv "$T/merged.json")" ] ||
         fail "advice: exact '$(adv "$T/exact.json")', merged '$(adv "$T/merged.json")'"
