@@ -21,6 +21,7 @@
  * CUPTI call, one TLS read when no wrapped call is in progress. A driver call nested in a runtime
  * call may carry another correlation id: both pairs are written, the analyzer joins by corr id. */
 #include <cupti.h>
+#include <stddef.h>
 
 #include "gt_core.h"
 #include "gt_cupti.h"
@@ -128,13 +129,24 @@ static const uint16_t runtime_cbids[] = {
 
 /* A static runtime's allocations and frees: no wrapper sees them, and without them a static
  * program that allocates every step was advised launch-bound, not alloc-in-loop (issue 30).
- * cudaMallocManaged is seen under it, on the driver's cuMemAllocManaged. */
-static const uint16_t runtime_alloc_cbids[] = {
-    RT(cudaMalloc_v3020),       RT(cudaFree_v3020),
-    RT(cudaMallocHost_v3020),   RT(cudaHostAlloc_v3020),
-    RT(cudaFreeHost_v3020),     RT(cudaMallocPitch_v3020),
-    RT(cudaMallocAsync_v11020), RT(cudaMallocAsync_ptsz_v11020),
-    RT(cudaFreeAsync_v11020),   RT(cudaFreeAsync_ptsz_v11020),
+ * cudaMallocManaged is seen under it, on the driver's cuMemAllocManaged. What each records. */
+typedef struct alloc_entry {
+    uint16_t cbid, flags; /* flags: GT_RF_PTDS for a _ptsz entry point */
+    uint32_t func, kind;  /* GT_FN_*, enum gt_alloc_kind */
+    bool is_free;
+} alloc_entry;
+static const alloc_entry runtime_allocs[] = {
+    {RT(cudaMalloc_v3020), 0, GT_FN_cudaMalloc, GT_ALLOC_DEVICE, false},
+    {RT(cudaFree_v3020), 0, GT_FN_cudaFree, GT_ALLOC_DEVICE, true},
+    {RT(cudaMallocHost_v3020), 0, GT_FN_cudaMallocHost, GT_ALLOC_HOST_PINNED, false},
+    {RT(cudaHostAlloc_v3020), 0, GT_FN_cudaHostAlloc, GT_ALLOC_HOST_PINNED, false},
+    {RT(cudaFreeHost_v3020), 0, GT_FN_cudaFreeHost, GT_ALLOC_HOST_PINNED, true},
+    {RT(cudaMallocPitch_v3020), 0, GT_FN_cudaMallocPitch, GT_ALLOC_PITCH, false},
+    {RT(cudaMallocAsync_v11020), 0, GT_FN_cudaMallocAsync, GT_ALLOC_DEVICE_ASYNC, false},
+    {RT(cudaMallocAsync_ptsz_v11020), GT_RF_PTDS, GT_FN_cudaMallocAsync, GT_ALLOC_DEVICE_ASYNC,
+     false},
+    {RT(cudaFreeAsync_v11020), 0, GT_FN_cudaFreeAsync, GT_ALLOC_DEVICE_ASYNC, true},
+    {RT(cudaFreeAsync_ptsz_v11020), GT_RF_PTDS, GT_FN_cudaFreeAsync, GT_ALLOC_DEVICE_ASYNC, true},
 };
 
 /* Driver kernel launches (what cuDNN's runtime-compiled kernels and Triton use). */
@@ -398,70 +410,47 @@ static void read_params(gt_cupti_unseen_call *l, CUpti_CallbackId cbid, const vo
     }
 }
 
-/* The allocation entry point of a cbid: its GT_FN_* id and what the call record says of it (0:
- * not one of runtime_alloc_cbids). */
-static uint32_t alloc_func_of(CUpti_CallbackId cbid, gt_cupti_unseen_call *a)
+/* The allocation entry point of a cbid (NULL: not one of runtime_allocs). */
+static const alloc_entry *alloc_entry_of(CUpti_CallbackId cbid)
 {
-    switch (cbid) {
-    case RT(cudaMalloc_v3020):
-        a->alloc_kind = GT_ALLOC_DEVICE;
-        return GT_FN_cudaMalloc;
-    case RT(cudaFree_v3020):
-        a->alloc_kind = GT_ALLOC_DEVICE, a->is_free = true;
-        return GT_FN_cudaFree;
-    case RT(cudaMallocHost_v3020):
-        a->alloc_kind = GT_ALLOC_HOST_PINNED;
-        return GT_FN_cudaMallocHost;
-    case RT(cudaHostAlloc_v3020):
-        a->alloc_kind = GT_ALLOC_HOST_PINNED;
-        return GT_FN_cudaHostAlloc;
-    case RT(cudaFreeHost_v3020):
-        a->alloc_kind = GT_ALLOC_HOST_PINNED, a->is_free = true;
-        return GT_FN_cudaFreeHost;
-    case RT(cudaMallocPitch_v3020):
-        a->alloc_kind = GT_ALLOC_PITCH;
-        return GT_FN_cudaMallocPitch;
-    case RT(cudaMallocAsync_ptsz_v11020):
-        a->flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(cudaMallocAsync_v11020):
-        a->alloc_kind = GT_ALLOC_DEVICE_ASYNC;
-        return GT_FN_cudaMallocAsync;
-    case RT(cudaFreeAsync_ptsz_v11020):
-        a->flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(cudaFreeAsync_v11020):
-        a->alloc_kind = GT_ALLOC_DEVICE_ASYNC, a->is_free = true;
-        return GT_FN_cudaFreeAsync;
-    default:
-        return 0;
-    }
+    for (size_t i = 0; i < sizeof runtime_allocs / sizeof *runtime_allocs; i++)
+        if (runtime_allocs[i].cbid == cbid)
+            return &runtime_allocs[i];
+    return NULL;
 }
 
-/* The pointer and size of an allocation (its pointer once it succeeded), the pointer of a free,
- * from the parameter structs of generated_cuda_runtime_api_meta.h. */
+/* cudaMalloc's, cudaMallocHost's, cudaHostAlloc's and cudaMallocAsync's parameter structs
+ * (generated_cuda_runtime_api_meta.h) begin alike: where to put the pointer, then the size. */
+typedef struct alloc_params_head {
+    void **ptr;
+    size_t size;
+} alloc_params_head;
+#define SAME_HEAD(T, ptr_field)                                                                    \
+    _Static_assert(offsetof(T, ptr_field) == offsetof(alloc_params_head, ptr) &&                   \
+                       offsetof(T, size) == offsetof(alloc_params_head, size),                     \
+                   #T " begins as alloc_params_head")
+SAME_HEAD(cudaMalloc_v3020_params, devPtr);
+SAME_HEAD(cudaMallocHost_v3020_params, ptr);
+SAME_HEAD(cudaHostAlloc_v3020_params, pHost);
+SAME_HEAD(cudaMallocAsync_v11020_params, devPtr);
+
+/* The pointer and size of an allocation (its pointer once it succeeded), the pointer of a free. */
 static void read_alloc_params(gt_cupti_unseen_call *a, CUpti_CallbackId cbid, const void *params)
 {
     if (!params)
         return;
     bool ok = a->result == 0;
     switch (cbid) {
-    case RT(cudaMalloc_v3020): {
-        const cudaMalloc_v3020_params *p = params;
-        a->bytes = p->size;
-        a->ptr = ok && p->devPtr ? (uint64_t)(uintptr_t)*p->devPtr : 0;
-        break;
-    }
-    case RT(cudaMallocHost_v3020): {
-        const cudaMallocHost_v3020_params *p = params;
+    case RT(cudaMallocAsync_v11020):
+    case RT(cudaMallocAsync_ptsz_v11020):
+        a->stream = (uint64_t)(uintptr_t)((const cudaMallocAsync_v11020_params *)params)->hStream;
+        /* fall through */
+    case RT(cudaMalloc_v3020):
+    case RT(cudaMallocHost_v3020):
+    case RT(cudaHostAlloc_v3020): {
+        const alloc_params_head *p = params;
         a->bytes = p->size;
         a->ptr = ok && p->ptr ? (uint64_t)(uintptr_t)*p->ptr : 0;
-        break;
-    }
-    case RT(cudaHostAlloc_v3020): {
-        const cudaHostAlloc_v3020_params *p = params;
-        a->bytes = p->size;
-        a->ptr = ok && p->pHost ? (uint64_t)(uintptr_t)*p->pHost : 0;
         break;
     }
     case RT(cudaMallocPitch_v3020): {
@@ -469,14 +458,6 @@ static void read_alloc_params(gt_cupti_unseen_call *a, CUpti_CallbackId cbid, co
         bool got = ok && p->devPtr && p->pitch;
         a->bytes = got ? *p->pitch * p->height : p->width * p->height;
         a->ptr = got ? (uint64_t)(uintptr_t)*p->devPtr : 0;
-        break;
-    }
-    case RT(cudaMallocAsync_v11020):
-    case RT(cudaMallocAsync_ptsz_v11020): {
-        const cudaMallocAsync_v11020_params *p = params;
-        a->bytes = p->size;
-        a->ptr = ok && p->devPtr ? (uint64_t)(uintptr_t)*p->devPtr : 0;
-        a->stream = (uint64_t)(uintptr_t)p->hStream;
         break;
     }
     case RT(cudaFree_v3020):
@@ -509,11 +490,16 @@ static void on_unseen_alloc(const CUpti_CallbackData *cb, CUpti_CallbackId cbid,
         return;
     }
     uint64_t t1 = gt_now_ns(), t0 = *cb->correlationData;
-    gt_cupti_unseen_call a = {.t_begin_ns = t0 && t0 <= t1 ? t0 : t1, .t_end_ns = t1};
-    a.func = alloc_func_of(cbid, &a);
-    if (!a.func)
+    const alloc_entry *e = alloc_entry_of(cbid);
+    if (!e)
         return;
-    a.is_alloc = true;
+    gt_cupti_unseen_call a = {.t_begin_ns = t0 && t0 <= t1 ? t0 : t1,
+                              .t_end_ns = t1,
+                              .func = e->func,
+                              .flags = e->flags,
+                              .is_alloc = true,
+                              .is_free = e->is_free,
+                              .alloc_kind = e->kind};
     a.result = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
     read_alloc_params(&a, cbid, cb->functionParams);
     hook(&a);
@@ -684,6 +670,17 @@ static size_t enable_list(uint32_t on, CUpti_CallbackDomain domain, const uint16
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
+/* The callbacks of runtime_allocs (a static runtime's: enable_selected). */
+static size_t enable_allocs(uint32_t on)
+{
+    size_t enabled = 0;
+    for (size_t i = 0; i < COUNT(runtime_allocs); i++)
+        if (gt_cupti.EnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    runtime_allocs[i].cbid) == CUPTI_SUCCESS)
+            enabled++;
+    return enabled;
+}
+
 /* Kernel launches get callbacks only when the kernels' queued timestamps cannot link them. */
 static atomic_bool launches_by_callbacks;
 
@@ -711,8 +708,7 @@ static void enable_selected(uint32_t on, size_t *rt, size_t *drv)
         *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launch_cbids,
                            COUNT(runtime_launch_cbids));
     if (atomic_load(&gt_cupti_static_runtime))
-        *rt += enable_list(on, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_alloc_cbids,
-                           COUNT(runtime_alloc_cbids));
+        *rt += enable_allocs(on);
     if (mode == GT_CUPTI_CB_RUNTIME)
         return;
     *drv += enable_list(on, CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids, COUNT(driver_cbids));
@@ -787,8 +783,7 @@ bool gt_cupti_callbacks_link_launches(bool callbacks_on_now)
         enable_list(1, CUPTI_CB_DOMAIN_DRIVER_API, driver_launch_cbids, COUNT(driver_launch_cbids));
     }
     if (callbacks_on_now && atomic_load(&gt_cupti_static_runtime))
-        enable_list(1, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_alloc_cbids,
-                    COUNT(runtime_alloc_cbids));
+        enable_allocs(1);
     return true;
 }
 
