@@ -921,9 +921,15 @@ PY
     GPUTRACE_INTERVALS_MAX=4096 "$GPUTRACE" report --json "$tr_s" >"$T/s_merged.json" 2>/dev/null ||
         fail "sampled: report (4096 intervals)"
     compare "$T/s_exact.json" "$T/s_merged.json" 0 0.08
-    adv() { python3 -c 'import json, sys; print(" ".join(a["id"] + ":" + a["severity"] for a in json.load(open(sys.argv[1]))["advice"]))' "$1"; }
-    [ "$(adv "$T/exact.json")" = "$(adv "$T/merged.json")" ] ||
-        fail "advice: exact '$(adv "$T/exact.json")', merged '$(adv "$T/merged.json")'"
+    # the same findings in the same order, their shares of the step within 3 points (a severity
+    # may differ where a share sits at a threshold: sync-stall 25.7% exact, 25.0% merged)
+    python3 - "$T/exact.json" "$T/merged.json" >"$T/advice.txt" 2>&1 <<'PY' || fail "advice: $(cat "$T/advice.txt")"
+import json, sys
+e, m = ([(a["id"], a["share_pct"] or 0) for a in json.load(open(f))["advice"]] for f in sys.argv[1:3])
+print("exact", e, "merged", m)
+assert [i for i, _ in e] == [i for i, _ in m], "not the same findings"
+assert all(abs(x - y) <= 3 for (_, x), (_, y) in zip(e, m)), "shares differ"
+PY
     GPUTRACE_INTERVALS_MAX=2048 "$GPUTRACE" report "$tr" 2>/dev/null | tr -s ' \n' ' ' |
         grep -q "more GPU busy intervals than the analysis keeps (2048): [0-9]* idle gaps of up to .* counted back as short idle gaps" ||
         fail "the report does not say idle gaps were merged"
