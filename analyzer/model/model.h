@@ -570,7 +570,7 @@ int gt_run_load(gt_run *run, const char *const *paths, int n, int verbose);
 void gt_run_free(gt_run *run);
 /* Frees each process's idle gaps (n_gaps becomes 0): for a caller that needs only the figures the
  * load made of them (diff: steps, tables, advice), not the gaps themselves — a long run's gaps are
- * its largest array (112 bytes each, one or more a step). */
+ * its largest array (64 bytes each, one or more a step). */
 void gt_run_drop_gaps(gt_run *run);
 
 /* The same in steps, for a caller that reads each file once more anyway (convert): gt_run_open
