@@ -51,7 +51,8 @@ void gt_cupti_note_wrapper_fired(void);
 void gt_cupti_note_managed_memory(void);
 
 /* A call of a static CUDA runtime, which no wrapper sees (issue 30), as CUPTI's callback tells it
- * at the call's exit: a kernel launch, or an allocation or free (is_alloc). */
+ * at the call's exit: a kernel launch, a memset (is_memset), or an allocation or free
+ * (is_alloc). */
 typedef struct gt_cupti_unseen_call {
     uint64_t t_begin_ns, t_end_ns;
     uint32_t func;  /* GT_FN_* of the runtime entry point */
@@ -62,6 +63,9 @@ typedef struct gt_cupti_unseen_call {
     const void *function; /* the host function or cudaKernel_t, NULL when unknown */
     uint32_t grid[3], block[3];
     uint64_t shared_mem, stream;
+    /* memsets (cudaMemset, cudaMemsetAsync): ptr, bytes, value, stream */
+    bool is_memset, is_async;
+    int32_t value;
     /* allocations and frees (a free's bytes are 0: the runtime does not tell them) */
     bool is_alloc, is_free;
     uint32_t alloc_kind; /* enum gt_alloc_kind */

@@ -329,37 +329,39 @@ static gt_cupti_unseen_call_fn gt_cupti_unseen_call_hook(void)
     return atomic_load_explicit(&unseen_hook, memory_order_acquire);
 }
 
-/* The runtime launch entry point of a cbid (0: not a launch), its _ptsz twins flagged. */
-static uint32_t launch_func_of(CUpti_CallbackId cbid, uint16_t *flags)
+/* The runtime entry points that put work on the GPU whose calls a static runtime's are recorded
+ * for: the launches and the memsets (2D and 3D sets stay CUPTI API records). */
+static const struct {
+    uint16_t cbid, flags; /* flags: GT_RF_PTDS for a _ptsz/_ptds entry point */
+    uint32_t func;        /* GT_FN_* */
+} runtime_work[] = {
+    {RT(__cudaLaunchKernel_v13000), 0, GT_FN___cudaLaunchKernel},
+    {RT(__cudaLaunchKernel_ptsz_v13000), GT_RF_PTDS, GT_FN___cudaLaunchKernel},
+    {RT(cudaLaunch_v3020), 0, GT_FN_cudaLaunchKernel},
+    {RT(cudaLaunch_ptsz_v7000), GT_RF_PTDS, GT_FN_cudaLaunchKernel},
+    {RT(cudaLaunchKernel_v7000), 0, GT_FN_cudaLaunchKernel},
+    {RT(cudaLaunchKernel_ptsz_v7000), GT_RF_PTDS, GT_FN_cudaLaunchKernel},
+    {RT(cudaLaunchKernelExC_v11060), 0, GT_FN_cudaLaunchKernelExC},
+    {RT(cudaLaunchKernelExC_ptsz_v11060), GT_RF_PTDS, GT_FN_cudaLaunchKernelExC},
+    {RT(cudaLaunchCooperativeKernel_v9000), 0, GT_FN_cudaLaunchCooperativeKernel},
+    {RT(cudaLaunchCooperativeKernel_ptsz_v9000), GT_RF_PTDS, GT_FN_cudaLaunchCooperativeKernel},
+    {RT(cudaLaunchCooperativeKernelMultiDevice_v9000), 0, GT_FN_cudaLaunchCooperativeKernel},
+    {RT(cudaMemset_v3020), 0, GT_FN_cudaMemset},
+    {RT(cudaMemset_ptds_v7000), GT_RF_PTDS, GT_FN_cudaMemset},
+    {RT(cudaMemsetAsync_v3020), 0, GT_FN_cudaMemsetAsync},
+    {RT(cudaMemsetAsync_ptsz_v7000), GT_RF_PTDS, GT_FN_cudaMemsetAsync},
+};
+
+/* The entry point of runtime_work a cbid is (0: none), and its flags. */
+static uint32_t work_func_of(CUpti_CallbackId cbid, uint16_t *flags)
 {
+    for (size_t i = 0; i < sizeof runtime_work / sizeof *runtime_work; i++)
+        if (runtime_work[i].cbid == cbid) {
+            *flags = runtime_work[i].flags;
+            return runtime_work[i].func;
+        }
     *flags = 0;
-    switch (cbid) {
-    case RT(__cudaLaunchKernel_ptsz_v13000):
-        *flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(__cudaLaunchKernel_v13000):
-        return GT_FN___cudaLaunchKernel;
-    case RT(cudaLaunch_ptsz_v7000):
-    case RT(cudaLaunchKernel_ptsz_v7000):
-        *flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(cudaLaunch_v3020):
-    case RT(cudaLaunchKernel_v7000):
-        return GT_FN_cudaLaunchKernel;
-    case RT(cudaLaunchKernelExC_ptsz_v11060):
-        *flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(cudaLaunchKernelExC_v11060):
-        return GT_FN_cudaLaunchKernelExC;
-    case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
-        *flags = GT_RF_PTDS;
-        /* fall through */
-    case RT(cudaLaunchCooperativeKernel_v9000):
-    case RT(cudaLaunchCooperativeKernelMultiDevice_v9000):
-        return GT_FN_cudaLaunchCooperativeKernel;
-    default:
-        return 0;
-    }
+    return 0;
 }
 
 static void set_dims(gt_cupti_unseen_call *l, dim3 g, dim3 b)
@@ -405,10 +407,31 @@ static void read_params(gt_cupti_unseen_call *l, CUpti_CallbackId cbid, const vo
         }
         break;
     }
+    case RT(cudaMemsetAsync_v3020):
+    case RT(cudaMemsetAsync_ptsz_v7000):
+        l->stream = (uint64_t)(uintptr_t)((const cudaMemsetAsync_v3020_params *)params)->stream;
+        l->is_async = true; /* the rest as cudaMemset's (the same head) */
+        /* fall through */
+    case RT(cudaMemset_v3020):
+    case RT(cudaMemset_ptds_v7000): {
+        const cudaMemset_v3020_params *p = params;
+        l->is_memset = true;
+        l->ptr = (uint64_t)(uintptr_t)p->devPtr;
+        l->value = p->value;
+        l->bytes = p->count;
+        break;
+    }
     default:
         break;
     }
 }
+_Static_assert(offsetof(cudaMemsetAsync_v3020_params, count) ==
+                       offsetof(cudaMemset_v3020_params, count) &&
+                   offsetof(cudaMemsetAsync_ptsz_v7000_params, count) ==
+                       offsetof(cudaMemset_v3020_params, count) &&
+                   offsetof(cudaMemset_ptds_v7000_params, count) ==
+                       offsetof(cudaMemset_v3020_params, count),
+               "the memsets' parameter structs begin alike");
 
 /* The allocation entry point of a cbid (NULL: not one of runtime_allocs). */
 static const alloc_entry *alloc_entry_of(CUpti_CallbackId cbid)
@@ -536,9 +559,9 @@ static void on_managed_alloc(const CUpti_CallbackData *cb, const gt_cupti_tl_cal
     hook(&a);
 }
 
-/* A launch of a static runtime outside any wrapped call: recorded at its exit as a call of its own
- * (the wrap module's hook), paired with CUPTI's correlation id of the launch like a wrapped one.
- * correlationData carries the entry time to the exit. */
+/* A launch (or memset) of a static runtime outside any wrapped call: recorded at its exit as a
+ * call of its own (the wrap module's hook), paired with CUPTI's correlation id of the call like a
+ * wrapped one. correlationData carries the entry time to the exit. */
 static void on_unseen_launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid, uint32_t func,
                              uint16_t flags, gt_cupti_unseen_call_fn hook)
 {
@@ -619,7 +642,7 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
     if (!t->id && domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         atomic_load_explicit(&gt_cupti_static_runtime, memory_order_relaxed)) {
         uint16_t flags;
-        uint32_t func = launch_func_of(cbid, &flags);
+        uint32_t func = work_func_of(cbid, &flags);
         gt_cupti_unseen_call_fn hook = gt_cupti_unseen_call_hook();
         if (func && hook)
             on_unseen_launch(cb, cbid, func, flags, hook);

@@ -7,24 +7,45 @@
  * application's thread at the call's exit; the hook records it as the launch wrapper would
  * (GT_REC_API_LAUNCH, flagged GT_RF_VIA_CUPTI) and returns the call id CUPTI's callback pairs
  * with the launch's correlation id. Launches carry no call-site stack unless GPUTRACE_STACKS=all,
- * as with the wrappers. Allocations and frees (cudaMalloc, cudaFree, ...; cudaMallocManaged by the
- * driver's cuMemAllocManaged under it) are recorded the same way, with their call site, as the
- * allocation wrappers record them. */
+ * as with the wrappers. Memsets (cudaMemset, cudaMemsetAsync) are recorded and paired the same
+ * way, as the set wrappers record them. Allocations and frees (cudaMalloc, cudaFree, ...;
+ * cudaMallocManaged by the driver's cuMemAllocManaged under it) are recorded the same way, with
+ * their call site, as the allocation wrappers record them. */
 #include "gt_wrap.h"
+
+/* The call record's common part of a call no wrapper saw (inside the fast guard), with a call-site
+ * stack when stack is set. */
+static gt_call unseen_call_begin(const gt_cupti_unseen_call *u, int stack)
+{
+    return (gt_call){.t_begin = u->t_begin_ns,
+                     .corr_id = gt_fast_next_corr_id(),
+                     .func = u->func,
+                     .device = gt_wrap_tls_device_plus1 ? gt_wrap_tls_device_plus1 - 1 : -1,
+                     .stack_id = gt_wrap_stack(stack)};
+}
 
 /* An allocation or free of a static runtime: what the allocation wrappers would record. */
 static void record_unseen_alloc(const gt_cupti_unseen_call *a)
 {
     if (!gt_fast_guard_enter())
         return;
-    gt_call c = {.t_begin = a->t_begin_ns,
-                 .corr_id = gt_fast_next_corr_id(),
-                 .func = a->func,
-                 .device = gt_wrap_tls_device_plus1 ? gt_wrap_tls_device_plus1 - 1 : -1,
-                 .stack_id = gt_wrap_stack(1)};
+    gt_call c = unseen_call_begin(a, 1);
     gt_record_alloc(&c, a->t_end_ns, (uint16_t)(a->flags | GT_RF_VIA_CUPTI), a->result, a->stream,
                     a->ptr, a->bytes, a->alloc_kind, a->is_free);
     gt_fast_guard_leave();
+}
+
+/* A memset of a static runtime: what the set wrappers record (a synchronous one with its call
+ * site). Returns its call id, for the pair with the memset's correlation id. */
+static uint64_t record_unseen_memset(const gt_cupti_unseen_call *m)
+{
+    if (!gt_fast_guard_enter())
+        return 0;
+    gt_call c = unseen_call_begin(m, !m->is_async);
+    gt_record_set(&c, m->t_end_ns, (uint16_t)(m->flags | GT_RF_VIA_CUPTI), m->result, m->stream,
+                  (const void *)(uintptr_t)m->ptr, m->bytes, m->value, m->is_async);
+    gt_fast_guard_leave();
+    return c.corr_id;
 }
 
 static uint64_t record_unseen_call(const gt_cupti_unseen_call *l)
@@ -33,15 +54,13 @@ static uint64_t record_unseen_call(const gt_cupti_unseen_call *l)
         record_unseen_alloc(l);
         return 0; /* an allocation puts no work on the GPU: nothing to pair */
     }
+    if (l->is_memset)
+        return record_unseen_memset(l);
     /* the name first: interning may write a string record, never inside an open record */
     uint32_t name_id = l->symbol && l->symbol[0] ? gt_intern(l->symbol) : 0;
     if (!gt_fast_guard_enter())
         return 0;
-    gt_call c = {.t_begin = l->t_begin_ns,
-                 .corr_id = gt_fast_next_corr_id(),
-                 .func = l->func,
-                 .device = gt_wrap_tls_device_plus1 ? gt_wrap_tls_device_plus1 - 1 : -1,
-                 .stack_id = gt_wrap_stack(gt_wrap_stacks_mode >= GT_STACKS_ALL)};
+    gt_call c = unseen_call_begin(l, gt_wrap_stacks_mode >= GT_STACKS_ALL);
     gt_rec_api_launch *rec = gt_fast_record_begin(
         GT_REC_API_LAUNCH, (uint16_t)(l->flags | GT_RF_VIA_CUPTI), sizeof *rec);
     if (rec) {

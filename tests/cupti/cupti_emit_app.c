@@ -10,11 +10,12 @@
  *               API op (with the kernel's name and configuration) and its kernel share a
  *               correlation id, as CUPTI sees a launch no wrapper could; then a managed
  *               allocation the same way (the driver's cuMemAllocManaged)
- *   allocs N [late]  N rounds of a static runtime's cudaMalloc (1 MiB, 300 us), a launch, a
- *               cudaFree (300 us) and 2 ms of host work: the allocation calls as CUPTI's runtime
- *               callbacks see them, with their parameters, as in a program that allocates every
- *               step; late: until the trace shows launches recorded from the callbacks (the
- *               static runtime found at a flush), then N rounds more
+ *   allocs N [late]  N rounds of a static runtime's cudaMalloc (1 MiB, 300 us), a
+ *               cudaMemsetAsync of it, a launch, a cudaFree (300 us) and 2 ms of host work:
+ *               the calls as CUPTI's runtime callbacks see them, with their parameters, as in
+ *               a program that allocates every step; late: until the trace shows launches
+ *               recorded from the callbacks (the static runtime found at a flush), then N
+ *               rounds more
  *   fork        a kernel, then a child that emits, waits and exits normally; the parent waits
  *   jit         a primary context retained, a module loaded (3 ms), a kernel: the driver calls
  *               CUPTI's callbacks see and gputrace records as JIT calls (issue 21 item 1) */
@@ -78,6 +79,23 @@ static void api(uint32_t cbid)
     fake_gpu_emit(&op);
 }
 
+/* The call of a static runtime that put `work` on the GPU, as CUPTI's runtime callbacks see it
+ * after the work (its correlation id shared): a launch carries the kernel's name (symbol), other
+ * calls their parameters. */
+static void static_call_after(const fake_gpu_op *work, const char *name, uint32_t cbid,
+                              const char *symbol, const void *params)
+{
+    fake_gpu_op a = *work;
+    a.kind = FAKE_OP_API;
+    a.start_ns = now_ns();
+    a.end_ns = a.start_ns + 1000;
+    a.name = name;
+    a.symbol = symbol;
+    a.cbid = cbid;
+    a.params = params;
+    fake_gpu_emit(&a);
+}
+
 static void static_launch(const char *name)
 {
     fake_gpu_op k = op_new(FAKE_OP_KERNEL, 5000);
@@ -85,14 +103,8 @@ static void static_launch(const char *name)
     k.grid[0] = 16, k.grid[1] = 1, k.grid[2] = 1;
     k.block[0] = 256, k.block[1] = 1, k.block[2] = 1;
     fake_gpu_emit(&k);
-    fake_gpu_op a = k;
-    a.kind = FAKE_OP_API;
-    a.start_ns = now_ns();
-    a.end_ns = a.start_ns + 1000;
-    a.name = "cudaLaunchKernel";
-    a.symbol = name;
-    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    fake_gpu_emit(&a);
+    static_call_after(&k, "cudaLaunchKernel", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, name,
+                      NULL);
 }
 
 /* A static runtime's cudaMallocManaged: what CUPTI's driver callback sees of it. */
@@ -124,6 +136,18 @@ static void *static_malloc(size_t n)
     op.params = &params;
     fake_gpu_emit(&op);
     return ptr;
+}
+
+/* A static runtime's cudaMemsetAsync: its GPU memset, then the call CUPTI's runtime callbacks see
+ * with its parameters, sharing the memset's correlation id. */
+static void static_memset_async(void *ptr, size_t n)
+{
+    fake_gpu_op set = op_new(FAKE_OP_MEMSET, 2000);
+    set.bytes = n, set.is_async = 1;
+    fake_gpu_emit(&set);
+    cudaMemsetAsync_v3020_params params = {ptr, 0, n, (cudaStream_t)(uintptr_t)7};
+    static_call_after(&set, "cudaMemsetAsync", CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, NULL,
+                      &params);
 }
 
 static void static_free(void *ptr)
@@ -217,6 +241,7 @@ int main(int argc, char **argv)
         int passes = 0;
         for (int i = 0; i < rounds; i++) {
             void *p = static_malloc(1 << 20);
+            static_memset_async(p, 1 << 20);
             static_launch("_Z7ownkernPf");
             static_free(p);
             sleep_ms(2);

@@ -338,6 +338,13 @@ static_allocs)
     n_free=$(grep -c '^cpualloc name=cudaFree kind=1 bytes=0 free=1 flags=16$' "$D")
     [ "$n_alloc" = 40 ] && [ "$n_free" = 40 ] ||
         fail "allocations $n_alloc, frees $n_free recorded: want 40 each ($(grep -m3 '^cpualloc' "$D"))"
+    # its cudaMemsetAsync too (kind 12), each paired with its memset's correlation id
+    awk '$1 == "cpucall" && $2 == "kind=12" && $5 == "name=cudaMemsetAsync" && $NF == "flags=16" {
+             split($4, a, "="); set[a[2]] = 1; n++ }
+         $1 == "extcorr" { split($3, e, "="); paired[e[2]] = 1 }
+         END { for (c in set) if (c in paired) p++
+               printf "memsets %d, paired %d\n", n, p; exit !(n == 40 && p == 40) }' "$D" >"$T/m.check" ||
+        fail "static memsets: $(cat "$T/m.check")"
     tr=$(ls "$T/s.d"/*.gtrace | head -1)
     "$GPUTRACE" report --json "$tr" >"$T/s.json" 2>"$T/s.rerr" || fail "report --json: $(cat "$T/s.rerr")"
     ids=$(python3 -c 'import json, sys
