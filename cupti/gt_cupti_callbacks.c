@@ -578,6 +578,8 @@ static void on_unseen_launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid
                               .flags = flags,
                               .symbol = cb->symbolName};
     l.result = cb->functionReturnValue ? *(const int32_t *)cb->functionReturnValue : 0;
+    /* a memset whatever CUPTI hands over of its parameters: never recorded as a launch */
+    l.is_memset = func == GT_FN_cudaMemset || func == GT_FN_cudaMemsetAsync;
     read_params(&l, cbid, cb->functionParams);
     uint64_t id = hook(&l);
     if (!id)
