@@ -72,7 +72,6 @@ static int cmp_iv(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* Sort and merge intervals closer than gap ns. */
 /* Halves the buckets' number by doubling their width: pairs are added. */
 static void merged_coarsen(md_merged *m)
 {

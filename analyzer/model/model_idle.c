@@ -298,11 +298,6 @@ static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
 
 /* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window, outside JIT
  * compilation and autotuning (a sweep of trial kernels leaves thousands of them). */
-static uint64_t steady_part(const gt_proc *p, uint64_t a, uint64_t b)
-{
-    return md_steady_outside_phases(p, a, b, NULL);
-}
-
 static void steady_small_gaps(gt_proc *p, const pass_state *s)
 {
     p->steady_small_gap_ns = 0;
@@ -311,7 +306,7 @@ static void steady_small_gaps(gt_proc *p, const pass_state *s)
             p->steady_small_gap_ns +=
                 md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
     uint64_t merged_ns, merged_gaps; /* merged into busy intervals: short gaps too */
-    md_merged_in(p, &s->merged, steady_part, &merged_ns, &merged_gaps);
+    md_merged_in_steady(p, &s->merged, &merged_ns, &merged_gaps);
     p->steady_small_gap_ns += merged_ns;
     p->steady_small_gap_ns = md_steady_scaled(p, p->steady_small_gap_ns);
 }

@@ -388,6 +388,16 @@ static void steady_gpu_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b,
  * windows when sampled), less what lies in JIT compilation, compilation or autotuning there: that
  * time is its phase's, and every steady figure leaves it out alike (idle, its causes, launch
  * latency, busy time). part, when given, gets the phases' overlaps. */
+static uint64_t steady_part(const gt_proc *p, uint64_t a, uint64_t b)
+{
+    return md_steady_outside_phases(p, a, b, NULL);
+}
+
+void md_merged_in_steady(const gt_proc *p, const md_merged *m, uint64_t *ns, uint64_t *gaps)
+{
+    md_merged_in(p, m, steady_part, ns, gaps);
+}
+
 uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t part[GT_PHASE_COUNT])
 {

@@ -15,5 +15,8 @@ void md_phase_overlaps(const gt_proc *p, uint64_t a, uint64_t b, uint64_t out[GT
  * alike. part, when given, gets the phases' overlaps (after md_phases). */
 uint64_t md_steady_outside_phases(const gt_proc *p, uint64_t a, uint64_t b,
                                   uint64_t part[GT_PHASE_COUNT]);
+/* Of the idle gaps merged into busy intervals to bound memory (md_iv_add), the part inside what
+ * md_steady_outside_phases counts: ns and gaps, a bucket by the share of it inside. */
+void md_merged_in_steady(const gt_proc *p, const md_merged *m, uint64_t *ns, uint64_t *gaps);
 
 #endif

@@ -378,11 +378,6 @@ static uint64_t part_of(uint64_t x, uint64_t num, uint64_t den)
     return den ? (uint64_t)((unsigned __int128)x * num / den) : 0;
 }
 
-static uint64_t steady_part(const gt_proc *p, uint64_t a, uint64_t b)
-{
-    return md_steady_outside_phases(p, a, b, NULL);
-}
-
 /* Idle-gap figures for the whole run and for the steady window. */
 void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
 {
@@ -458,7 +453,7 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     /* gaps merged into busy intervals to bound memory (md_iv_add): short ones, by where they
      * fell; after a wait or not is not known of them */
     uint64_t merged_ns, merged_gaps;
-    md_merged_in(p, &s->merged, steady_part, &merged_ns, &merged_gaps);
+    md_merged_in_steady(p, &s->merged, &merged_ns, &merged_gaps);
     busy -= merged_ns < busy ? merged_ns : busy;
     steady_short += merged_ns;
     launch_gaps += merged_gaps;
