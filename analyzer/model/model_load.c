@@ -41,6 +41,7 @@
 #include "model_steps.h"
 #include "model_time.h"
 #include "model_um.h"
+#include "mem_stats.h"
 
 #include "cli_args.h"
 
@@ -398,6 +399,7 @@ static void load_pass1(gt_proc *p, gt_reader *r, const gt_model_options *opts)
     s->steady_reread = p->records > steady_log_max();
     if (s->steady_reread)
         mark_autotuner_sites(p);
+    md_memory_stats(p, s, "pass 1");
 }
 
 void gt_proc_pass2_record(gt_proc *p, const gt_record *r)
@@ -413,6 +415,7 @@ static void load_finish(gt_proc *p, int complete)
     pass_state *s = p->priv;
     if (!s)
         return;
+    md_memory_stats(p, s, "pass 2");
     md_build_cudnn_ops(p, s);
     md_launch_entry(p);
     if (!p->cudnn_calls_seen)

@@ -6,12 +6,15 @@
 #        busy 20 ms before each forward, 40 steps); a summary per rank (`report --summary`), the
 #        cross-rank report from the summaries against the report of the traces, and
 #        `convert --ranks slowest,fastest`. Output: $OUT/scale_ranks.txt, $OUT/ranks.tar.xz.
-# long:  train.py ResNet-18 batch 4 for STEPS steps (default 15000: a trace of about 1 GB), then
+# long:  train.py ResNet-18 batch 4 for STEPS steps (default 15000: a trace of about 1 GB;
+#        SCALE_MODEL and SCALE_BATCH name another model and batch, SCALE_TRAIN_S its time limit,
+#        default 400 s), then
 #        the peak memory (max RSS) and time of report, convert (with advice, and --no-advice),
 #        diff of the trace against itself and report --summary (SCALE_MEASURE: which of
 #        "report summary convert noadvice diff", default all). Output: $OUT/scale_long.txt.
 #        SCALE_BASELINE=<an older gputrace>: each measured command is also run with it, right
-#        after ours on the same trace, so that before and after come from one run.
+#        after ours on the same trace, so that before and after come from one run. Ours prints
+#        what its model holds by structure (GPUTRACE_MEMORY_STATS).
 set -uo pipefail
 : "${OUT:?OUT must name the folder for results}"
 cd "$(dirname "$0")/../.." || exit 1
@@ -31,7 +34,9 @@ t0 = time.time()
 r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print("rc=%d peak_kb=%d wall_s=%.1f" % (r.returncode, kb, time.time() - t0))
-print("\n".join(r.stdout.splitlines()[-4:]))
+lines = r.stdout.splitlines()
+stats = ("gputrace: memory after", "  links ", "  gaps ", "  steady log ")
+print("\n".join([l for l in lines if l.startswith(stats)] + [l for l in lines if not l.startswith(stats)][-4:]))
 EOF
   echo "== $label: $(head -1 "$W/peak.txt")"
   tail -n +2 "$W/peak.txt" | cut -c1-300 | sed 's/^/   /'
@@ -73,8 +78,9 @@ long)
   L=$W/long
   rm -rf "$L" && mkdir -p "$L"
   t0=$(date +%s)
-  GPUTRACE_DIR="$L" LD_PRELOAD="$LIB" timeout 400 "$PY" sample_apps/train.py --batch-size 4 \
-    --steps "$STEPS" >"$L/program.txt" 2>&1
+  GPUTRACE_DIR="$L" LD_PRELOAD="$LIB" timeout "${SCALE_TRAIN_S:-400}" "$PY" sample_apps/train.py \
+    --model "${SCALE_MODEL:-resnet18}" --batch-size "${SCALE_BATCH:-4}" --steps "$STEPS" \
+    >"$L/program.txt" 2>&1
   echo "train rc=$? in $(($(date +%s) - t0)) s: $(grep -c . "$L/program.txt") lines"
   T=$(ls -S "$L"/*.gtrace | head -1)
   echo "trace: $(stat -c %s "$T") bytes"
@@ -84,7 +90,7 @@ long)
   both() {
     local label=$1
     shift
-    peak "$label" "$GT" "$@"
+    GPUTRACE_MEMORY_STATS=1 peak "$label" "$GT" "$@"
     [ -z "${SCALE_BASELINE:-}" ] || peak "$label, baseline" "$SCALE_BASELINE" "$@"
   }
   want report && both "report" report "$T"
