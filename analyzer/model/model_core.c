@@ -379,44 +379,50 @@ static size_t links_sort_last(md_link *v, size_t n)
     return w + 1;
 }
 
-static md_link *links_search(md_link *v, size_t n, uint64_t corr)
+/* The packed links and the newly kept ones (sorted), merged into a new pack: a newer decision
+ * replaces an older one, and an op in drop (sorted: its newer decision went to link_how) goes. */
+static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
+                             const uint64_t *drop, size_t n_drop)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    md_link_pack *old = s->links_packed, *merged = gt_xcalloc(1, sizeof *merged);
+    md_link_pack_iter it = {0};
+    md_link o;
+    int have_old = old && md_link_pack_next(old, &it, &o);
+    size_t j = 0, d = 0;
+    while (have_old || j < n_kept) {
+        if (have_old && (j == n_kept || o.corr <= kept[j].corr)) {
+            while (d < n_drop && drop[d] < o.corr)
+                d++;
+            int replaced = j < n_kept && o.corr == kept[j].corr;
+            if (!replaced && !(d < n_drop && drop[d] == o.corr))
+                md_link_pack_append(merged, &o);
+            have_old = md_link_pack_next(old, &it, &o);
+        } else {
+            md_link_pack_append(merged, &kept[j++]);
+        }
     }
-    return lo < n && v[lo].corr == corr ? &v[lo] : NULL;
+    if (old) {
+        md_link_pack_free(old);
+        free(old);
+    }
+    /* the doubling left up to half of it unused, for as long as the pack lives */
+    if (merged->n_bytes) {
+        merged->bytes = gt_xrealloc(merged->bytes, merged->n_bytes);
+        merged->cap_bytes = merged->n_bytes;
+    }
+    s->links_packed = merged;
 }
 
-/* The sorted kept links and the newly kept ones (sorted), merged; a newer decision replaces, a
- * superseded one goes. */
-static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
-                             const md_link *waiting, size_t n_waiting)
+static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-    size_t n_old = s->links_sorted, i = 0, j = 0, k = 0;
-    md_link *old = gt_xrealloc(NULL, (n_old + 1) * sizeof *old);
-    if (n_old > 0) /* links_v is NULL before the first merge; memcpy's source must not be */
-        memcpy(old, s->links_v, n_old * sizeof *old);
-    gt_grow((void **)&s->links_v, &s->cap_links_v, n_old + n_kept + n_waiting, sizeof *s->links_v);
-    while (i < n_old || j < n_kept) {
-        if (i < n_old && old[i].how == MD_LINK_SUPERSEDED)
-            i++; /* its op's newer decision is in link_how */
-        else if (j == n_kept || (i < n_old && old[i].corr < kept[j].corr))
-            s->links_v[k++] = old[i++];
-        else if (i < n_old && old[i].corr == kept[j].corr)
-            i++; /* the newer decision (kept[j]) is taken next */
-        else
-            s->links_v[k++] = kept[j++];
-    }
-    free(old);
-    s->links_sorted = k;
-    if (n_waiting > 0)
-        memcpy(s->links_v + k, waiting, n_waiting * sizeof *waiting);
-    s->n_links_v = k + n_waiting;
+    gt_grow((void **)v, cap, *n, sizeof **v);
+    (*v)[(*n)++] = x;
+}
+
+static void push_link(md_link **v, size_t *n, size_t *cap, const md_link *l)
+{
+    gt_grow((void **)v, cap, *n, sizeof **v);
+    (*v)[(*n)++] = *l;
 }
 
 /* The decisions since the last compaction: a link to a cuDNN call or a GEMM is kept (pass 2
@@ -427,40 +433,43 @@ static void links_compact(pass_state *s, int final)
 {
     if (!s->link_how.width)
         s->link_how.width = 2;
-    if (s->n_links_v == s->links_sorted)
+    if (s->n_links_v == 0)
         return; /* no decision since the last one (links_v may still be NULL) */
-    md_link *tail = s->links_v + s->links_sorted;
-    size_t n = links_sort_last(tail, s->n_links_v - s->links_sorted), n_kept = 0, n_waiting = 0;
-    md_link *kept = gt_xrealloc(NULL, (n + 1) * sizeof *kept);
-    md_link *waiting = gt_xrealloc(NULL, (n + 1) * sizeof *waiting);
+    size_t n = links_sort_last(s->links_v, s->n_links_v), n_kept = 0;
+    md_link *waiting = NULL;
+    uint64_t *drop = NULL;
+    size_t n_waiting = 0, cap_waiting = 0, n_drop = 0, cap_drop = 0;
     for (size_t i = 0; i < n; i++) {
-        const md_link *l = &tail[i];
-        int library = l->call != UINT32_MAX && gt_map_get(&s->call_by_corr, l->call) != UINT32_MAX;
-        int read = final || md_bits_get(&s->calls_seen, l->call);
-        unsigned how = l->call == UINT32_MAX ? 0 : l->how; /* no such call: not linked */
-        if (library || (read && md_bits_set(&s->link_how, l->corr, how) != 0)) {
-            kept[n_kept++] = *l; /* also an op whose corr has no bits (past 32 bits) */
-        } else if (read) {
-            md_link *older = links_search(s->links_v, s->links_sorted, l->corr);
-            if (older)
-                older->how = MD_LINK_SUPERSEDED;
-        } else {
-            waiting[n_waiting++] = *l;
-        }
+        md_link l = s->links_v[i]; /* kept ones move down in place: i >= n_kept */
+        int library = l.call != UINT32_MAX && gt_map_get(&s->call_by_corr, l.call) != UINT32_MAX;
+        int read = final || md_bits_get(&s->calls_seen, l.call);
+        unsigned how = l.call == UINT32_MAX ? 0 : l.how; /* no such call: not linked */
+        md_link older;
+        if (library || (read && md_bits_set(&s->link_how, l.corr, how) != 0))
+            s->links_v[n_kept++] = l; /* also an op whose corr has no bits (past 32 bits) */
+        else if (read && s->links_packed && md_link_pack_find(s->links_packed, l.corr, &older))
+            push_u64(&drop, &n_drop, &cap_drop, l.corr);
+        else if (!read)
+            push_link(&waiting, &n_waiting, &cap_waiting, &l);
     }
-    links_merge_kept(s, kept, n_kept, waiting, n_waiting);
-    free(kept);
+    links_merge_kept(s, s->links_v, n_kept, drop, n_drop);
+    free(drop);
+    if (n_waiting > 0)
+        memcpy(s->links_v, waiting, n_waiting * sizeof *waiting);
+    s->n_links_v = n_waiting;
     free(waiting);
 }
 
-#define LINKS_COMPACT_MIN (1u << 20) /* decisions between compactions, at least */
+/* Decisions between compactions: at least this many, and a quarter of those kept, so that a
+ * compaction (which rewrites the pack) comes ever less often as the pack grows. */
+#define LINKS_COMPACT_MIN (1u << 20)
 
 void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how)
 {
     gt_grow((void **)&s->links_v, &s->cap_links_v, s->n_links_v, sizeof *s->links_v);
     s->links_v[s->n_links_v++] = (md_link){.corr = corr, .call = call, .how = how};
-    size_t fresh = s->n_links_v - s->links_sorted;
-    if (fresh >= LINKS_COMPACT_MIN && fresh >= s->links_sorted)
+    size_t packed = s->links_packed ? s->links_packed->n : 0;
+    if (s->n_links_v >= LINKS_COMPACT_MIN && s->n_links_v >= packed / 4)
         links_compact(s, 0);
 }
 
@@ -474,26 +483,39 @@ void md_link_call_seen(pass_state *s, uint64_t call)
 void md_links_sort(pass_state *s)
 {
     links_compact(s, 1);
+    free(s->links_v); /* every decision is packed or in link_how now */
+    s->links_v = NULL;
+    s->n_links_v = s->cap_links_v = 0;
     md_bits_free(&s->calls_seen); /* pass 2 does not ask */
 }
 
 int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call)
 {
-    const md_link *l = links_search(s->links_v, s->links_sorted, corr);
-    if (l && l->how != MD_LINK_SUPERSEDED) {
-        if (l->call == UINT32_MAX) /* the maps of before held no such call */
+    md_link l;
+    if (s->links_packed && md_link_pack_find(s->links_packed, corr, &l)) {
+        if (l.call == UINT32_MAX) /* the maps of before held no such call */
             return 0;
-        *call = l->call;
-        return (int)l->how;
+        *call = l.call;
+        return (int)l.how;
     }
     return (int)md_bits_get(&s->link_how, corr);
+}
+
+size_t md_links_kept(const pass_state *s)
+{
+    return s->links_packed ? s->links_packed->n : 0;
 }
 
 void md_links_free(pass_state *s)
 {
     free(s->links_v);
     s->links_v = NULL;
-    s->n_links_v = s->cap_links_v = s->links_sorted = 0;
+    s->n_links_v = s->cap_links_v = 0;
+    if (s->links_packed) {
+        md_link_pack_free(s->links_packed);
+        free(s->links_packed);
+        s->links_packed = NULL;
+    }
     md_bits_free(&s->link_how);
     md_bits_free(&s->calls_seen);
 }

@@ -14,6 +14,7 @@
 #include "cudnn_names.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "link_pack.h"
 #include "model.h"
 #include "op_link.h"
 #include "symbolize.h"
@@ -104,15 +105,6 @@ typedef struct md_trial {
     uint32_t func, plan_id, sig_id;
 } md_trial;
 
-/* A link decided in pass 1 (op_link.h): the GPU op corr was caused by call, found by how. Kept
- * as one array sorted by corr (16 bytes a GPU op; two hash maps took 48 to 96) for pass 2. */
-typedef struct md_link {
-    uint64_t corr;
-    uint32_t call, how;
-} md_link;
-/* how: a later decision for this op was not kept (link_how has it) */
-#define MD_LINK_SUPERSEDED 0xffu
-
 /* Bits per index (1 or 2), in pages made when first written: calls' and GPU ops' correlation ids
  * are 32-bit and dense, so the memory follows their range (a quarter byte a GPU op). */
 typedef struct md_pagebits {
@@ -147,13 +139,16 @@ typedef struct pass_state {
     /* the file is past the steady log's limit: pass 2 logs only the waits at an autotuner's call
      * sites (the phases' evidence), the steady figures come from a third read */
     int steady_reread;
-    /* The links pass 2 needs a call for (a cuDNN call's or a GEMM's kernels), sorted by corr in
-     * [0, links_sorted), the newest decisions after them until the next compaction; how every
-     * other GPU op was linked is 2 bits in link_how, and calls_seen says which calls pass 1 has
-     * read (a link whose call is not read yet waits). Memory: 16 bytes a library kernel, a
-     * quarter byte any other GPU op, an eighth a call, instead of 16 bytes a GPU op. */
+    /* The links pass 2 needs a call for (a cuDNN call's or a GEMM's kernels), sorted by corr
+     * and packed (link_pack.h); the decisions since the last compaction, as they came, in
+     * links_v; how every other GPU op was linked is 2 bits in link_how, and calls_seen says which
+     * calls pass 1 has read (a link whose call is not read yet waits). Memory: about 3 bytes a
+     * library kernel, a quarter byte any other GPU op, an eighth a call (16 bytes a GPU op
+     * before, 16 a library kernel and three times that while merging after). links_packed is
+     * allocated with its first link: lookups through a const pass state move its cache. */
     md_link *links_v;
-    size_t n_links_v, cap_links_v, links_sorted;
+    size_t n_links_v, cap_links_v;
+    md_link_pack *links_packed;
     md_pagebits link_how, calls_seen;
     gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
     gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
@@ -293,6 +288,7 @@ void md_link_call_seen(pass_state *s, uint64_t call);
 void md_links_sort(pass_state *s);
 int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call);
 void md_links_free(pass_state *s);
+size_t md_links_kept(const pass_state *s); /* links kept with their call, after md_links_sort */
 int md_bits_set(md_pagebits *b, uint64_t i, unsigned v); /* -1: i past 32 bits, not kept */
 unsigned md_bits_get(const md_pagebits *b, uint64_t i);
 void md_bits_free(md_pagebits *b);

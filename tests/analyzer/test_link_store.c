@@ -63,7 +63,8 @@ static void test_rules(void)
     expect(&s, 105, 0, UINT32_MAX, "no such call");
     expect(&s, 106, 0, UINT32_MAX, "never linked");
     expect(&s, (1ull << 40) + 5, GT_LINK_PAIR, 10, "past 32 bits");
-    CHECK(s.n_links_v == 3, "%zu links kept, expected 3 (101, 104, past 32 bits)", s.n_links_v);
+    CHECK(md_links_kept(&s) == 3, "%zu links kept, expected 3 (101, 104, past 32 bits)",
+          md_links_kept(&s));
     free_state(&s);
 }
 
@@ -77,7 +78,7 @@ static void test_empty(void)
     md_links_sort(&s);
     md_links_sort(&s); /* sorting again changes nothing */
     expect(&s, 100, 0, UINT32_MAX, "no op at all");
-    CHECK(s.n_links_v == 0, "%zu links kept from none", s.n_links_v);
+    CHECK(md_links_kept(&s) == 0, "%zu links kept from none", md_links_kept(&s));
     free_state(&s);
 }
 
@@ -138,16 +139,60 @@ static void test_many(void)
                   truth_call[op]);
     }
     CHECK(!wrong, "%d of %d ops linked otherwise than decided", wrong, OPS);
-    CHECK(s.n_links_v == library_ops, "%zu links kept of %d ops, %zu of them a library call's",
-          s.n_links_v, OPS, library_ops);
+    CHECK(md_links_kept(&s) == library_ops,
+          "%zu links kept of %d ops, %zu of them a library call's", md_links_kept(&s), OPS,
+          library_ops);
+    /* packed: an op id a few apart from the last, a call near the last, how: 3 bytes or so */
+    double per_link = (double)md_link_pack_bytes(s.links_packed) / (double)library_ops;
+    CHECK(per_link < 6.0, "%.2f bytes a kept link (16 unpacked)", per_link);
     free(truth_call);
     free(truth_how);
     free(late);
     free_state(&s);
 }
 
+/* The pack itself: links with op ids far apart and near, calls going back and forth (a later op
+ * of an earlier call), no call (UINT32_MAX) and op ids past 32 bits read back whole, in order
+ * and by lookup in any order; an op between two kept ones is not found. */
+static void test_pack(void)
+{
+    enum { N = 100000 };
+    md_link *truth = calloc(N, sizeof *truth);
+    md_link_pack pk;
+    memset(&pk, 0, sizeof pk);
+    uint64_t corr = 5, seed = 12345;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t r = seed >> 33;
+        corr += r % 16 == 0 ? (r << 20) : 2 + r % 5; /* now and then a jump past 32 bits */
+        uint32_t call = r % 9 == 0 ? UINT32_MAX : (uint32_t)(i / 3 + (r % 4 == 0 ? 0 : r % 50));
+        truth[i] = (md_link){.corr = corr, .call = call, .how = (uint32_t)(r % 4)};
+        md_link_pack_append(&pk, &truth[i]);
+    }
+    md_link_pack_iter it = {0};
+    md_link l;
+    size_t n = 0, wrong = 0;
+    while (md_link_pack_next(&pk, &it, &l)) {
+        wrong += n >= N || memcmp(&l, &truth[n], sizeof l) != 0;
+        n++;
+    }
+    CHECK(n == N && !wrong, "read back %zu of %d in order, %zu wrong", n, N, wrong);
+    for (size_t k = 0; k < N; k++) {
+        size_t i = (k * 7919) % N; /* every link once, out of order */
+        int found = md_link_pack_find(&pk, truth[i].corr, &l);
+        wrong += !found || memcmp(&l, &truth[i], sizeof l) != 0;
+        wrong += md_link_pack_find(&pk, truth[i].corr + 1, &l) &&
+                 (i + 1 == N || truth[i + 1].corr != truth[i].corr + 1);
+    }
+    wrong += md_link_pack_find(&pk, 4, &l); /* before the first */
+    CHECK(!wrong, "%zu lookups wrong of %d", wrong, 2 * N);
+    md_link_pack_free(&pk);
+    free(truth);
+}
+
 int main(void)
 {
+    test_pack();
     test_empty();
     test_rules();
     test_many();

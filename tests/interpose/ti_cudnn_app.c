@@ -1,11 +1,15 @@
 /* ti_cudnn_app.c — legacy convolutions with Find/Get_v7, and backend plans: one chosen by
  * heuristics, two timed with events (autotuning), one on a fresh graph; then the legacy batch-norm
  * calls PyTorch makes (a training step's forward and backward, an inference forward) and one
- * generic normalization. For interpose_check "cudnn". */
+ * generic normalization. For interpose_check "cudnn".
+ * ti_cudnn_app loop STEPS: a cuDNN-heavy training loop instead, for tools/bench/memory_growth.sh
+ * (issue 33 item 0): STEPS steps of 60 executes (three plans, one kernel each) and a device
+ * sync, so that every GPU op is a library call's and its link is kept for pass 2. */
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define OK(expr)                                                                                   \
     do {                                                                                           \
@@ -115,10 +119,27 @@ static void batch_norm(cudnnHandle_t h)
                                          NULL, x, NULL, ws, sizeof ws, reserve, sizeof reserve, 1));
 }
 
-int main(void)
+static int loop(cudnnHandle_t h, long steps)
+{
+    bd plans[3] = {
+        plan_for(h, graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR), 38),
+        plan_for(h, graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR), 5),
+        plan_for(h, graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR), 46)};
+    bd vp = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    for (long step = 0; step < steps; step++) {
+        for (int i = 0; i < 60; i++)
+            OK(cudnnBackendExecute(h, plans[i % 3], vp));
+        OK(cudaDeviceSynchronize());
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     cudnnHandle_t h;
     OK(cudnnCreate(&h));
+    if (argc > 2 && !strcmp(argv[1], "loop"))
+        return loop(h, atol(argv[2]));
     legacy(h);
 
     bd g1 = graph_of(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);

@@ -7,6 +7,9 @@
 # the same peak at every length (bytes per byte falling); memory that grows with the trace shows
 # as bytes per byte that stay put. GPUTRACE=BIN measures another build's gputrace on the same
 # traces (a before/after: run it twice); KEEP=DIR keeps the traces there (recorded once, reused).
+# LOOP=cudnn records a cuDNN-heavy loop instead (ti_cudnn_app: 60 backend executes, one kernel
+# each, and a device sync a step, ~6 KB a step): every kernel is a library call's, whose link the
+# analysis keeps for pass 2, the array that grows fastest on real convolutional training.
 # Needs a build with the fakes (tests/fakes) and cupti_runtime_app. Results go to
 # docs/performance.md by hand.
 set -eu
@@ -14,7 +17,12 @@ BUILD=${1:-build}
 [ $# -gt 0 ] && shift
 STEPS_LIST=${*:-2000 20000 60000}
 B=$(cd "$BUILD" && pwd)
-APP=$B/bin/cupti_runtime_app
+LOOP=${LOOP:-launch}
+case $LOOP in
+launch) APP=$B/bin/cupti_runtime_app ;;
+cudnn) APP=$B/bin/ti_cudnn_app ;;
+*) echo "memory_growth.sh: LOOP is launch or cudnn" >&2; exit 2 ;;
+esac
 GT=${GPUTRACE:-$B/bin/gputrace}
 [ -x "$APP" ] && [ -x "$GT" ] && [ -x /usr/bin/time ] || {
     echo "memory_growth.sh: needs gputrace_cli and cupti_runtime_app built, and /usr/bin/time"
@@ -27,12 +35,14 @@ TRACES=${KEEP:-$WORK}
 mkdir -p "$TRACES"
 
 record() { # STEPS: the trace of a launch loop of STEPS steps (recorded once into $TRACES)
-    t=$TRACES/loop_$1.gtrace
+    t=$TRACES/${LOOP}_loop_$1.gtrace
+    [ "$LOOP" = launch ] && [ -s "$TRACES/loop_$1.gtrace" ] && t=$TRACES/loop_$1.gtrace
     if [ ! -s "$t" ]; then
         rm -rf "$WORK/rec" && mkdir -p "$WORK/rec"
         env LD_PRELOAD="$B/lib/libgputrace.so" LD_LIBRARY_PATH="$B/tests/fakes/lib" \
             GPUTRACE_CUPTI_LIB="$B/tests/fakes/lib/libcupti.so.13" GPUTRACE_DIR="$WORK/rec" \
-            "$APP" launch-loop "$1" 30 >/dev/null 2>&1
+            "$APP" $([ "$LOOP" = cudnn ] && echo loop "$1" || echo launch-loop "$1" 30) \
+            >/dev/null 2>&1
         mv "$(ls "$WORK"/rec/*.gtrace | head -1)" "$t"
     fi
     echo "$t"

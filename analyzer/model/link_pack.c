@@ -1,0 +1,126 @@
+/* link_pack.c — sorted links, packed (link_pack.h). A link is three varints: the op id's distance
+ * from the previous link's, the call's distance from the previous call's (zigzag: a later op may
+ * belong to an earlier call) and how. A block starts from zero distances: its first op id is in
+ * the index, so a lookup decodes one block. */
+#include "link_pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static void put_varint(md_link_pack *pk, uint64_t v)
+{
+    gt_grow((void **)&pk->bytes, &pk->cap_bytes, pk->n_bytes + 10, 1);
+    while (v >= 0x80) {
+        pk->bytes[pk->n_bytes++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    pk->bytes[pk->n_bytes++] = (uint8_t)v;
+}
+
+static uint64_t get_varint(const uint8_t *b, size_t *at)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        uint8_t c = b[(*at)++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            break;
+    }
+    return v;
+}
+
+static uint64_t zigzag(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static int64_t unzigzag(uint64_t z)
+{
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
+
+void md_link_pack_append(md_link_pack *pk, const md_link *l)
+{
+    if (pk->n % MD_LINK_PACK_BLOCK == 0) {
+        gt_grow((void **)&pk->blocks, &pk->cap_blocks, pk->n_blocks + 1, sizeof *pk->blocks);
+        pk->blocks[pk->n_blocks++] = (md_link_block){.first_corr = l->corr, .offset = pk->n_bytes};
+        pk->last_corr = l->corr;
+        pk->last_call = 0;
+    }
+    put_varint(pk, l->corr - pk->last_corr);
+    put_varint(pk, zigzag((int64_t)l->call - (int64_t)pk->last_call));
+    put_varint(pk, l->how);
+    pk->last_corr = l->corr;
+    pk->last_call = l->call;
+    pk->n++;
+    pk->cached = 0; /* the block being written may be the cached one */
+}
+
+int md_link_pack_next(const md_link_pack *pk, md_link_pack_iter *it, md_link *out)
+{
+    if (it->i >= pk->n)
+        return 0;
+    if (it->i % MD_LINK_PACK_BLOCK == 0) {
+        const md_link_block *b = &pk->blocks[it->i / MD_LINK_PACK_BLOCK];
+        it->offset = b->offset;
+        it->corr = b->first_corr;
+        it->call = 0;
+    }
+    it->corr += get_varint(pk->bytes, &it->offset);
+    it->call = (uint32_t)((int64_t)it->call + unzigzag(get_varint(pk->bytes, &it->offset)));
+    uint64_t how = get_varint(pk->bytes, &it->offset);
+    *out = (md_link){.corr = it->corr, .call = it->call, .how = (uint32_t)how};
+    it->i++;
+    return 1;
+}
+
+static void decode_block(md_link_pack *pk, size_t block)
+{
+    md_link_pack_iter it = {.i = block * MD_LINK_PACK_BLOCK};
+    pk->n_cache = 0;
+    while (pk->n_cache < MD_LINK_PACK_BLOCK && md_link_pack_next(pk, &it, &pk->cache[pk->n_cache]))
+        pk->n_cache++;
+    pk->cached = block + 1;
+}
+
+int md_link_pack_find(md_link_pack *pk, uint64_t corr, md_link *out)
+{
+    if (!pk->n_blocks || corr < pk->blocks[0].first_corr)
+        return 0;
+    size_t lo = 0, hi = pk->n_blocks; /* the last block whose first op id is <= corr */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pk->blocks[mid].first_corr <= corr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (pk->cached != lo + 1)
+        decode_block(pk, lo);
+    size_t a = 0, b = pk->n_cache;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (pk->cache[mid].corr < corr)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    if (a == pk->n_cache || pk->cache[a].corr != corr)
+        return 0;
+    *out = pk->cache[a];
+    return 1;
+}
+
+size_t md_link_pack_bytes(const md_link_pack *pk)
+{
+    return pk->cap_bytes + pk->cap_blocks * sizeof *pk->blocks + sizeof *pk;
+}
+
+void md_link_pack_free(md_link_pack *pk)
+{
+    free(pk->bytes);
+    free(pk->blocks);
+    memset(pk, 0, sizeof *pk);
+}
