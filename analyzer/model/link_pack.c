@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_core.h"
 #include "util.h"
 
 static void put_varint(md_link_pack *pk, uint64_t v)
@@ -99,14 +100,11 @@ int md_link_pack_find(md_link_pack *pk, uint64_t corr, md_link *out)
     }
     if (pk->cached != lo + 1)
         decode_block(pk, lo);
-    size_t a = 0, b = pk->n_cache;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (pk->cache[mid].corr < corr)
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    /* the first link at or after corr: the first whose corr is past corr - 1 (corr is at least
+     * the block's first, so only the first block can hold 0) */
+    size_t a = corr == 0 ? 0
+                         : md_first_ending_after(pk->cache, pk->n_cache, sizeof *pk->cache,
+                                                 offsetof(md_link, corr), corr - 1);
     if (a == pk->n_cache || pk->cache[a].corr != corr)
         return 0;
     *out = pk->cache[a];
