@@ -58,6 +58,22 @@ void gt_grow(void **arr, size_t *cap, size_t n, size_t es)
     *cap = nc;
 }
 
+size_t gt_first_past(const void *v, size_t n, size_t stride, size_t offset, uint64_t t)
+{
+    const unsigned char *base = v;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t x;
+        memcpy(&x, base + mid * stride + offset, sizeof x);
+        if (x <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 uint32_t gt_map_get(const gt_u64map *m, uint64_t key)
 {
     if (!m->cap)

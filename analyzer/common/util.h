@@ -19,6 +19,9 @@ char *gt_xstrdup(const char *s); /* NULL is taken as "" */
 
 /* Grow *arr (elements of es bytes, *cap of them) so that index n fits; new elements are zero. */
 void gt_grow(void **arr, size_t *cap, size_t n, size_t es);
+/* Of n records of stride bytes sorted by the uint64_t at offset, the first whose value is past t
+ * (n when none): the one binary search over sorted records. */
+size_t gt_first_past(const void *v, size_t n, size_t stride, size_t offset, uint64_t t);
 
 /* A 64-bit mixer (splitmix64's finalizer): hash keys that are counters or pointers. */
 static inline uint64_t gt_mix64(uint64_t x)

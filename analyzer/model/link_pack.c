@@ -5,9 +5,9 @@
 #include "link_pack.h"
 
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "model_core.h"
 #include "util.h"
 
 static void put_varint(md_link_pack *pk, uint64_t v)
@@ -103,8 +103,8 @@ int md_link_pack_find(md_link_pack *pk, uint64_t corr, md_link *out)
     /* the first link at or after corr: the first whose corr is past corr - 1 (corr is at least
      * the block's first, so only the first block can hold 0) */
     size_t a = corr == 0 ? 0
-                         : md_first_ending_after(pk->cache, pk->n_cache, sizeof *pk->cache,
-                                                 offsetof(md_link, corr), corr - 1);
+                         : gt_first_past(pk->cache, pk->n_cache, sizeof *pk->cache,
+                                         offsetof(md_link, corr), corr - 1);
     if (a == pk->n_cache || pk->cache[a].corr != corr)
         return 0;
     *out = pk->cache[a];

@@ -273,18 +273,7 @@ void md_sort_u64(uint64_t *v, size_t n)
 /* First gap whose end is after t (gaps are sorted and disjoint). */
 size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_offset, uint64_t t)
 {
-    const unsigned char *base = v;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        uint64_t end;
-        memcpy(&end, base + mid * stride + end_offset, sizeof end);
-        if (end <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return gt_first_past(v, n, stride, end_offset, t);
 }
 
 size_t md_gap_lower(const gt_proc *p, uint64_t t)
