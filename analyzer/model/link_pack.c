@@ -88,16 +88,12 @@ static void decode_block(md_link_pack *pk, size_t block)
 
 int md_link_pack_find(md_link_pack *pk, uint64_t corr, md_link *out)
 {
-    if (!pk->n_blocks || corr < pk->blocks[0].first_corr)
-        return 0;
-    size_t lo = 0, hi = pk->n_blocks; /* the last block whose first op id is <= corr */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pk->blocks[mid].first_corr <= corr)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    /* the last block whose first op id is <= corr */
+    size_t past = gt_first_past(pk->blocks, pk->n_blocks, sizeof *pk->blocks,
+                                offsetof(md_link_block, first_corr), corr);
+    if (past == 0)
+        return 0; /* none, or corr before the first */
+    size_t lo = past - 1;
     if (pk->cached != lo + 1)
         decode_block(pk, lo);
     /* the first link at or after corr: the first whose corr is past corr - 1 (corr is at least

@@ -402,16 +402,11 @@ static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
     s->links_packed = merged;
 }
 
-static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+/* Append the es bytes at x to the array *v of *n elements (capacity *cap). */
+static void push(void **v, size_t *n, size_t *cap, const void *x, size_t es)
 {
-    gt_grow((void **)v, cap, *n, sizeof **v);
-    (*v)[(*n)++] = x;
-}
-
-static void push_link(md_link **v, size_t *n, size_t *cap, const md_link *l)
-{
-    gt_grow((void **)v, cap, *n, sizeof **v);
-    (*v)[(*n)++] = *l;
+    gt_grow(v, cap, *n, es);
+    memcpy((char *)*v + (*n)++ * es, x, es);
 }
 
 /* The decisions since the last compaction: a link to a cuDNN call or a GEMM is kept (pass 2
@@ -437,9 +432,9 @@ static void links_compact(pass_state *s, int final)
         if (library || (read && md_bits_set(&s->link_how, l.corr, how) != 0))
             s->links_v[n_kept++] = l; /* also an op whose corr has no bits (past 32 bits) */
         else if (read && s->links_packed && md_link_pack_find(s->links_packed, l.corr, &older))
-            push_u64(&drop, &n_drop, &cap_drop, l.corr);
+            push((void **)&drop, &n_drop, &cap_drop, &l.corr, sizeof l.corr);
         else if (!read)
-            push_link(&waiting, &n_waiting, &cap_waiting, &l);
+            push((void **)&waiting, &n_waiting, &cap_waiting, &l, sizeof l);
     }
     links_merge_kept(s, s->links_v, n_kept, drop, n_drop);
     free(drop);
