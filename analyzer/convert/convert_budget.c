@@ -290,6 +290,31 @@ int gt_convert_budget_choose(const gt_run *run, uint64_t max_bytes, gt_convert_b
     return 0;
 }
 
+/* Leave out the last chosen steps (rank SIZE_MAX) while the steps' bytes and the fixed part pass
+ * room; never the slowest and the median (ranks 0 and 1). The ranks are the order of choice, 0
+ * to n_keep - 1: walked from the last through their inverse (a scan for the highest each time was
+ * quadratic: a million steps chosen took minutes). */
+static void leave_out_last(gt_convert_budget *b, const uint64_t *bytes, uint64_t *in_steps,
+                           uint64_t fixed, uint64_t room)
+{
+    size_t *at_rank = gt_xrealloc(NULL, (b->n_keep ? b->n_keep : 1) * sizeof *at_rank);
+    for (size_t i = 0; i < b->n_keep; i++)
+        at_rank[i] = SIZE_MAX;
+    for (size_t i = 0; i < b->n_keep; i++)
+        if (b->rank[i] < b->n_keep)
+            at_rank[b->rank[i]] = i;
+    size_t left = b->n_keep;
+    for (size_t r = b->n_keep; r-- > 0 && fixed + *in_steps > room && left > 2;) {
+        size_t i = at_rank[r];
+        if (i == SIZE_MAX)
+            continue;
+        *in_steps -= bytes[i];
+        b->rank[i] = SIZE_MAX;
+        left--;
+    }
+    free(at_rank);
+}
+
 uint64_t gt_convert_budget_fit(const char *const *paths, int n, int format, uint64_t max_bytes,
                                gt_convert_budget *b)
 {
@@ -307,17 +332,7 @@ uint64_t gt_convert_budget_fit(const char *const *paths, int n, int format, uint
         uint64_t room = (uint64_t)((double)max_bytes * GT_CONVERT_FIT_SHARE);
         /* Leave out the last chosen (never the slowest and the median: ranks 0 and 1) until the
          * steps fit beside what every output has (descriptors, NVTX ranges, strings). */
-        size_t left = b->n_keep;
-        while (fixed + in_steps > room && left > 2) {
-            size_t last = 0;
-            for (size_t i = 0; i < b->n_keep; i++)
-                if (b->rank[i] != SIZE_MAX &&
-                    (b->rank[last] == SIZE_MAX || b->rank[i] > b->rank[last]))
-                    last = i;
-            in_steps -= bytes[last];
-            b->rank[last] = SIZE_MAX;
-            left--;
-        }
+        leave_out_last(b, bytes, &in_steps, fixed, room);
         size_t out = 0;
         for (size_t i = 0; i < b->n_keep; i++)
             if (b->rank[i] != SIZE_MAX) {
