@@ -193,3 +193,13 @@ const char *gt_fmt(const char *fmt, ...)
     va_end(ap);
     return b;
 }
+
+size_t gt_env_count(const char *name, size_t min, size_t dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    return *end || v < min ? dflt : (size_t)v;
+}

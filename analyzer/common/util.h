@@ -23,6 +23,10 @@ void gt_grow(void **arr, size_t *cap, size_t n, size_t es);
  * (n when none): the one binary search over sorted records. */
 size_t gt_first_past(const void *v, size_t n, size_t stride, size_t offset, uint64_t t);
 
+/* A count from the environment (a limit the tests lower): the variable's value when it is a number
+ * of at least min, else dflt. */
+size_t gt_env_count(const char *name, size_t min, size_t dflt);
+
 /* A 64-bit mixer (splitmix64's finalizer): hash keys that are counters or pointers. */
 static inline uint64_t gt_mix64(uint64_t x)
 {

@@ -8,14 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t pagebits_bytes(const md_pagebits *b)
-{
-    size_t n = b->n_pages * sizeof *b->pages;
-    for (size_t i = 0; i < b->n_pages; i++)
-        n += b->pages[i] ? (size_t)65536 * b->width / 8 : 0;
-    return n;
-}
-
 /* VmRSS and VmHWM of this process in KB (0 where /proc is not there) */
 static void resident_kb(unsigned long *rss, unsigned long *hwm)
 {
@@ -33,6 +25,16 @@ static void resident_kb(unsigned long *rss, unsigned long *hwm)
     fclose(f);
 }
 
+static unsigned long long spilled_pages(const pass_state *s)
+{
+    return s->link_how.spilled_pages + s->calls_seen.spilled_pages + s->call_agg.spilled_pages;
+}
+
+static unsigned long long read_back(const pass_state *s)
+{
+    return s->link_how.read_back + s->calls_seen.read_back + s->call_agg.read_back;
+}
+
 #define MB(x) ((double)(x) / 1048576.0)
 
 void md_memory_stats(const gt_proc *p, const pass_state *s, const char *when)
@@ -44,19 +46,21 @@ void md_memory_stats(const gt_proc *p, const pass_state *s, const char *when)
     resident_kb(&rss, &hwm);
     fprintf(stderr,
             "gputrace: memory after %s (pid %u): resident %.1f MB, peak %.1f MB\n"
-            "  links %.2f MB packed (%zu), %.1f MB fresh (%zu cap), link bits %.1f MB, "
-            "calls seen %.1f MB\n"
-            "  gaps %.1f MB (%zu), steps %.1f MB (%zu), blocking %.1f MB (%zu cap), "
+            "  links %.2f MB in memory (%zu, %.1f MB packed), %.1f MB fresh (%zu cap), link bits "
+            "%.1f MB, "
+            "calls seen %.1f MB, call aggregates %.1f MB; id pages spilled %llu, read back %llu\n"
+            "  gaps %.1f MB (%zu), steps %.1f MB (%zu), gaps after waits %.1f MB, "
             "busy intervals %.1f MB (%zu cap)\n"
-            "  steady log %.1f MB (%zu cap), collectives %zu, handovers %zu, h2d %zu+%zu, "
+            "  steady log %.1f MB (%zu cap), collectives %zu, handovers %zu, "
             "submits %zu, staging %zu, kernels %zu, cudnn raw %zu\n",
             when, (unsigned)p->hdr.pid, (double)rss / 1024, (double)hwm / 1024,
             MB(s->links_packed ? md_link_pack_bytes(s->links_packed) : 0), md_links_kept(s),
+            MB(s->links_packed ? md_link_pack_size(s->links_packed) : 0),
             MB(s->cap_links_v * sizeof *s->links_v), s->cap_links_v,
-            MB(pagebits_bytes(&s->link_how)), MB(pagebits_bytes(&s->calls_seen)),
+            MB(md_bits_bytes(&s->link_how)), MB(md_bits_bytes(&s->calls_seen)),
+            MB(md_bits_bytes(&s->call_agg)), spilled_pages(s), read_back(s),
             MB(p->n_gaps * sizeof *p->gaps), p->n_gaps, MB(p->n_steps * sizeof *p->steps),
-            p->n_steps, MB(s->cap_blocking * sizeof *s->blocking), s->cap_blocking,
+            p->n_steps, MB(s->gap_after_wait ? (s->n_iv / 64 + 1) * sizeof(uint64_t) : 0),
             MB(s->cap_iv * sizeof *s->iv), s->cap_iv, MB(s->cap_sev * sizeof *s->sev), s->cap_sev,
-            p->n_collectives, s->n_handovers, s->n_h2d, s->n_h2d_calls, s->n_submit_t, s->n_staging,
-            p->n_kernels, s->n_raw);
+            p->n_collectives, s->n_handovers, s->submits.n, s->n_staging, p->n_kernels, s->n_raw);
 }

@@ -77,7 +77,7 @@ static void on_api_cublas(gt_proc *p, pass_state *s, const gt_rec_api_cublas *c,
     }
     p->gemms[i].count++;
     p->gemms[i].api_ns += d;
-    gt_map_put(&s->call_by_corr, c->c.corr_id, i | 0x80000000u); /* top bit: a GEMM, not cuDNN */
+    md_call_agg_set(s, c->c.corr_id, i | 0x80000000u); /* top bit: a GEMM, not cuDNN */
 }
 
 void md_on_api(gt_proc *p, pass_state *s, const gt_record *r)

@@ -150,11 +150,8 @@ void md_iv_merge(pass_state *s, uint64_t gap)
 size_t md_intervals_max(void)
 {
     static size_t max;
-    if (!max) {
-        const char *e = getenv("GPUTRACE_INTERVALS_MAX");
-        unsigned long long v = e ? strtoull(e, NULL, 10) : 0;
-        max = v >= 64 ? (size_t)v : INTERVALS_MAX;
-    }
+    if (!max)
+        max = gt_env_count("GPUTRACE_INTERVALS_MAX", 64, INTERVALS_MAX);
     return max;
 }
 
@@ -281,47 +278,21 @@ size_t md_gap_lower(const gt_proc *p, uint64_t t)
     return MD_FIRST_ENDING_AFTER(p->gaps, p->n_gaps, t);
 }
 
-/* ---- bits per id ---- */
+/* ---- a library call's aggregate ---- */
 
-#define BITS_PAGE_IDS (1u << 16) /* ids a page holds */
-
-int md_bits_set(md_pagebits *b, uint64_t i, unsigned v)
+void md_call_agg_set(pass_state *s, uint64_t call, uint32_t agg)
 {
-    if (i >> 32)
-        return -1;
-    size_t page = (size_t)(i >> 16);
-    if (page >= b->n_pages) {
-        size_t n = b->n_pages ? b->n_pages : 16;
-        while (n <= page)
-            n *= 2;
-        b->pages = gt_xrealloc(b->pages, n * sizeof *b->pages);
-        memset(b->pages + b->n_pages, 0, (n - b->n_pages) * sizeof *b->pages);
-        b->n_pages = n;
-    }
-    if (!b->pages[page])
-        b->pages[page] = gt_xcalloc(BITS_PAGE_IDS * b->width / 64, sizeof(uint64_t));
-    uint64_t bit = (i & (BITS_PAGE_IDS - 1)) * b->width, mask = (1ull << b->width) - 1;
-    uint64_t *word = &b->pages[page][bit / 64];
-    *word = (*word & ~(mask << bit % 64)) | ((uint64_t)v & mask) << bit % 64;
-    return 0;
+    if (!s->call_agg.width)
+        s->call_agg.width = 32;
+    if (md_bits_set(&s->call_agg, call, agg + 1u) != 0) /* 0: none */
+        gt_map_put(&s->call_by_corr, call, agg);
 }
 
-unsigned md_bits_get(const md_pagebits *b, uint64_t i)
+uint32_t md_call_agg(pass_state *s, uint64_t call)
 {
-    size_t page = (size_t)(i >> 16);
-    if (i >> 32 || page >= b->n_pages || !b->pages[page])
-        return 0;
-    uint64_t bit = (i & (BITS_PAGE_IDS - 1)) * b->width;
-    return (unsigned)(b->pages[page][bit / 64] >> bit % 64 & ((1ull << b->width) - 1));
-}
-
-void md_bits_free(md_pagebits *b)
-{
-    for (size_t i = 0; i < b->n_pages; i++)
-        free(b->pages[i]);
-    free(b->pages);
-    b->pages = NULL;
-    b->n_pages = 0;
+    if (call >> 32)
+        return gt_map_get(&s->call_by_corr, call);
+    return s->call_agg.width ? md_bits_get(&s->call_agg, call) - 1u : UINT32_MAX;
 }
 
 /* ---- the links of pass 1 ---- */
@@ -368,15 +339,15 @@ static size_t links_sort_last(md_link *v, size_t n)
     return w + 1;
 }
 
-/* The packed links and the newly kept ones (sorted), merged into a new pack: a newer decision
- * replaces an older one, and an op in drop (sorted: its newer decision went to link_how) goes. */
-static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
-                             const uint64_t *drop, size_t n_drop)
+/* Links in order (sorted by corr) merged with the newly kept ones (sorted) into pack out: a newer
+ * decision replaces an older one, and an op in drop (sorted: its newer decision went to
+ * link_how) goes. next(ctx, &link) gives the old ones. */
+typedef int (*links_next_fn)(void *ctx, md_link *out);
+static void links_merge_into(md_link_pack *out, links_next_fn next, void *ctx, const md_link *kept,
+                             size_t n_kept, const uint64_t *drop, size_t n_drop)
 {
-    md_link_pack *old = s->links_packed, *merged = gt_xcalloc(1, sizeof *merged);
-    md_link_pack_iter it = {0};
     md_link o;
-    int have_old = old && md_link_pack_next(old, &it, &o);
+    int have_old = next(ctx, &o);
     size_t j = 0, d = 0;
     while (have_old || j < n_kept) {
         if (have_old && (j == n_kept || o.corr <= kept[j].corr)) {
@@ -384,22 +355,83 @@ static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
                 d++;
             int replaced = j < n_kept && o.corr == kept[j].corr;
             if (!replaced && !(d < n_drop && drop[d] == o.corr))
-                md_link_pack_append(merged, &o);
-            have_old = md_link_pack_next(old, &it, &o);
+                md_link_pack_append(out, &o);
+            have_old = next(ctx, &o);
         } else {
-            md_link_pack_append(merged, &kept[j++]);
+            md_link_pack_append(out, &kept[j++]);
         }
     }
-    if (old) {
-        md_link_pack_free(old);
+}
+
+typedef struct pack_cursor {
+    md_link_pack *pk;
+    md_link_pack_iter it;
+} pack_cursor;
+
+static int pack_next(void *ctx, md_link *out)
+{
+    pack_cursor *c = ctx;
+    return md_link_pack_next(c->pk, &c->it, out);
+}
+
+typedef struct link_array {
+    const md_link *v;
+    size_t n, i;
+} link_array;
+
+static int array_next(void *ctx, md_link *out)
+{
+    link_array *a = ctx;
+    if (a->i >= a->n)
+        return 0;
+    *out = a->v[a->i++];
+    return 1;
+}
+
+/* Links decided late reach back a few blocks at most: those blocks are read, the pack cut there
+ * and the merge appended, so a compaction costs what it adds, not the pack's size (the pack may be
+ * mostly on disk). A merge that reaches further back than this rewrites the pack into a new one. */
+#define LINKS_TAIL_MAX (1u << 20)
+
+/* The packed links and the newly kept ones (sorted), merged. */
+static void links_merge_kept(pass_state *s, const md_link *kept, size_t n_kept,
+                             const uint64_t *drop, size_t n_drop)
+{
+    if (!s->links_packed) {
+        s->links_packed = gt_xcalloc(1, sizeof *s->links_packed);
+        s->links_packed->memory_max = s->link_pack_memory;
+    }
+    md_link_pack *pk = s->links_packed;
+    uint64_t lowest = n_kept ? kept[0].corr : UINT64_MAX;
+    if (n_drop && drop[0] < lowest)
+        lowest = drop[0];
+    size_t from = md_link_pack_block_of(pk, lowest);
+    size_t tail = pk->n - from * MD_LINK_PACK_BLOCK; /* from is a block of the pack, or 0 */
+    if (pk->n == 0 || lowest > pk->last_corr) {      /* all after the pack: appended */
+        link_array none = {0};
+        links_merge_into(pk, array_next, &none, kept, n_kept, NULL, 0);
+    } else if (tail <= (s->links_tail_max ? s->links_tail_max : LINKS_TAIL_MAX)) {
+        md_link *old = gt_xrealloc(NULL, (tail ? tail : 1) * sizeof *old);
+        md_link_pack_iter *it = gt_xcalloc(1, sizeof *it);
+        it->i = from * MD_LINK_PACK_BLOCK;
+        for (size_t k = 0; k < tail; k++)
+            md_link_pack_next(pk, it, &old[k]);
+        free(it);
+        md_link_pack_truncate(pk, from);
+        link_array a = {old, tail, 0};
+        links_merge_into(pk, array_next, &a, kept, n_kept, drop, n_drop);
         free(old);
+    } else {
+        pack_cursor *c = gt_xcalloc(1, sizeof *c);
+        c->pk = pk;
+        md_link_pack *merged = gt_xcalloc(1, sizeof *merged);
+        merged->memory_max = s->link_pack_memory;
+        links_merge_into(merged, pack_next, c, kept, n_kept, drop, n_drop);
+        free(c);
+        md_link_pack_free(pk);
+        free(pk);
+        s->links_packed = merged;
     }
-    /* the doubling left up to half of it unused, for as long as the pack lives */
-    if (merged->n_bytes) {
-        merged->bytes = gt_xrealloc(merged->bytes, merged->n_bytes);
-        merged->cap_bytes = merged->n_bytes;
-    }
-    s->links_packed = merged;
 }
 
 /* Append the es bytes at x to the array *v of *n elements (capacity *cap). */
@@ -425,7 +457,7 @@ static void links_compact(pass_state *s, int final)
     size_t n_waiting = 0, cap_waiting = 0, n_drop = 0, cap_drop = 0;
     for (size_t i = 0; i < n; i++) {
         md_link l = s->links_v[i]; /* kept ones move down in place: i >= n_kept */
-        int library = l.call != UINT32_MAX && gt_map_get(&s->call_by_corr, l.call) != UINT32_MAX;
+        int library = l.call != UINT32_MAX && md_call_agg(s, l.call) != UINT32_MAX;
         int read = final || md_bits_get(&s->calls_seen, l.call);
         unsigned how = l.call == UINT32_MAX ? 0 : l.how; /* no such call: not linked */
         md_link older;
@@ -440,20 +472,20 @@ static void links_compact(pass_state *s, int final)
     free(drop);
     if (n_waiting > 0)
         memcpy(s->links_v, waiting, n_waiting * sizeof *waiting);
-    s->n_links_v = n_waiting;
+    s->n_links_v = s->n_links_waiting = n_waiting;
     free(waiting);
 }
 
-/* Decisions between compactions: at least this many, and a quarter of those kept, so that a
- * compaction (which rewrites the pack) comes ever less often as the pack grows. */
+/* Decisions between compactions (besides those still waiting for their call): the fresh
+ * decisions are 16 bytes each, so this bounds them (16 MB); a compaction costs about what it
+ * adds (links_merge_kept). */
 #define LINKS_COMPACT_MIN (1u << 20)
 
 void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how)
 {
     gt_grow((void **)&s->links_v, &s->cap_links_v, s->n_links_v, sizeof *s->links_v);
     s->links_v[s->n_links_v++] = (md_link){.corr = corr, .call = call, .how = how};
-    size_t packed = s->links_packed ? s->links_packed->n : 0;
-    if (s->n_links_v >= LINKS_COMPACT_MIN && s->n_links_v >= packed / 4)
+    if (s->n_links_v >= s->n_links_waiting + LINKS_COMPACT_MIN)
         links_compact(s, 0);
 }
 
@@ -473,7 +505,7 @@ void md_links_sort(pass_state *s)
     md_bits_free(&s->calls_seen); /* pass 2 does not ask */
 }
 
-int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call)
+int md_link_of(pass_state *s, uint64_t corr, uint32_t *call)
 {
     md_link l;
     if (s->links_packed && md_link_pack_find(s->links_packed, corr, &l)) {
@@ -502,6 +534,7 @@ void md_links_free(pass_state *s)
     }
     md_bits_free(&s->link_how);
     md_bits_free(&s->calls_seen);
+    md_bits_free(&s->call_agg);
 }
 
 double gt_proc_duration_ms(const gt_proc *p)

@@ -14,10 +14,12 @@
 #include "cudnn_names.h"
 #include "gt_reader.h"
 #include "gtrace_api.h"
+#include "id_pages.h"
 #include "link_pack.h"
 #include "model.h"
 #include "op_link.h"
 #include "symbolize.h"
+#include "u64_log.h"
 #include "util.h"
 
 #define INTERVALS_MAX (4u << 20) /* compaction threshold of the GPU busy interval array */
@@ -105,14 +107,6 @@ typedef struct md_trial {
     uint32_t func, plan_id, sig_id;
 } md_trial;
 
-/* Bits per index (1 or 2), in pages made when first written: calls' and GPU ops' correlation ids
- * are 32-bit and dense, so the memory follows their range (a quarter byte a GPU op). */
-typedef struct md_pagebits {
-    uint64_t **pages;
-    size_t n_pages;
-    unsigned width;
-} md_pagebits;
-
 /* Past this many records a file's steady log is not kept: the steady window's figures come from
  * a third read of the file (model_steady.c), so that memory does not grow with the run.
  * GPUTRACE_STEADY_LOG_MAX overrides it (the tests make a small trace take the third read). */
@@ -147,11 +141,13 @@ typedef struct pass_state {
      * before, 16 a library kernel and three times that while merging after). links_packed is
      * allocated with its first link: lookups through a const pass state move its cache. */
     md_link *links_v;
-    size_t n_links_v, cap_links_v;
+    size_t n_links_v, cap_links_v, n_links_waiting; /* waiting: left by the last compaction */
+    size_t links_tail_max, link_pack_memory; /* 0: the defaults (model_core.c; tests set less) */
     md_link_pack *links_packed;
     md_pagebits link_how, calls_seen;
-    gt_op_links links; /* GPU op -> call (op_link.h): the rule the converter draws */
-    gt_link_lag lag;   /* and how far apart its evidence is (for the converter's caches) */
+    md_pagebits call_agg; /* md_call_agg; call_by_corr holds the ids past 32 bits only */
+    gt_op_links links;    /* GPU op -> call (op_link.h): the rule the converter draws */
+    gt_link_lag lag;      /* and how far apart its evidence is (for the converter's caches) */
     gt_symtab *symtab;
     gt_u64map kern_by_name, site_by_key, call_by_corr, raw_by_key, plan_by_id, sig_by_id,
         gemm_by_key, graph_ord, nvtx_by_name, range_open, stack_by_id;
@@ -182,6 +178,10 @@ typedef struct pass_state {
     const gt_model_options *opts;
     struct step_op *ops; /* GPU kernels and copies in pass 1, for repeating patterns */
     size_t n_ops, cap_ops;
+    /* past STEP_OPS_MAX, on disk: time, key of each GPU op; time, key, thread of each call (a
+     * pattern found in the first ones is carried over the rest: model_steps_pattern.c) */
+    gt_u64_log ops_tail, calls_tail;
+    uint64_t ops_cut, calls_cut; /* the time from which they go there (0: none yet) */
     struct step_op
         *calls;          /* GPU sampling: the calls a pattern may repeat (model_steps_pattern.c) */
     uint32_t *call_tids; /* each call's thread */
@@ -205,12 +205,9 @@ typedef struct pass_state {
     uint64_t (*handovers)[2];
     size_t n_handovers, cap_handovers;
     size_t cap_collectives;
-    uint64_t *h2d_starts; /* GPU host-to-device copies' starts (pass 2) */
-    size_t n_h2d, cap_h2d;
-    uint64_t *h2d_calls; /* host-to-device copy calls' begins, collective threads' excepted */
-    size_t n_h2d_calls, cap_h2d_calls;
-    uint64_t (*blocking)[2]; /* blocking calls (pass 2): a small gap after one is the wait's */
-    size_t n_blocking, cap_blocking;
+    /* pass 2: by busy interval, whether a blocking call returned in the gap before it (a small
+     * gap after one is the wait's): md_note_blocking */
+    uint64_t *gap_after_wait;
     uint64_t (*staging)[2]; /* between GPU records of one pageable copy (model_idle.c) */
     size_t n_staging, cap_staging;
     uint64_t staging_corr, staging_end;       /* the pageable copy in progress: its last record */
@@ -228,8 +225,7 @@ typedef struct pass_state {
     const gt_run *run;        /* the run being loaded (its process notes), NULL none */
     uint64_t (*sample_sw)[2]; /* GPU sampling's switches: time, on (model_sample.c) */
     size_t n_sample_sw, cap_sample_sw;
-    uint64_t *submit_t; /* GPU sampling: when each call that gives the GPU work began */
-    size_t n_submit_t, cap_submit_t;
+    gt_u64_log submits;   /* GPU sampling: when each call that gives the GPU work began */
     uint64_t (*um_iv)[2]; /* unified memory's stall intervals (model_um.c) */
     size_t n_um_iv, cap_um_iv;
     uint64_t *um_fault_t; /* GPU page faults' starts */
@@ -279,18 +275,21 @@ size_t md_first_ending_after(const void *v, size_t n, size_t stride, size_t end_
 size_t md_gap_lower(const gt_proc *p, uint64_t t); /* first gap whose end is after t */
 
 /* model_core.c: the links pass 1 decided. Add in any order, and say which calls were read
- * (after the builders saw them: a cuDNN call or a GEMM is then in call_by_corr); after
+ * (after the builders saw them: a cuDNN call or a GEMM then has its md_call_agg); after
  * md_links_sort each op has the last decision made for it (as a map's overwrite gave).
  * md_link_of: how the op was linked (GT_LINK_*, 0 none) and, for a cuDNN call's or a GEMM's
  * kernel, its call (else *call stays UINT32_MAX). */
 void md_link_add(pass_state *s, uint64_t corr, uint32_t call, uint32_t how);
 void md_link_call_seen(pass_state *s, uint64_t call);
 void md_links_sort(pass_state *s);
-int md_link_of(const pass_state *s, uint64_t corr, uint32_t *call);
+int md_link_of(pass_state *s, uint64_t corr, uint32_t *call);
 void md_links_free(pass_state *s);
 size_t md_links_kept(const pass_state *s); /* links kept with their call, after md_links_sort */
-int md_bits_set(md_pagebits *b, uint64_t i, unsigned v); /* -1: i past 32 bits, not kept */
-unsigned md_bits_get(const md_pagebits *b, uint64_t i);
-void md_bits_free(md_pagebits *b);
+/* The cuDNN aggregate (raw index) or GEMM (| 0x80000000) a library call joins, by its
+ * correlation id: set by the builders as they read the call, asked for by the links (4 bytes a
+ * call id in pages that may go to disk, id_pages.h; a map held every call before, ~36 bytes
+ * each). md_call_agg: UINT32_MAX for none. */
+void md_call_agg_set(pass_state *s, uint64_t call, uint32_t agg);
+uint32_t md_call_agg(pass_state *s, uint64_t call);
 
 #endif

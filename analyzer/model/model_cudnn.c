@@ -70,7 +70,7 @@ static void on_api_cudnn(gt_proc *p, pass_state *s, const gt_rec_api_cudnn *c, u
     if (c->c.t_end_ns > s->raw[i].last_ns)
         s->raw[i].last_ns = c->c.t_end_ns;
     s->raw[i].flags |= c->cudnn_flags & GT_CUDNN_HEURISTIC;
-    gt_map_put(&s->call_by_corr, c->c.corr_id, i); /* GPU time joins through external correlation */
+    md_call_agg_set(s, c->c.corr_id, i); /* GPU time joins through external correlation */
 }
 
 /* Backend plans carry their JSON after the knobs text; the recorder leaves sig_id 0, so the shape
@@ -203,7 +203,7 @@ void md_on_cudnn_perf(pass_state *s, const gt_record *r)
     if (r->body_size < sizeof h)
         return;
     memcpy(&h, r->body, sizeof h);
-    uint32_t i = gt_map_get(&s->call_by_corr, h.corr_id);
+    uint32_t i = md_call_agg(s, h.corr_id);
     if (i == UINT32_MAX || i >= s->n_raw)
         return;
     raw_cudnn *raw = &s->raw[i];

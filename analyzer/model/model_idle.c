@@ -69,18 +69,21 @@ static int is_h2d(const gt_record *r)
 }
 
 /* A batch copied to the GPU: a host-to-device copy call of a thread that runs no collective
- * (gloo's threads copy the reduced gradients back the same way). */
-static void note_h2d_call(pass_state *s, const gt_record *r, const gt_api_common *c)
+ * (gloo's threads copy the reduced gradients back the same way) made during a gap. Marked on the
+ * gap as pass 2 reads it (the gaps are made in pass 1): a list of every such call grew with the
+ * run. */
+static void note_h2d_call(gt_proc *p, const gt_record *r, const gt_api_common *c)
 {
     gt_rec_api_memcpy m;
-    if (r->kind != GT_REC_API_MEMCPY)
+    if (r->kind != GT_REC_API_MEMCPY || !p->n_gaps)
         return;
     gt_body_copy(&m, sizeof m, r);
     if (m.direction != GT_DIR_H2D && !(m.direction == GT_DIR_DEFAULT &&
                                        m.dst_kind == GT_MEM_DEVICE && m.src_kind != GT_MEM_DEVICE))
         return;
-    gt_grow((void **)&s->h2d_calls, &s->cap_h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls);
-    s->h2d_calls[s->n_h2d_calls++] = c->t_begin_ns;
+    uint64_t t = c->t_begin_ns;
+    for (size_t i = md_gap_lower(p, t ? t - 1 : 0); i < p->n_gaps && p->gaps[i].start_ns <= t; i++)
+        p->gaps[i].ends_with_h2d = 1; /* a gap holding t: start <= t <= end */
 }
 
 /* The part of a JIT call inside each gap (gaps are sorted and disjoint). */
@@ -109,7 +112,7 @@ void md_idle_on_api(gt_proc *p, pass_state *s, const gt_record *r, const gt_api_
     while (i < s->n_coll_tids && s->coll_tid[i] != r->tid)
         i++;
     if (i == s->n_coll_tids) {
-        note_h2d_call(s, r, c);
+        note_h2d_call(p, r, c);
         note_handover(s, c);
         return;
     }
@@ -171,13 +174,18 @@ static void note_staging(pass_state *s, const gt_rec_gpu_memcpy *m)
     s->staging_end = m->end_ns;
 }
 
-void md_idle_on_gpu_memcpy(pass_state *s, const gt_rec_gpu_memcpy *m)
+/* A gap ends with a batch when a host-to-device copy starts within this of its end. */
+#define H2D_AT_END_NS 100000ull
+
+void md_idle_on_gpu_memcpy(gt_proc *p, pass_state *s, const gt_rec_gpu_memcpy *m)
 {
     note_staging(s, m);
-    if (m->copy_kind != 1) /* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */
+    /* without recorded calls, the GPU work ending the gap is a host-to-device copy */
+    if (m->copy_kind != 1 /* CUPTI_ACTIVITY_MEMCPY_KIND_HTOD */ || p->cpu_api_records)
         return;
-    gt_grow((void **)&s->h2d_starts, &s->cap_h2d, s->n_h2d, sizeof *s->h2d_starts);
-    s->h2d_starts[s->n_h2d++] = m->start_ns;
+    uint64_t t = m->start_ns, lo = t > H2D_AT_END_NS ? t - H2D_AT_END_NS : 0;
+    for (size_t i = md_gap_lower(p, lo ? lo - 1 : 0); i < p->n_gaps && p->gaps[i].end_ns <= t; i++)
+        p->gaps[i].ends_with_h2d = 1; /* end <= t <= end + H2D_AT_END_NS */
 }
 
 static int cmp_collective(const void *a, const void *b)
@@ -265,37 +273,6 @@ static void gaps_staging(gt_proc *p, pass_state *s)
     gaps_cover(p, (const uint64_t(*)[2])s->staging, s->n_staging, GT_GAP_STAGING);
 }
 
-/* A gap ends with a batch when a host-to-device copy starts within this of its end. */
-#define H2D_AT_END_NS 100000ull
-
-/* Whether a sorted array holds a value in [lo, hi]; *j moves forward (gaps come in order). */
-static int any_in(const uint64_t *v, size_t n, size_t *j, uint64_t lo, uint64_t hi)
-{
-    while (*j < n && v[*j] < lo)
-        (*j)++;
-    return *j < n && v[*j] <= hi;
-}
-
-/* A batch arrives: a thread that runs no collective asks for a host-to-device copy during the
- * gap (the CPU made its data, then handed it over). Without recorded calls, the GPU work ending
- * the gap is a host-to-device copy. */
-static void gaps_ending_with_h2d(gt_proc *p, pass_state *s)
-{
-    if (s->n_h2d) /* qsort of NULL is undefined even for no element */
-        qsort(s->h2d_starts, s->n_h2d, sizeof *s->h2d_starts, md_cmp_u64);
-    if (s->n_h2d_calls)
-        qsort(s->h2d_calls, s->n_h2d_calls, sizeof *s->h2d_calls, md_cmp_u64);
-    int calls_seen = p->cpu_api_records > 0;
-    size_t j = 0, k = 0;
-    for (size_t g = 0; g < p->n_gaps; g++) {
-        gt_gap *gp = &p->gaps[g];
-        gp->ends_with_h2d =
-            calls_seen
-                ? any_in(s->h2d_calls, s->n_h2d_calls, &k, gp->start_ns, gp->end_ns)
-                : any_in(s->h2d_starts, s->n_h2d, &j, gp->end_ns, gp->end_ns + H2D_AT_END_NS);
-    }
-}
-
 /* Launch-latency gaps (< GT_GAP_MIN_NS, not kept as gaps) inside the steady window, outside JIT
  * compilation and autotuning (a sweep of trial kernels leaves thousands of them). */
 static void steady_small_gaps(gt_proc *p, const pass_state *s)
@@ -366,7 +343,6 @@ void md_idle_finish(gt_proc *p, pass_state *s)
     collectives_handovers(p, s);
     md_idle_collectives(p);
     gaps_staging(p, s);
-    gaps_ending_with_h2d(p, s);
     steady_small_gaps(p, s);
     md_idle_assign(p);
 }

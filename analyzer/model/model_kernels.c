@@ -152,5 +152,5 @@ uint32_t md_kernel_call(gt_proc *p, pass_state *s, const gt_rec_gpu_kernel *k)
         if (agg < p->n_kernels)
             p->kernels[agg].unlinked++;
     }
-    return call != UINT32_MAX ? gt_map_get(&s->call_by_corr, call) : UINT32_MAX;
+    return call != UINT32_MAX ? md_call_agg(s, call) : UINT32_MAX;
 }

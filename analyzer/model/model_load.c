@@ -216,7 +216,7 @@ static void on_record_pass2(gt_proc *p, pass_state *s, const gt_record *r)
     } else if (r->kind == GT_REC_GPU_MEMCPY) {
         gt_rec_gpu_memcpy m;
         gt_body_copy(&m, sizeof m, r);
-        md_idle_on_gpu_memcpy(s, &m);
+        md_idle_on_gpu_memcpy(p, s, &m);
     } else if (r->kind == GT_REC_GPU_KERNEL) {
         gt_rec_gpu_kernel k;
         gt_body_copy(&k, sizeof k, r);
@@ -281,18 +281,16 @@ static void free_pass(pass_state *s)
     free(s->stacks);
     md_steps_free(s);
     free(s->sev);
-    free(s->h2d_starts);
-    free(s->h2d_calls);
     free(s->handovers);
     free(s->staging);
-    free(s->blocking);
+    free(s->gap_after_wait);
     free(s->compile_ev);
     free(s->phase_ev);
     free(s->um_iv);
     free(s->um_fault_t);
     free(s->trials);
     free(s->sample_sw);
-    free(s->submit_t);
+    gt_u64_log_free(&s->submits);
     if (s->symtab)
         gt_symtab_free(s->symtab);
 }

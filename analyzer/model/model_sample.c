@@ -34,27 +34,30 @@ void md_sample_on_call(pass_state *s, uint16_t kind, const gt_api_common *c)
     if (kind != GT_REC_API_LAUNCH && kind != GT_REC_API_MEMCPY && kind != GT_REC_API_MEMSET &&
         kind != GT_REC_API_CUDNN && kind != GT_REC_API_CUBLAS)
         return;
-    gt_grow((void **)&s->submit_t, &s->cap_submit_t, s->n_submit_t, sizeof *s->submit_t);
-    s->submit_t[s->n_submit_t++] = c->t_begin_ns;
+    gt_u64_log_add(&s->submits, c->t_begin_ns);
+}
+
+typedef struct in_windows {
+    const gt_proc *p;
+    size_t inside;
+} in_windows;
+
+static void count_in_windows(void *ctx, uint64_t t)
+{
+    in_windows *w = ctx;
+    size_t k = MD_FIRST_ENDING_AFTER(w->p->gpu_windows, w->p->n_gpu_windows, t);
+    w->inside += k < w->p->n_gpu_windows && w->p->gpu_windows[k].start_ns <= t;
 }
 
 /* The calls that gave the GPU work, all of them over those inside the windows; 0: no such call
  * inside a window (the time-based factor is used). */
 static double calls_factor(const gt_proc *p, pass_state *s)
 {
-    if (!s->n_submit_t)
+    if (!s->submits.n)
         return 0;
-    qsort(s->submit_t, s->n_submit_t, sizeof *s->submit_t, md_cmp_u64);
-    size_t inside = 0, i = 0;
-    for (size_t w = 0; w < p->n_gpu_windows; w++) {
-        while (i < s->n_submit_t && s->submit_t[i] < p->gpu_windows[w].start_ns)
-            i++;
-        while (i < s->n_submit_t && s->submit_t[i] < p->gpu_windows[w].end_ns) {
-            inside++;
-            i++;
-        }
-    }
-    return inside ? (double)s->n_submit_t / (double)inside : 0;
+    in_windows w = {p, 0}; /* the windows are sorted and disjoint: one search a call */
+    gt_u64_log_each(&s->submits, count_in_windows, &w);
+    return w.inside ? (double)s->submits.n / (double)w.inside : 0;
 }
 
 static void window_add(gt_proc *p, size_t *cap, uint64_t a, uint64_t b)

@@ -58,32 +58,41 @@ void md_analyse_steps(gt_proc *p)
     free(tail);
 }
 
+/* The busy interval that starts first after t (s->iv is sorted and merged), or n_iv. */
+static size_t iv_after(const pass_state *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->n_iv;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->iv[mid][0] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A blocking call returned at b: the idle gap between the busy intervals around b began while
+ * the CPU waited (the queue drained because it waited), so a short one is the wait's (sync-stall),
+ * not launch overhead. One bit per busy interval, the gap before it: the busy intervals are final
+ * after pass 1 and capped, so this does not grow with the run (16 bytes a blocking call before, a
+ * program that syncs after every kernel made millions of them a GB). */
 void md_note_blocking(pass_state *s, uint64_t a, uint64_t b)
 {
     if (b <= a)
         return;
-    gt_grow((void **)&s->blocking, &s->cap_blocking, s->n_blocking, sizeof *s->blocking);
-    s->blocking[s->n_blocking][0] = a;
-    s->blocking[s->n_blocking++][1] = b;
+    size_t k = iv_after(s, b);
+    if (k == 0 || k >= s->n_iv || s->iv[k - 1][1] > b)
+        return; /* before the first busy interval, after the last, or inside one */
+    if (!s->gap_after_wait)
+        s->gap_after_wait = gt_xcalloc(s->n_iv / 64 + 1, sizeof *s->gap_after_wait);
+    s->gap_after_wait[k / 64] |= 1ull << k % 64;
 }
 
-static int cmp_pair(const void *x, const void *y)
+/* Whether the gap before busy interval i began while a blocking call waited (md_note_blocking). */
+static int small_gap_after_wait(const pass_state *s, size_t i)
 {
-    const uint64_t *a = x, *b = y;
-    return a[0] < b[0] ? -1 : a[0] > b[0];
-}
-
-/* Whether the gap [x, y] began while a blocking call waited (it ends inside the gap): the queue
- * drained because the CPU waited, so the gap is the wait's (sync-stall), not launch overhead.
- * Gaps come in time order; *j moves forward over the sorted calls. */
-static int small_gap_after_wait(const pass_state *s, size_t *j, uint64_t x, uint64_t y)
-{
-    while (*j < s->n_blocking && s->blocking[*j][1] < x)
-        (*j)++;
-    for (size_t k = *j; k < s->n_blocking && s->blocking[k][0] < y; k++)
-        if (s->blocking[k][1] >= x && s->blocking[k][1] < y)
-            return 1;
-    return 0;
+    return s->gap_after_wait && s->gap_after_wait[i / 64] >> i % 64 & 1;
 }
 
 static int se_set(steady_ev *e, int kind, uint64_t t, uint64_t d, uint32_t site)
@@ -298,20 +307,6 @@ void md_steady_count(gt_proc *p, const pass_state *s, uint64_t lo, uint64_t hi)
         steady_count_scale(p, cupti_sync_ms);
 }
 
-/* The busy interval that starts first after t (s->iv is sorted and merged), or n_iv. */
-static size_t iv_after(const pass_state *s, uint64_t t)
-{
-    size_t lo = 0, hi = s->n_iv;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->iv[mid][0] <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Launch-latency gaps (under GT_GAP_MIN_NS, not kept as gaps) in which a blocking call returned:
  * the queue had drained and the GPU waited for the CPU's next launch. Small each time, but a
  * loop that waits every step pays it every step (sync_every_iter: 13 us of an 89 us step, the
@@ -437,14 +432,10 @@ void md_gap_totals(gt_proc *p, pass_state *s, uint64_t lo, uint64_t hi)
     }
     p->steady_idle_unexplained_ns = md_steady_scaled(p, steady_unexpl);
     uint64_t busy = 0;
-    size_t j = 0;
-    if (s->n_blocking)
-        qsort(s->blocking, s->n_blocking, sizeof *s->blocking, cmp_pair);
     for (size_t i = 0; i < s->n_iv; i++) {
         busy += md_steady_outside_phases(p, s->iv[i][0], s->iv[i][1], NULL);
         /* gaps below GT_GAP_MIN_NS are not kept: count them here */
-        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS &&
-            !small_gap_after_wait(s, &j, s->iv[i - 1][1], s->iv[i][0])) {
+        if (i && s->iv[i][0] - s->iv[i - 1][1] < GT_GAP_MIN_NS && !small_gap_after_wait(s, i)) {
             uint64_t small = md_steady_outside_phases(p, s->iv[i - 1][1], s->iv[i][0], NULL);
             steady_short += small;
             launch_gaps += small > 0;

@@ -110,13 +110,22 @@ static double paused_share(const uint64_t *t, size_t n)
 /* Implausible steps from a series of times (a pattern, graph launches): a note, or 0. */
 /* Share of the calls that gave the GPU work (a GPU-sampled trace's, recorded all along) made
  * between the first and the last time (1 without such calls). */
+typedef struct calls_between {
+    uint64_t lo, hi;
+    size_t in;
+} calls_between;
+
+static void count_between(void *ctx, uint64_t t)
+{
+    calls_between *b = ctx;
+    b->in += t >= b->lo && t <= b->hi;
+}
+
 static double calls_share(const chooser *c, uint64_t lo, uint64_t hi)
 {
-    const pass_state *s = c->s;
-    size_t in = 0;
-    for (size_t i = 0; i < s->n_submit_t; i++)
-        in += s->submit_t[i] >= lo && s->submit_t[i] <= hi;
-    return s->n_submit_t ? (double)in / (double)s->n_submit_t : 1.0;
+    calls_between b = {lo, hi, 0};
+    gt_u64_log_each(&c->s->submits, count_between, &b);
+    return c->s->submits.n ? (double)b.in / (double)c->s->submits.n : 1.0;
 }
 
 /* A GPU-sampled trace's steps come from its calls: their share of the calls that gave the GPU

@@ -15,16 +15,16 @@
 #include "../gt_check.h"
 
 #define LIBRARY_CALL(i)                                                                            \
-    (0x80000000u + (i)) /* calls put in call_by_corr (cuDNN), apart from launches */
+    (0x80000000u + (i)) /* calls with a cuDNN aggregate (md_call_agg), apart from launches */
 
 static void read_call(pass_state *s, uint32_t call, int library)
 {
     if (library)
-        gt_map_put(&s->call_by_corr, call, 7);
+        md_call_agg_set(s, call, 7);
     md_link_call_seen(s, call);
 }
 
-static void expect(const pass_state *s, uint64_t corr, int how, uint32_t call, const char *what)
+static void expect(pass_state *s, uint64_t corr, int how, uint32_t call, const char *what)
 {
     uint32_t got = UINT32_MAX;
     int h = md_link_of(s, corr, &got);
@@ -85,12 +85,19 @@ static void test_empty(void)
 /* 2.4 M decisions over 2 M ops, compacted as they come (only the library calls' kept): every 7th op
  * a library call's kernel, every 5th decided twice (the second to the other kind of call), every
  * 11th decided before its call is read (read 1,000 decisions later), every 13th decided again after
- * them all. */
-static void test_many(void)
+ * them all. small: the pack keeps 4 KB in memory (the rest goes to the spill file) and a merge
+ * that reaches back more than 1,000 links rewrites the pack (the last one does), with the id
+ * pages two at a time: the same answers. */
+static void test_many(int small)
 {
     enum { OPS = 2000000 };
     pass_state s;
     memset(&s, 0, sizeof s);
+    if (small) {
+        s.link_pack_memory = 4096;
+        s.links_tail_max = 1000;
+        s.link_how.pages_max = s.calls_seen.pages_max = s.call_agg.pages_max = 2;
+    }
     uint32_t *truth_call = calloc(OPS, sizeof *truth_call);
     uint8_t *truth_how = calloc(OPS, 1);
     uint32_t *late = calloc(OPS, sizeof *late);
@@ -143,8 +150,17 @@ static void test_many(void)
           "%zu links kept of %d ops, %zu of them a library call's", md_links_kept(&s), OPS,
           library_ops);
     /* packed: an op id a few apart from the last, a call near the last, how: 3 bytes or so */
-    double per_link = (double)md_link_pack_bytes(s.links_packed) / (double)library_ops;
+    double per_link = (double)md_link_pack_size(s.links_packed) / (double)library_ops;
     CHECK(per_link < 6.0, "%.2f bytes a kept link (16 unpacked)", per_link);
+    if (small) { /* the pack and the pages went to disk; memory holds the index and a few KB */
+        CHECK(s.links_packed->mem_base > 0 && s.links_packed->cap_bytes <= 16384,
+              "pack: %llu bytes on disk, %zu in memory",
+              (unsigned long long)s.links_packed->mem_base, s.links_packed->cap_bytes);
+        CHECK(s.link_how.spilled_pages > 0 && s.link_how.read_back > 0 && s.link_how.resident <= 2,
+              "link bits: %llu pages spilled, %llu read back, %zu in memory",
+              (unsigned long long)s.link_how.spilled_pages,
+              (unsigned long long)s.link_how.read_back, s.link_how.resident);
+    }
     free(truth_call);
     free(truth_how);
     free(late);
@@ -153,13 +169,16 @@ static void test_many(void)
 
 /* The pack itself: links with op ids far apart and near, calls going back and forth (a later op
  * of an earlier call), no call (UINT32_MAX) and op ids past 32 bits read back whole, in order
- * and by lookup in any order; an op between two kept ones is not found. */
-static void test_pack(void)
+ * and by lookup in any order; an op between two kept ones is not found. spill: the pack keeps 4
+ * KB in memory, the rest is read back from the spill file; then cut back into the spilled part
+ * and appended again, it reads as before. */
+static void test_pack(int spill)
 {
     enum { N = 100000 };
     md_link *truth = calloc(N, sizeof *truth);
     md_link_pack pk;
     memset(&pk, 0, sizeof pk);
+    pk.memory_max = spill ? 4096 : 0;
     uint64_t corr = 5, seed = 12345;
     for (size_t i = 0; i < N; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -169,7 +188,8 @@ static void test_pack(void)
         truth[i] = (md_link){.corr = corr, .call = call, .how = (uint32_t)(r % 4)};
         md_link_pack_append(&pk, &truth[i]);
     }
-    md_link_pack_iter it = {0};
+    static md_link_pack_iter it;
+    memset(&it, 0, sizeof it);
     md_link l;
     size_t n = 0, wrong = 0;
     while (md_link_pack_next(&pk, &it, &l)) {
@@ -186,16 +206,31 @@ static void test_pack(void)
     }
     wrong += md_link_pack_find(&pk, 4, &l); /* before the first */
     CHECK(!wrong, "%zu lookups wrong of %d", wrong, 2 * N);
+    if (spill) {
+        CHECK(pk.mem_base > 0 && pk.cap_bytes <= 16384, "%llu bytes spilled, %zu in memory",
+              (unsigned long long)pk.mem_base, pk.cap_bytes);
+        size_t from = 10; /* a block on disk: cut there, appended again */
+        CHECK(pk.blocks[from].offset < pk.mem_base, "block %zu is not on disk", from);
+        md_link_pack_truncate(&pk, from);
+        for (size_t i = from * MD_LINK_PACK_BLOCK; i < N; i++)
+            md_link_pack_append(&pk, &truth[i]);
+        memset(&it, 0, sizeof it);
+        for (n = 0; md_link_pack_next(&pk, &it, &l); n++)
+            wrong += n >= N || memcmp(&l, &truth[n], sizeof l) != 0;
+        CHECK(n == N && !wrong, "after the cut: %zu of %d read back, %zu wrong", n, N, wrong);
+    }
     md_link_pack_free(&pk);
     free(truth);
 }
 
 int main(void)
 {
-    test_pack();
+    test_pack(0);
+    test_pack(1);
     test_empty();
     test_rules();
-    test_many();
+    test_many(0);
+    test_many(1);
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else
