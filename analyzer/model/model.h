@@ -30,6 +30,9 @@
 #define GT_ITEM_COPY_MAX_BYTES (1u << 20)
 #define GT_TIMELINE_BINS 200
 #define GT_STEP_MIN_COVER 0.5 /* pattern/graph steps must hold half the GPU's busy time */
+/* Steps kept at most: past it, consecutive iterations make one step (memory per step is ~100
+ * bytes over the analysis; GPUTRACE_STEPS_MAX overrides it, for the tests). */
+#define GT_STEPS_MAX (1u << 20)
 
 typedef struct gt_kernel_agg {
     char *name;    /* demangled, readable */
@@ -414,6 +417,9 @@ typedef struct gt_proc {
     int step_source_kind;  /* enum gt_step_source_kind */
     char step_why[512];    /* why this marker: "the program's own NVTX range; 'cub::...' is a
                               library range", or why none was usable */
+    /* iterations a step holds: 0 or 1, or more where the run has more than the analysis keeps
+     * (GT_STEPS_MAX: a tiny loop of hours would make tens of millions) */
+    size_t step_iterations;
     size_t warmup_steps;
     double step_ms_median, step_ms_min, step_ms_mean_steady;
     double warmup_ms_total;

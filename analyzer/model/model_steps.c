@@ -36,15 +36,21 @@ typedef struct marker {
 
 static void add_op(pass_state *s, uint64_t t, uint64_t key)
 {
-    if (s->n_ops >= STEP_OPS_MAX || !t)
+    if (!t)
         return;
+    if (s->n_ops >= md_step_ops_max()) /* a long run: the list keeps its beginning */
+        s->n_ops = md_steps_cut(s->ops, NULL, s->n_ops, &s->ops_tail, &s->ops_cut);
+    if (s->ops_cut && t >= s->ops_cut) { /* past it, on disk */
+        md_steps_tail_add(&s->ops_tail, t, key, NULL);
+        return;
+    }
     gt_grow((void **)&s->ops, &s->cap_ops, s->n_ops, sizeof *s->ops);
     s->ops[s->n_ops++] = (step_op){t, key};
 }
 
 void md_steps_on_kernel(pass_state *s, const gt_rec_gpu_kernel *k)
 {
-    if (k->graph_id && s->n_graph_kernels < STEP_OPS_MAX) {
+    if (k->graph_id && s->n_graph_kernels < md_step_ops_max()) {
         gt_grow((void **)&s->graph_kernels, &s->cap_graph_kernels, s->n_graph_kernels,
                 sizeof *s->graph_kernels);
         s->graph_kernels[s->n_graph_kernels++] =
@@ -104,6 +110,9 @@ void md_steps_free(pass_state *s)
     free(s->prof_start);
     free(s->prof_stop);
     free(s->marker_t);
+    gt_u64_log_free(&s->ops_tail);
+    gt_u64_log_free(&s->calls_tail);
+    s->ops_cut = s->calls_cut = 0;
     s->ops = s->calls = NULL;
     s->call_tids = NULL;
     s->graph_kernels = NULL;

@@ -10,8 +10,19 @@
 #include "model_core.h"
 
 #define STEP_OPS_MAX (4u << 20) /* operations (or calls) kept for the pattern search */
-#define STEP_PATTERN_TRIES 24   /* candidates tried, best first, before giving up */
-#define STEP_MIN_REGULAR 0.9    /* share of a pattern's intervals with the usual operation count */
+/* STEP_OPS_MAX, or GPUTRACE_STEP_OPS_MAX (at least 64): the tests make a small trace go past it.
+ * Past it, the operations go to disk (model_steps_pattern.c carries a pattern over them). */
+size_t md_step_ops_max(void);
+size_t md_steps_max(void); /* GT_STEPS_MAX, or GPUTRACE_STEPS_MAX (at least 2) */
+/* The list is full (md_step_ops_max): it keeps its earliest half by time, the rest goes to tail
+ * (time, key, and the thread where tids), and so do the operations from *cut on, set here. The
+ * list stays the run's beginning, whatever order the records came in (CUPTI hands its GPU
+ * records over late, the calls come at once). Returns the list's new length. */
+size_t md_steps_cut(struct step_op *ops, uint32_t *tids, size_t n, gt_u64_log *tail, uint64_t *cut);
+/* Where an operation at time t goes: the tail when past the cut (0: none yet). */
+void md_steps_tail_add(gt_u64_log *tail, uint64_t t, uint64_t key, const uint32_t *tid);
+#define STEP_PATTERN_TRIES 24 /* candidates tried, best first, before giving up */
+#define STEP_MIN_REGULAR 0.9  /* share of a pattern's intervals with the usual operation count */
 
 /* One operation of a pattern search: when, and what (the same key = the same operation). */
 typedef struct step_op {
@@ -42,7 +53,11 @@ enum cpu_key_tag {
 typedef struct chooser {
     gt_proc *p;
     pass_state *s;
-    char passed[256]; /* what was passed over, for step_why */
+    char passed[256];          /* what was passed over, for step_why */
+    char iterations_note[200]; /* several iterations a step (md_steps_take_times), for step_why */
+    /* the next md_steps_take_times' series is every thin-th of runs times (a long run's, thinned
+     * to bound memory: model_steps_pattern.c); 0: the series is all of them */
+    size_t thin, runs;
 } chooser;
 
 /* Where one key's operations are in the time-ordered operations. */

@@ -24,15 +24,24 @@ typedef struct pattern {
 typedef struct op_list {
     step_op *ops;
     size_t n;
-    int calls; /* calls, not the GPU's operations */
+    int calls;        /* calls, not the GPU's operations */
+    gt_u64_log *tail; /* the operations past STEP_OPS_MAX: time, key (, thread for calls) */
+    uint32_t tid;     /* calls: the loop thread's only (UINT32_MAX: all) */
 } op_list;
 
 /* ---- pass 1: the calls ---- */
 
 static void add_call(pass_state *s, uint64_t t, uint64_t key, uint32_t tid)
 {
-    if (s->n_calls >= STEP_OPS_MAX || !t)
+    if (!t)
         return;
+    if (s->n_calls >= md_step_ops_max()) /* a long run: the list keeps its beginning */
+        s->n_calls =
+            md_steps_cut(s->calls, s->call_tids, s->n_calls, &s->calls_tail, &s->calls_cut);
+    if (s->calls_cut && t >= s->calls_cut) { /* past it, on disk */
+        md_steps_tail_add(&s->calls_tail, t, key, &tid);
+        return;
+    }
     gt_grow((void **)&s->calls, &s->cap_calls, s->n_calls, sizeof *s->calls);
     gt_grow((void **)&s->call_tids, &s->cap_call_tids, s->n_calls, sizeof *s->call_tids);
     s->call_tids[s->n_calls] = tid;
@@ -395,6 +404,138 @@ typedef struct wait_list {
     size_t n;
 } wait_list;
 
+/* ---- a long run: the operations past STEP_OPS_MAX ---- */
+
+/* The tail's times come nearly in time order (CUPTI hands its records over in batches, a few
+ * seconds late): a heap this large puts them in order as they are read. */
+#define TAIL_REORDER (1u << 16)
+
+/* Reading the tail: tuples of `stride` numbers (time, key, and the thread for calls); the
+ * marker's times after `after` are counted (a first read), then put in order and thinned to
+ * every thin-th of the whole series (index: the place of the next one in it). */
+typedef struct tail_reader {
+    unsigned stride, k;
+    uint64_t cur[3];
+    uint64_t marker, after;
+    uint32_t tid;
+    int counting;
+    size_t count;
+    uint64_t *heap;
+    size_t n_heap, index, thin;
+    uint64_t *out;
+    size_t n_out, cap_out;
+} tail_reader;
+
+static void heap_sift_down(uint64_t *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && h[l] < h[m])
+            m = l;
+        if (r < n && h[r] < h[m])
+            m = r;
+        if (m == i)
+            return;
+        uint64_t x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+static void heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+    size_t i = (*n)++;
+    h[i] = v;
+    while (i && h[(i - 1) / 2] > h[i]) {
+        uint64_t x = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+    }
+}
+
+static uint64_t heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t top = h[0];
+    h[0] = h[--*n];
+    heap_sift_down(h, *n, 0);
+    return top;
+}
+
+/* The next time of the series, in order: kept when its place is a multiple of thin. */
+static void tail_emit(tail_reader *r, uint64_t t)
+{
+    if (r->index++ % r->thin)
+        return;
+    gt_grow((void **)&r->out, &r->cap_out, r->n_out, sizeof *r->out);
+    r->out[r->n_out++] = t;
+}
+
+static void tail_value(void *ctx, uint64_t v)
+{
+    tail_reader *r = ctx;
+    r->cur[r->k++] = v;
+    if (r->k < r->stride)
+        return;
+    r->k = 0;
+    if (r->cur[1] != r->marker || r->cur[0] <= r->after ||
+        (r->stride == 3 && r->tid != UINT32_MAX && r->cur[2] != r->tid))
+        return;
+    if (r->counting) {
+        r->count++;
+        return;
+    }
+    heap_push(r->heap, &r->n_heap, r->cur[0]);
+    if (r->n_heap == TAIL_REORDER)
+        tail_emit(r, heap_pop(r->heap, &r->n_heap));
+}
+
+/* A pattern found in the first STEP_OPS_MAX operations of a long run, carried over the rest:
+ * the step boundaries' operation (the pattern's first, or the wait that ends each iteration)
+ * past the list, on disk, in time order, appended to *t (n of them). Only when that operation
+ * comes once a step in the list (then each later run of it is a step's boundary too); otherwise
+ * the steps stay the list's. A series longer than twice the steps kept (a loop of microseconds
+ * for hours: tens of millions) is thinned to every *thin-th time as it is read, so that its
+ * memory is bounded too; *runs gets the whole series' length. */
+static void carry_over_tail(const op_list *l, uint64_t marker, uint64_t **t, size_t *n,
+                            size_t *thin, size_t *runs)
+{
+    *thin = 1;
+    *runs = *n;
+    if (!l->tail || !l->tail->n || *n < 2)
+        return;
+    size_t in_list = 0;
+    for (size_t i = 0; i < l->n; i++)
+        in_list += l->ops[i].key == marker && l->ops[i].t >= (*t)[0] && l->ops[i].t <= (*t)[*n - 1];
+    if (in_list > *n + 1)
+        return;
+    tail_reader r = {.stride = l->calls ? 3 : 2,
+                     .marker = marker,
+                     .after = (*t)[*n - 1],
+                     .tid = l->tid,
+                     .counting = 1};
+    gt_u64_log_each(l->tail, tail_value, &r);
+    if (!r.count)
+        return;
+    *runs = *n + r.count;
+    size_t most = 2 * md_steps_max();
+    r.thin = *runs > most ? (*runs + most - 1) / most : 1;
+    for (size_t i = 0; i < *n; i++) /* the list's part, thinned alike */
+        tail_emit(&r, (*t)[i]);
+    r.counting = 0;
+    r.heap = gt_xrealloc(NULL, TAIL_REORDER * sizeof *r.heap);
+    gt_u64_log_each(l->tail, tail_value, &r);
+    while (r.n_heap)
+        tail_emit(&r, heap_pop(r.heap, &r.n_heap));
+    free(r.heap);
+    md_sort_u64(r.out, r.n_out); /* in order but where the disorder passed the heap */
+    free(*t);
+    *t = r.out;
+    *n = r.n_out;
+    *thin = r.thin;
+}
+
 /* A kernel pattern's first kernel starts when the GPU gets to it, after whatever the host did
  * first in that iteration (a new input shape's cuDNN plans, a batch's preparation): a program that
  * waits for the GPU once an iteration ends its iterations when that wait returns, so the steps
@@ -420,17 +561,23 @@ static size_t ends_at_waits(const op_list *l, const wait_list *w, const size_t *
  * iteration that builds a new shape's plans is long, and it is a step of the loop (one X, one
  * wait), not a pause between two loops. Returns the wait's key, 0 when the steps stay. */
 static uint64_t steps_to_waits(chooser *c, const op_list *l, const wait_list *w, const size_t *pos,
-                               const pattern *pt, uint64_t key, uint64_t *t, size_t *n)
+                               const pattern *pt, uint64_t key, uint64_t **t, size_t *n)
 {
     uint64_t *at_waits = gt_xrealloc(NULL, pt->count * sizeof *at_waits), wait_key = 0;
-    size_t n_waits = ends_at_waits(l, w, pos, pt, key, at_waits, &wait_key);
+    size_t n_waits = ends_at_waits(l, w, pos, pt, key, at_waits, &wait_key), thin = 1, runs = 0;
+    if (n_waits)
+        carry_over_tail(l, wait_key, &at_waits, &n_waits, &thin, &runs);
     if (n_waits) {
         size_t before = strlen(c->passed);
         if (md_steps_share_implausible(c, at_waits, n_waits, "the waits")) {
             wait_key = 0;
         } else {
-            memcpy(t, at_waits, n_waits * sizeof *t);
+            free(*t);
+            *t = at_waits;
+            at_waits = NULL;
             *n = n_waits;
+            c->thin = thin;
+            c->runs = runs;
         }
         c->passed[before] = 0; /* the pattern's own steps are noted, if any */
     }
@@ -449,6 +596,9 @@ static int try_pattern(chooser *c, const op_list *l, const wait_list *w, const p
         t[i] = l->ops[pos[i]].t;
     if (l->calls)
         join_lockstep_threads(c->s, key, t, n);
+    carry_over_tail(l, key, &t, &n, &c->thin, &c->runs);
+    pattern shown = *pt; /* its runs, those past the list's cap too */
+    shown.count = c->runs;
     char name[96], src[128], why[512];
     md_steps_op_name(c, key, name, sizeof name);
     char what[sizeof name + 16];
@@ -459,12 +609,12 @@ static int try_pattern(chooser *c, const op_list *l, const wait_list *w, const p
     if (!first)
         c->passed[before] = 0;
     if (ok)
-        wait_key = steps_to_waits(c, l, w, pos, pt, key, t, &n);
+        wait_key = steps_to_waits(c, l, w, pos, pt, key, &t, &n);
     if (ok) {
         if (l->calls)
-            describe_calls(pt, key, name, c->p->gpu_sampled, src, sizeof src, why, sizeof why);
+            describe_calls(&shown, key, name, c->p->gpu_sampled, src, sizeof src, why, sizeof why);
         else
-            describe_gpu(pt, key, name, src, sizeof src, why, sizeof why);
+            describe_gpu(&shown, key, name, src, sizeof src, why, sizeof why);
         if (wait_key) {
             char wait[96];
             md_steps_op_name(c, wait_key, wait, sizeof wait);
@@ -477,6 +627,8 @@ static int try_pattern(chooser *c, const op_list *l, const wait_list *w, const p
         md_steps_take_times(c, t, n, l->calls ? GT_STEPSRC_CALL_PATTERN : GT_STEPSRC_KERNEL_PATTERN,
                             src);
         md_steps_set_why(c, why);
+    } else {
+        c->thin = c->runs = 0; /* a refused series: the next source's is its own */
     }
     free(t);
     return ok;
@@ -526,7 +678,7 @@ static int choose_in(chooser *c, const op_list *l)
 
 int md_steps_choose_pattern(chooser *c)
 {
-    op_list l = {c->s->ops, c->s->n_ops, 0};
+    op_list l = {c->s->ops, c->s->n_ops, 0, &c->s->ops_tail, UINT32_MAX};
     return choose_in(c, &l);
 }
 
@@ -620,7 +772,7 @@ int md_steps_choose_calls(chooser *c)
     if (s->n_calls < 3)
         return 0;
     uint32_t tid = loop_thread(s);
-    op_list l = {NULL, 0, 1};
+    op_list l = {NULL, 0, 1, &s->calls_tail, tid};
     if (one_thread(s)) {
         /* Every call is the loop thread's: the list itself, sorted in place (a copy would add
          * its size to the step finder's peak, the calls' list being at its cap on a long run;

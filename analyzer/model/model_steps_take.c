@@ -10,6 +10,56 @@
     0.4 /* share of a pattern's time (after warm-up) in pauses: several loops                      \
          */
 
+size_t md_steps_max(void)
+{
+    static size_t max;
+    if (!max)
+        max = gt_env_count("GPUTRACE_STEPS_MAX", 2, GT_STEPS_MAX);
+    return max;
+}
+
+size_t md_step_ops_max(void)
+{
+    static size_t max; /* read once: asked for every operation */
+    if (!max)
+        max = gt_env_count("GPUTRACE_STEP_OPS_MAX", 64, STEP_OPS_MAX);
+    return max;
+}
+
+void md_steps_tail_add(gt_u64_log *tail, uint64_t t, uint64_t key, const uint32_t *tid)
+{
+    gt_u64_log_add(tail, t);
+    gt_u64_log_add(tail, key);
+    if (tid)
+        gt_u64_log_add(tail, *tid);
+}
+
+size_t md_steps_cut(step_op *ops, uint32_t *tids, size_t n, gt_u64_log *tail, uint64_t *cut)
+{
+    /* the median time, from every 16th (a copy of them all would add 32 MB to the peak) */
+    size_t m = (n + 15) / 16;
+    uint64_t *t = gt_xrealloc(NULL, (m ? m : 1) * sizeof *t);
+    for (size_t i = 0; i < m; i++)
+        t[i] = ops[i * 16].t;
+    md_sort_u64(t, m);
+    uint64_t c = m ? t[m / 2] : 0;
+    free(t);
+    if (*cut && *cut < c)
+        c = *cut; /* a cut only moves back */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].t >= c) {
+            md_steps_tail_add(tail, ops[i].t, ops[i].key, tids ? &tids[i] : NULL);
+            continue;
+        }
+        if (tids)
+            tids[kept] = tids[i];
+        ops[kept++] = ops[i];
+    }
+    *cut = c;
+    return kept;
+}
+
 /* Appends src to the string in dst[cap], cut at cap (why texts are a summary, cut is fine). */
 static void append(char *dst, size_t cap, const char *src)
 {
@@ -189,18 +239,34 @@ void md_steps_take_times(chooser *c, const uint64_t *t, size_t n, int kind, cons
     size_t skip = leading_markers(t, n);
     t += skip;
     n -= skip;
-    p->n_steps = n - 1;
+    /* a thinned series (every thin-th time of a long run's) holds runs times in all */
+    size_t thin = c->thin > 1 ? c->thin : 1, iterations = thin > 1 ? c->runs - 1 : n - 1;
+    c->thin = c->runs = 0;
+    size_t max = md_steps_max(), per = (n - 1 + max - 1) / max; /* times of the series a step */
+    p->step_iterations = per * thin;
+    p->n_steps = (n - 1) / per;
     p->steps = gt_xrealloc(NULL, p->n_steps * sizeof *p->steps);
-    for (size_t i = 0; i + 1 < n; i++)
-        p->steps[i] = (gt_step){t[i], t[i + 1]};
+    for (size_t i = 0; i < p->n_steps; i++)
+        p->steps[i] = (gt_step){t[i * per], t[(i + 1) * per]};
     p->step_source_kind = kind;
-    snprintf(p->step_source, sizeof p->step_source, "%s", source);
+    c->iterations_note[0] = 0;
+    if (p->step_iterations > 1) {
+        snprintf(p->step_source, sizeof p->step_source, "%.80s, %zu iterations a step", source,
+                 p->step_iterations);
+        snprintf(c->iterations_note, sizeof c->iterations_note,
+                 "; the run has %zu iterations, more than the %zu steps the analysis keeps: %zu "
+                 "make one step (the last %zu left out)",
+                 iterations, max, p->step_iterations, iterations - p->n_steps * p->step_iterations);
+    } else {
+        snprintf(p->step_source, sizeof p->step_source, "%s", source);
+    }
 }
 
 void md_steps_set_why(chooser *c, const char *why)
 {
     c->p->step_why[0] = 0;
     append(c->p->step_why, sizeof c->p->step_why, why);
+    append(c->p->step_why, sizeof c->p->step_why, c->iterations_note);
     if (c->passed[0]) {
         append(c->p->step_why, sizeof c->p->step_why, "; " GT_STEP_WHY_NOT_USED);
         append(c->p->step_why, sizeof c->p->step_why, c->passed);

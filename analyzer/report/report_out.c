@@ -224,12 +224,16 @@ static json_t *steps_json(const gt_proc *p)
     if (p->n_steps < 2)
         return json_pack("{s:n, s:i, s:s, s:s}", "source", "count", 0, "step_source_kind",
                          gt_step_source_kind_name(GT_STEPSRC_NONE), "step_why", p->step_why);
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f}", "source", p->step_source,
-                     "step_source", p->step_source, "step_source_kind",
-                     gt_step_source_kind_name(p->step_source_kind), "step_why", p->step_why,
-                     "count", (json_int_t)p->n_steps, "warmup_steps", (json_int_t)p->warmup_steps,
-                     "warmup_ms", p->warmup_ms_total, "median_ms", p->step_ms_median, "min_ms",
-                     p->step_ms_min, "mean_ms", p->step_ms_mean_steady);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f}", "source", p->step_source,
+                  "step_source", p->step_source, "step_source_kind",
+                  gt_step_source_kind_name(p->step_source_kind), "step_why", p->step_why, "count",
+                  (json_int_t)p->n_steps, "warmup_steps", (json_int_t)p->warmup_steps, "warmup_ms",
+                  p->warmup_ms_total, "median_ms", p->step_ms_median, "min_ms", p->step_ms_min,
+                  "mean_ms", p->step_ms_mean_steady);
+    if (o && p->step_iterations > 1) /* past GT_STEPS_MAX: steps of several iterations */
+        json_object_set_new(o, "iterations_per_step", json_integer((json_int_t)p->step_iterations));
+    return o;
 }
 
 /* Idle time by what the CPU was doing (model_idle.c): whole run, and the steady window per step

@@ -941,6 +941,63 @@ PY
         grep -q "more GPU busy intervals than the analysis keeps (2048): [0-9]* idle gaps of up to .* counted back as short idle gaps" ||
         fail "the report does not say idle gaps were merged"
     ;;
+long_run_steps)
+    # A run longer than the step finder's list (4 M operations; here GPUTRACE_STEP_OPS_MAX=1000
+    # of 9,300 GPU operations, and of the calls of a GPU-sampled run): the pattern found in the
+    # first part is carried over the rest, read back from disk, so the steps are those of the whole
+    # run, as when everything fits. Before, a long run's pattern covered only the first part and
+    # was refused ("holds only 10% of the GPU's busy time"): a 10 GB trace had no steps at all.
+    # What grows with the run goes to disk (the values by call and GPU op id, the links: here
+    # GPUTRACE_SPILL_PAGES=2 of a cuDNN loop's 180,000 call ids): the report is the same, byte for byte.
+    [ -n "$GPUTRACE" ] || { fail "no gputrace command to report with"; exit 1; }
+    mkdir -p "$T/spill"
+    same_steps() { # TRACE LABEL: the report with everything in memory against the capped one
+        "$GPUTRACE" report --json "$1" >"$T/$2_all.json" 2>/dev/null || fail "$2: report"
+        GPUTRACE_STEP_OPS_MAX=1000 GPUTRACE_TMPDIR="$T/spill" \
+            "$GPUTRACE" report --json "$1" >"$T/$2_cap.json" 2>/dev/null || fail "$2: report (capped)"
+        python3 - "$T/$2_all.json" "$T/$2_cap.json" "$3" >"$T/$2_check.txt" 2>&1 <<'PY' || fail "$2: $(tail -3 "$T/$2_check.txt")"
+import json, sys
+a, c = (json.load(open(f))["processes"][0] for f in sys.argv[1:3])
+print("all", a["steps"]["count"], a["steps"]["source"], "capped", c["steps"]["count"], c["steps"]["source"])
+assert a["steps"]["count"] >= int(sys.argv[3]), "too few steps to test with"
+for k in ("count", "source", "step_source_kind", "warmup_steps", "median_ms", "mean_ms"):
+    assert a["steps"][k] == c["steps"][k], k
+assert [x["id"] for x in a.get("advice", [])] == [x["id"] for x in c.get("advice", [])]
+PY
+    }
+    run_traced l -- "$RUNTIME_APP" launch-loop 300 30
+    tr=$(ls "$T/l.d"/*.gtrace | head -1)
+    same_steps "$tr" gpu 250
+    # more iterations than the steps kept (GT_STEPS_MAX; here 100 of 299): 3 make one step, and
+    # the report says so; past the list as well (20 steps: the series carried over is thinned
+    # as it is read, to every 8th time, and 2 of those make a step of 16 iterations)
+    GPUTRACE_STEPS_MAX=100 "$GPUTRACE" report --json "$tr" >"$T/grouped.json" 2>/dev/null || fail "report (100 steps)"
+    GPUTRACE_STEPS_MAX=20 GPUTRACE_STEP_OPS_MAX=1000 "$GPUTRACE" report --json "$tr" >"$T/thinned.json" 2>/dev/null ||
+        fail "report (20 steps, 1000 operations)"
+    python3 - "$T/gpu_all.json" "$T/grouped.json" "$T/thinned.json" >"$T/grouped.txt" 2>&1 <<'PY' || fail "grouped: $(tail -3 "$T/grouped.txt")"
+import json, sys
+a, g, t = (json.load(open(f))["processes"][0]["steps"] for f in sys.argv[1:4])
+for s, most, per in ((g, 100, 3), (t, 20, 16)):
+    print(a["count"], a["median_ms"], s["count"], s["median_ms"], s.get("iterations_per_step"), s["step_why"])
+    assert "iterations_per_step" not in a and s["iterations_per_step"] == per
+    assert s["count"] == a["count"] // per and s["count"] <= most
+    assert abs(s["median_ms"] - per * a["median_ms"]) <= 0.2 * per * a["median_ms"], "median"
+    assert ("%d iterations a step" % per) in s["source"]
+    assert ("the run has %d iterations, more than the %d steps" % (a["count"], most)) in s["step_why"]
+PY
+    run_traced s GPUTRACE_SAMPLE=0.1/0.1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" launch-loop 3000 30
+    same_steps "$(ls "$T/s.d"/*.gtrace | head -1)" sampled 2500
+    run_traced c -- "$CUDNN_APP" loop 3000
+    tr=$(ls "$T/c.d"/*.gtrace | head -1)
+    "$GPUTRACE" report --json "$tr" >"$T/c_mem.json" 2>/dev/null || fail "cudnn loop: report"
+    GPUTRACE_SPILL_PAGES=2 GPUTRACE_TMPDIR="$T/spill" GPUTRACE_MEMORY_STATS=1 \
+        "$GPUTRACE" report --json "$tr" >"$T/c_disk.json" 2>"$T/c_disk.err" || fail "cudnn loop: report (spilled)"
+    grep -q "id pages spilled [1-9][0-9]*, read back [1-9]" "$T/c_disk.err" ||
+        fail "no page went to disk: $(grep spilled "$T/c_disk.err")"
+    cmp -s "$T/c_mem.json" "$T/c_disk.json" || fail "the report differs when its pages are on disk"
+    grep -q '"gpu_ms": [1-9]' "$T/c_mem.json" || fail "the cuDNN calls have no GPU time (the links were not used)"
+    [ -z "$(ls -A "$T/spill")" ] || fail "the spill files were left behind: $(ls "$T/spill")"
+    ;;
 convert_long_run)
     # A launch loop whose calls run further ahead of their kernels than a fixed cache holds: every
     # GPU record comes in one batch at the end (GPUTRACE_FLUSH_MS=60000), 77,500 calls after the
