@@ -14,7 +14,8 @@
 #        "report summary convert noadvice diff", default all). Output: $OUT/scale_long.txt.
 #        SCALE_BASELINE=<an older gputrace>: each measured command is also run with it, right
 #        after ours on the same trace, so that before and after come from one run. Ours prints
-#        what its model holds by structure (GPUTRACE_MEMORY_STATS).
+#        what its model holds by structure (GPUTRACE_MEMORY_STATS). SCALE_JSON=1: the report's
+#        --json, ours (and the baseline's), in $OUT/long_report.json (long_report_base.json).
 set -uo pipefail
 : "${OUT:?OUT must name the folder for results}"
 cd "$(dirname "$0")/../.." || exit 1
@@ -98,6 +99,10 @@ long)
   want convert && both "convert (default)" convert -o "$L/out.pftrace" "$T"
   want noadvice && both "convert --no-advice" convert --no-advice -o "$L/out2.pftrace" "$T"
   want diff && both "diff (itself)" diff "$T" "$T"
+  if [ -n "${SCALE_JSON:-}" ]; then
+    "$GT" report --json "$T" >"$OUT/long_report.json" 2>/dev/null
+    [ -z "${SCALE_BASELINE:-}" ] || "$SCALE_BASELINE" report --json "$T" >"$OUT/long_report_base.json" 2>/dev/null
+  fi
   ;;
 *)
   echo "usage: OUT=<folder> tools/gpu/scale.sh ranks|long [STEPS]" >&2
