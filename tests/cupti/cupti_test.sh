@@ -993,15 +993,21 @@ PY
     python3 - "$T/gpu_all.json" "$T/grouped.json" "$T/thinned.json" >"$T/grouped.txt" 2>&1 <<'PY' || fail "grouped: $(tail -3 "$T/grouped.txt")"
 import json, sys
 a, g, t = (json.load(open(f))["processes"][0]["steps"] for f in sys.argv[1:4])
-for s, most, per in ((g, 100, 3), (t, 20, 16)):
+import re
+# exact when grouped; thinned (every 8th time, as read), the leading markers the whole run's
+# analysis leaves out (a burst of waits before the loop) are left out by eighths: a step more or
+# less, and the iterations counted with them
+for s, most, per, slack in ((g, 100, 3, 0), (t, 20, 16, 1)):
     print(a["count"], a["median_ms"], s["count"], s["median_ms"], s.get("iterations_per_step"), s["step_why"])
     assert "iterations_per_step" not in a and s["iterations_per_step"] == per
-    assert s["count"] == a["count"] // per and s["count"] <= most
+    assert abs(s["count"] - a["count"] // per) <= slack and s["count"] <= most, "count"
     # a step of per iterations lasts longer than one (not per times the median: the median of
     # sums is not that where iterations vary, 4.1 times it for 3 under ASan)
     assert s["median_ms"] > a["median_ms"], "median"
     assert ("%d iterations a step" % per) in s["source"]
-    assert ("the run has %d iterations, more than the %d steps" % (a["count"], most)) in s["step_why"]
+    n = int(re.search(r"the run has (\d+) iterations, more than the %d steps" % most, s["step_why"]).group(1))
+    assert a["count"] <= n <= a["count"] + slack * 8 * per, "iterations"
+
 PY
     traced s 2500 GPUTRACE_SAMPLE=0.1/0.1 GPUTRACE_FLUSH_MS=20 -- "$RUNTIME_APP" launch-loop 3000 30
     same_steps "$(ls "$T/s.d"/*.gtrace | head -1)" sampled 2500
