@@ -14,7 +14,7 @@
  * Past it, the operations go to disk (model_steps_pattern.c carries a pattern over them). */
 size_t md_step_ops_max(void);
 size_t md_steps_max(void); /* GT_STEPS_MAX, or GPUTRACE_STEPS_MAX (at least 2) */
-/* The list is full (md_step_ops_max): it keeps its earliest half by time, the rest goes to tail
+/* The list is full (md_step_ops_max): it keeps its earliest 7/8 by time, the rest goes to tail
  * (time, key, and the thread where tids), and so do the operations from *cut on, set here. The
  * list stays the run's beginning, whatever order the records came in (CUPTI hands its GPU
  * records over late, the calls come at once). Returns the list's new length. */
